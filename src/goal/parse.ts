@@ -1,0 +1,125 @@
+import { readFile } from 'node:fs/promises';
+import { basename, extname } from 'node:path';
+import { parseDocument } from 'yaml';
+import type { z } from 'zod';
+import { validateGraph, type SpecError } from './dag.js';
+import { GoalSpecSchema, type AcceptanceCriterion, type GoalSpec } from './schema.js';
+
+export class SpecValidationError extends Error {
+  constructor(
+    readonly source: string,
+    readonly errors: SpecError[],
+  ) {
+    super(`invalid goal spec (${source}):\n${errors.map(formatSpecError).join('\n')}`);
+    this.name = 'SpecValidationError';
+  }
+}
+
+export function formatSpecError(e: SpecError): string {
+  const where = e.path ? `${e.path}: ` : '';
+  const task = e.taskId && !e.message.includes(`"${e.taskId}"`) ? ` (task "${e.taskId}")` : '';
+  return `${where}${e.message}${task}`;
+}
+
+const FENCE = /^(```|~~~)[ \t]*goal\b[^\n]*\n([\s\S]*?)^\1[ \t]*$/m;
+
+/** The body of the first ```goal fenced block, if the text has one. */
+export function extractGoalBlock(markdown: string): string | undefined {
+  return FENCE.exec(markdown.replace(/\r\n/g, '\n'))?.[2];
+}
+
+export interface ParseOptions {
+  /** Used in messages and to derive a goal id when the spec has none. */
+  source?: string;
+  /** Goal id to use when the spec does not set one. */
+  defaultGoalId?: string;
+}
+
+/** Parses JSON, YAML, or markdown holding a ```goal block; validates schema and graph. */
+export function parseGoalSpec(text: string, opts: ParseOptions = {}): GoalSpec {
+  const source = opts.source ?? 'goal spec';
+  const fenced = extractGoalBlock(text);
+  const looksLikeMarkdown = /\.(md|markdown)$/i.test(source);
+  if (fenced === undefined && looksLikeMarkdown) {
+    throw new SpecValidationError(source, [{ path: '', message: 'no ```goal fenced block found in the markdown' }]);
+  }
+  const raw = parseStructured(fenced ?? text, source);
+  return validateGoalSpec(raw, { ...opts, source });
+}
+
+/** Validates an already-parsed object (from a file, an issue, or the planner's tool call). */
+export function validateGoalSpec(raw: unknown, opts: ParseOptions = {}): GoalSpec {
+  const source = opts.source ?? 'goal spec';
+  const parsed = GoalSpecSchema.safeParse(raw);
+  if (!parsed.success) throw new SpecValidationError(source, zodErrors(parsed.error, raw));
+  const graphErrors = validateGraph(parsed.data.tasks);
+  if (graphErrors.length > 0) throw new SpecValidationError(source, graphErrors);
+  const goalId = parsed.data.goal_id ?? opts.defaultGoalId ?? deriveGoalId(source);
+  const acceptance_criteria: AcceptanceCriterion[] = parsed.data.acceptance_criteria.map((c) =>
+    typeof c === 'string' ? { description: c } : c,
+  );
+  return { ...parsed.data, goal_id: goalId, acceptance_criteria };
+}
+
+export async function loadGoalSpecFile(path: string): Promise<GoalSpec> {
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    throw new SpecValidationError(path, [{ path: '', message: code === 'ENOENT' ? 'file not found' : `cannot read file (${code})` }]);
+  }
+  return parseGoalSpec(text, { source: path });
+}
+
+/** `Fix Login Bug!.yml` -> `fix-login-bug`. */
+export function deriveGoalId(name: string): string {
+  const stem = basename(name, extname(name));
+  const slug = stem
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '-')
+    .replace(/^-+|-+$/g, '')
+    .slice(0, 60)
+    .replace(/-+$/, '');
+  return slug || 'goal';
+}
+
+function parseStructured(text: string, source: string): unknown {
+  if (text.trim() === '') throw new SpecValidationError(source, [{ path: '', message: 'the spec is empty' }]);
+  const doc = parseDocument(text, { prettyErrors: false, uniqueKeys: true });
+  if (doc.errors.length > 0) {
+    throw new SpecValidationError(
+      source,
+      doc.errors.slice(0, 5).map((e) => {
+        const pos = e.linePos?.[0];
+        return { path: pos ? `line ${pos.line}, column ${pos.col}` : '', message: e.message.split('\n')[0] ?? e.message };
+      }),
+    );
+  }
+  return doc.toJS();
+}
+
+function zodErrors(error: z.ZodError, raw: unknown): SpecError[] {
+  return error.issues.map((issue) => {
+    const path = formatPath(issue.path);
+    const taskId = taskIdAt(raw, issue.path);
+    let message = issue.message;
+    if (issue.code === 'invalid_type' && /received undefined/.test(issue.message)) message = 'is required';
+    if (issue.code === 'unrecognized_keys') message = `unknown key${issue.keys.length > 1 ? 's' : ''} ${issue.keys.map((k) => `"${k}"`).join(', ')}`;
+    return { path: path || '(root)', message, ...(taskId ? { taskId } : {}) };
+  });
+}
+
+function formatPath(path: readonly PropertyKey[]): string {
+  let out = '';
+  for (const seg of path) out += typeof seg === 'number' ? `[${seg}]` : out ? `.${String(seg)}` : String(seg);
+  return out;
+}
+
+function taskIdAt(raw: unknown, path: readonly PropertyKey[]): string | undefined {
+  if (path[0] !== 'tasks' || typeof path[1] !== 'number') return undefined;
+  const tasks = (raw as { tasks?: unknown }).tasks;
+  if (!Array.isArray(tasks)) return undefined;
+  const id = (tasks[path[1]] as { id?: unknown } | undefined)?.id;
+  return typeof id === 'string' ? id : undefined;
+}

@@ -1,0 +1,81 @@
+import { z } from 'zod';
+
+export const RISK_LEVELS = ['low', 'medium', 'high', 'critical'] as const;
+export type Risk = (typeof RISK_LEVELS)[number];
+
+export const TASK_ID_PATTERN = /^[A-Za-z0-9._-]+$/;
+export const GOAL_ID_PATTERN = /^[a-z0-9-]+$/;
+
+const command = z.string().trim().min(1, 'must be a non-empty command');
+
+export const LimitsSchema = z
+  .strictObject({
+    max_iterations: z.number().int().positive().optional().describe('Attempts allowed over the whole goal.'),
+    max_retries: z.number().int().positive().optional().describe('Attempts allowed per task (3 means at most 3 attempts).'),
+    error_threshold: z
+      .number()
+      .int()
+      .positive()
+      .optional()
+      .describe('Consecutive infrastructure errors that trip the circuit breaker.'),
+    cost_cap_usd: z.number().nonnegative().optional().describe('Model spend allowed for the goal, in US dollars.'),
+    max_wall_minutes: z.number().positive().optional().describe('Wall-clock minutes one run of the loop may take.'),
+    task_timeout_s: z.number().int().positive().optional().describe('Seconds one command (run step, verification) may take.'),
+    max_risk: z.enum(RISK_LEVELS).optional().describe('Tasks above this risk wait for approval.'),
+  })
+  .describe('Overrides of the repository configuration for this goal.');
+export type LimitsOverride = z.infer<typeof LimitsSchema>;
+
+export const AcceptanceCriterionSchema = z.union([
+  z.string().trim().min(1),
+  z.strictObject({
+    description: z.string().trim().min(1).describe('What must be true when the goal is done.'),
+    check: command.optional().describe('Command run by the final gate; exit 0 means the criterion holds.'),
+  }),
+]);
+export type AcceptanceCriterionInput = z.infer<typeof AcceptanceCriterionSchema>;
+
+export const TaskSchema = z.strictObject({
+  id: z.string().regex(TASK_ID_PATTERN, 'must match [A-Za-z0-9._-]+').describe('Unique task id.'),
+  title: z.string().trim().min(1).describe('One line: what the task achieves. Used as the commit subject.'),
+  description: z.string().optional().describe('What to do, for the agent and the reader.'),
+  dependencies: z.array(z.string()).default([]).describe('Ids of the tasks that must be done first.'),
+  mcp_tools: z.array(z.string()).optional().describe('Allowlist of tools the agent may use for this task.'),
+  run: z
+    .union([command, z.array(command)])
+    .optional()
+    .transform((v) => (v === undefined ? [] : typeof v === 'string' ? [v] : v))
+    .describe('Deterministic shell steps run before the agent, in the sandbox.'),
+  verification: command.describe('Shell command run in the sandbox; exit 0 means the task is done.'),
+  max_retries: z.number().int().positive().optional().describe('Attempts allowed for this task.'),
+  risk: z.enum(RISK_LEVELS).default('low').describe('Tasks above the configured max_risk wait for approval.'),
+  requires_approval: z.boolean().default(false).describe('Wait for a human approval before this task runs.'),
+});
+
+export const GoalSpecSchema = z.strictObject({
+  goal_id: z
+    .string()
+    .regex(GOAL_ID_PATTERN, 'must match [a-z0-9-]+')
+    .optional()
+    .describe('Stable id of the goal; derived from the issue number or file name when absent.'),
+  objective: z.string().trim().min(1).describe('What the goal achieves, in one or two sentences.'),
+  constraints: z.array(z.string()).default([]).describe('Invariants the agent is told and must keep.'),
+  acceptance_criteria: z.array(AcceptanceCriterionSchema).default([]).describe('What must hold at the end.'),
+  tasks: z.array(TaskSchema).min(1, 'a goal needs at least one task').describe('The task graph, in order.'),
+  limits: LimitsSchema.optional(),
+});
+
+export type GoalSpecInput = z.input<typeof GoalSpecSchema>;
+export type ParsedGoalSpec = z.output<typeof GoalSpecSchema>;
+export type TaskSpec = z.output<typeof TaskSchema>;
+
+export interface AcceptanceCriterion {
+  description: string;
+  check?: string;
+}
+
+/** A validated spec with a resolved goal id and normalized criteria. */
+export interface GoalSpec extends Omit<ParsedGoalSpec, 'goal_id' | 'acceptance_criteria'> {
+  goal_id: string;
+  acceptance_criteria: AcceptanceCriterion[];
+}

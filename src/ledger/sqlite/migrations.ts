@@ -1,0 +1,80 @@
+import type Database from 'better-sqlite3';
+
+/** Ordered, append-only. Each entry moves the schema from version i to i+1. */
+export const SQLITE_MIGRATIONS: readonly string[] = [
+  `CREATE TABLE goals (
+     id INTEGER PRIMARY KEY,
+     repo TEXT NOT NULL,
+     goal_id TEXT NOT NULL,
+     objective TEXT NOT NULL,
+     spec_json TEXT NOT NULL,
+     state TEXT NOT NULL,
+     stop_reason TEXT,
+     branch TEXT NOT NULL,
+     priority TEXT NOT NULL DEFAULT 'P2',
+     control TEXT,
+     iterations INTEGER NOT NULL DEFAULT 0,
+     errors INTEGER NOT NULL DEFAULT 0,
+     errors_recovered INTEGER NOT NULL DEFAULT 0,
+     input_tokens INTEGER NOT NULL DEFAULT 0,
+     output_tokens INTEGER NOT NULL DEFAULT 0,
+     cache_read_tokens INTEGER NOT NULL DEFAULT 0,
+     cache_write_tokens INTEGER NOT NULL DEFAULT 0,
+     cost_usd REAL NOT NULL DEFAULT 0,
+     created_at TEXT NOT NULL,
+     updated_at TEXT NOT NULL,
+     UNIQUE (repo, goal_id)
+   );
+   CREATE TABLE tasks (
+     goal INTEGER NOT NULL REFERENCES goals(id) ON DELETE CASCADE,
+     task_id TEXT NOT NULL,
+     position INTEGER NOT NULL,
+     title TEXT NOT NULL,
+     status TEXT NOT NULL,
+     attempts INTEGER NOT NULL DEFAULT 0,
+     checkpoint_sha TEXT,
+     last_error TEXT,
+     approved INTEGER NOT NULL DEFAULT 0,
+     updated_at TEXT NOT NULL,
+     PRIMARY KEY (goal, task_id)
+   );
+   CREATE TABLE attempts (
+     id INTEGER PRIMARY KEY,
+     goal INTEGER NOT NULL REFERENCES goals(id) ON DELETE CASCADE,
+     task_id TEXT NOT NULL,
+     attempt INTEGER NOT NULL,
+     phase TEXT NOT NULL,
+     passed INTEGER NOT NULL,
+     exit_code INTEGER,
+     output TEXT NOT NULL,
+     log_path TEXT,
+     duration_ms INTEGER NOT NULL,
+     at TEXT NOT NULL
+   );
+   CREATE INDEX attempts_by_task ON attempts (goal, task_id, id);
+   CREATE TABLE events (
+     id INTEGER PRIMARY KEY,
+     goal INTEGER NOT NULL REFERENCES goals(id) ON DELETE CASCADE,
+     at TEXT NOT NULL,
+     from_state TEXT,
+     to_state TEXT NOT NULL,
+     event TEXT NOT NULL,
+     detail TEXT
+   );
+   CREATE INDEX events_by_goal ON events (goal, id);`,
+];
+
+/** Applies pending migrations inside one transaction each; the version lives in `user_version`. */
+export function migrate(db: Database.Database): number {
+  const current = db.pragma('user_version', { simple: true }) as number;
+  if (current > SQLITE_MIGRATIONS.length) {
+    throw new Error(`ledger schema version ${current} is newer than this goal-loop (${SQLITE_MIGRATIONS.length}); upgrade goal-loop`);
+  }
+  for (let v = current; v < SQLITE_MIGRATIONS.length; v++) {
+    db.transaction(() => {
+      db.exec(SQLITE_MIGRATIONS[v]!);
+      db.pragma(`user_version = ${v + 1}`);
+    })();
+  }
+  return SQLITE_MIGRATIONS.length;
+}

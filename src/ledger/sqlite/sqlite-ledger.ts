@@ -1,0 +1,261 @@
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import Database from 'better-sqlite3';
+import type { GoalSpec } from '../../goal/schema.js';
+import type { GoalState, TaskStatus } from '../../loop/states.js';
+import type {
+  AttemptRecord,
+  ControlRequest,
+  Counters,
+  EventRecord,
+  GoalKey,
+  GoalRecord,
+  Ledger,
+  TaskRecord,
+  Usage,
+} from '../../ports/ledger.js';
+import { trimForLedger } from '../trim.js';
+import { migrate } from './migrations.js';
+
+interface GoalRow {
+  id: number;
+  repo: string;
+  goal_id: string;
+  objective: string;
+  spec_json: string;
+  state: string;
+  stop_reason: string | null;
+  branch: string;
+  priority: string;
+  control: string | null;
+  iterations: number;
+  errors: number;
+  errors_recovered: number;
+  input_tokens: number;
+  output_tokens: number;
+  cache_read_tokens: number;
+  cache_write_tokens: number;
+  cost_usd: number;
+  created_at: string;
+  updated_at: string;
+}
+
+interface TaskRow {
+  task_id: string;
+  position: number;
+  title: string;
+  status: string;
+  attempts: number;
+  checkpoint_sha: string | null;
+  last_error: string | null;
+  approved: number;
+}
+
+const now = () => new Date().toISOString();
+
+/** The embedded ledger: one SQLite file, WAL mode, safe for one writer process at a time. */
+export class SqliteLedger implements Ledger {
+  private readonly db: Database.Database;
+
+  constructor(path: string) {
+    if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
+    this.db = new Database(path);
+    this.db.pragma('journal_mode = WAL');
+    this.db.pragma('synchronous = NORMAL');
+    this.db.pragma('busy_timeout = 5000');
+    this.db.pragma('foreign_keys = ON');
+    migrate(this.db);
+  }
+
+  async upsertGoal(key: GoalKey, input: { spec: GoalSpec; branch: string; priority?: string }): Promise<GoalRecord> {
+    const at = now();
+    this.db.transaction(() => {
+      this.db
+        .prepare(
+          `INSERT INTO goals (repo, goal_id, objective, spec_json, state, branch, priority, created_at, updated_at)
+           VALUES (?, ?, ?, ?, 'INITIALIZING', ?, ?, ?, ?)
+           ON CONFLICT (repo, goal_id) DO UPDATE SET objective = excluded.objective, spec_json = excluded.spec_json,
+             branch = excluded.branch, priority = COALESCE(?, goals.priority), updated_at = excluded.updated_at`,
+        )
+        .run(key.repo, key.goalId, input.spec.objective, JSON.stringify(input.spec), input.branch, input.priority ?? 'P2', at, at, input.priority ?? null);
+      const goal = this.goalRow(key)!.id;
+      const keep = new Set(input.spec.tasks.map((t) => t.id));
+      for (const row of this.db.prepare('SELECT task_id FROM tasks WHERE goal = ?').all(goal) as Array<{ task_id: string }>) {
+        if (!keep.has(row.task_id)) this.db.prepare('DELETE FROM tasks WHERE goal = ? AND task_id = ?').run(goal, row.task_id);
+      }
+      const upsert = this.db.prepare(
+        `INSERT INTO tasks (goal, task_id, position, title, status, updated_at) VALUES (?, ?, ?, ?, 'pending', ?)
+         ON CONFLICT (goal, task_id) DO UPDATE SET position = excluded.position, title = excluded.title`,
+      );
+      input.spec.tasks.forEach((t, i) => upsert.run(goal, t.id, i, t.title, at));
+    })();
+    return (await this.getGoal(key))!;
+  }
+
+  async getGoal(key: GoalKey): Promise<GoalRecord | undefined> {
+    const row = this.goalRow(key);
+    return row ? toGoal(row) : undefined;
+  }
+
+  async listGoals(): Promise<GoalRecord[]> {
+    return (this.db.prepare('SELECT * FROM goals ORDER BY updated_at DESC, id DESC').all() as GoalRow[]).map(toGoal);
+  }
+
+  async setState(key: GoalKey, state: GoalState, event: string, detail?: string | null, stopReason?: string | null): Promise<void> {
+    const at = now();
+    this.db.transaction(() => {
+      const row = this.requireGoal(key);
+      this.db
+        .prepare('UPDATE goals SET state = ?, stop_reason = ?, updated_at = ? WHERE id = ?')
+        .run(state, stopReason === undefined ? row.stop_reason : stopReason, at, row.id);
+      this.db
+        .prepare('INSERT INTO events (goal, at, from_state, to_state, event, detail) VALUES (?, ?, ?, ?, ?, ?)')
+        .run(row.id, at, row.state, state, event, detail ?? null);
+    })();
+  }
+
+  async listTasks(key: GoalKey): Promise<TaskRecord[]> {
+    const goal = this.requireGoal(key).id;
+    return (this.db.prepare('SELECT * FROM tasks WHERE goal = ? ORDER BY position').all(goal) as TaskRow[]).map((r) => ({
+      taskId: r.task_id,
+      position: r.position,
+      title: r.title,
+      status: r.status as TaskStatus,
+      attempts: r.attempts,
+      checkpointSha: r.checkpoint_sha,
+      lastError: r.last_error,
+      approved: r.approved === 1,
+    }));
+  }
+
+  async updateTask(key: GoalKey, taskId: string, patch: Partial<Omit<TaskRecord, 'taskId' | 'position' | 'title'>>): Promise<void> {
+    const goal = this.requireGoal(key).id;
+    const sets: string[] = [];
+    const values: unknown[] = [];
+    const column: Record<string, string> = {
+      status: 'status',
+      attempts: 'attempts',
+      checkpointSha: 'checkpoint_sha',
+      lastError: 'last_error',
+      approved: 'approved',
+    };
+    for (const [k, v] of Object.entries(patch)) {
+      const col = column[k];
+      if (!col || v === undefined) continue;
+      sets.push(`${col} = ?`);
+      values.push(typeof v === 'boolean' ? Number(v) : k === 'lastError' && typeof v === 'string' ? trimForLedger(v) : v);
+    }
+    if (sets.length === 0) return;
+    const info = this.db
+      .prepare(`UPDATE tasks SET ${sets.join(', ')}, updated_at = ? WHERE goal = ? AND task_id = ?`)
+      .run(...values, now(), goal, taskId);
+    if (info.changes === 0) throw new Error(`ledger: goal ${key.goalId} has no task "${taskId}"`);
+  }
+
+  async recordAttempt(key: GoalKey, a: AttemptRecord): Promise<void> {
+    const goal = this.requireGoal(key).id;
+    this.db
+      .prepare(
+        `INSERT INTO attempts (goal, task_id, attempt, phase, passed, exit_code, output, log_path, duration_ms, at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      )
+      .run(goal, a.taskId, a.attempt, a.phase, Number(a.passed), a.exitCode, trimForLedger(a.output), a.logPath ?? null, a.durationMs, now());
+  }
+
+  async listAttempts(key: GoalKey, taskId?: string): Promise<AttemptRecord[]> {
+    const goal = this.requireGoal(key).id;
+    const rows = (
+      taskId
+        ? this.db.prepare('SELECT * FROM attempts WHERE goal = ? AND task_id = ? ORDER BY id').all(goal, taskId)
+        : this.db.prepare('SELECT * FROM attempts WHERE goal = ? ORDER BY id').all(goal)
+    ) as Array<{ task_id: string; attempt: number; phase: string; passed: number; exit_code: number | null; output: string; log_path: string | null; duration_ms: number }>;
+    return rows.map((r) => ({
+      taskId: r.task_id,
+      attempt: r.attempt,
+      phase: r.phase,
+      passed: r.passed === 1,
+      exitCode: r.exit_code,
+      output: r.output,
+      ...(r.log_path ? { logPath: r.log_path } : {}),
+      durationMs: r.duration_ms,
+    }));
+  }
+
+  async listEvents(key: GoalKey): Promise<EventRecord[]> {
+    const goal = this.requireGoal(key).id;
+    const rows = this.db.prepare('SELECT * FROM events WHERE goal = ? ORDER BY id').all(goal) as Array<{
+      at: string;
+      from_state: string | null;
+      to_state: string;
+      event: string;
+      detail: string | null;
+    }>;
+    return rows.map((r) => ({ at: r.at, from: r.from_state as GoalState | null, to: r.to_state as GoalState, event: r.event, detail: r.detail }));
+  }
+
+  async addCounters(key: GoalKey, delta: Partial<Omit<Counters, 'tokens'>> & { tokens?: Partial<Usage> }): Promise<Counters> {
+    const row = this.db
+      .prepare(
+        `UPDATE goals SET iterations = iterations + ?, errors = errors + ?, errors_recovered = errors_recovered + ?,
+           input_tokens = input_tokens + ?, output_tokens = output_tokens + ?, cache_read_tokens = cache_read_tokens + ?,
+           cache_write_tokens = cache_write_tokens + ?, cost_usd = cost_usd + ?, updated_at = ?
+         WHERE repo = ? AND goal_id = ? RETURNING *`,
+      )
+      .get(
+        delta.iterations ?? 0,
+        delta.errors ?? 0,
+        delta.errors_recovered ?? 0,
+        delta.tokens?.input ?? 0,
+        delta.tokens?.output ?? 0,
+        delta.tokens?.cache_read ?? 0,
+        delta.tokens?.cache_write ?? 0,
+        delta.cost_usd ?? 0,
+        now(),
+        key.repo,
+        key.goalId,
+      ) as GoalRow | undefined;
+    if (!row) throw new Error(`ledger: unknown goal ${key.goalId} in ${key.repo}`);
+    return toGoal(row).counters;
+  }
+
+  async setControl(key: GoalKey, control: ControlRequest | null): Promise<void> {
+    this.db.prepare('UPDATE goals SET control = ?, updated_at = ? WHERE id = ?').run(control, now(), this.requireGoal(key).id);
+  }
+
+  async close(): Promise<void> {
+    this.db.close();
+  }
+
+  private goalRow(key: GoalKey): GoalRow | undefined {
+    return this.db.prepare('SELECT * FROM goals WHERE repo = ? AND goal_id = ?').get(key.repo, key.goalId) as GoalRow | undefined;
+  }
+
+  private requireGoal(key: GoalKey): GoalRow {
+    const row = this.goalRow(key);
+    if (!row) throw new Error(`ledger: unknown goal ${key.goalId} in ${key.repo}`);
+    return row;
+  }
+}
+
+function toGoal(r: GoalRow): GoalRecord {
+  return {
+    repo: r.repo,
+    goalId: r.goal_id,
+    objective: r.objective,
+    spec: JSON.parse(r.spec_json) as GoalSpec,
+    state: r.state as GoalState,
+    stopReason: r.stop_reason,
+    branch: r.branch,
+    priority: r.priority,
+    control: r.control as ControlRequest | null,
+    counters: {
+      iterations: r.iterations,
+      errors: r.errors,
+      errors_recovered: r.errors_recovered,
+      tokens: { input: r.input_tokens, output: r.output_tokens, cache_read: r.cache_read_tokens, cache_write: r.cache_write_tokens },
+      cost_usd: r.cost_usd,
+    },
+    createdAt: r.created_at,
+    updatedAt: r.updated_at,
+  };
+}

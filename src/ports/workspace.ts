@@ -1,0 +1,41 @@
+/** A private git clone where one goal is worked; git is the checkpoint store. */
+export interface Workspace {
+  readonly dir: string;
+  /** Branch that receives the checkpoints, e.g. `goal/auth-migration`. */
+  readonly branch: string;
+  /**
+   * Clone or refresh, then check out the goal branch at the remote's tip (or the base branch
+   * when the goal branch does not exist yet). Returns the checkpoints already on the remote.
+   */
+  prepare(): Promise<Checkpoint[]>;
+  /** Brings in commits that others pushed to the goal branch since the last checkpoint. */
+  sync(): Promise<void>;
+  /** Files changed relative to the last checkpoint (tracked and untracked). */
+  changedFiles(): Promise<string[]>;
+  /** Commits everything as the task's checkpoint and pushes it. */
+  checkpoint(input: CheckpointInput): Promise<Checkpoint>;
+  /** Discards every change since the last checkpoint. */
+  rollback(): Promise<void>;
+  /** The current checkpoint commit. */
+  head(): Promise<string>;
+}
+
+export interface CheckpointInput {
+  goalId: string;
+  taskId: string;
+  title: string;
+  attempt: number;
+  /** Extra commit-message body (e.g. the verification summary). */
+  body?: string;
+}
+
+export interface Checkpoint {
+  taskId: string;
+  sha: string;
+  attempt?: number;
+}
+
+/** The checkpoint was refused for a reason the repair loop can act on (e.g. protected paths). */
+export class CheckpointRefusedError extends Error {
+  override name = 'CheckpointRefusedError';
+}

@@ -1,0 +1,32 @@
+import { spawn } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import type { CommandRequest, CommandResult, Sandbox } from '../ports/sandbox.js';
+import { DEFAULT_SANDBOX_PATH, sandboxEnvironment } from './environment.js';
+import { DEFAULT_CAPTURE, OutputCapture, type CaptureLimits } from './output-capture.js';
+import { runCaptured } from './run-captured.js';
+
+/**
+ * A plain process runner: cleared environment, own process group killed on timeout, capped
+ * output. It isolates nothing else; the bwrap sandbox is the real jail.
+ */
+export class ProcessSandbox implements Sandbox {
+  readonly kind = 'process';
+
+  constructor(private readonly capture: CaptureLimits = DEFAULT_CAPTURE) {}
+
+  async run(req: CommandRequest): Promise<CommandResult> {
+    const home = await mkdtemp(join(tmpdir(), 'goal-loop-home-'));
+    try {
+      const env = sandboxEnvironment({ path: `${dirname(process.execPath)}:${DEFAULT_SANDBOX_PATH}`, home, extra: req.env });
+      return await runCaptured(
+        () => spawn('bash', ['-c', req.command], { cwd: req.cwd, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] }),
+        new OutputCapture(this.capture, req.logPath),
+        req,
+      );
+    } finally {
+      await rm(home, { recursive: true, force: true });
+    }
+  }
+}

@@ -1,0 +1,176 @@
+import { existsSync } from 'node:fs';
+import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import { CheckpointRefusedError, type Checkpoint, type CheckpointInput, type Workspace } from '../ports/workspace.js';
+import { Git, GitError, type GitOptions } from './git.js';
+import { protectedMatches } from './protected-paths.js';
+import { CHECKPOINT_LOG_FORMAT, checkpointMessage, parseCheckpointLog } from './trailers.js';
+
+export interface GitWorkspaceOptions extends GitOptions {
+  /** Path or URL of the repository to clone and push to. */
+  remote: string;
+  /** Where the private clone lives. */
+  dir: string;
+  goalId: string;
+  branch: string;
+  /** Branch to start from when the goal branch does not exist yet; default: the remote's HEAD. */
+  baseBranch?: string;
+  protectedPaths?: readonly string[];
+}
+
+const REMOTE = 'origin';
+
+/**
+ * The goal's private clone. Checkpoints are commits on the goal branch, pushed to the remote;
+ * the remote branch is the truth a resume reads.
+ */
+export class GitWorkspace implements Workspace {
+  readonly dir: string;
+  readonly branch: string;
+  private readonly git: Git;
+  /** The last checkpoint known to be on the remote: rollback target. */
+  private lastCheckpoint = '';
+  /** `.git/config` as we wrote it; restored if anything changes it. */
+  private trustedConfig = '';
+
+  constructor(private readonly opts: GitWorkspaceOptions) {
+    this.dir = opts.dir;
+    this.branch = opts.branch;
+    this.git = new Git(opts);
+  }
+
+  async prepare(): Promise<Checkpoint[]> {
+    await this.cloneOrReuse();
+    const remoteRef = `refs/remotes/${REMOTE}/${this.branch}`;
+    const onRemote = await this.git.tryRun(this.dir, ['rev-parse', '--verify', '--quiet', `${remoteRef}^{commit}`]);
+    const start = onRemote ?? (await this.baseCommit());
+    await this.git.run(this.dir, ['checkout', '--quiet', '--force', '-B', this.branch, start]);
+    await this.git.run(this.dir, ['clean', '-ffdxq']);
+    this.lastCheckpoint = start;
+    return onRemote ? this.readCheckpoints(remoteRef) : [];
+  }
+
+  async sync(): Promise<void> {
+    await this.guardGitDir();
+    const remoteTip = await this.fetchBranch();
+    if (!remoteTip || remoteTip === this.lastCheckpoint) return;
+    // Someone else (a human) pushed to the goal branch: their commits win, ours are already pushed.
+    await this.git.run(this.dir, ['reset', '--quiet', '--hard', remoteTip]);
+    await this.git.run(this.dir, ['clean', '-ffdxq']);
+    this.lastCheckpoint = remoteTip;
+  }
+
+  async changedFiles(): Promise<string[]> {
+    await this.guardGitDir();
+    const out = await this.git.run(this.dir, ['status', '--porcelain=v1', '-z', '--untracked-files=all', '--no-renames']);
+    return out
+      .split('\0')
+      .filter((e) => e.length > 3)
+      .map((e) => e.slice(3));
+  }
+
+  async checkpoint(input: CheckpointInput): Promise<Checkpoint> {
+    await this.guardGitDir();
+    await this.git.run(this.dir, ['add', '--all']);
+    const staged = (await this.git.run(this.dir, ['diff', '--cached', '--name-only', '-z', '--no-renames', 'HEAD'])).split('\0').filter(Boolean);
+    const hits = protectedMatches(staged, this.opts.protectedPaths ?? []);
+    if (hits.length > 0) {
+      await this.git.run(this.dir, ['reset', '--quiet']);
+      throw new CheckpointRefusedError(
+        `checkpoint refused: the change touches protected paths (${hits.slice(0, 5).join(', ')}${hits.length > 5 ? ', …' : ''}). ` +
+          `Leave files matching ${(this.opts.protectedPaths ?? []).join(', ')} unchanged.`,
+      );
+    }
+    await this.git.run(this.dir, ['commit', '--quiet', '--no-verify', '--allow-empty', '--cleanup=verbatim', '-F', '-'], checkpointMessage(input));
+    const sha = await this.head();
+    try {
+      await this.git.run(this.dir, ['push', '--quiet', '--porcelain', REMOTE, `HEAD:refs/heads/${this.branch}`]);
+    } catch (err) {
+      // Not pushed means not a checkpoint: forget the local commit so a retry starts clean.
+      await this.git.run(this.dir, ['reset', '--quiet', '--hard', this.lastCheckpoint]).catch(() => undefined);
+      throw err;
+    }
+    this.lastCheckpoint = sha;
+    return { taskId: input.taskId, sha, attempt: input.attempt };
+  }
+
+  async rollback(): Promise<void> {
+    await this.guardGitDir();
+    await this.git.run(this.dir, ['reset', '--quiet', '--hard', this.lastCheckpoint]);
+    await this.git.run(this.dir, ['clean', '-ffdxq']);
+  }
+
+  async head(): Promise<string> {
+    return this.git.run(this.dir, ['rev-parse', 'HEAD']);
+  }
+
+  private async cloneOrReuse(): Promise<void> {
+    if (existsSync(join(this.dir, '.git')) && existsSync(this.trustedConfigCopy())) {
+      await this.restoreTrustedConfig();
+    }
+    if (this.trustedConfig && (await this.isOurClone())) {
+      await this.git.run(this.dir, ['fetch', '--quiet', '--prune', '--no-tags', REMOTE]);
+    } else {
+      await rm(this.dir, { recursive: true, force: true });
+      await mkdir(dirname(this.dir), { recursive: true });
+      await this.git.run(dirname(this.dir), ['clone', '--quiet', '--no-hardlinks', '--no-tags', '--no-checkout', this.opts.remote, this.dir]);
+      this.trustedConfig = await readFile(this.configPath(), 'utf8');
+      await writeFile(this.trustedConfigCopy(), this.trustedConfig, { mode: 0o600 });
+    }
+  }
+
+  private async isOurClone(): Promise<boolean> {
+    const url = await this.git.tryRun(this.dir, ['config', '--get', `remote.${REMOTE}.url`]);
+    if (url !== this.opts.remote) return false;
+    return (await this.git.tryRun(this.dir, ['rev-parse', '--git-dir'])) !== undefined;
+  }
+
+  private async baseCommit(): Promise<string> {
+    const ref = this.opts.baseBranch ? `refs/remotes/${REMOTE}/${this.opts.baseBranch}` : `refs/remotes/${REMOTE}/HEAD`;
+    const sha = await this.git.tryRun(this.dir, ['rev-parse', '--verify', '--quiet', `${ref}^{commit}`]);
+    if (sha) return sha;
+    if (!this.opts.baseBranch) {
+      // A remote without HEAD (e.g. a bare repo whose HEAD names a missing branch): take its only branch.
+      const heads = (await this.git.run(this.dir, ['for-each-ref', '--format=%(objectname)', `refs/remotes/${REMOTE}/`])).split('\n').filter(Boolean);
+      if (heads.length === 1 && heads[0]) return heads[0];
+    }
+    throw new GitError(['rev-parse', ref], 1, this.opts.baseBranch ? `base branch "${this.opts.baseBranch}" not found on ${this.opts.remote}` : `cannot tell the default branch of ${this.opts.remote}; pass a base branch`);
+  }
+
+  private async fetchBranch(): Promise<string | undefined> {
+    const ref = `refs/remotes/${REMOTE}/${this.branch}`;
+    try {
+      await this.git.run(this.dir, ['fetch', '--quiet', '--no-tags', REMOTE, `+refs/heads/${this.branch}:${ref}`]);
+    } catch (err) {
+      if (err instanceof GitError && /couldn't find remote ref/i.test(err.stderr)) return undefined;
+      throw err;
+    }
+    return this.git.tryRun(this.dir, ['rev-parse', '--verify', '--quiet', `${ref}^{commit}`]);
+  }
+
+  private async readCheckpoints(ref: string): Promise<Checkpoint[]> {
+    const log = await this.git.run(this.dir, ['log', `--format=${CHECKPOINT_LOG_FORMAT}`, ref]);
+    return parseCheckpointLog(log, this.opts.goalId);
+  }
+
+  /** Kept beside the clone, outside anything a sandboxed command can write. */
+  private trustedConfigCopy(): string {
+    return `${this.dir}.trusted-gitconfig`;
+  }
+
+  private configPath(): string {
+    return join(this.dir, '.git', 'config');
+  }
+
+  private async restoreTrustedConfig(): Promise<void> {
+    this.trustedConfig = await readFile(this.trustedConfigCopy(), 'utf8');
+    await this.guardGitDir();
+  }
+
+  /** Undo anything a task planted in `.git/config` before our git reads it. */
+  private async guardGitDir(): Promise<void> {
+    if (!this.trustedConfig) return;
+    const current = await readFile(this.configPath(), 'utf8').catch(() => '');
+    if (current !== this.trustedConfig) await writeFile(this.configPath(), this.trustedConfig, { mode: 0o644 });
+  }
+}

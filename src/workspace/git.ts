@@ -1,0 +1,98 @@
+import { execa } from 'execa';
+
+/**
+ * Config that keeps the bot's own git from running anything a repository (or a task) planted:
+ * no hooks, no fsmonitor, no pager, no signing programs, no ext:: transport.
+ */
+export const HARDENED_CONFIG: Readonly<Record<string, string>> = Object.freeze({
+  'core.hooksPath': '/dev/null',
+  'core.fsmonitor': 'false',
+  'core.pager': 'cat',
+  'core.editor': 'true',
+  'core.askPass': '',
+  'core.sshCommand': 'ssh',
+  'commit.gpgSign': 'false',
+  'tag.gpgSign': 'false',
+  'protocol.ext.allow': 'never',
+  'diff.external': '',
+  'gc.auto': '0',
+  'maintenance.auto': 'false',
+  'advice.detachedHead': 'false',
+  'init.defaultBranch': 'main',
+});
+
+export class GitError extends Error {
+  override name = 'GitError';
+  constructor(
+    readonly args: string[],
+    readonly exitCode: number | undefined,
+    readonly stderr: string,
+  ) {
+    super(`git ${args.filter((a) => !a.includes('extraheader')).join(' ')} failed (exit ${exitCode ?? '?'}): ${stderr.trim().split('\n').slice(-3).join(' | ')}`);
+  }
+}
+
+export interface GitOptions {
+  /** Author and committer of checkpoints. */
+  identity?: { name: string; email: string };
+  /**
+   * Config for commands that talk to the remote (clone, fetch, push), e.g. an auth header.
+   * Passed through GIT_CONFIG_* variables of that one process: never on the command line,
+   * never written to `.git/config`.
+   */
+  remoteConfig?: () => Promise<Record<string, string>> | Record<string, string>;
+}
+
+const REMOTE_COMMANDS = new Set(['clone', 'fetch', 'push', 'ls-remote', 'pull']);
+
+/** A git runner with hardened config, a clean environment and secret-free argv. */
+export class Git {
+  constructor(private readonly opts: GitOptions = {}) {}
+
+  async run(cwd: string, args: string[], input?: string): Promise<string> {
+    const config: Record<string, string> = { ...HARDENED_CONFIG };
+    if (this.opts.identity) {
+      config['user.name'] = this.opts.identity.name;
+      config['user.email'] = this.opts.identity.email;
+    }
+    if (REMOTE_COMMANDS.has(args[0] ?? '') && this.opts.remoteConfig) Object.assign(config, await this.opts.remoteConfig());
+    const result = await execa('git', args, {
+      cwd,
+      env: gitEnvironment(config),
+      extendEnv: false,
+      reject: false,
+      stripFinalNewline: true,
+      ...(input !== undefined ? { input } : { stdin: 'ignore' }),
+    });
+    if (result.exitCode !== 0) throw new GitError(args, result.exitCode, String(result.stderr));
+    return String(result.stdout);
+  }
+
+  /** Like run, but returns undefined instead of throwing on a non-zero exit. */
+  async tryRun(cwd: string, args: string[]): Promise<string | undefined> {
+    try {
+      return await this.run(cwd, args);
+    } catch (err) {
+      if (err instanceof GitError) return undefined;
+      throw err;
+    }
+  }
+}
+
+/** The host environment minus anything that redirects git, plus our config as GIT_CONFIG_* entries. */
+function gitEnvironment(config: Record<string, string>): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const [k, v] of Object.entries(process.env)) {
+    if (v !== undefined && !k.startsWith('GIT_') && !/TOKEN|SECRET|API_KEY|PRIVATE_KEY|PASSWORD/i.test(k)) env[k] = v;
+  }
+  const entries = Object.entries(config);
+  env.GIT_CONFIG_COUNT = String(entries.length);
+  entries.forEach(([key, value], i) => {
+    env[`GIT_CONFIG_KEY_${i}`] = key;
+    env[`GIT_CONFIG_VALUE_${i}`] = value;
+  });
+  env.GIT_TERMINAL_PROMPT = '0';
+  env.GIT_CONFIG_NOSYSTEM = '1';
+  env.LC_ALL = 'C';
+  return env;
+}
