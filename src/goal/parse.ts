@@ -86,13 +86,14 @@ export function deriveGoalId(name: string): string {
 
 function parseStructured(text: string, source: string): unknown {
   if (text.trim() === '') throw new SpecValidationError(source, [{ path: '', message: 'the spec is empty' }]);
-  const doc = parseDocument(text, { prettyErrors: false, uniqueKeys: true });
+  const doc = parseDocument(text, { prettyErrors: true, uniqueKeys: true });
   if (doc.errors.length > 0) {
     throw new SpecValidationError(
       source,
       doc.errors.slice(0, 5).map((e) => {
         const pos = e.linePos?.[0];
-        return { path: pos ? `line ${pos.line}, column ${pos.col}` : '', message: e.message.split('\n')[0] ?? e.message };
+        const msg = (e.message.split('\n')[0] ?? e.message).replace(/ at line \d+, column \d+:?$/, '');
+        return { path: pos ? `line ${pos.line}, column ${pos.col}` : '', message: msg };
       }),
     );
   }

@@ -1,0 +1,55 @@
+import { readFile } from 'node:fs/promises';
+import { parseArgs } from 'node:util';
+import { extractGoalBlock, loadGoalSpecFile, parseGoalSpec, SpecValidationError } from '../../goal/parse.js';
+import { mermaidGraph, orderedChecklist } from '../../goal/render.js';
+import type { GoalSpec } from '../../goal/schema.js';
+import { UsageError } from '../errors.js';
+
+export const PLAN_USAGE = `goal-loop plan --repo <path> (--goal <file> | --issue <file.md>) [--json]
+
+  Validates a goal spec (or the \`\`\`goal block of an issue) and prints the ordered checklist
+  and the task graph as mermaid. --json prints the normalized spec instead.`;
+
+export async function planCommand(argv: string[]): Promise<number> {
+  const { values } = parseArgs({
+    args: argv,
+    options: { repo: { type: 'string' }, goal: { type: 'string' }, issue: { type: 'string' }, json: { type: 'boolean', default: false } },
+    strict: true,
+    allowPositionals: false,
+  });
+  if (!values.goal === !values.issue) throw new UsageError('plan: give exactly one of --goal <file> or --issue <file.md>');
+  let spec: GoalSpec;
+  if (values.goal) {
+    spec = await loadGoalSpecFile(values.goal);
+  } else {
+    const path = values.issue!;
+    const text = await readFile(path, 'utf8').catch(() => {
+      throw new SpecValidationError(path, [{ path: '', message: 'file not found' }]);
+    });
+    if (extractGoalBlock(text) === undefined) {
+      throw new UsageError(`plan: ${path} has no \`\`\`goal block, and writing a plan from free text needs the Claude planner (not in this build)`);
+    }
+    spec = parseGoalSpec(text, { source: path });
+  }
+  if (values.json) {
+    process.stdout.write(`${JSON.stringify(spec, null, 2)}\n`);
+    return 0;
+  }
+  const checks = spec.acceptance_criteria.map((c) => `- ${c.description}${c.check ? `  [check: ${c.check}]` : ''}`);
+  process.stdout.write(
+    [
+      `goal: ${spec.goal_id}`,
+      `objective: ${spec.objective}`,
+      '',
+      'tasks, in order:',
+      orderedChecklist(spec.tasks),
+      ...(checks.length ? ['', 'acceptance criteria:', ...checks] : []),
+      '',
+      '```mermaid',
+      mermaidGraph(spec.tasks),
+      '```',
+      '',
+    ].join('\n'),
+  );
+  return 0;
+}

@@ -1,0 +1,88 @@
+import { parseArgs } from 'node:util';
+import { selectAgent, type AgentChoice } from '../../agent/select-agent.js';
+import { ConsoleForge } from '../../forge/console-forge.js';
+import { loadGoalSpecFile } from '../../goal/parse.js';
+import { openLedger } from '../../ledger/open-ledger.js';
+import { createLogger } from '../../logging.js';
+import { runGoal } from '../../loop/controller.js';
+import { exitCodeFor } from '../../loop/result.js';
+import { ProcessSandbox } from '../../sandbox/process-sandbox.js';
+import { DEFAULT_PROTECTED_PATHS } from '../../workspace/protected-paths.js';
+import { GitWorkspace } from '../../workspace/git-workspace.js';
+import { UsageError } from '../errors.js';
+import { acquireLock } from '../lock.js';
+import { normalizeRepo, workspaceDir, workspaceRoot } from '../paths.js';
+import { checkRepoReachable } from '../repo-check.js';
+
+export const RUN_USAGE = `goal-loop run --repo <path|url> --goal <file> [--agent auto|scripted|claude] [--json]
+                [--base <branch>] [--approve <task-id|all>]...
+
+  Clones --repo into a private workspace, works on branch goal/<goal_id> and pushes every
+  verified task to it as a checkpoint. Running it again resumes from the checkpoints.`;
+
+export async function runCommand(argv: string[]): Promise<number> {
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      repo: { type: 'string' },
+      goal: { type: 'string' },
+      agent: { type: 'string', default: 'auto' },
+      json: { type: 'boolean', default: false },
+      base: { type: 'string' },
+      approve: { type: 'string', multiple: true },
+    },
+    strict: true,
+    allowPositionals: false,
+  });
+  if (!values.repo) throw new UsageError('run: --repo is required');
+  if (!values.goal) throw new UsageError('run: --goal is required');
+  if (!['auto', 'scripted', 'claude'].includes(values.agent)) throw new UsageError(`run: --agent must be auto, scripted or claude (got "${values.agent}")`);
+
+  const spec = await loadGoalSpecFile(values.goal);
+  const agent = selectAgent(values.agent as AgentChoice);
+  const repo = normalizeRepo(values.repo);
+  await checkRepoReachable(repo);
+
+  const dir = workspaceDir(workspaceRoot(), repo, spec.goal_id);
+  const release = acquireLock(`${dir}.lock`);
+  const ledger = openLedger();
+  const stop = new AbortController();
+  let signals = 0;
+  const onSignal = () => {
+    signals += 1;
+    if (signals > 1) process.exit(130);
+    process.stderr.write('\nstopping: the current command is killed and its changes rolled back (Ctrl-C again to quit at once)\n');
+    stop.abort();
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  try {
+    const result = await runGoal({
+      repo,
+      spec,
+      ledger,
+      workspace: new GitWorkspace({
+        remote: repo,
+        dir,
+        goalId: spec.goal_id,
+        branch: `goal/${spec.goal_id}`,
+        ...(values.base ? { baseBranch: values.base } : {}),
+        protectedPaths: DEFAULT_PROTECTED_PATHS,
+        identity: { name: 'goal-loop', email: 'goal-loop@users.noreply.github.com' },
+      }),
+      sandbox: new ProcessSandbox(),
+      forge: new ConsoleForge(),
+      ...(agent ? { agent } : {}),
+      logger: createLogger(),
+      ...(values.approve ? { approve: values.approve } : {}),
+      signal: stop.signal,
+    });
+    if (values.json) process.stdout.write(`${JSON.stringify(result)}\n`);
+    return exitCodeFor(result.status);
+  } finally {
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+    await ledger.close();
+    release();
+  }
+}

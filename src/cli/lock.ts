@@ -1,0 +1,36 @@
+import { closeSync, mkdirSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs';
+import { dirname } from 'node:path';
+
+export class LockedError extends Error {
+  override name = 'LockedError';
+}
+
+/** An exclusive lock on one goal's workspace, so two runs never work the same clone. */
+export function acquireLock(path: string): () => void {
+  mkdirSync(dirname(path), { recursive: true });
+  for (let tries = 0; tries < 2; tries++) {
+    try {
+      const fd = openSync(path, 'wx', 0o600);
+      writeSync(fd, String(process.pid));
+      closeSync(fd);
+      return () => rmSync(path, { force: true });
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+      const pid = Number.parseInt(readFileSync(path, 'utf8'), 10);
+      if (Number.isFinite(pid) && pid !== process.pid && isAlive(pid)) {
+        throw new LockedError(`another goal-loop (pid ${pid}) is working this goal; lock: ${path}`);
+      }
+      rmSync(path, { force: true }); // stale: its owner died
+    }
+  }
+  throw new Error(`cannot take the lock ${path}`);
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}

@@ -1,0 +1,21 @@
+import { createHash } from 'node:crypto';
+import { homedir } from 'node:os';
+import { basename, join, resolve } from 'node:path';
+
+/** Root of the private clones: `GOAL_LOOP_WORKSPACES`, else the user's cache directory. */
+export function workspaceRoot(env: NodeJS.ProcessEnv = process.env): string {
+  if (env.GOAL_LOOP_WORKSPACES) return resolve(env.GOAL_LOOP_WORKSPACES);
+  return join(env.XDG_CACHE_HOME || join(homedir(), '.cache'), 'goal-loop', 'workspaces');
+}
+
+/** One folder per repository (readable name + hash of its location), one clone per goal inside. */
+export function workspaceDir(root: string, repo: string, goalId: string): string {
+  const name = basename(repo.replace(/\.git\/?$/, '').replace(/\/+$/, '')).replace(/[^A-Za-z0-9._-]/g, '_') || 'repo';
+  const hash = createHash('sha256').update(repo).digest('hex').slice(0, 10);
+  return join(root, `${name}-${hash}`, goalId);
+}
+
+/** A URL stays as given; a path becomes absolute so the ledger key is stable. */
+export function normalizeRepo(repo: string): string {
+  return /^[a-z][a-z0-9+.-]*:\/\//i.test(repo) || /^[^/]+@[^:]+:/.test(repo) ? repo : resolve(repo);
+}

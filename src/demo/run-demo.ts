@@ -1,0 +1,31 @@
+import { spawnSync } from 'node:child_process';
+import { mkdtemp } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { createSampleRepo } from './sample-repo.js';
+
+/** `npm run demo`: a real goal, end to end, against a fresh sample repository. */
+async function demo(): Promise<number> {
+  const root = await mkdtemp(join(tmpdir(), 'goal-loop-demo-'));
+  const repo = await createSampleRepo(join(root, 'sample'));
+  const goal = fileURLToPath(new URL('../../../examples/demo-goal.yml', import.meta.url));
+  const cli = fileURLToPath(new URL('../cli/main.js', import.meta.url));
+  const env = { ...process.env, GOAL_LOOP_DB: join(root, 'ledger.db'), GOAL_LOOP_WORKSPACES: join(root, 'workspaces') };
+  process.stderr.write(`sample repository: ${repo.bare}\ngoal: ${goal}\n\n`);
+
+  const run = spawnSync(process.execPath, [cli, 'run', '--repo', repo.bare, '--goal', goal, '--agent', 'scripted'], { stdio: 'inherit', env });
+  const log = spawnSync('git', ['--git-dir', repo.bare, 'log', '--format=%h %s%n%(trailers:key=Goal-Task,key=Goal-Attempt)', 'goal/demo-slugify'], {
+    encoding: 'utf8',
+  });
+  process.stdout.write(
+    `\nThe checkpoints are on branch goal/demo-slugify of ${repo.bare}:\n\n${log.stdout}` +
+      `Look at them:  git --git-dir ${repo.bare} log --stat goal/demo-slugify\n` +
+      `Ledger:        GOAL_LOOP_DB=${env.GOAL_LOOP_DB} node ${cli} status\n`,
+  );
+  return run.status ?? 4;
+}
+
+demo().then((code) => {
+  process.exitCode = code;
+});

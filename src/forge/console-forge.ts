@@ -1,0 +1,152 @@
+import { styleText } from 'node:util';
+import { createLogUpdate } from 'log-update';
+import type { TaskStatus } from '../loop/states.js';
+import type { GoalSnapshot, LoopResult, TaskSnapshot } from '../loop/result.js';
+import type { Escalation } from '../loop/transition.js';
+import type { Forge } from '../ports/forge.js';
+
+type Style = Parameters<typeof styleText>[0];
+
+const ICON: Record<TaskStatus, [string, Style]> = {
+  pending: ['○', 'gray'],
+  running: ['◐', 'cyan'],
+  done: ['✔', 'green'],
+  skipped: ['↷', 'gray'],
+  escalated: ['✖', 'red'],
+  awaiting_approval: ['⏸', 'yellow'],
+};
+
+export interface ConsoleForgeOptions {
+  stream?: NodeJS.WriteStream;
+  /** Redraw in place (a TTY); otherwise print one line per change. */
+  live?: boolean;
+  /** Colours; default: when the stream supports them. */
+  color?: boolean;
+  clock?: () => number;
+}
+
+/** The CLI's forge: a live task list on stderr (or plain lines when not a terminal). */
+export class ConsoleForge implements Forge {
+  private readonly stream: NodeJS.WriteStream;
+  private readonly live: boolean;
+  private readonly color: boolean;
+  private readonly clock: () => number;
+  private readonly draw?: ReturnType<typeof createLogUpdate>;
+  private last?: GoalSnapshot;
+  private ticker?: NodeJS.Timeout;
+  private lastLines = new Map<string, string>();
+  private lastErrors = new Map<string, string>();
+
+  constructor(opts: ConsoleForgeOptions = {}) {
+    this.stream = opts.stream ?? process.stderr;
+    this.live = opts.live ?? Boolean(this.stream.isTTY);
+    this.color = opts.color ?? (typeof this.stream.hasColors === 'function' && this.stream.hasColors());
+    this.clock = opts.clock ?? Date.now;
+    if (this.live) this.draw = createLogUpdate(this.stream);
+  }
+
+  async update(s: GoalSnapshot): Promise<void> {
+    this.last = s;
+    if (this.live) {
+      this.redraw();
+      if (!this.ticker) {
+        this.ticker = setInterval(() => this.redraw(), 250);
+        this.ticker.unref();
+      }
+      return;
+    }
+    // Plain mode: one line whenever a task's status or attempt changes.
+    for (const t of s.tasks) {
+      const line = `${t.status}:${t.attempts}`;
+      if (this.lastLines.get(t.id) === line) continue;
+      this.lastLines.set(t.id, line);
+      if (t.status !== 'pending' || t.attempts > 0) this.stream.write(`${this.taskLine(t)}\n`);
+      if (t.lastError && this.lastErrors.get(t.id) !== t.lastError) this.stream.write(`  ${this.failureLine(t)}\n`);
+      this.lastErrors.set(t.id, t.lastError ?? '');
+    }
+  }
+
+  async checkpointed(): Promise<void> {}
+
+  async requestApproval(s: GoalSnapshot, taskIds: string[]): Promise<void> {
+    this.println(
+      `${this.paint('yellow', 'approval needed')}: ${taskIds.join(', ')} ` +
+        `(risk above max_risk ${s.limits.max_risk}, or requires_approval). Re-run with --approve ${taskIds[0]} to continue.`,
+    );
+  }
+
+  async escalate(_s: GoalSnapshot, e: Escalation): Promise<void> {
+    const excerpt = e.last_error.trim().split('\n').slice(-15).join('\n');
+    this.println(
+      `${this.paint('red', 'escalated')}: task ${e.task_id} failed after ${e.attempts} attempt(s).\n` +
+        `Last failure:\n${indent(excerpt)}\n` +
+        `Fix it on the goal branch (push to it), then run the same command again to resume with fresh retries.`,
+    );
+  }
+
+  async finished(r: LoopResult, s: GoalSnapshot): Promise<void> {
+    this.last = s;
+    if (this.ticker) clearInterval(this.ticker);
+    this.ticker = undefined;
+    if (this.live) {
+      this.redraw();
+      this.draw?.done();
+    }
+    const colour: Style = r.success ? 'green' : r.status === 'ESCALATED' || r.status === 'FAILED' ? 'red' : 'yellow';
+    const budget = `${r.iterations} iteration(s), ${r.tokens.input + r.tokens.output} tokens, $${r.cost_usd.toFixed(2)}`;
+    this.stream.write(
+      `${this.paint(colour, r.status)} ${r.tasks_completed}/${r.tasks_total} tasks, ${budget}, ${r.duration_s.toFixed(1)}s` +
+        `${r.stop_reason ? ` — ${r.stop_reason}` : ''}\nbranch: ${r.branch}\n`,
+    );
+  }
+
+  private println(text: string): void {
+    if (this.live && this.draw) {
+      this.draw.clear();
+      this.stream.write(`${text}\n`);
+      this.redraw();
+    } else {
+      this.stream.write(`${text}\n`);
+    }
+  }
+
+  private redraw(): void {
+    const s = this.last;
+    if (!s || !this.draw) return;
+    const head = `${this.paint('bold', s.goalId)}  ${s.state}  ${this.paint('gray', `iter ${s.iterations}/${s.limits.max_iterations}  $${s.costUsd.toFixed(2)}/${s.limits.cost_cap_usd}`)}`;
+    const lines = s.tasks.flatMap((t) => (t.lastError && t.status !== 'done' ? [this.taskLine(t), `    ${this.failureLine(t)}`] : [this.taskLine(t)]));
+    this.draw([head, ...lines].join('\n'));
+  }
+
+  private taskLine(t: TaskSnapshot): string {
+    const [icon, style] = ICON[t.status];
+    const attempt = t.attempts > 0 ? `attempt ${t.attempts}` : '';
+    const elapsed = t.startedAt ? formatElapsed((t.endedAt ?? this.clock()) - t.startedAt) : '';
+    const sha = t.checkpointSha ? t.checkpointSha.slice(0, 7) : '';
+    const meta = [t.status.replace('_', ' '), attempt, elapsed, sha].filter(Boolean).join('  ');
+    return `${this.paint(style, icon)} ${t.id}  ${t.title}  ${this.paint('gray', meta)}`;
+  }
+
+  private failureLine(t: TaskSnapshot): string {
+    const first = (t.lastError ?? '').trim().split('\n')[0] ?? '';
+    return this.paint('red', `last failure: ${first.length > 160 ? `${first.slice(0, 160)}…` : first}`);
+  }
+
+  private paint(style: Style, text: string): string {
+    return this.color ? styleText(style, text) : text;
+  }
+}
+
+export function formatElapsed(ms: number): string {
+  const s = Math.max(0, ms) / 1000;
+  if (s < 60) return `${s.toFixed(1)}s`;
+  const m = Math.floor(s / 60);
+  return `${m}m${String(Math.floor(s % 60)).padStart(2, '0')}s`;
+}
+
+function indent(text: string): string {
+  return text
+    .split('\n')
+    .map((l) => `    ${l}`)
+    .join('\n');
+}

@@ -1,0 +1,277 @@
+import type { Logger } from 'pino';
+import { resolveLimits, type LoopLimits } from '../config/limits.js';
+import type { GoalSpec } from '../goal/schema.js';
+import type { TaskAgent } from '../ports/agent.js';
+import type { Forge } from '../ports/forge.js';
+import type { GoalKey, Ledger } from '../ports/ledger.js';
+import type { Sandbox } from '../ports/sandbox.js';
+import type { Workspace } from '../ports/workspace.js';
+import { EffectPerformer } from './effects.js';
+import type { GoalSnapshot, LoopResult } from './result.js';
+import { RESTING_STATES } from './states.js';
+import { decide, initialState, type Decision, type LoopEvent, type LoopState } from './transition.js';
+
+export interface RunGoalOptions {
+  repo: string;
+  spec: GoalSpec;
+  ledger: Ledger;
+  workspace: Workspace;
+  sandbox: Sandbox;
+  forge: Forge;
+  agent?: TaskAgent;
+  logger: Logger;
+  /** Limits from the repo config; the spec's `limits` override them. */
+  configLimits?: Partial<LoopLimits>;
+  gate?: string[];
+  priority?: string;
+  /** Task ids a human approved for this run (`all` approves every task). */
+  approve?: string[];
+  /** Where full command logs go; default `<workspace>.logs`. */
+  logDir?: string;
+  /** Fires to stop the run (e.g. SIGINT). */
+  signal?: AbortSignal;
+  /** How often the ledger is polled for pause/stop requests. */
+  controlPollMs?: number;
+  clock?: () => number;
+}
+
+/**
+ * Runs one goal to a resting state: decide (pure) -> persist -> perform effects -> repeat.
+ * Safe to call again after a crash: git checkpoints say what is done.
+ */
+export async function runGoal(opts: RunGoalOptions): Promise<LoopResult> {
+  const clock = opts.clock ?? Date.now;
+  const startedAt = clock();
+  const { spec, ledger, workspace } = opts;
+  const key: GoalKey = { repo: opts.repo, goalId: spec.goal_id };
+  const limits = resolveLimits(opts.configLimits, spec.limits);
+  const log = opts.logger.child({ goal: spec.goal_id });
+
+  await ledger.upsertGoal(key, { spec, branch: workspace.branch, ...(opts.priority ? { priority: opts.priority } : {}) });
+  if (opts.approve?.length) {
+    for (const t of spec.tasks) if (opts.approve.includes('all') || opts.approve.includes(t.id)) await ledger.updateTask(key, t.id, { approved: true });
+  }
+  const goal = (await ledger.getGoal(key))!;
+  const records = new Map((await ledger.listTasks(key)).map((r) => [r.taskId, r]));
+  let state: LoopState = initialState({
+    limits,
+    startedAtMs: startedAt,
+    counters: { iterations: goal.counters.iterations, errors: goal.counters.errors, errorsRecovered: goal.counters.errors_recovered, costUsd: goal.counters.cost_usd },
+    tasks: spec.tasks.map((t) => {
+      const rec = records.get(t.id);
+      return {
+        id: t.id,
+        title: t.title,
+        dependencies: t.dependencies,
+        risk: t.risk,
+        requiresApproval: t.requires_approval,
+        approved: rec?.approved ?? false,
+        maxRetries: t.max_retries ?? limits.max_retries,
+        status: rec?.status === 'skipped' ? 'skipped' : 'pending',
+        attempts: rec?.attempts ?? 0,
+      };
+    }),
+  });
+
+  // Interruptions: a caller's signal, a pause/stop request in the ledger, the wall-clock cap.
+  const abort = new AbortController();
+  let interruption: { request: 'pause' | 'stop'; reason: string } = { request: 'stop', reason: 'stopped' };
+  const interrupt = (request: 'pause' | 'stop', reason: string) => {
+    if (abort.signal.aborted) return;
+    interruption = { request, reason };
+    abort.abort();
+  };
+  const onCallerAbort = () => interrupt('stop', 'stopped by the user (signal)');
+  if (opts.signal?.aborted) onCallerAbort();
+  opts.signal?.addEventListener('abort', onCallerAbort, { once: true });
+  const wall = setTimeout(() => interrupt('stop', `max_wall_minutes reached (${limits.max_wall_minutes})`), limits.max_wall_minutes * 60_000);
+  const poll = setInterval(() => {
+    ledger
+      .getGoal(key)
+      .then((g) => {
+        if (g?.control) interrupt(g.control, g.control === 'pause' ? 'paused by a human' : 'stopped by a human');
+      })
+      .catch((err: unknown) => log.warn({ err }, 'cannot read goal control'));
+  }, opts.controlPollMs ?? 2000);
+  wall.unref();
+  poll.unref();
+
+  const taskTimes = new Map<string, { startedAt?: number; endedAt?: number }>();
+  const snapshot = (): GoalSnapshot => toSnapshot(state, spec, key, workspace.branch, taskTimes, tokens);
+  let tokens = goal.counters.tokens;
+  const performer = new EffectPerformer({
+    key,
+    spec,
+    ledger,
+    workspace,
+    sandbox: opts.sandbox,
+    forge: opts.forge,
+    ...(opts.agent ? { agent: opts.agent } : {}),
+    gate: opts.gate ?? [],
+    logDir: opts.logDir ?? `${workspace.dir}.logs`,
+    logger: log,
+    signal: abort.signal,
+    interruption: () => interruption,
+    snapshot,
+    clock,
+  });
+
+  try {
+    let event: LoopEvent;
+    try {
+      const existing = await ledger.getGoal(key);
+      if (existing?.control) {
+        // A stale request from before this run must not stop it at once.
+        await ledger.setControl(key, null);
+      }
+      const checkpoints = await workspace.prepare();
+      event = { type: 'start', at: clock(), checkpoints };
+    } catch (err) {
+      log.error({ err }, 'workspace preparation failed');
+      state = { ...state, phase: 'FAILED', stopReason: `internal: cannot prepare the workspace: ${errorText(err)}` };
+      await ledger.setState(key, 'FAILED', 'prepare', state.stopReason, state.stopReason);
+      return await finish(state, opts.forge, snapshot, startedAt, clock, ledger, key, log);
+    }
+    for (;;) {
+      const decision = decide(state, event);
+      await persist(ledger, key, state, decision, taskTimes, clock());
+      state = decision.state;
+      log.debug({ state: state.phase, task: state.currentTaskId }, 'transition');
+      tokens = (await ledger.getGoal(key))?.counters.tokens ?? tokens;
+      await opts.forge.update(snapshot()).catch((err: unknown) => log.warn({ err }, 'forge.update failed'));
+      let next: LoopEvent | undefined;
+      for (const effect of decision.effects) {
+        next = await performer.perform(effect, state);
+        if (next) break;
+      }
+      if (!next) break;
+      event = next;
+    }
+    if (abort.signal.aborted && (state.phase === 'PAUSED' || state.phase === 'STOPPED')) await ledger.setControl(key, null);
+    if (!RESTING_STATES.has(state.phase)) throw new Error(`loop ended in non-resting state ${state.phase}`);
+    return await finish(state, opts.forge, snapshot, startedAt, clock, ledger, key, log);
+  } catch (err) {
+    log.error({ err }, 'internal error in the goal loop');
+    state = { ...state, phase: 'FAILED', stopReason: `internal: ${errorText(err)}` };
+    await ledger.setState(key, 'FAILED', 'internal_error', state.stopReason, state.stopReason).catch(() => undefined);
+    return finish(state, opts.forge, snapshot, startedAt, clock, ledger, key, log);
+  } finally {
+    clearTimeout(wall);
+    clearInterval(poll);
+    opts.signal?.removeEventListener('abort', onCallerAbort);
+  }
+}
+
+/** Writes the decision's transitions, task changes and counter changes to the ledger. */
+async function persist(
+  ledger: Ledger,
+  key: GoalKey,
+  prev: LoopState,
+  decision: Decision,
+  taskTimes: Map<string, { startedAt?: number; endedAt?: number }>,
+  now: number,
+): Promise<void> {
+  const next = decision.state;
+  const last = decision.transitions.length - 1;
+  for (const [i, t] of decision.transitions.entries()) {
+    const stopReason = i === last && RESTING_STATES.has(t.to) ? (next.stopReason ?? null) : i === last ? null : undefined;
+    await ledger.setState(key, t.to, t.event, t.detail ?? null, stopReason);
+  }
+  const before = new Map(prev.tasks.map((t) => [t.id, t]));
+  for (const t of next.tasks) {
+    const b = before.get(t.id);
+    if (b && b.status === t.status && b.attempts === t.attempts && b.checkpointSha === t.checkpointSha && b.lastError === t.lastError) continue;
+    await ledger.updateTask(key, t.id, { status: t.status, attempts: t.attempts, checkpointSha: t.checkpointSha ?? null, lastError: t.lastError ?? null });
+    const times = taskTimes.get(t.id) ?? {};
+    // Elapsed time counts from the task's first attempt in this run to its checkpoint or escalation.
+    if (t.status === 'running') {
+      times.startedAt ??= now;
+      delete times.endedAt;
+    } else if (b?.status === 'running' && (t.status === 'done' || t.status === 'escalated')) {
+      times.endedAt = now;
+    }
+    taskTimes.set(t.id, times);
+  }
+  const dc = {
+    iterations: next.counters.iterations - prev.counters.iterations,
+    errors: next.counters.errors - prev.counters.errors,
+    errors_recovered: next.counters.errorsRecovered - prev.counters.errorsRecovered,
+  };
+  if (dc.iterations || dc.errors || dc.errors_recovered) await ledger.addCounters(key, dc);
+}
+
+async function finish(
+  state: LoopState,
+  forge: Forge,
+  snapshot: () => GoalSnapshot,
+  startedAt: number,
+  clock: () => number,
+  ledger: Ledger,
+  key: GoalKey,
+  log: Logger,
+): Promise<LoopResult> {
+  const goal = await ledger.getGoal(key);
+  const done = state.tasks.filter((t) => t.status === 'done' || t.status === 'skipped');
+  const result: LoopResult = {
+    goal_id: key.goalId,
+    status: state.phase,
+    success: state.phase === 'LOOP_COMPLETE',
+    tasks_completed: done.length,
+    tasks_total: state.tasks.length,
+    iterations: state.counters.iterations,
+    errors_recovered: state.counters.errorsRecovered,
+    tokens: goal?.counters.tokens ?? { input: 0, output: 0, cache_read: 0, cache_write: 0 },
+    cost_usd: round(goal?.counters.cost_usd ?? state.counters.costUsd, 6),
+    duration_s: round((clock() - startedAt) / 1000, 3),
+    stop_reason: state.stopReason ?? null,
+    branch: snapshot().branch,
+    checkpoints: state.tasks.filter((t) => t.checkpointSha).map((t) => ({ task_id: t.id, sha: t.checkpointSha! })),
+    ...(state.escalation ? { escalation: state.escalation } : {}),
+  };
+  await forge.finished(result, snapshot()).catch((err: unknown) => log.warn({ err }, 'forge.finished failed'));
+  return result;
+}
+
+function toSnapshot(
+  state: LoopState,
+  spec: GoalSpec,
+  key: GoalKey,
+  branch: string,
+  times: Map<string, { startedAt?: number; endedAt?: number }>,
+  tokens: GoalSnapshot['tokens'],
+): GoalSnapshot {
+  return {
+    goalId: key.goalId,
+    objective: spec.objective,
+    repo: key.repo,
+    branch,
+    state: state.phase,
+    ...(state.stopReason ? { stopReason: state.stopReason } : {}),
+    ...(state.currentTaskId ? { currentTaskId: state.currentTaskId } : {}),
+    tasks: state.tasks.map((t) => ({
+      id: t.id,
+      title: t.title,
+      dependencies: t.dependencies,
+      status: t.status,
+      attempts: t.attempts,
+      ...(t.checkpointSha ? { checkpointSha: t.checkpointSha } : {}),
+      ...(t.lastError ? { lastError: t.lastError } : {}),
+      ...times.get(t.id),
+    })),
+    iterations: state.counters.iterations,
+    tokens,
+    costUsd: state.counters.costUsd,
+    limits: state.limits,
+    startedAt: state.startedAtMs,
+    ...(state.escalation ? { escalation: state.escalation } : {}),
+  };
+}
+
+function round(n: number, digits: number): number {
+  const f = 10 ** digits;
+  return Math.round(n * f) / f;
+}
+
+function errorText(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}

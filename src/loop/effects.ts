@@ -1,0 +1,232 @@
+import { join } from 'node:path';
+import type { Logger } from 'pino';
+import type { GoalSpec, TaskSpec } from '../goal/schema.js';
+import type { TaskAgent } from '../ports/agent.js';
+import type { Forge } from '../ports/forge.js';
+import type { GoalKey, Ledger } from '../ports/ledger.js';
+import type { CommandResult, Sandbox } from '../ports/sandbox.js';
+import { CheckpointRefusedError, type Workspace } from '../ports/workspace.js';
+import type { GoalSnapshot } from './result.js';
+import { FINAL_GATE_TASK, type Effect, type LoopEvent, type LoopState } from './transition.js';
+
+export interface EffectDeps {
+  key: GoalKey;
+  spec: GoalSpec;
+  ledger: Ledger;
+  workspace: Workspace;
+  sandbox: Sandbox;
+  forge: Forge;
+  agent?: TaskAgent;
+  /** Repo-level commands the final gate runs after the acceptance checks. */
+  gate: string[];
+  /** Where full command logs go (the scratchpad). */
+  logDir: string;
+  logger: Logger;
+  signal: AbortSignal;
+  /** Why the signal fired: a pause, a stop, or a safeguard. */
+  interruption: () => { request: 'pause' | 'stop'; reason: string };
+  snapshot: () => GoalSnapshot;
+  clock?: () => number;
+}
+
+/** Performs the controller's effects through the ports, and reports what happened as an event. */
+export class EffectPerformer {
+  private readonly clock: () => number;
+
+  constructor(private readonly deps: EffectDeps) {
+    this.clock = deps.clock ?? Date.now;
+  }
+
+  /** Returns the event the effect produced, or undefined for fire-and-forget effects. */
+  async perform(effect: Effect, state: LoopState): Promise<LoopEvent | undefined> {
+    switch (effect.type) {
+      case 'execute':
+        return this.execute(effect.taskId, effect.attempt, state, effect.previousFailure);
+      case 'verify':
+        return this.verify(effect.taskId, effect.attempt);
+      case 'checkpoint':
+        return this.checkpoint(effect.taskId, effect.attempt);
+      case 'rollback':
+        try {
+          await this.deps.workspace.rollback();
+          return undefined;
+        } catch (err) {
+          return { type: 'infra_error', at: this.clock(), error: `rollback failed: ${message(err)}` };
+        }
+      case 'final_gate':
+        return this.finalGate();
+      case 'checkpointed':
+        await this.tellForge('checkpointed', () => this.deps.forge.checkpointed(this.deps.snapshot(), { taskId: effect.taskId, sha: effect.sha }));
+        return undefined;
+      case 'escalate':
+        await this.tellForge('escalate', () => this.deps.forge.escalate(this.deps.snapshot(), effect.escalation));
+        return undefined;
+      case 'request_approval':
+        await this.tellForge('requestApproval', () => this.deps.forge.requestApproval(this.deps.snapshot(), effect.taskIds));
+        return undefined;
+      case 'finish':
+        return undefined;
+    }
+  }
+
+  private async execute(taskId: string, attempt: number, state: LoopState, previousFailure?: string): Promise<LoopEvent> {
+    const { deps } = this;
+    const task = this.task(taskId);
+    if (deps.signal.aborted) return this.interrupted();
+    try {
+      await deps.workspace.sync();
+    } catch (err) {
+      return { type: 'infra_error', at: this.clock(), error: `cannot sync the goal branch: ${message(err)}` };
+    }
+    for (const [i, command] of task.run.entries()) {
+      let result: CommandResult;
+      try {
+        result = await this.command(command, task, attempt, `run-${i + 1}`);
+      } catch (err) {
+        return { type: 'executed', at: this.clock(), ok: false, kind: 'infra', error: `sandbox failed: ${message(err)}` };
+      }
+      if (result.aborted) return this.interrupted();
+      if (result.exitCode !== 0) {
+        const error = describeFailure(`run step \`${command}\``, result, state.limits.task_timeout_s);
+        await deps.ledger.recordAttempt(deps.key, attemptRecord(taskId, attempt, 'run', result, error));
+        return { type: 'executed', at: this.clock(), ok: false, kind: 'task', error };
+      }
+    }
+    if (!deps.agent) return { type: 'executed', at: this.clock(), ok: true };
+    const done = state.tasks.filter((t) => t.status === 'done' && t.checkpointSha).map((t) => ({ taskId: t.id, sha: t.checkpointSha! }));
+    try {
+      const outcome = await deps.agent.work({
+        goal: deps.spec,
+        task,
+        attempt,
+        ...(previousFailure !== undefined ? { previousFailure } : {}),
+        workspaceDir: deps.workspace.dir,
+        done,
+        budgetUsd: Math.max(0, state.limits.cost_cap_usd - state.counters.costUsd),
+        signal: deps.signal,
+      });
+      await deps.ledger.addCounters(deps.key, { tokens: outcome.usage, cost_usd: outcome.costUsd });
+      if (deps.signal.aborted) return this.interrupted();
+      if (outcome.ok) return { type: 'executed', at: this.clock(), ok: true, costUsd: outcome.costUsd };
+      return { type: 'executed', at: this.clock(), ok: false, kind: outcome.kind, error: outcome.error, costUsd: outcome.costUsd };
+    } catch (err) {
+      if (deps.signal.aborted) return this.interrupted();
+      return { type: 'executed', at: this.clock(), ok: false, kind: 'infra', error: `agent failed: ${message(err)}` };
+    }
+  }
+
+  private async verify(taskId: string, attempt: number): Promise<LoopEvent> {
+    const task = this.task(taskId);
+    let result: CommandResult;
+    try {
+      result = await this.command(task.verification, task, attempt, 'verify');
+    } catch (err) {
+      return { type: 'infra_error', at: this.clock(), error: `sandbox failed: ${message(err)}` };
+    }
+    if (result.aborted) return this.interrupted();
+    const passed = result.exitCode === 0;
+    const output = passed ? result.output : describeFailure(`verification \`${task.verification}\``, result, this.timeoutS());
+    await this.deps.ledger.recordAttempt(this.deps.key, attemptRecord(taskId, attempt, 'verify', result, output, passed));
+    return { type: 'verified', at: this.clock(), passed, output };
+  }
+
+  private async checkpoint(taskId: string, attempt: number): Promise<LoopEvent> {
+    const task = this.task(taskId);
+    try {
+      const cp = await this.deps.workspace.checkpoint({ goalId: this.deps.spec.goal_id, taskId, title: task.title, attempt });
+      return { type: 'checkpointed', at: this.clock(), sha: cp.sha };
+    } catch (err) {
+      if (err instanceof CheckpointRefusedError) {
+        await this.deps.ledger.recordAttempt(this.deps.key, {
+          taskId,
+          attempt,
+          phase: 'checkpoint',
+          passed: false,
+          exitCode: null,
+          output: err.message,
+          durationMs: 0,
+        });
+        return { type: 'checkpoint_refused', at: this.clock(), reason: err.message };
+      }
+      return { type: 'infra_error', at: this.clock(), error: `checkpoint failed: ${message(err)}` };
+    }
+  }
+
+  private async finalGate(): Promise<LoopEvent> {
+    const checks = [
+      ...this.deps.spec.acceptance_criteria.filter((c) => c.check).map((c) => ({ label: c.description, command: c.check! })),
+      ...this.deps.gate.map((command) => ({ label: `gate: ${command}`, command })),
+    ];
+    const failures: string[] = [];
+    for (const [i, check] of checks.entries()) {
+      let result: CommandResult;
+      try {
+        result = await this.run(check.command, { GOAL_TASK_ID: FINAL_GATE_TASK, GOAL_ATTEMPT: '1' }, `final-gate-${i + 1}`);
+      } catch (err) {
+        return { type: 'infra_error', at: this.clock(), error: `sandbox failed: ${message(err)}` };
+      }
+      if (result.aborted) return this.interrupted();
+      const passed = result.exitCode === 0;
+      const output = passed ? result.output : describeFailure(`${check.label} (\`${check.command}\`)`, result, this.timeoutS());
+      await this.deps.ledger.recordAttempt(this.deps.key, attemptRecord(FINAL_GATE_TASK, 1, 'gate', result, output, passed));
+      if (!passed) failures.push(output);
+    }
+    return { type: 'gate_done', at: this.clock(), passed: failures.length === 0, output: failures.join('\n\n') || 'all checks passed' };
+  }
+
+  private command(command: string, task: TaskSpec, attempt: number, label: string): Promise<CommandResult> {
+    return this.run(command, { GOAL_TASK_ID: task.id, GOAL_ATTEMPT: String(attempt) }, `${task.id}-a${attempt}-${label}`);
+  }
+
+  private run(command: string, env: Record<string, string>, logName: string): Promise<CommandResult> {
+    return this.deps.sandbox.run({
+      command,
+      cwd: this.deps.workspace.dir,
+      env: { GOAL_ID: this.deps.spec.goal_id, ...env },
+      timeoutMs: this.timeoutS() * 1000,
+      logPath: join(this.deps.logDir, `${logName.replace(/[^A-Za-z0-9._-]/g, '_')}.log`),
+      signal: this.deps.signal,
+    });
+  }
+
+  private timeoutS(): number {
+    return this.deps.snapshot().limits.task_timeout_s;
+  }
+
+  private task(taskId: string): TaskSpec {
+    const task = this.deps.spec.tasks.find((t) => t.id === taskId);
+    if (!task) throw new Error(`unknown task ${taskId}`);
+    return task;
+  }
+
+  private interrupted(): LoopEvent {
+    return { type: 'interrupted', at: this.clock(), ...this.deps.interruption() };
+  }
+
+  /** A forge failure (e.g. GitHub down) is logged, never fatal to the goal. */
+  private async tellForge(what: string, call: () => Promise<void>): Promise<void> {
+    try {
+      await call();
+    } catch (err) {
+      this.deps.logger.warn({ err, goal: this.deps.key.goalId }, `forge.${what} failed`);
+    }
+  }
+}
+
+export function describeFailure(what: string, result: CommandResult, timeoutS: number): string {
+  const status = result.timedOut
+    ? `timed out after ${timeoutS}s and was killed`
+    : result.exitCode === null
+      ? `was killed by ${result.signal ?? 'a signal'}`
+      : `exited with code ${result.exitCode}`;
+  const out = result.output.trim();
+  return `${what} ${status}${out ? `:\n${out}` : ' (no output)'}`;
+}
+
+function attemptRecord(taskId: string, attempt: number, phase: string, r: CommandResult, output: string, passed = false) {
+  return { taskId, attempt, phase, passed, exitCode: r.exitCode, output, ...(r.logPath ? { logPath: r.logPath } : {}), durationMs: r.durationMs };
+}
+
+function message(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}

@@ -1,0 +1,30 @@
+import type { GoalSpec, TaskSpec } from '../goal/schema.js';
+import type { Usage } from './ledger.js';
+
+/**
+ * Does the open-ended part of a task in the workspace (the Claude agent, or a scripted one in
+ * tests). It never decides that a task passed: the verification command does.
+ */
+export interface TaskAgent {
+  readonly name: string;
+  work(input: AgentInput): Promise<AgentOutcome>;
+}
+
+export interface AgentInput {
+  goal: GoalSpec;
+  task: TaskSpec;
+  attempt: number;
+  /** Trimmed output of the previous attempt's failure, for the repair. */
+  previousFailure?: string;
+  workspaceDir: string;
+  /** Tasks already done, with their checkpoints. */
+  done: Array<{ taskId: string; sha: string }>;
+  /** Dollars still allowed before the cost cap. */
+  budgetUsd: number;
+  signal: AbortSignal;
+}
+
+export type AgentOutcome =
+  | { ok: true; usage: Usage; costUsd: number; summary?: string }
+  /** `infra`: the model API or the agent's machinery failed; `budget`: the cost cap was reached. */
+  | { ok: false; kind: 'infra' | 'budget'; error: string; usage: Usage; costUsd: number };
