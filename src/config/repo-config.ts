@@ -1,0 +1,94 @@
+import { parseDocument } from 'yaml';
+import { z } from 'zod';
+import { RISK_LEVELS } from '../goal/schema.js';
+import { DEFAULT_PROTECTED_PATHS } from '../workspace/protected-paths.js';
+import type { LoopLimits } from './limits.js';
+
+export const REPO_CONFIG_PATH = '.github/goal-loop.yml';
+
+const command = z.string().trim().min(1);
+
+export const McpServerSchema = z
+  .strictObject({
+    name: z.string().regex(/^[a-z0-9_-]+$/i, 'must match [A-Za-z0-9_-]+').describe('Namespace of the server\'s tools.'),
+    command: command.describe('Program that starts the stdio MCP server, run inside the sandbox.'),
+    args: z.array(z.string()).default([]).describe('Arguments for the command.'),
+    env: z.array(z.string().regex(/^[A-Z_][A-Z0-9_]*$/)).default([]).describe('Names of host variables to pass to the server.'),
+  })
+  .describe('An MCP server whose tools the agent may use.');
+
+/** `.github/goal-loop.yml`: every key optional, every key documented. */
+export const RepoConfigSchema = z
+  .strictObject({
+    label: z.string().trim().min(1).default('goal').describe('Issue label that starts a goal.'),
+    require_plan_approval: z
+      .boolean()
+      .default(false)
+      .describe('Wait for `/goal approve` before running any plan (plans the model wrote always wait).'),
+    setup: z
+      .array(command)
+      .default([])
+      .describe('Commands run once in the workspace before the first task, e.g. `npm ci`. Network only if `network: setup`.'),
+    gate: z.array(command).default([]).describe('Commands the final gate runs after the acceptance checks; all must exit 0.'),
+    max_retries: z.number().int().positive().optional().describe('Attempts per task before it escalates (default 3).'),
+    max_iterations: z.number().int().positive().optional().describe('Attempts over the whole goal (default 50).'),
+    error_threshold: z.number().int().positive().optional().describe('Consecutive infrastructure errors that stop the goal (default 3).'),
+    cost_cap_usd: z.number().nonnegative().optional().describe('Model spend allowed per goal, in US dollars (default 10).'),
+    max_wall_minutes: z.number().positive().optional().describe('Wall-clock minutes one run may take (default 120).'),
+    task_timeout_s: z.number().int().positive().optional().describe('Seconds one command may run before it is killed (default 600).'),
+    max_risk: z.enum(RISK_LEVELS).optional().describe('Tasks whose risk is above this wait for approval (default high).'),
+    protected_paths: z
+      .array(z.string().min(1))
+      .default(DEFAULT_PROTECTED_PATHS)
+      .describe('Globs no checkpoint may touch; a change to them fails the attempt.'),
+    sandbox: z
+      .enum(['bwrap', 'process'])
+      .default('bwrap')
+      .describe('`bwrap`: the bubblewrap jail (required by default). `process`: an unisolated fallback, warned about on every run.'),
+    network: z.enum(['none', 'setup']).default('none').describe('`setup` gives the network to the setup commands only; never to tasks.'),
+    model: z.string().trim().min(1).optional().describe('Claude model id for the agent and planner (default: GOAL_LOOP_MODEL or a current Sonnet).'),
+    mcp_servers: z.array(McpServerSchema).default([]).describe('Extra MCP servers whose tools the agent may use.'),
+  })
+  .describe('goal-loop repository configuration (.github/goal-loop.yml).');
+
+export type RepoConfig = z.output<typeof RepoConfigSchema>;
+
+export class RepoConfigError extends Error {
+  override name = 'RepoConfigError';
+  constructor(readonly problems: string[]) {
+    super(`invalid ${REPO_CONFIG_PATH}:\n${problems.map((p) => `  ${p}`).join('\n')}`);
+  }
+}
+
+/** Validates a parsed config object; `undefined` (no file) gives the defaults. */
+export function parseRepoConfig(raw: unknown): RepoConfig {
+  const result = RepoConfigSchema.safeParse(raw ?? {});
+  if (result.success) return result.data;
+  throw new RepoConfigError(
+    result.error.issues.map((i) => {
+      const key = i.path.map(String).join('.') || '(root)';
+      if (i.code === 'unrecognized_keys') return `${key}: unknown key${i.keys.length > 1 ? 's' : ''} ${i.keys.join(', ')}`;
+      return `${key}: ${i.message}`;
+    }),
+  );
+}
+
+/** Parses the YAML text of `.github/goal-loop.yml`. */
+export function parseRepoConfigText(text: string): RepoConfig {
+  const doc = parseDocument(text);
+  if (doc.errors.length > 0) throw new RepoConfigError(doc.errors.map((e) => e.message.split('\n')[0] ?? e.message));
+  return parseRepoConfig(doc.toJS());
+}
+
+export function configLimits(config: RepoConfig): Partial<LoopLimits> {
+  const out: Partial<LoopLimits> = {};
+  for (const key of ['max_retries', 'max_iterations', 'error_threshold', 'cost_cap_usd', 'max_wall_minutes', 'task_timeout_s', 'max_risk'] as const) {
+    if (config[key] !== undefined) (out as Record<string, unknown>)[key] = config[key];
+  }
+  return out;
+}
+
+/** The JSON Schema editors use to complete `.github/goal-loop.yml`. */
+export function repoConfigJsonSchema(): unknown {
+  return z.toJSONSchema(RepoConfigSchema, { io: 'input' });
+}
