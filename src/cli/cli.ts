@@ -1,3 +1,4 @@
+import { RepoConfigError } from '../config/repo-config.js';
 import { SpecValidationError, formatSpecError } from '../goal/parse.js';
 import { EXIT } from '../loop/result.js';
 import { PLAN_USAGE, planCommand } from './commands/plan.js';
@@ -42,6 +43,10 @@ export async function main(argv: string[]): Promise<number> {
     }
     if (err instanceof UsageError || isParseArgsError(err)) {
       process.stderr.write(`goal-loop: ${(err as Error).message}\nRun \`goal-loop help\` for usage.\n`);
+      return EXIT.badInput;
+    }
+    if (err instanceof RepoConfigError) {
+      process.stderr.write(`goal-loop: ${err.message}\n`);
       return EXIT.badInput;
     }
     if (err instanceof LockedError) {

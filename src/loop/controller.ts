@@ -23,6 +23,10 @@ export interface RunGoalOptions {
   /** Limits from the repo config; the spec's `limits` override them. */
   configLimits?: Partial<LoopLimits>;
   gate?: string[];
+  /** Repo `setup` commands, run once per run before the first task. */
+  setup?: string[];
+  /** Give the setup commands the network (repo config `network: setup`). */
+  setupNetwork?: boolean;
   priority?: string;
   /** Task ids a human approved for this run (`all` approves every task). */
   approve?: string[];
@@ -125,7 +129,8 @@ export async function runGoal(opts: RunGoalOptions): Promise<LoopResult> {
         await ledger.setControl(key, null);
       }
       const checkpoints = await workspace.prepare();
-      event = { type: 'start', at: clock(), checkpoints };
+      const setupFailure = await performer.setup(opts.setup ?? [], opts.setupNetwork ?? false);
+      event = { type: 'start', at: clock(), checkpoints, ...(setupFailure !== undefined ? { setupFailure } : {}) };
     } catch (err) {
       log.error({ err }, 'workspace preparation failed');
       state = { ...state, phase: 'FAILED', stopReason: `internal: cannot prepare the workspace: ${errorText(err)}` };
@@ -225,7 +230,10 @@ async function finish(
     duration_s: round((clock() - startedAt) / 1000, 3),
     stop_reason: state.stopReason ?? null,
     branch: snapshot().branch,
-    checkpoints: state.tasks.filter((t) => t.checkpointSha).map((t) => ({ task_id: t.id, sha: t.checkpointSha! })),
+    checkpoints: state.tasks
+      .filter((t) => t.checkpointSha)
+      .sort((a, b) => (a.checkpointSeq ?? 0) - (b.checkpointSeq ?? 0))
+      .map((t) => ({ task_id: t.id, sha: t.checkpointSha! })),
     ...(state.escalation ? { escalation: state.escalation } : {}),
   };
   await forge.finished(result, snapshot()).catch((err: unknown) => log.warn({ err }, 'forge.finished failed'));

@@ -7,7 +7,7 @@ import type { GoalKey, Ledger } from '../ports/ledger.js';
 import type { CommandResult, Sandbox } from '../ports/sandbox.js';
 import { CheckpointRefusedError, type Workspace } from '../ports/workspace.js';
 import type { GoalSnapshot } from './result.js';
-import { FINAL_GATE_TASK, type Effect, type LoopEvent, type LoopState } from './transition.js';
+import { FINAL_GATE_TASK, SETUP_TASK, type Effect, type LoopEvent, type LoopState } from './transition.js';
 
 export interface EffectDeps {
   key: GoalKey;
@@ -67,6 +67,28 @@ export class EffectPerformer {
       case 'finish':
         return undefined;
     }
+  }
+
+  /** Runs the repo's setup commands once per run; returns the failure, if any. */
+  async setup(commands: readonly string[], network: boolean): Promise<string | undefined> {
+    for (const [i, command] of commands.entries()) {
+      const result = await this.deps.sandbox.run({
+        command,
+        cwd: this.deps.workspace.dir,
+        env: { GOAL_ID: this.deps.spec.goal_id, GOAL_TASK_ID: SETUP_TASK, GOAL_ATTEMPT: '1' },
+        timeoutMs: this.timeoutS() * 1000,
+        network,
+        logPath: join(this.deps.logDir, `setup-${i + 1}.log`),
+        signal: this.deps.signal,
+      });
+      if (result.aborted) return undefined;
+      const passed = result.exitCode === 0;
+      const output = passed ? result.output : describeFailure(`setup \`${command}\``, result, this.timeoutS());
+      await this.deps.ledger.recordAttempt(this.deps.key, attemptRecord(SETUP_TASK, 1, 'setup', result, output, passed));
+      if (!passed) return output;
+    }
+    await this.deps.workspace.preserveIgnored();
+    return undefined;
   }
 
   private async execute(taskId: string, attempt: number, state: LoopState, previousFailure?: string): Promise<LoopEvent> {

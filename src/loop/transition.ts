@@ -20,6 +20,8 @@ export interface TaskView {
   /** Failed attempts in this run, for `errors_recovered` once the task passes. */
   runFailures: number;
   checkpointSha?: string;
+  /** Order in which checkpoints landed on the branch (resumed ones first, in git order). */
+  checkpointSeq?: number;
   lastError?: string;
 }
 
@@ -52,7 +54,7 @@ export interface LoopState {
 export type ExecutionFailureKind = 'task' | 'infra' | 'budget';
 
 export type LoopEvent =
-  | { type: 'start'; at: number; checkpoints: Array<{ taskId: string; sha: string }> }
+  | { type: 'start'; at: number; checkpoints: Array<{ taskId: string; sha: string }>; setupFailure?: string }
   | { type: 'executed'; at: number; ok: true; costUsd?: number }
   | { type: 'executed'; at: number; ok: false; kind: ExecutionFailureKind; error: string; costUsd?: number }
   | { type: 'verified'; at: number; passed: boolean; output: string }
@@ -87,6 +89,8 @@ export interface Decision {
 }
 
 export const FINAL_GATE_TASK = 'final-gate';
+/** Pseudo task id for a failure of the repo's `setup` commands. */
+export const SETUP_TASK = 'setup';
 
 /**
  * The loop's brain: given the state and what just happened, return the next state and the
@@ -97,7 +101,8 @@ export function decide(state: LoopState, event: LoopEvent): Decision {
   switch (event.type) {
     case 'start':
       d.startRun(event.checkpoints);
-      d.advance(event.at);
+      if (event.setupFailure !== undefined) d.escalate({ task_id: SETUP_TASK, attempts: 1, last_error: event.setupFailure }, true);
+      else d.advance(event.at);
       break;
     case 'executed':
       d.addCost(event.costUsd);
@@ -189,16 +194,18 @@ class DecisionBuilder {
   }
 
   startRun(checkpoints: Array<{ taskId: string; sha: string }>): void {
-    const done = new Map(checkpoints.map((c) => [c.taskId, c.sha]));
+    const done = new Map(checkpoints.map((c, i) => [c.taskId, { sha: c.sha, seq: i }]));
     for (const t of this.state.tasks) {
-      const sha = done.get(t.id);
-      if (sha) {
+      const cp = done.get(t.id);
+      if (cp) {
         t.status = 'done';
-        t.checkpointSha = sha;
+        t.checkpointSha = cp.sha;
+        t.checkpointSeq = cp.seq;
       } else if (t.status !== 'skipped') {
         // Git is the truth: anything without a checkpoint is not done, whatever the ledger said.
         t.status = 'pending';
         delete t.checkpointSha;
+        delete t.checkpointSeq;
       }
     }
     this.to('DECOMPOSING', 'spec loaded').to('TASK_PENDING', `${done.size} checkpoint(s) found`);
@@ -248,6 +255,7 @@ class DecisionBuilder {
     const task = this.current();
     task.status = 'done';
     task.checkpointSha = sha;
+    task.checkpointSeq = Math.max(-1, ...this.state.tasks.map((t) => t.checkpointSeq ?? -1)) + 1;
     delete task.lastError;
     this.state.counters.errorsRecovered += task.runFailures;
     this.state.counters.consecutiveErrors = 0;

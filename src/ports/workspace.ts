@@ -16,6 +16,11 @@ export interface Workspace {
   checkpoint(input: CheckpointInput): Promise<Checkpoint>;
   /** Discards every change since the last checkpoint. */
   rollback(): Promise<void>;
+  /**
+   * Treats the ignored files present now (e.g. dependencies the setup step installed) as part
+   * of the baseline: a rollback keeps them; everything else untracked is removed.
+   */
+  preserveIgnored(): Promise<void>;
   /** The current checkpoint commit. */
   head(): Promise<string>;
 }

@@ -32,6 +32,8 @@ export class GitWorkspace implements Workspace {
   private lastCheckpoint = '';
   /** `.git/config` as we wrote it; restored if anything changes it. */
   private trustedConfig = '';
+  /** `git clean -e` patterns for ignored paths that survive a rollback (setup's output). */
+  private keepIgnored: string[] = [];
 
   constructor(private readonly opts: GitWorkspaceOptions) {
     this.dir = opts.dir;
@@ -56,7 +58,7 @@ export class GitWorkspace implements Workspace {
     if (!remoteTip || remoteTip === this.lastCheckpoint) return;
     // Someone else (a human) pushed to the goal branch: their commits win, ours are already pushed.
     await this.git.run(this.dir, ['reset', '--quiet', '--hard', remoteTip]);
-    await this.git.run(this.dir, ['clean', '-ffdxq']);
+    await this.clean();
     this.lastCheckpoint = remoteTip;
   }
 
@@ -97,7 +99,19 @@ export class GitWorkspace implements Workspace {
   async rollback(): Promise<void> {
     await this.guardGitDir();
     await this.git.run(this.dir, ['reset', '--quiet', '--hard', this.lastCheckpoint]);
-    await this.git.run(this.dir, ['clean', '-ffdxq']);
+    await this.clean();
+  }
+
+  async preserveIgnored(): Promise<void> {
+    const out = await this.git.run(this.dir, ['status', '--porcelain=v1', '-z', '--ignored=matching', '--untracked-files=normal']);
+    this.keepIgnored = out
+      .split('\0')
+      .filter((e) => e.startsWith('!! '))
+      .map((e) => `/${e.slice(3).replace(/[\\*?[\]!#]/g, (c) => `\\${c}`)}`);
+  }
+
+  private async clean(): Promise<void> {
+    await this.git.run(this.dir, ['clean', '-ffdxq', ...this.keepIgnored.flatMap((p) => ['-e', p])]);
   }
 
   async head(): Promise<string> {

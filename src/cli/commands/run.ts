@@ -7,18 +7,20 @@ import { createLogger } from '../../logging.js';
 import { runGoal } from '../../loop/controller.js';
 import { exitCodeFor } from '../../loop/result.js';
 import { ProcessSandbox } from '../../sandbox/process-sandbox.js';
-import { DEFAULT_PROTECTED_PATHS } from '../../workspace/protected-paths.js';
+import { configLimits } from '../../config/repo-config.js';
 import { GitWorkspace } from '../../workspace/git-workspace.js';
 import { UsageError } from '../errors.js';
 import { acquireLock } from '../lock.js';
 import { normalizeRepo, workspaceDir, workspaceRoot } from '../paths.js';
 import { checkRepoReachable } from '../repo-check.js';
+import { loadRepoConfigForCli } from '../load-repo-config.js';
 
 export const RUN_USAGE = `goal-loop run --repo <path|url> --goal <file> [--agent auto|scripted|claude] [--json]
-                [--base <branch>] [--approve <task-id|all>]...
+                [--base <branch>] [--approve <task-id|all>]... [--config <goal-loop.yml>]
 
   Clones --repo into a private workspace, works on branch goal/<goal_id> and pushes every
-  verified task to it as a checkpoint. Running it again resumes from the checkpoints.`;
+  verified task to it as a checkpoint. Running it again resumes from the checkpoints.
+  The repo config is --config, else .github/goal-loop.yml on the goal (or base) branch.`;
 
 export async function runCommand(argv: string[]): Promise<number> {
   const { values } = parseArgs({
@@ -30,6 +32,7 @@ export async function runCommand(argv: string[]): Promise<number> {
       json: { type: 'boolean', default: false },
       base: { type: 'string' },
       approve: { type: 'string', multiple: true },
+      config: { type: 'string' },
     },
     strict: true,
     allowPositionals: false,
@@ -42,6 +45,8 @@ export async function runCommand(argv: string[]): Promise<number> {
   const agent = selectAgent(values.agent as AgentChoice);
   const repo = normalizeRepo(values.repo);
   await checkRepoReachable(repo);
+  const branch = `goal/${spec.goal_id}`;
+  const config = await loadRepoConfigForCli(repo, [`refs/heads/${branch}`, values.base ? `refs/heads/${values.base}` : 'HEAD'], values.config);
 
   const dir = workspaceDir(workspaceRoot(), repo, spec.goal_id);
   const release = acquireLock(`${dir}.lock`);
@@ -65,15 +70,19 @@ export async function runCommand(argv: string[]): Promise<number> {
         remote: repo,
         dir,
         goalId: spec.goal_id,
-        branch: `goal/${spec.goal_id}`,
+        branch,
         ...(values.base ? { baseBranch: values.base } : {}),
-        protectedPaths: DEFAULT_PROTECTED_PATHS,
+        protectedPaths: config.protected_paths,
         identity: { name: 'goal-loop', email: 'goal-loop@users.noreply.github.com' },
       }),
       sandbox: new ProcessSandbox(),
       forge: new ConsoleForge(),
       ...(agent ? { agent } : {}),
       logger: createLogger(),
+      configLimits: configLimits(config),
+      gate: config.gate,
+      setup: config.setup,
+      setupNetwork: config.network === 'setup',
       ...(values.approve ? { approve: values.approve } : {}),
       signal: stop.signal,
     });
