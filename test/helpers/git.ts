@@ -7,6 +7,11 @@ export function git(cwd: string, ...args: string[]): string {
 
 /** `[{task, attempt, subject}]` of a branch's checkpoint commits, oldest first. */
 export function checkpointCommits(gitDir: string, branch: string): Array<{ task: string; attempt: string; goal: string; subject: string }> {
+  try {
+    git(gitDir, 'rev-parse', '--verify', '--quiet', `refs/heads/${branch}`);
+  } catch {
+    return []; // the branch does not exist (yet)
+  }
   const out = git(
     gitDir,
     'log',

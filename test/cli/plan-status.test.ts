@@ -1,0 +1,89 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { createSampleRepo } from '../../src/demo/sample-repo.js';
+import { runCli } from '../helpers/cli.js';
+import { tempDir } from '../helpers/temp.js';
+
+const SEED = fileURLToPath(new URL('../../../shared/seeds/', import.meta.url));
+const DEMO_GOAL = fileURLToPath(new URL('../../examples/demo-goal.yml', import.meta.url));
+
+describe('goal-loop plan', () => {
+  it('prints the ordered checklist and a mermaid graph of the DAG', async () => {
+    const root = await tempDir();
+    const r = await runCli(['plan', '--repo', root, '--goal', DEMO_GOAL]);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain('goal: demo-slugify');
+    const checklist = r.stdout.split('tasks, in order:')[1]!;
+    expect(checklist.indexOf('1. slug-core')).toBeLessThan(checklist.indexOf('2. slug-tests'));
+    expect(checklist).toContain('4. slug-cli  Add a slug command-line entry point  (after slug-core, slug-tests)');
+    expect(r.stdout).toMatch(/```mermaid\ngraph TD\n/);
+    expect(r.stdout).toContain('t0 --> t1');
+    expect(r.stdout).toContain('t1 --> t3');
+  });
+
+  it('plans from the ```goal block of an issue body in markdown', async () => {
+    const root = await tempDir();
+    const issue = join(root, 'issue.md');
+    await writeFile(issue, 'Please do this.\n\n```goal\nobjective: from an issue\ntasks:\n  - {id: only, title: The only task, verification: "true"}\n```\n\nThanks!\n');
+    const r = await runCli(['plan', '--repo', root, '--issue', issue]);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain('goal: issue');
+    expect(r.stdout).toContain('1. only  The only task');
+  });
+
+  it('accepts the seed document\'s example spec unchanged', async () => {
+    const root = await tempDir();
+    const seedFile = readFileSync(join(SEED, readdirSeed()), 'utf8');
+    const start = seedFile.indexOf('{\n  "goal_id"');
+    let depth = 0;
+    let end = start;
+    for (; end < seedFile.length; end++) {
+      if (seedFile[end] === '{') depth++;
+      if (seedFile[end] === '}' && --depth === 0) break;
+    }
+    const spec = join(root, 'seed.json');
+    await writeFile(spec, seedFile.slice(start, end + 1));
+    const r = await runCli(['plan', '--repo', root, '--goal', spec, '--json']);
+    expect(r.code).toBe(0);
+    const parsed = JSON.parse(r.stdout);
+    expect(parsed.goal_id).toBe('goal-auth-migration-8841');
+    expect(parsed.tasks.map((t: { id: string }) => t.id)).toEqual(['task-01', 'task-02', 'task-03', 'task-04', 'task-05']);
+  });
+
+  it('refuses an issue without a goal block, and a plan without a source, with exit 1', async () => {
+    const root = await tempDir();
+    const issue = join(root, 'issue.md');
+    await writeFile(issue, 'Just prose, no goal block.\n');
+    const r = await runCli(['plan', '--repo', root, '--issue', issue]);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/no ```goal block/);
+    expect((await runCli(['plan', '--repo', root])).code).toBe(1);
+  });
+});
+
+describe('goal-loop status', () => {
+  it('lists the ledger\'s goals with state, progress and budget', async () => {
+    const root = await tempDir();
+    const repo = await createSampleRepo(join(root, 'sample'));
+    const env = { GOAL_LOOP_DB: join(root, 'ledger.db'), GOAL_LOOP_WORKSPACES: join(root, 'ws') };
+    expect((await runCli(['status'], env)).stdout).toMatch(/no goals/);
+    const run = await runCli(['run', '--repo', repo.bare, '--goal', DEMO_GOAL, '--agent', 'scripted'], env);
+    expect(run.code).toBe(0);
+    const r = await runCli(['status', '--json'], env);
+    expect(r.code).toBe(0);
+    expect(JSON.parse(r.stdout)).toEqual([
+      expect.objectContaining({ goal_id: 'demo-slugify', repo: repo.bare, state: 'LOOP_COMPLETE', tasks_completed: 4, tasks_total: 4, iterations: 5 }),
+    ]);
+    const text = await runCli(['status'], env);
+    expect(text.stdout).toMatch(/demo-slugify {2}LOOP_COMPLETE {2}4\/4 tasks {2}5 iterations/);
+  });
+});
+
+function readdirSeed(): string {
+  const name = readdirSync(SEED).find((f) => f.startsWith('000_'));
+  if (!name) throw new Error('seed 000_* not found');
+  return name;
+}

@@ -1,0 +1,223 @@
+import { existsSync, readdirSync } from 'node:fs';
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { createSampleRepo } from '../../src/demo/sample-repo.js';
+import { runCli, startCli } from '../helpers/cli.js';
+import { checkpointCommits, git } from '../helpers/git.js';
+import { tempDir } from '../helpers/temp.js';
+
+async function project(goalYaml: string, files?: Record<string, string>) {
+  const root = await tempDir();
+  const repo = await createSampleRepo(join(root, 'sample'), files);
+  const goal = join(root, 'goal.yml');
+  await writeFile(goal, goalYaml);
+  const env = { GOAL_LOOP_DB: join(root, 'ledger.db'), GOAL_LOOP_WORKSPACES: join(root, 'workspaces') };
+  return { root, repo, goal, env };
+}
+
+const LOOP_RESULT_KEYS = [
+  'goal_id', 'status', 'success', 'tasks_completed', 'tasks_total', 'iterations', 'errors_recovered',
+  'tokens', 'cost_usd', 'duration_s', 'stop_reason', 'branch', 'checkpoints',
+];
+
+describe('goal-loop run', () => {
+  it('completes a goal: exit 0, one LoopResult on stdout, checkpoints pushed to the repo', async () => {
+    const p = await project(`goal_id: cli-ok
+objective: two files
+tasks:
+  - id: one
+    title: First file
+    run: echo 1 > one.txt
+    verification: test -f one.txt
+  - id: two
+    title: Second file
+    dependencies: [one]
+    run: [echo 2 > two.txt]
+    verification: test -f two.txt
+`);
+    const r = await runCli(['run', '--repo', p.repo.bare, '--goal', p.goal, '--agent', 'scripted', '--json'], p.env);
+    expect(r.stderr).not.toMatch(/internal error/);
+    expect(r.code).toBe(0);
+    const result = JSON.parse(r.stdout);
+    expect(Object.keys(result)).toEqual(expect.arrayContaining(LOOP_RESULT_KEYS));
+    expect(result).toMatchObject({
+      goal_id: 'cli-ok', status: 'LOOP_COMPLETE', success: true, tasks_completed: 2, tasks_total: 2, iterations: 2,
+      branch: 'goal/cli-ok', tokens: { input: 0, output: 0, cache_read: 0, cache_write: 0 }, cost_usd: 0,
+    });
+    expect(result.escalation).toBeUndefined();
+    const commits = checkpointCommits(p.repo.bare, 'goal/cli-ok');
+    expect(commits.map((c) => c.subject)).toEqual(['one: First file', 'two: Second file']);
+    expect(result.checkpoints.map((c: { sha: string }) => c.sha)).toEqual(git(p.repo.bare, 'log', '--reverse', '--format=%H', 'main..goal/cli-ok').split('\n'));
+    // The live task list went to stderr.
+    expect(r.stderr).toContain('two');
+    expect(r.stderr).toMatch(/LOOP_COMPLETE 2\/2 tasks/);
+  });
+
+  it('exits 2 on escalation, with the escalation in the LoopResult', async () => {
+    const p = await project(`goal_id: cli-esc
+objective: cannot pass
+tasks:
+  - id: never
+    title: Never passes
+    verification: echo "expected 42, got 41"; exit 1
+    max_retries: 2
+`);
+    const r = await runCli(['run', '--repo', p.repo.bare, '--goal', p.goal, '--agent', 'scripted', '--json'], p.env);
+    expect(r.code).toBe(2);
+    const result = JSON.parse(r.stdout);
+    expect(result).toMatchObject({ status: 'ESCALATED', success: false, escalation: { task_id: 'never', attempts: 2 } });
+    expect(result.escalation.last_error).toContain('expected 42, got 41');
+    expect(r.stderr).toMatch(/escalated: task never failed after 2 attempt/);
+  });
+
+  it('exits 3 when a safeguard stops the goal', async () => {
+    const p = await project(`goal_id: cli-stop
+objective: too many iterations
+limits: { max_iterations: 2 }
+tasks:
+  - id: flaky
+    title: Flaky
+    verification: "false"
+    max_retries: 5
+`);
+    const r = await runCli(['run', '--repo', p.repo.bare, '--goal', p.goal, '--agent', 'scripted', '--json'], p.env);
+    expect(r.code).toBe(3);
+    expect(JSON.parse(r.stdout)).toMatchObject({ status: 'STOPPED', iterations: 2, stop_reason: expect.stringMatching(/max_iterations/) });
+  });
+
+  it('exits 3 while a risky task waits for approval, and continues with --approve', async () => {
+    const p = await project(`goal_id: cli-risk
+objective: risky
+tasks:
+  - id: drop-table
+    title: Drop the legacy table
+    risk: critical
+    run: echo done > dropped
+    verification: test -f dropped
+`);
+    const first = await runCli(['run', '--repo', p.repo.bare, '--goal', p.goal, '--agent', 'scripted', '--json'], p.env);
+    expect(first.code).toBe(3);
+    expect(JSON.parse(first.stdout).status).toBe('AWAITING_APPROVAL');
+    expect(first.stderr).toMatch(/--approve drop-table/);
+    const second = await runCli(['run', '--repo', p.repo.bare, '--goal', p.goal, '--agent', 'scripted', '--approve', 'drop-table'], p.env);
+    expect(second.code).toBe(0);
+  });
+
+  it('exits 1 with every error on one screen, naming paths and task ids, and no stack trace', async () => {
+    const p = await project(`objective: broken spec
+tasks:
+  - id: task-01
+    title: ok
+    verification: "true"
+  - id: task-02
+    title: no verification
+  - id: task-03
+    title: bad dep
+    dependencies: [task-9]
+    verification: "true"
+`);
+    const r = await runCli(['run', '--repo', p.repo.bare, '--goal', p.goal], p.env);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain('tasks[1].verification: is required (task "task-02")');
+    expect(r.stderr).not.toMatch(/\n\s+at /);
+    const cyc = await project(`objective: cycle
+tasks:
+  - { id: task-01, title: a, verification: "true", dependencies: [task-02] }
+  - { id: task-02, title: b, verification: "true", dependencies: [task-01] }
+  - { id: task-03, title: c, verification: "true", dependencies: [task-9] }
+`);
+    const r2 = await runCli(['run', '--repo', cyc.repo.bare, '--goal', cyc.goal], cyc.env);
+    expect(r2.code).toBe(1);
+    expect(r2.stderr).toContain('tasks[2].dependencies: unknown task "task-9" (task "task-03")');
+    expect(r2.stderr).toMatch(/dependency cycle: task-0\d -> task-0\d -> task-0\d/);
+    expect(r2.stderr.split('\n').length).toBeLessThan(25);
+  });
+
+  it('exits 1 on usage errors and on a repository that does not exist', async () => {
+    const p = await project('objective: x\ntasks: [{id: a, title: a, verification: "true"}]\n');
+    expect((await runCli(['run', '--goal', p.goal], p.env)).code).toBe(1);
+    expect((await runCli(['run', '--repo', p.repo.bare, '--goal', p.goal, '--agent', 'gpt'], p.env)).stderr).toMatch(/--agent must be/);
+    expect((await runCli(['run', '--repo', p.repo.bare, '--goal', p.goal, '--bogus'], p.env)).code).toBe(1);
+    const missing = await runCli(['run', '--repo', join(p.root, 'nope'), '--goal', p.goal], p.env);
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toMatch(/no such directory/);
+    const nogoal = await runCli(['run', '--repo', p.repo.bare, '--goal', join(p.root, 'missing.yml')], p.env);
+    expect(nogoal.code).toBe(1);
+    expect(nogoal.stderr).toMatch(/file not found/);
+    expect((await runCli(['frobnicate'], p.env)).code).toBe(1);
+  });
+
+  it('reads the repo config from .github/goal-loop.yml and rejects an invalid one with exit 1', async () => {
+    const p = await project(
+      `goal_id: cfg
+objective: config
+tasks:
+  - { id: a, title: a, verification: "false" }
+`,
+      { '.github/goal-loop.yml': 'max_retries: 1\ngate: ["true"]\n', 'README.md': 'x\n' },
+    );
+    const r = await runCli(['run', '--repo', p.repo.bare, '--goal', p.goal, '--agent', 'scripted', '--json'], p.env);
+    expect(r.code).toBe(2);
+    expect(JSON.parse(r.stdout)).toMatchObject({ iterations: 1, escalation: { attempts: 1 } });
+
+    const bad = join(p.root, 'bad.yml');
+    await writeFile(bad, 'max_retries: -1\nsandbox: docker\ncolour: blue\n');
+    const r2 = await runCli(['run', '--repo', p.repo.bare, '--goal', p.goal, '--config', bad], p.env);
+    expect(r2.code).toBe(1);
+    expect(r2.stderr).toMatch(/max_retries/);
+    expect(r2.stderr).toMatch(/sandbox/);
+    expect(r2.stderr).toMatch(/unknown key colour/);
+  });
+
+  it('resumes after being SIGKILLed at many different moments: every task committed exactly once', async () => {
+    const tasks = Array.from({ length: 6 }, (_, i) => {
+      const id = `step-${i + 1}`;
+      const dep = i > 0 ? `\n    dependencies: [step-${i}]` : '';
+      return `  - id: ${id}\n    title: Step ${i + 1}${dep}\n    run: sleep 0.15; echo ${i + 1} >> log.txt\n    verification: test "$(wc -l < log.txt)" -eq ${i + 1}`;
+    });
+    const p = await project(`goal_id: crashy\nobjective: survive kills\ntasks:\n${tasks.join('\n')}\n`, { 'log.txt': '' });
+    const killsAfterMs = [250, 400, 550, 700, 900, 1100, 1300];
+    let killed = 0;
+    for (const delay of killsAfterMs) {
+      const { child, done } = startCli(['run', '--repo', p.repo.bare, '--goal', p.goal, '--agent', 'scripted'], p.env);
+      const timer = setTimeout(() => child.kill('SIGKILL'), delay);
+      const r = await done;
+      clearTimeout(timer);
+      if (r.signal === 'SIGKILL') killed += 1;
+      const commits = checkpointCommits(p.repo.bare, 'goal/crashy').map((c) => c.task);
+      expect(new Set(commits).size).toBe(commits.length);
+      if (r.code === 0) break;
+    }
+    expect(killed).toBeGreaterThan(2);
+    const final = await runCli(['run', '--repo', p.repo.bare, '--goal', p.goal, '--agent', 'scripted', '--json'], p.env);
+    expect(final.code).toBe(0);
+    const commits = checkpointCommits(p.repo.bare, 'goal/crashy');
+    expect(commits.map((c) => c.task)).toEqual(['step-1', 'step-2', 'step-3', 'step-4', 'step-5', 'step-6']);
+    expect(git(p.repo.bare, 'show', 'goal/crashy:log.txt').split('\n')).toEqual(['1', '2', '3', '4', '5', '6']);
+  });
+
+  it('refuses a second concurrent run of the same goal', async () => {
+    const p = await project(`goal_id: busy\nobjective: x\ntasks:\n  - { id: a, title: a, run: sleep 3, verification: "true" }\n`);
+    const first = startCli(['run', '--repo', p.repo.bare, '--goal', p.goal, '--agent', 'scripted'], p.env);
+    await new Promise((r) => setTimeout(r, 700));
+    const second = await runCli(['run', '--repo', p.repo.bare, '--goal', p.goal, '--agent', 'scripted'], p.env);
+    expect(second.code).toBe(1);
+    expect(second.stderr).toMatch(/another goal-loop \(pid \d+\) is working this goal/);
+    expect((await first.done).code).toBe(0);
+  });
+
+  it('stops cleanly on SIGINT: exit 3, the changes of the attempt rolled back', async () => {
+    const p = await project(`goal_id: sigint\nobjective: x\ntasks:\n  - { id: a, title: a, run: "touch half-done; sleep 20", verification: "true" }\n`);
+    const { child, done } = startCli(['run', '--repo', p.repo.bare, '--goal', p.goal, '--agent', 'scripted', '--json'], p.env);
+    await new Promise((r) => setTimeout(r, 1200));
+    child.kill('SIGINT');
+    const r = await done;
+    expect(r.code).toBe(3);
+    expect(JSON.parse(r.stdout)).toMatchObject({ status: 'STOPPED', stop_reason: expect.stringMatching(/stopped by the user/) });
+    const [repoDir] = readdirSync(join(p.root, 'workspaces'));
+    const ws = join(p.root, 'workspaces', repoDir!, 'sigint');
+    expect(existsSync(join(ws, '.git'))).toBe(true);
+    expect(existsSync(join(ws, 'half-done'))).toBe(false);
+  });
+});
