@@ -16,6 +16,11 @@ export interface GitWorkspaceOptions extends GitOptions {
   /** Branch to start from when the goal branch does not exist yet; default: the remote's HEAD. */
   baseBranch?: string;
   protectedPaths?: readonly string[];
+  /**
+   * Minimum time between two fetches of the goal branch in `sync` (default 5 s). A push that a
+   * human made in between is still never lost: our push is then rejected, and the retry syncs.
+   */
+  syncIntervalMs?: number;
 }
 
 const REMOTE = 'origin';
@@ -34,6 +39,8 @@ export class GitWorkspace implements Workspace {
   private trustedConfig = '';
   /** `git clean -e` patterns for ignored paths that survive a rollback (setup's output). */
   private keepIgnored: string[] = [];
+  private lastFetchAt = 0;
+  private mustSync = false;
 
   constructor(private readonly opts: GitWorkspaceOptions) {
     this.dir = opts.dir;
@@ -43,6 +50,7 @@ export class GitWorkspace implements Workspace {
 
   async prepare(): Promise<Checkpoint[]> {
     await this.cloneOrReuse();
+    this.lastFetchAt = Date.now();
     const remoteRef = `refs/remotes/${REMOTE}/${this.branch}`;
     const onRemote = await this.git.tryRun(this.dir, ['rev-parse', '--verify', '--quiet', `${remoteRef}^{commit}`]);
     const start = onRemote ?? (await this.baseCommit());
@@ -54,7 +62,9 @@ export class GitWorkspace implements Workspace {
 
   async sync(): Promise<void> {
     await this.guardGitDir();
+    if (!this.mustSync && Date.now() - this.lastFetchAt < (this.opts.syncIntervalMs ?? 5000)) return;
     const remoteTip = await this.fetchBranch();
+    this.mustSync = false;
     if (!remoteTip || remoteTip === this.lastCheckpoint) return;
     // Someone else (a human) pushed to the goal branch: their commits win, ours are already pushed.
     await this.git.run(this.dir, ['reset', '--quiet', '--hard', remoteTip]);
@@ -84,12 +94,13 @@ export class GitWorkspace implements Workspace {
       );
     }
     await this.git.run(this.dir, ['commit', '--quiet', '--no-verify', '--allow-empty', '--cleanup=verbatim', '-F', '-'], checkpointMessage(input));
-    const sha = await this.head();
+    const sha = await this.committedHead();
     try {
       await this.git.run(this.dir, ['push', '--quiet', '--porcelain', REMOTE, `HEAD:refs/heads/${this.branch}`]);
     } catch (err) {
       // Not pushed means not a checkpoint: forget the local commit so a retry starts clean.
       await this.git.run(this.dir, ['reset', '--quiet', '--hard', this.lastCheckpoint]).catch(() => undefined);
+      this.mustSync = true;
       throw err;
     }
     this.lastCheckpoint = sha;
@@ -116,6 +127,12 @@ export class GitWorkspace implements Workspace {
 
   async head(): Promise<string> {
     return this.git.run(this.dir, ['rev-parse', 'HEAD']);
+  }
+
+  /** The commit just made: read from the loose ref git wrote (saves a process per checkpoint). */
+  private async committedHead(): Promise<string> {
+    const loose = await readFile(join(this.dir, '.git', 'refs', 'heads', ...this.branch.split('/')), 'utf8').catch(() => '');
+    return /^[0-9a-f]{40,64}\n?$/.test(loose) ? loose.trim() : this.head();
   }
 
   private async cloneOrReuse(): Promise<void> {
@@ -155,6 +172,7 @@ export class GitWorkspace implements Workspace {
     const ref = `refs/remotes/${REMOTE}/${this.branch}`;
     try {
       await this.git.run(this.dir, ['fetch', '--quiet', '--no-tags', REMOTE, `+refs/heads/${this.branch}:${ref}`]);
+      this.lastFetchAt = Date.now();
     } catch (err) {
       if (err instanceof GitError && /couldn't find remote ref/i.test(err.stderr)) return undefined;
       throw err;

@@ -1,4 +1,4 @@
-import { execa } from 'execa';
+import { spawn } from 'node:child_process';
 
 /**
  * Config that keeps the bot's own git from running anything a repository (or a task) planted:
@@ -56,16 +56,9 @@ export class Git {
       config['user.email'] = this.opts.identity.email;
     }
     if (REMOTE_COMMANDS.has(args[0] ?? '') && this.opts.remoteConfig) Object.assign(config, await this.opts.remoteConfig());
-    const result = await execa('git', args, {
-      cwd,
-      env: gitEnvironment(config),
-      extendEnv: false,
-      reject: false,
-      stripFinalNewline: true,
-      ...(input !== undefined ? { input } : { stdin: 'ignore' }),
-    });
-    if (result.exitCode !== 0) throw new GitError(args, result.exitCode, String(result.stderr));
-    return String(result.stdout);
+    const result = await spawnGit(cwd, args, gitEnvironment(config), input);
+    if (result.code !== 0) throw new GitError(args, result.code ?? undefined, result.stderr);
+    return result.stdout.replace(/\n$/, '');
   }
 
   /** Like run, but returns undefined instead of throwing on a non-zero exit. */
@@ -95,4 +88,18 @@ function gitEnvironment(config: Record<string, string>): Record<string, string> 
   env.GIT_CONFIG_NOSYSTEM = '1';
   env.LC_ALL = 'C';
   return env;
+}
+
+/** Plain spawn: git runs on the hot path of every checkpoint, so no wrapper overhead. */
+function spawnGit(cwd: string, args: string[], env: Record<string, string>, input?: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn('git', args, { cwd, env, stdio: [input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'] });
+    const out: Buffer[] = [];
+    const err: Buffer[] = [];
+    child.stdout!.on('data', (c: Buffer) => out.push(c));
+    child.stderr!.on('data', (c: Buffer) => err.push(c));
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, stdout: Buffer.concat(out).toString('utf8'), stderr: Buffer.concat(err).toString('utf8') }));
+    if (input !== undefined) child.stdin!.end(input);
+  });
 }

@@ -19,6 +19,7 @@ async function setup(files?: Record<string, string>) {
       branch: 'goal/g1',
       protectedPaths: ['.github/workflows/**'],
       identity: { name: 'goal-loop', email: 'bot@example.com' },
+      syncIntervalMs: 0,
     });
   return { root, repo, make };
 }

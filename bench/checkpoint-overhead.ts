@@ -1,0 +1,105 @@
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync, appendFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { pino } from 'pino';
+import { validateGoalSpec } from '../src/goal/parse.js';
+import { SqliteLedger } from '../src/ledger/sqlite/sqlite-ledger.js';
+import { runGoal } from '../src/loop/controller.js';
+import type { GoalSnapshot, LoopResult } from '../src/loop/result.js';
+import type { Forge } from '../src/ports/forge.js';
+import type { Sandbox } from '../src/ports/sandbox.js';
+import { GitWorkspace } from '../src/workspace/git-workspace.js';
+import { median, ms, printVerdicts, type Verdict } from './stats.js';
+
+const FILES = 2000;
+const TASKS = 25;
+
+/** Harness overhead per checkpoint vs raw `git add -A && git commit && git push`, same repo, same run. */
+export async function checkpointOverhead(sandbox: Sandbox): Promise<Verdict[]> {
+  const root = mkdtempSync(join(tmpdir(), 'goal-loop-bench-'));
+  try {
+    const bare = makeRepo(root);
+    process.stdout.write(`checkpoint overhead: ${FILES}-file repository, ${TASKS} tasks, sandbox ${sandbox.kind}\n`);
+
+    // Baseline: the same kind of change, committed and pushed with plain git.
+    const raw = join(root, 'raw');
+    sh(root, 'git', 'clone', '-q', bare, raw);
+    const rawTimes: number[] = [];
+    for (let i = 0; i < TASKS; i++) {
+      appendFileSync(join(raw, `src/d${i % 40}/f${i}.txt`), `change ${i}\n`);
+      const t0 = performance.now();
+      sh(raw, 'git', 'add', '-A');
+      sh(raw, 'git', '-c', 'user.name=b', '-c', 'user.email=b@b', 'commit', '-q', '-m', `raw ${i}`);
+      sh(raw, 'git', 'push', '-q', 'origin', 'HEAD:refs/heads/raw');
+      rawTimes.push(performance.now() - t0);
+    }
+
+    // goal-loop: a goal of TASKS tasks, each a run step + verification + checkpoint + push.
+    const spec = validateGoalSpec({
+      goal_id: 'bench',
+      objective: 'benchmark',
+      tasks: Array.from({ length: TASKS }, (_, i) => ({
+        id: `t${i}`,
+        title: `change ${i}`,
+        run: `echo "change ${i}" >> src/d${i % 40}/f${i}.txt`,
+        verification: `test -s src/d${i % 40}/f${i}.txt`,
+        ...(i > 0 ? { dependencies: [`t${i - 1}`] } : {}),
+      })),
+    });
+    const ledger = new SqliteLedger(join(root, 'ledger.db'));
+    const stamps: number[] = [];
+    const forge = new TimingForge(stamps);
+    const workspace = new GitWorkspace({ remote: bare, dir: join(root, 'ws'), goalId: 'bench', branch: 'goal/bench', protectedPaths: ['.github/workflows/**'], identity: { name: 'goal-loop', email: 'b@b' } });
+    const result: LoopResult = await runGoal({ repo: bare, spec, ledger, workspace, sandbox, forge, logger: pino({ level: 'silent' }) });
+    await ledger.close();
+    if (result.status !== 'LOOP_COMPLETE') throw new Error(`bench goal ended ${result.status}: ${result.stop_reason}`);
+    const perTask = stamps.slice(1).map((t, i) => t - stamps[i]!);
+
+    const rawMedian = median(rawTimes);
+    const oursMedian = median(perTask);
+    const ratio = oursMedian / rawMedian;
+    process.stdout.write(
+      `  raw git add+commit+push   median ${ms(rawMedian)}\n` +
+        `  goal-loop per task        median ${ms(oursMedian)}  (run step, verification, commit, push, ledger)\n` +
+        `  ratio                     ${ratio.toFixed(2)}x\n`,
+    );
+    return [{ name: 'checkpoint overhead', pass: ratio < 1.5, detail: `${ratio.toFixed(2)}x raw git per task (target < 1.5x)` }];
+  } finally {
+    rmSync(root, { recursive: true, force: true });
+  }
+}
+
+class TimingForge implements Forge {
+  constructor(private readonly stamps: number[]) {}
+  async update(): Promise<void> {}
+  async checkpointed(): Promise<void> {
+    this.stamps.push(performance.now());
+  }
+  async requestApproval(): Promise<void> {}
+  async escalate(): Promise<void> {}
+  async finished(_r: LoopResult, _s: GoalSnapshot): Promise<void> {}
+}
+
+function makeRepo(root: string): string {
+  const work = join(root, 'seed');
+  mkdirSync(work);
+  sh(work, 'git', 'init', '-q', '--initial-branch=main');
+  for (let i = 0; i < FILES; i++) {
+    const dir = join(work, 'src', `d${i % 40}`);
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(join(dir, `f${i}.txt`), `file ${i}\n${'x'.repeat(200)}\n`);
+  }
+  sh(work, 'git', 'add', '-A');
+  sh(work, 'git', '-c', 'user.name=b', '-c', 'user.email=b@b', 'commit', '-q', '-m', 'seed');
+  const bare = join(root, 'origin.git');
+  sh(root, 'git', 'clone', '-q', '--bare', work, bare);
+  return bare;
+}
+
+function sh(cwd: string, cmd: string, ...args: string[]): void {
+  execFileSync(cmd, args, { cwd, stdio: ['ignore', 'ignore', 'inherit'] });
+}
+
+export { printVerdicts };
