@@ -21,7 +21,8 @@ export function formatSpecError(e: SpecError): string {
   return `${where}${e.message}${task}`;
 }
 
-const FENCE = /^(```|~~~)[ \t]*goal\b[^\n]*\n([\s\S]*?)^\1[ \t]*$/m;
+// A CommonMark fence (``` or ~~~, three or more, indented up to 3 spaces) whose info string is `goal`.
+const FENCE = /^ {0,3}(`{3,}|~{3,})[ \t]*goal(?:[ \t][^\n]*)?\n([\s\S]*?)^ {0,3}\1[`~]*[ \t]*$/m;
 
 /** The body of the first ```goal fenced block, if the text has one. */
 export function extractGoalBlock(markdown: string): string | undefined {
@@ -106,6 +107,9 @@ function zodErrors(error: z.ZodError, raw: unknown): SpecError[] {
     const taskId = taskIdAt(raw, issue.path);
     let message = issue.message;
     if (issue.code === 'invalid_type' && /received undefined/.test(issue.message)) message = 'is required';
+    else if (issue.code === 'invalid_type' && issue.expected === 'string' && /received number/.test(issue.message)) {
+      message = 'must be a string (quote it in YAML, e.g. "01")';
+    }
     if (issue.code === 'unrecognized_keys') message = `unknown key${issue.keys.length > 1 ? 's' : ''} ${issue.keys.map((k) => `"${k}"`).join(', ')}`;
     return { path: path || '(root)', message, ...(taskId ? { taskId } : {}) };
   });

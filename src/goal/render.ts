@@ -47,10 +47,10 @@ export function orderedChecklist(tasks: readonly RenderTask[]): string {
 /** Untrusted titles must not break out of a mermaid label. */
 function mermaidText(text: string): string {
   return oneLine(text)
+    .slice(0, 80)
     .replace(/"/g, '#quot;')
     .replace(/[<>]/g, (c) => (c === '<' ? '#lt;' : '#gt;'))
-    .replace(/[[\]{}()|`]/g, ' ')
-    .slice(0, 80);
+    .replace(/[[\]{}()|`]/g, ' ');
 }
 
 function oneLine(text: string): string {

@@ -51,6 +51,11 @@ export class EffectPerformer {
           await this.deps.workspace.rollback();
           return undefined;
         } catch (err) {
+          if (effect.bestEffort) {
+            // The goal is coming to rest; the next run's prepare resets the workspace anyway.
+            this.deps.logger.warn({ err, goal: this.deps.key.goalId }, 'rollback failed');
+            return undefined;
+          }
           return { type: 'infra_error', at: this.clock(), error: `rollback failed: ${message(err)}` };
         }
       case 'final_gate':

@@ -1,7 +1,7 @@
 import { riskExceeds, type LoopLimits } from '../config/limits.js';
 import { nextReadyTask } from '../goal/dag.js';
 import type { Risk } from '../goal/schema.js';
-import { isSettled, type GoalState, type TaskStatus } from './states.js';
+import { isSettled, RESTING_STATES, type GoalState, type TaskStatus } from './states.js';
 
 /** What the pure controller knows about one task. */
 export interface TaskView {
@@ -68,7 +68,8 @@ export type Effect =
   | { type: 'execute'; taskId: string; attempt: number; previousFailure?: string }
   | { type: 'verify'; taskId: string; attempt: number }
   | { type: 'checkpoint'; taskId: string; attempt: number }
-  | { type: 'rollback' }
+  /** `bestEffort`: the goal is coming to rest; a failure is logged, not turned into an event. */
+  | { type: 'rollback'; bestEffort?: boolean }
   | { type: 'final_gate' }
   | { type: 'checkpointed'; taskId: string; sha: string }
   | { type: 'escalate'; escalation: Escalation }
@@ -98,6 +99,10 @@ export const SETUP_TASK = 'setup';
  */
 export function decide(state: LoopState, event: LoopEvent): Decision {
   const d = new DecisionBuilder(state, event.type);
+  if (RESTING_STATES.has(state.phase) && event.type !== 'start') {
+    // Nothing may restart a goal at rest except a new run; a late report changes nothing.
+    return d.effect({ type: 'finish' }).build();
+  }
   switch (event.type) {
     case 'start':
       d.startRun(event.checkpoints);
@@ -194,6 +199,15 @@ class DecisionBuilder {
   }
 
   startRun(checkpoints: Array<{ taskId: string; sha: string }>): void {
+    // A run starts afresh: retries, the breaker and any previous verdict belong to the last run.
+    delete this.state.escalation;
+    delete this.state.stopReason;
+    delete this.state.currentTaskId;
+    this.state.counters.consecutiveErrors = 0;
+    for (const t of this.state.tasks) {
+      t.runAttempts = 0;
+      t.runFailures = 0;
+    }
     const done = new Map(checkpoints.map((c, i) => [c.taskId, { sha: c.sha, seq: i }]));
     for (const t of this.state.tasks) {
       const cp = done.get(t.id);
@@ -269,13 +283,13 @@ class DecisionBuilder {
     task.runFailures += 1;
     this.state.counters.consecutiveErrors = 0;
     this.to('REPAIR_LOOP', `${task.id} attempt ${task.attempts} failed`);
-    this.effect({ type: 'rollback' });
     if (task.runAttempts >= task.maxRetries) {
       task.status = 'escalated';
-      return this.escalate({ task_id: task.id, attempts: task.runAttempts, last_error: failure }, false);
+      return this.escalate({ task_id: task.id, attempts: task.runAttempts, last_error: failure }, true);
     }
     const tripped = this.safeguardTripped(now);
-    if (tripped) return this.stop(tripped, false);
+    if (tripped) return this.stop(tripped, true);
+    this.effect({ type: 'rollback' });
     this.startAttempt(task, failure);
   }
 
@@ -298,14 +312,14 @@ class DecisionBuilder {
   }
 
   escalate(escalation: Escalation, rollback: boolean): void {
-    if (rollback) this.effect({ type: 'rollback' });
+    if (rollback) this.effect({ type: 'rollback', bestEffort: true });
     this.state.escalation = escalation;
     this.state.stopReason = `task ${escalation.task_id} failed after ${escalation.attempts} attempt(s)`;
     this.to('ESCALATED', escalation.task_id).effect({ type: 'escalate', escalation }).effect({ type: 'finish' });
   }
 
   stop(reason: string, rollback: boolean, phase: 'STOPPED' | 'PAUSED' = 'STOPPED'): void {
-    if (rollback) this.effect({ type: 'rollback' });
+    if (rollback) this.effect({ type: 'rollback', bestEffort: true });
     const task = this.state.tasks.find((t) => t.id === this.state.currentTaskId);
     if (task && task.status === 'running') task.status = 'pending';
     this.state.stopReason = reason;

@@ -60,11 +60,16 @@ export class SqliteLedger implements Ledger {
   constructor(path: string) {
     if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
     this.db = new Database(path);
-    this.db.pragma('journal_mode = WAL');
-    this.db.pragma('synchronous = NORMAL');
-    this.db.pragma('busy_timeout = 5000');
-    this.db.pragma('foreign_keys = ON');
-    migrate(this.db);
+    try {
+      this.db.pragma('busy_timeout = 5000');
+      migrate(this.db); // first: a ledger from a newer goal-loop is refused before anything changes it
+      this.db.pragma('journal_mode = WAL');
+      this.db.pragma('synchronous = NORMAL');
+      this.db.pragma('foreign_keys = ON');
+    } catch (err) {
+      this.db.close();
+      throw err;
+    }
   }
 
   async upsertGoal(key: GoalKey, input: { spec: GoalSpec; branch: string; priority?: string }): Promise<GoalRecord> {
