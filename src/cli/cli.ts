@@ -3,6 +3,7 @@ import { SpecValidationError, formatSpecError } from '../goal/parse.js';
 import { EXIT } from '../loop/result.js';
 import { PLAN_USAGE, planCommand } from './commands/plan.js';
 import { RUN_USAGE, runCommand } from './commands/run.js';
+import { SERVE_USAGE, serveCommand } from './commands/serve.js';
 import { STATUS_USAGE, statusCommand } from './commands/status.js';
 import { UsageError } from './errors.js';
 import { LockedError } from './lock.js';
@@ -15,12 +16,15 @@ ${PLAN_USAGE}
 
 ${STATUS_USAGE}
 
+${SERVE_USAGE}
+
 Exit codes: 0 complete, 1 bad input or usage, 2 escalated, 3 stopped by a safeguard, 4 internal error.`;
 
 const COMMANDS: Record<string, (argv: string[]) => Promise<number>> = {
   run: runCommand,
   plan: planCommand,
   status: statusCommand,
+  serve: serveCommand,
 };
 
 export async function main(argv: string[]): Promise<number> {

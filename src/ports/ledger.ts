@@ -32,6 +32,8 @@ export interface GoalRecord extends GoalKey {
   counters: Counters;
   /** A pending human request, read by the running loop between steps. */
   control: ControlRequest | null;
+  /** Forge-specific facts (issue number, status comment id, PR number…), merged by `setMeta`. */
+  meta: Record<string, unknown>;
   createdAt: string;
   updatedAt: string;
 }
@@ -84,5 +86,9 @@ export interface Ledger {
   /** Adds to the goal's counters and returns the new totals. */
   addCounters(key: GoalKey, delta: Partial<Omit<Counters, 'tokens'>> & { tokens?: Partial<Usage> }): Promise<Counters>;
   setControl(key: GoalKey, control: ControlRequest | null): Promise<void>;
+  /** Shallow-merges into the goal's meta; a key set to null is removed. */
+  setMeta(key: GoalKey, patch: Record<string, unknown>): Promise<Record<string, unknown>>;
+  /** Remembers a webhook delivery id; false when it was seen before (a redelivery). */
+  recordDelivery(id: string): Promise<boolean>;
   close(): Promise<void>;
 }

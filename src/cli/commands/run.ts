@@ -75,7 +75,7 @@ export async function runCommand(argv: string[]): Promise<number> {
         protectedPaths: config.protected_paths,
         identity: { name: 'goal-loop', email: 'goal-loop@users.noreply.github.com' },
       }),
-      sandbox: new ProcessSandbox(),
+      sandbox: await (await import('../../sandbox/select-sandbox.js')).selectSandbox({ mode: config.sandbox, logger: createLogger() }),
       forge: new ConsoleForge(),
       ...(agent ? { agent } : {}),
       logger: createLogger(),

@@ -62,6 +62,11 @@ export const SQLITE_MIGRATIONS: readonly string[] = [
      detail TEXT
    );
    CREATE INDEX events_by_goal ON events (goal, id);`,
+  `ALTER TABLE goals ADD COLUMN meta_json TEXT NOT NULL DEFAULT '{}';
+   CREATE TABLE deliveries (
+     id TEXT PRIMARY KEY,
+     received_at TEXT NOT NULL
+   );`,
 ];
 
 /** Applies pending migrations inside one transaction each; the version lives in `user_version`. */

@@ -38,6 +38,7 @@ interface GoalRow {
   cost_usd: number;
   created_at: string;
   updated_at: string;
+  meta_json: string;
 }
 
 interface TaskRow {
@@ -227,6 +228,24 @@ export class SqliteLedger implements Ledger {
     this.db.prepare('UPDATE goals SET control = ?, updated_at = ? WHERE id = ?').run(control, now(), this.requireGoal(key).id);
   }
 
+  async setMeta(key: GoalKey, patch: Record<string, unknown>): Promise<Record<string, unknown>> {
+    return this.db.transaction(() => {
+      const row = this.requireGoal(key);
+      const meta = { ...(JSON.parse(row.meta_json) as Record<string, unknown>) };
+      for (const [k, v] of Object.entries(patch)) {
+        if (v === null || v === undefined) delete meta[k];
+        else meta[k] = v;
+      }
+      this.db.prepare('UPDATE goals SET meta_json = ?, updated_at = ? WHERE id = ?').run(JSON.stringify(meta), now(), row.id);
+      return meta;
+    })();
+  }
+
+  async recordDelivery(id: string): Promise<boolean> {
+    const info = this.db.prepare('INSERT OR IGNORE INTO deliveries (id, received_at) VALUES (?, ?)').run(id, now());
+    return info.changes === 1;
+  }
+
   async close(): Promise<void> {
     this.db.close();
   }
@@ -253,6 +272,7 @@ function toGoal(r: GoalRow): GoalRecord {
     branch: r.branch,
     priority: r.priority,
     control: r.control as ControlRequest | null,
+    meta: JSON.parse(r.meta_json) as Record<string, unknown>,
     counters: {
       iterations: r.iterations,
       errors: r.errors,

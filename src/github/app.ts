@@ -1,0 +1,18 @@
+import type { ApplicationFunction } from 'probot';
+import type { Intake } from './handlers/base.js';
+import { onInstallation } from './handlers/installation.js';
+import { onIssueComment } from './handlers/issue-comment.js';
+import { onIssues } from './handlers/issues.js';
+import { onPullRequestReview } from './handlers/pull-request-review.js';
+import { onPullRequestClosed } from './handlers/pull-request.js';
+
+/** Wires webhook events to their handlers; nothing else. */
+export function goalLoopApp(intake: Intake): ApplicationFunction {
+  return (app) => {
+    app.on(['issues.labeled', 'issues.unlabeled', 'issues.closed'], onIssues(intake));
+    app.on('issue_comment.created', onIssueComment(intake));
+    app.on('pull_request.closed', onPullRequestClosed(intake));
+    app.on('pull_request_review.submitted', onPullRequestReview(intake));
+    app.on('installation', onInstallation());
+  };
+}

@@ -1,0 +1,229 @@
+import type { Logger } from 'pino';
+import type { ProbotOctokit } from 'probot';
+import type { GoalSnapshot, LoopResult } from '../loop/result.js';
+import type { Escalation } from '../loop/transition.js';
+import type { Forge } from '../ports/forge.js';
+import type { GoalKey, Ledger } from '../ports/ledger.js';
+import type { GitHubGoal } from './github-goal.js';
+import { labelForState, STATE_LABELS, type StateLabel } from './labels.js';
+import { checklist, ESCALATION_MARKER, renderStatus, STATUS_MARKER, type Links } from './status-comment.js';
+
+export type Octokit = InstanceType<typeof ProbotOctokit>;
+
+export interface GitHubForgeOptions {
+  octokit: Octokit;
+  goal: GitHubGoal;
+  key: GoalKey;
+  ledger: Ledger;
+  logger: Logger;
+  /** Least time between two edits of the status comment (secondary rate limits). */
+  minUpdateIntervalMs?: number;
+}
+
+/**
+ * Reports a goal on GitHub: one status comment edited in place, state labels, a draft PR
+ * opened at the first checkpoint, a `goal-loop` check run, escalation comments. Every write
+ * is idempotent: ids are kept in the ledger's meta and found again by marker or head branch.
+ */
+export class GitHubForge implements Forge {
+  private readonly o: Octokit;
+  private readonly g: GitHubGoal;
+  private lastBody = '';
+  private lastWriteAt = 0;
+  private pending?: GoalSnapshot;
+  private timer?: NodeJS.Timeout;
+  private writing: Promise<void> = Promise.resolve();
+  private label?: StateLabel;
+
+  constructor(private readonly opts: GitHubForgeOptions) {
+    this.o = opts.octokit;
+    this.g = opts.goal;
+  }
+
+  async update(s: GoalSnapshot): Promise<void> {
+    this.pending = s;
+    const wait = (this.opts.minUpdateIntervalMs ?? 3000) - (Date.now() - this.lastWriteAt);
+    if (wait <= 0) return this.flush();
+    // Throttled: the latest snapshot is written when the interval has passed.
+    this.timer ??= setTimeout(() => {
+      this.timer = undefined;
+      void this.flush().catch((err: unknown) => this.opts.logger.warn({ err }, 'status update failed'));
+    }, wait);
+  }
+
+  async checkpointed(s: GoalSnapshot, cp: { taskId: string; sha: string }): Promise<void> {
+    const pr = await this.ensurePullRequest(s);
+    await this.o.rest.pulls.update({ owner: this.g.owner, repo: this.g.repo, pull_number: pr.number, body: this.prBody(s, pr) });
+    await this.reportCheckRun(s, cp.sha, 'in_progress');
+    await this.flush(s);
+  }
+
+  async requestApproval(s: GoalSnapshot, taskIds: string[]): Promise<void> {
+    await this.flush(s);
+    const list = taskIds.map((t) => `\`/goal approve ${t}\``).join(', ');
+    await this.comment(`This goal is waiting for an approval before it runs ${taskIds.map((t) => `\`${t}\``).join(', ')} (its risk is above \`max_risk: ${s.limits.max_risk}\`, or it requires approval). A maintainer can continue with ${list}.`);
+  }
+
+  async escalate(s: GoalSnapshot, e: Escalation): Promise<void> {
+    await this.flush(s);
+    const mention = (this.g.assignees.length ? this.g.assignees : [this.g.author]).map((u) => `@${u}`).join(' ');
+    const tail = e.last_error.trim().split('\n').slice(-40).join('\n').slice(-6000);
+    const tried = s.tasks.find((t) => t.id === e.task_id);
+    await this.comment(
+      [
+        ESCALATION_MARKER,
+        `### goal-loop needs help with \`${e.task_id}\``,
+        `${mention} the task ${tried ? `**${tried.id}** ` : ''}failed after ${e.attempts} attempt(s); the goal is stopped at the last checkpoint on \`${s.branch}\`.`,
+        '<details><summary>Last verification output</summary>\n\n```text\n' + tail.replace(/```/g, '`\u200b``') + '\n```\n</details>',
+        `What was tried: ${e.attempts} attempt(s), each rolled back to the last checkpoint and retried with the previous failure fed back.`,
+        'To continue: push a fix to the goal branch and comment `/goal resume`, or comment `/goal retry` to try again with fresh retries' +
+          (e.task_id !== 'final-gate' && e.task_id !== 'setup' ? `, or \`/goal skip ${e.task_id}\` to go on without it.` : '.'),
+      ].join('\n\n'),
+    );
+  }
+
+  async finished(r: LoopResult, s: GoalSnapshot): Promise<void> {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = undefined;
+    await this.flush(s);
+    const pr = await this.findPullRequest();
+    if (pr && r.checkpoints.length) {
+      const head = r.checkpoints.at(-1)!.sha;
+      await this.reportCheckRun(s, head, 'completed', r);
+      await this.o.rest.pulls.update({ owner: this.g.owner, repo: this.g.repo, pull_number: pr.number, body: this.prBody(s, pr) });
+      if (r.status === 'LOOP_COMPLETE' && pr.draft) {
+        await this.o.graphql(
+          'mutation($id: ID!) { markPullRequestReadyForReview(input: { pullRequestId: $id }) { pullRequest { isDraft } } }',
+          { id: pr.node_id },
+        );
+      }
+    }
+  }
+
+  /** Writes the status comment and the state label now. */
+  async flush(s: GoalSnapshot | undefined = this.pending): Promise<void> {
+    if (!s) return;
+    this.pending = s;
+    // Serialize writes so two flushes never race to create two comments.
+    const run = this.writing.then(() => this.write(this.pending!));
+    this.writing = run.catch(() => undefined);
+    return run;
+  }
+
+  private async write(s: GoalSnapshot): Promise<void> {
+    const pr = await this.knownPullRequest();
+    const links: Links = { repoUrl: this.g.htmlUrl, ...(pr ? { pullRequest: pr } : {}) };
+    const body = renderStatus(s, links);
+    if (body !== this.lastBody) {
+      await this.upsertStatusComment(body);
+      this.lastBody = body;
+      this.lastWriteAt = Date.now();
+    }
+    await this.setStateLabel(labelForState(s.state));
+  }
+
+  private async upsertStatusComment(body: string): Promise<void> {
+    const meta = (await this.opts.ledger.getGoal(this.opts.key))?.meta ?? {};
+    let id = typeof meta.statusCommentId === 'number' ? meta.statusCommentId : undefined;
+    id ??= await findCommentByMarker(this.o, this.g, STATUS_MARKER);
+    if (id) {
+      try {
+        await this.o.rest.issues.updateComment({ owner: this.g.owner, repo: this.g.repo, comment_id: id, body });
+        if (meta.statusCommentId !== id) await this.opts.ledger.setMeta(this.opts.key, { statusCommentId: id });
+        return;
+      } catch (err) {
+        if ((err as { status?: number }).status !== 404) throw err; // deleted by someone: post a new one
+      }
+    }
+    const created = await this.o.rest.issues.createComment({ owner: this.g.owner, repo: this.g.repo, issue_number: this.g.issueNumber, body });
+    await this.opts.ledger.setMeta(this.opts.key, { statusCommentId: created.data.id });
+  }
+
+  private async setStateLabel(label: StateLabel): Promise<void> {
+    if (this.label === label) return;
+    const { owner, repo, issueNumber } = this.g;
+    const current = (await this.o.rest.issues.get({ owner, repo, issue_number: issueNumber })).data.labels.map((l) => (typeof l === 'string' ? l : (l.name ?? '')));
+    for (const stale of current.filter((l) => (STATE_LABELS as readonly string[]).includes(l) && l !== label)) {
+      await this.o.rest.issues.removeLabel({ owner, repo, issue_number: issueNumber, name: stale }).catch((err: { status?: number }) => {
+        if (err.status !== 404) throw err;
+      });
+    }
+    if (!current.includes(label)) await this.o.rest.issues.addLabels({ owner, repo, issue_number: issueNumber, labels: [label] });
+    this.label = label;
+  }
+
+  private async comment(body: string): Promise<void> {
+    await this.o.rest.issues.createComment({ owner: this.g.owner, repo: this.g.repo, issue_number: this.g.issueNumber, body });
+  }
+
+  private prBody(s: GoalSnapshot, pr: { number: number; url: string }): string {
+    const links: Links = { repoUrl: this.g.htmlUrl, pullRequest: pr };
+    return `Closes #${this.g.issueNumber}\n\nThis pull request is built by goal-loop, one verified checkpoint commit per task.\n\n${checklist(s, links)}\n`;
+  }
+
+  private async knownPullRequest(): Promise<{ number: number; url: string } | undefined> {
+    const meta = (await this.opts.ledger.getGoal(this.opts.key))?.meta ?? {};
+    return typeof meta.prNumber === 'number' && typeof meta.prUrl === 'string' ? { number: meta.prNumber, url: meta.prUrl } : undefined;
+  }
+
+  /** The PR whose head is the goal branch (any state), from the ledger or by asking GitHub. */
+  private async findPullRequest(): Promise<{ number: number; url: string; node_id: string; draft: boolean } | undefined> {
+    const { data } = await this.o.rest.pulls.list({ owner: this.g.owner, repo: this.g.repo, head: `${this.g.owner}:${this.g.branch}`, state: 'all', per_page: 10 });
+    const pr = data.find((p) => p.head.ref === this.g.branch);
+    if (!pr) return undefined;
+    await this.opts.ledger.setMeta(this.opts.key, { prNumber: pr.number, prUrl: pr.html_url });
+    return { number: pr.number, url: pr.html_url, node_id: pr.node_id, draft: pr.draft ?? false };
+  }
+
+  private async ensurePullRequest(s: GoalSnapshot): Promise<{ number: number; url: string }> {
+    const found = await this.findPullRequest();
+    if (found) return found;
+    const { data } = await this.o.rest.pulls.create({
+      owner: this.g.owner,
+      repo: this.g.repo,
+      head: this.g.branch,
+      base: this.g.defaultBranch,
+      title: `goal #${this.g.issueNumber}: ${s.objective.replace(/\s+/g, ' ').slice(0, 200)}`,
+      body: `Closes #${this.g.issueNumber}\n\n_goal-loop is working…_`,
+      draft: true,
+    });
+    await this.opts.ledger.setMeta(this.opts.key, { prNumber: data.number, prUrl: data.html_url });
+    return { number: data.number, url: data.html_url };
+  }
+
+  private async reportCheckRun(s: GoalSnapshot, headSha: string, status: 'in_progress' | 'completed', r?: LoopResult): Promise<void> {
+    const summary = s.tasks
+      .map((t) => `- ${t.status === 'done' ? '✅' : t.status === 'escalated' ? '❌' : t.status === 'skipped' ? '⏭️' : '⏳'} \`${t.id}\` ${t.status}${t.attempts ? ` (attempt ${t.attempts})` : ''}`)
+      .join('\n');
+    const output = { title: `${s.tasks.filter((t) => t.status === 'done').length}/${s.tasks.length} tasks verified`, summary };
+    const conclusion = r ? (r.success ? 'success' : r.status === 'ESCALATED' ? 'failure' : 'neutral') : undefined;
+    const meta = (await this.opts.ledger.getGoal(this.opts.key))?.meta ?? {};
+    if (typeof meta.checkRunId === 'number' && meta.checkRunSha === headSha) {
+      await this.o.rest.checks.update({
+        owner: this.g.owner,
+        repo: this.g.repo,
+        check_run_id: meta.checkRunId,
+        status,
+        output,
+        ...(conclusion ? { conclusion } : {}),
+      });
+      return;
+    }
+    const { data } = await this.o.rest.checks.create({
+      owner: this.g.owner,
+      repo: this.g.repo,
+      name: 'goal-loop',
+      head_sha: headSha,
+      status,
+      output,
+      ...(conclusion ? { conclusion } : {}),
+    });
+    await this.opts.ledger.setMeta(this.opts.key, { checkRunId: data.id, checkRunSha: headSha });
+  }
+}
+
+/** The bot's comment carrying a marker, if there is one (searching every page). */
+export async function findCommentByMarker(o: Octokit, g: Pick<GitHubGoal, 'owner' | 'repo' | 'issueNumber'>, marker: string): Promise<number | undefined> {
+  const comments = await o.paginate(o.rest.issues.listComments, { owner: g.owner, repo: g.repo, issue_number: g.issueNumber, per_page: 100 });
+  return comments.find((c) => c.body?.includes(marker) && c.user?.type === 'Bot')?.id;
+}

@@ -1,0 +1,69 @@
+import type { GoalKey } from '../ports/ledger.js';
+
+/** What the worker needs to know about a goal's home on GitHub; kept in the ledger's meta. */
+export interface GitHubGoal {
+  owner: string;
+  repo: string;
+  installationId: number;
+  issueNumber: number;
+  issueTitle: string;
+  /** `repository.clone_url` from the payload: https for GitHub, a path in tests. */
+  cloneUrl: string;
+  htmlUrl: string;
+  defaultBranch: string;
+  /** `goal/<issue-number>-<slug>` */
+  branch: string;
+  author: string;
+  assignees: string[];
+}
+
+/** Ledger identity of an issue's goal: the repository's full name and the issue number. */
+export function goalKeyFor(owner: string, repo: string, issueNumber: number): GoalKey {
+  return { repo: `${owner}/${repo}`, goalId: String(issueNumber) };
+}
+
+export function goalBranch(issueNumber: number, title: string): string {
+  const slug = title
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '-')
+    .replace(/^-+|-+$/g, '')
+    .slice(0, 40)
+    .replace(/-+$/, '');
+  return `goal/${issueNumber}${slug ? `-${slug}` : ''}`;
+}
+
+interface IssueLike {
+  number: number;
+  title: string;
+  user: { login: string } | null;
+  assignees?: Array<{ login: string } | null> | null;
+}
+
+interface RepositoryLike {
+  name: string;
+  owner: { login: string };
+  clone_url: string;
+  html_url: string;
+  default_branch: string;
+}
+
+export function githubGoalFrom(repository: RepositoryLike, issue: IssueLike, installationId: number): GitHubGoal {
+  return {
+    owner: repository.owner.login,
+    repo: repository.name,
+    installationId,
+    issueNumber: issue.number,
+    issueTitle: issue.title,
+    cloneUrl: repository.clone_url,
+    htmlUrl: repository.html_url,
+    defaultBranch: repository.default_branch,
+    branch: goalBranch(issue.number, issue.title),
+    author: issue.user?.login ?? 'ghost',
+    assignees: (issue.assignees ?? []).flatMap((a) => (a ? [a.login] : [])),
+  };
+}
+
+export function readGitHubGoal(meta: Record<string, unknown>): GitHubGoal | undefined {
+  const g = meta.github as GitHubGoal | undefined;
+  return g && typeof g.issueNumber === 'number' ? g : undefined;
+}

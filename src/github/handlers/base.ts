@@ -1,0 +1,35 @@
+import type { Context } from 'probot';
+import type { EventBase } from '../events.js';
+
+type RepoPayload = {
+  repository: EventBase['repository'];
+  installation?: { id: number };
+  sender: { login: string; type: string };
+};
+
+export type Intake = (event: import('../events.js').GoalEvent) => Promise<void>;
+
+/** Bots (including this app) never steer a goal. */
+export function fromBot(context: Context): boolean {
+  const sender = (context.payload as { sender?: { type?: string; login?: string } }).sender;
+  return sender?.type === 'Bot' || /\[bot\]$/.test(sender?.login ?? '');
+}
+
+export function eventBase(context: Context): EventBase | undefined {
+  const p = context.payload as unknown as RepoPayload;
+  if (!p.installation?.id || !p.repository) return undefined;
+  return {
+    deliveryId: context.id,
+    installationId: p.installation.id,
+    owner: p.repository.owner.login,
+    repo: p.repository.name,
+    sender: p.sender.login,
+    repository: {
+      name: p.repository.name,
+      owner: { login: p.repository.owner.login },
+      clone_url: p.repository.clone_url,
+      html_url: p.repository.html_url,
+      default_branch: p.repository.default_branch,
+    },
+  };
+}

@@ -1,0 +1,15 @@
+import type { Context } from 'probot';
+import { eventBase, fromBot, type Intake } from './base.js';
+
+/** pull_request_review.submitted on a goal PR: changes requested (or line comments) become a task. */
+export function onPullRequestReview(intake: Intake) {
+  return async (context: Context<'pull_request_review.submitted'>): Promise<void> => {
+    if (fromBot(context)) return;
+    const { review, pull_request: pr } = context.payload;
+    if (!pr.head.ref.startsWith('goal/')) return;
+    if (review.state !== 'changes_requested' && review.state !== 'commented') return;
+    const base = eventBase(context);
+    if (!base) return;
+    return intake({ ...base, type: 'review', prNumber: pr.number, headRef: pr.head.ref, reviewId: review.id, state: review.state, body: review.body });
+  };
+}

@@ -1,0 +1,56 @@
+import { mermaidGraph } from '../goal/render.js';
+import type { GoalSnapshot, TaskSnapshot } from '../loop/result.js';
+import { sanitizeUntrusted } from './untrusted.js';
+
+export const STATUS_MARKER = '<!-- goal-loop:status -->';
+export const ESCALATION_MARKER = '<!-- goal-loop:escalation -->';
+
+export interface Links {
+  /** e.g. https://github.com/octo/repo */
+  repoUrl: string;
+  pullRequest?: { number: number; url: string };
+}
+
+/** Text from issues must not ping people or break our markdown. */
+export function inlineUntrusted(text: string, max = 120): string {
+  const one = sanitizeUntrusted(text).replace(/\s+/g, ' ').trim();
+  const cut = one.length > max ? `${one.slice(0, max)}…` : one;
+  return cut.replace(/@/g, '@\u200b').replace(/([\\`*_[\]<>|])/g, '\\$1');
+}
+
+export function checklistLine(t: TaskSnapshot, links: Links): string {
+  const box = t.status === 'done' || t.status === 'skipped' ? 'x' : ' ';
+  const sha = t.checkpointSha ? ` ([${t.checkpointSha.slice(0, 7)}](${links.repoUrl}/commit/${t.checkpointSha}))` : '';
+  const state =
+    t.status === 'done'
+      ? ''
+      : t.status === 'pending' && t.attempts === 0
+        ? ''
+        : ` — ${t.status.replace('_', ' ')}${t.attempts ? `, attempt ${t.attempts}` : ''}`;
+  return `- [${box}] ${t.id} ${inlineUntrusted(t.title)}${sha}${state}`;
+}
+
+export function checklist(s: GoalSnapshot, links: Links): string {
+  return s.tasks.map((t) => checklistLine(t, links)).join('\n');
+}
+
+export function budgetLine(s: GoalSnapshot): string {
+  const tokens = s.tokens.input + s.tokens.output + s.tokens.cache_read + s.tokens.cache_write;
+  return `**Budget:** ${s.iterations}/${s.limits.max_iterations} iterations · ${tokens.toLocaleString('en-US')} tokens · $${s.costUsd.toFixed(2)} of $${s.limits.cost_cap_usd.toFixed(2)}`;
+}
+
+/** The one status comment of a goal, edited in place. */
+export function renderStatus(s: GoalSnapshot, links: Links): string {
+  const branchUrl = `${links.repoUrl}/tree/${s.branch.split('/').map(encodeURIComponent).join('/')}`;
+  const pr = links.pullRequest ? ` · **PR:** [#${links.pullRequest.number}](${links.pullRequest.url})` : '';
+  const reason = s.stopReason && s.state !== 'LOOP_COMPLETE' ? `\n\n> ${inlineUntrusted(s.stopReason, 300)}` : '';
+  const parts = [
+    STATUS_MARKER,
+    `### goal-loop: ${inlineUntrusted(s.objective, 200)}`,
+    `**State:** \`${s.state}\` · **Branch:** [\`${s.branch}\`](${branchUrl})${pr}${reason}`,
+    s.tasks.length ? checklist(s, links) : '_Planning…_',
+  ];
+  if (s.tasks.length) parts.push(`\`\`\`mermaid\n${mermaidGraph(s.tasks)}\n\`\`\``);
+  parts.push(budgetLine(s));
+  return parts.join('\n\n');
+}

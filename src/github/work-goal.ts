@@ -1,0 +1,179 @@
+import { join } from 'node:path';
+import type { Logger } from 'pino';
+import { resolveLimits, type LoopLimits } from '../config/limits.js';
+import { configLimits, RepoConfigError, type RepoConfig } from '../config/repo-config.js';
+import type { GoalSpec } from '../goal/schema.js';
+import { runGoal } from '../loop/controller.js';
+import type { GoalSnapshot } from '../loop/result.js';
+import type { GoalState } from '../loop/states.js';
+import type { GoalKey, GoalRecord, Ledger } from '../ports/ledger.js';
+import { SandboxUnavailableError, type Sandbox } from '../ports/sandbox.js';
+import { GitWorkspace } from '../workspace/git-workspace.js';
+import { tokenHeaderConfig } from './git-auth.js';
+import { GitHubForge, type Octokit } from './github-forge.js';
+import { readGitHubGoal, type GitHubGoal } from './github-goal.js';
+import type { GoalMode } from './goal-scheduler.js';
+import { planFromIssue, TEMPLATE_COMMENT } from './plan-from-issue.js';
+import { loadRepoConfig } from './repo-config-loader.js';
+
+export interface WorkGoalDeps {
+  ledger: Ledger;
+  logger: Logger;
+  /** An Octokit authenticated as the installation. */
+  auth: (installationId: number) => Promise<Octokit>;
+  workspaceRoot: string;
+  sandboxFor: (config: RepoConfig) => Promise<Sandbox>;
+  minUpdateIntervalMs?: number;
+  controlPollMs?: number;
+  identity?: { name: string; email: string };
+}
+
+/** One turn of a GitHub goal: read config and plan from the issue, then run the loop. */
+export async function workGoal(deps: WorkGoalDeps, key: GoalKey, mode: GoalMode): Promise<void> {
+  const goal = await deps.ledger.getGoal(key);
+  const g = goal && readGitHubGoal(goal.meta);
+  if (!goal || !g) return;
+  const log = deps.logger.child({ goal: `${key.repo}#${key.goalId}` });
+  const octokit = await deps.auth(g.installationId);
+  const forge = new GitHubForge({ octokit, goal: g, key, ledger: deps.ledger, logger: log, ...(deps.minUpdateIntervalMs !== undefined ? { minUpdateIntervalMs: deps.minUpdateIntervalMs } : {}) });
+  const rest = async (state: GoalState, reason: string, comment?: string) => {
+    await deps.ledger.setState(key, state, mode, reason, reason);
+    if (comment) await octokit.rest.issues.createComment({ owner: g.owner, repo: g.repo, issue_number: g.issueNumber, body: comment });
+    await forge.flush(await snapshotFromLedger(deps.ledger, key, g));
+  };
+
+  let config: RepoConfig;
+  try {
+    config = await loadRepoConfig(octokit, g.owner, g.repo);
+  } catch (err) {
+    if (!(err instanceof RepoConfigError)) throw err;
+    return rest('STOPPED', 'invalid .github/goal-loop.yml', `goal-loop cannot run: \`.github/goal-loop.yml\` is invalid.\n\n${err.problems.map((p) => `- ${p}`).join('\n')}\n\nFix the file and comment \`/goal start\`.`);
+  }
+  if (mode === 'status') return forge.flush(await snapshotFromLedger(deps.ledger, key, g));
+
+  const issue = (await octokit.rest.issues.get({ owner: g.owner, repo: g.repo, issue_number: g.issueNumber })).data;
+  const plan = planFromIssue(issue.body ?? '', key.goalId, goal.meta.extraTasks);
+  if (plan.kind === 'none') {
+    const first = !goal.meta.templatePosted;
+    await deps.ledger.setMeta(key, { templatePosted: true });
+    return rest('STOPPED', 'the issue has no ```goal block', first ? TEMPLATE_COMMENT : undefined);
+  }
+  if (plan.kind === 'invalid') {
+    return rest('STOPPED', 'invalid goal spec', `goal-loop cannot run the \`\`\`goal block of this issue:\n\n${plan.errors.map((e) => `- ${e}`).join('\n')}\n\nEdit the issue and comment \`/goal start\`.`);
+  }
+  const spec = plan.spec;
+  await deps.ledger.upsertGoal(key, { spec, branch: g.branch });
+
+  if (mode === 'plan' || (config.require_plan_approval && !goal.meta.planApproved)) {
+    return rest(
+      'AWAITING_APPROVAL',
+      'the plan waits for approval',
+      mode === 'plan' && !config.require_plan_approval && goal.meta.planApproved !== false
+        ? undefined
+        : `The plan (${spec.tasks.length} task${spec.tasks.length === 1 ? '' : 's'}) is in the status comment. A maintainer can start it with \`/goal approve\`.`,
+    );
+  }
+
+  const limits: Partial<LoopLimits> = { ...configLimits(config), ...(typeof goal.meta.budgetUsd === 'number' ? { cost_cap_usd: goal.meta.budgetUsd } : {}) };
+  const tokenConfig = async () => {
+    const auth = (await octokit.auth({ type: 'installation' })) as { token: string };
+    return tokenHeaderConfig(g.cloneUrl, auth.token);
+  };
+  const workspace = new GitWorkspace({
+    remote: g.cloneUrl,
+    dir: join(deps.workspaceRoot, `${g.owner}-${g.repo}`.replace(/[^A-Za-z0-9._-]/g, '_'), String(g.issueNumber)),
+    goalId: spec.goal_id,
+    branch: g.branch,
+    baseBranch: g.defaultBranch,
+    protectedPaths: config.protected_paths,
+    identity: deps.identity ?? { name: 'goal-loop[bot]', email: 'goal-loop[bot]@users.noreply.github.com' },
+    remoteConfig: tokenConfig,
+  });
+  let sandbox: Sandbox;
+  try {
+    sandbox = await deps.sandboxFor(config);
+  } catch (err) {
+    if (!(err instanceof SandboxUnavailableError)) throw err;
+    return rest('STOPPED', 'no sandbox on this host', `goal-loop will not run this repository's commands without a sandbox:\n\n\`\`\`text\n${err.message}\n\`\`\``);
+  }
+  const result = await runGoal({
+    repo: key.repo,
+    spec: withBudget(spec, goal),
+    ledger: deps.ledger,
+    workspace,
+    sandbox,
+    forge,
+    logger: log,
+    configLimits: limits,
+    gate: config.gate,
+    setup: config.setup,
+    setupNetwork: config.network === 'setup',
+    priority: goal.priority,
+    ...(deps.controlPollMs !== undefined ? { controlPollMs: deps.controlPollMs } : {}),
+  });
+  await answerReviews(octokit, deps.ledger, key, g, result.checkpoints);
+  log.info({ status: result.status, stop_reason: result.stop_reason }, 'goal run ended');
+}
+
+/** A `/goal budget` overrides the spec's own cost cap. */
+function withBudget(spec: GoalSpec, goal: GoalRecord): GoalSpec {
+  if (typeof goal.meta.budgetUsd !== 'number') return spec;
+  return { ...spec, limits: { ...spec.limits, cost_cap_usd: goal.meta.budgetUsd } };
+}
+
+interface PendingReview {
+  taskId: string;
+  prNumber: number;
+  reviewId: number;
+}
+
+/** Replies to each review whose fix task is now checkpointed. */
+async function answerReviews(o: Octokit, ledger: Ledger, key: GoalKey, g: GitHubGoal, checkpoints: Array<{ task_id: string; sha: string }>): Promise<void> {
+  const goal = await ledger.getGoal(key);
+  const pending = (goal?.meta.pendingReviews as PendingReview[] | undefined) ?? [];
+  if (pending.length === 0) return;
+  const done = new Map(checkpoints.map((c) => [c.task_id, c.sha]));
+  const left: PendingReview[] = [];
+  for (const p of pending) {
+    const sha = done.get(p.taskId);
+    if (!sha) {
+      left.push(p);
+      continue;
+    }
+    await o.rest.issues.createComment({
+      owner: g.owner,
+      repo: g.repo,
+      issue_number: p.prNumber,
+      body: `Addressed review ${g.htmlUrl}/pull/${p.prNumber}#pullrequestreview-${p.reviewId} in ${sha.slice(0, 7)} (task \`${p.taskId}\`, verified).`,
+    });
+  }
+  await ledger.setMeta(key, { pendingReviews: left });
+}
+
+/** A snapshot from the ledger alone, for status comments outside a running loop. */
+export async function snapshotFromLedger(ledger: Ledger, key: GoalKey, g: GitHubGoal): Promise<GoalSnapshot> {
+  const goal = (await ledger.getGoal(key))!;
+  const tasks = await ledger.listTasks(key);
+  const specTasks = new Map((goal.spec.tasks ?? []).map((t) => [t.id, t]));
+  return {
+    goalId: key.goalId,
+    objective: goal.objective,
+    repo: key.repo,
+    branch: g.branch,
+    state: goal.state,
+    ...(goal.stopReason ? { stopReason: goal.stopReason } : {}),
+    tasks: tasks.map((t) => ({
+      id: t.taskId,
+      title: t.title,
+      dependencies: specTasks.get(t.taskId)?.dependencies ?? [],
+      status: t.status,
+      attempts: t.attempts,
+      ...(t.checkpointSha ? { checkpointSha: t.checkpointSha } : {}),
+    })),
+    iterations: goal.counters.iterations,
+    tokens: goal.counters.tokens,
+    costUsd: goal.counters.cost_usd,
+    limits: resolveLimits(goal.spec.limits),
+    startedAt: Date.parse(goal.createdAt),
+  };
+}

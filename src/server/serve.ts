@@ -1,0 +1,97 @@
+import { createServer, type Server } from 'node:http';
+import type { Logger } from 'pino';
+import { createNodeMiddleware, createProbot, type Probot } from 'probot';
+import type { RepoConfig } from '../config/repo-config.js';
+import { GoalLoopOctokit } from '../github/octokit.js';
+import { createRuntime, type GoalLoopRuntime } from '../github/runtime.js';
+import type { Ledger } from '../ports/ledger.js';
+import type { Sandbox } from '../ports/sandbox.js';
+
+export const DEFAULT_WEBHOOK_PATH = '/api/github/webhooks';
+
+export interface ServeOptions {
+  ledger: Ledger;
+  workspaceRoot: string;
+  sandboxFor: (config: RepoConfig) => Promise<Sandbox>;
+  env?: NodeJS.ProcessEnv;
+  /** Overrides for tests (appId, privateKey, secret, log, Octokit, request). */
+  probotOverrides?: Parameters<typeof createProbot>[0];
+  port?: number;
+  host?: string;
+  concurrency?: number;
+  minUpdateIntervalMs?: number;
+  controlPollMs?: number;
+}
+
+export interface RunningServer {
+  server: Server;
+  port: number;
+  probot: Probot;
+  runtime: GoalLoopRuntime;
+  log: Logger;
+  close(): Promise<void>;
+}
+
+/**
+ * The GitHub App's HTTP server: Probot's webhook middleware at WEBHOOK_PATH (signatures
+ * verified with WEBHOOK_SECRET), `GET /health`, and the in-process goal worker.
+ */
+export async function startServer(opts: ServeOptions): Promise<RunningServer> {
+  const env = opts.env ?? process.env;
+  const probot = createProbot({ env, ...opts.probotOverrides, overrides: { Octokit: GoalLoopOctokit, ...opts.probotOverrides?.overrides } });
+  const log = probot.log.child({ name: 'goal-loop' });
+  const runtime = createRuntime({
+    probot,
+    ledger: opts.ledger,
+    logger: log,
+    workspaceRoot: opts.workspaceRoot,
+    sandboxFor: opts.sandboxFor,
+    concurrency: opts.concurrency ?? (Number.parseInt(env.GOAL_LOOP_CONCURRENCY ?? '', 10) || 2),
+    ...(opts.minUpdateIntervalMs !== undefined ? { minUpdateIntervalMs: opts.minUpdateIntervalMs } : {}),
+    ...(opts.controlPollMs !== undefined ? { controlPollMs: opts.controlPollMs } : {}),
+  });
+  const webhooksPath = env.WEBHOOK_PATH || DEFAULT_WEBHOOK_PATH;
+  const middleware = await createNodeMiddleware(runtime.appFn, { probot, webhooksPath });
+  let ready = false;
+  const server = createServer((req, res) => {
+    if (req.method === 'GET' && req.url === '/health') {
+      res.writeHead(ready ? 200 : 503, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ status: ready ? 'ok' : 'starting' }));
+      return;
+    }
+    void Promise.resolve(
+      middleware(req, res, () => {
+        res.writeHead(404, { 'content-type': 'text/plain' });
+        res.end('not found\n');
+      }),
+    ).catch((err: unknown) => {
+      log.error({ err }, 'request failed');
+      if (!res.headersSent) res.writeHead(500);
+      res.end();
+    });
+  });
+  const port = opts.port ?? (Number.parseInt(env.PORT ?? '', 10) || 3000);
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, opts.host ?? env.HOST, () => resolve());
+  });
+  const address = server.address();
+  const actualPort = typeof address === 'object' && address ? address.port : port;
+  const resumed = await runtime.resumeInterrupted();
+  ready = true;
+  log.info({ port: actualPort, webhooksPath, resumed }, 'goal-loop is listening');
+  return {
+    server,
+    port: actualPort,
+    probot,
+    runtime,
+    log,
+    async close() {
+      ready = false;
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      server.closeAllConnections();
+      await closed;
+      await runtime.close();
+    },
+  };
+}
