@@ -1,21 +1,42 @@
+import Bottleneck from 'bottleneck';
 import type { Logger } from 'pino';
 import { ProbotOctokit } from 'probot';
 
 const MAX_RATE_LIMIT_RETRIES = 3;
 
+export interface OctokitTuning {
+  /** Milliseconds per second of `retry-after` (1000 in production; tests shrink it). */
+  retryAfterBaseMs?: number;
+  /** Spacing of write requests (GitHub asks for about a second, three for ones that notify; tests use 0). */
+  writeMinTimeMs?: number;
+}
+
 /**
  * Probot's Octokit, with rate limits (primary and secondary) waited out and retried a bounded
  * number of times; 5xx answers are retried by Probot's retry plugin.
  */
-export const GoalLoopOctokit = ProbotOctokit.defaults({
-  throttle: {
-    onRateLimit: (retryAfter: number, options: { method: string; url: string }, octokit: { log: Logger }, retryCount: number) => {
-      octokit.log.warn(`rate limit on ${options.method} ${options.url}; retry ${retryCount + 1} in ${retryAfter}s`);
-      return retryCount < MAX_RATE_LIMIT_RETRIES;
-    },
-    onSecondaryRateLimit: (retryAfter: number, options: { method: string; url: string }, octokit: { log: Logger }, retryCount: number) => {
-      octokit.log.warn(`secondary rate limit on ${options.method} ${options.url}; retry ${retryCount + 1} in ${retryAfter}s`);
-      return retryCount < MAX_RATE_LIMIT_RETRIES;
-    },
-  },
-});
+export function goalLoopOctokit(tuning: OctokitTuning = {}): typeof ProbotOctokit {
+  const retry = (kind: string) => (retryAfter: number, options: { method: string; url: string }, octokit: { log: Logger }, retryCount: number) => {
+    octokit.log.warn(`${kind} on ${options.method} ${options.url}; retry ${retryCount + 1} in ${retryAfter}s`);
+    return retryCount < MAX_RATE_LIMIT_RETRIES;
+  };
+  const throttle = {
+    onRateLimit: retry('rate limit'),
+    onSecondaryRateLimit: retry('secondary rate limit'),
+    ...(tuning.retryAfterBaseMs !== undefined ? { retryAfterBaseValue: tuning.retryAfterBaseMs } : {}),
+    ...(tuning.writeMinTimeMs !== undefined
+      ? {
+          write: new Bottleneck.Group({ maxConcurrent: 1, minTime: tuning.writeMinTimeMs }),
+          notifications: new Bottleneck.Group({ maxConcurrent: 1, minTime: tuning.writeMinTimeMs }),
+        }
+      : {}),
+  };
+  // A function, so our throttle settings are merged into (not replaced by) what Probot passes.
+  return ProbotOctokit.defaults((options: Record<string, unknown>) => ({
+    ...options,
+    throttle: { ...(options.throttle as object | undefined), ...throttle },
+    ...(tuning.retryAfterBaseMs !== undefined ? { retry: { ...(options.retry as object | undefined), retryAfterBaseValue: tuning.retryAfterBaseMs } } : {}),
+  }));
+}
+
+export const GoalLoopOctokit = goalLoopOctokit();

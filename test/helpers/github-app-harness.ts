@@ -1,0 +1,107 @@
+import { generateKeyPairSync, randomUUID } from 'node:crypto';
+import { join } from 'node:path';
+import { pino } from 'pino';
+import { Probot } from 'probot';
+import { onTestFinished } from 'vitest';
+import { createSampleRepo, type SampleRepo } from '../../src/demo/sample-repo.js';
+import { goalLoopOctokit } from '../../src/github/octokit.js';
+import { createRuntime, type GoalLoopRuntime } from '../../src/github/runtime.js';
+import { SqliteLedger } from '../../src/ledger/sqlite/sqlite-ledger.js';
+import type { Sandbox } from '../../src/ports/sandbox.js';
+import { ProcessSandbox } from '../../src/sandbox/process-sandbox.js';
+import { fakeGitHub, type FakeGitHub, type FakeGitHubOptions } from './fake-github.js';
+import { tempDir } from './temp.js';
+import { toEvent, type RepoSpec, type WebhookEventName } from './webhook-payloads.js';
+
+export const OWNER = 'octo-org';
+export const REPO = 'widgets';
+export const INSTALLATION = 4242;
+export const SECRET = 'test-webhook-secret';
+
+let keyPem: string | undefined;
+export function privateKey(): string {
+  keyPem ??= generateKeyPairSync('rsa', { modulusLength: 2048, privateKeyEncoding: { type: 'pkcs1', format: 'pem' }, publicKeyEncoding: { type: 'spki', format: 'pem' } }).privateKey;
+  return keyPem;
+}
+
+export const silent = pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });
+
+/** Probot's Octokit as the app uses it, with waits shrunk for tests. */
+export const TestOctokit = goalLoopOctokit({ retryAfterBaseMs: 5, writeMinTimeMs: 0 });
+
+export function testProbot(): Probot {
+  return new Probot({ appId: 1, privateKey: privateKey(), secret: SECRET, log: silent, Octokit: TestOctokit });
+}
+
+export interface AppHarness {
+  root: string;
+  repo: SampleRepo;
+  fake: FakeGitHub;
+  ledger: SqliteLedger;
+  probot: Probot;
+  runtime: GoalLoopRuntime;
+  repoSpec: RepoSpec;
+  /** Delivers an event through `probot.receive`, then waits until the app is idle. */
+  deliver(name: WebhookEventName, payload: object, deliveryId?: string): Promise<void>;
+  /** A fresh probot + runtime on the same ledger, workspaces and fake GitHub: a restarted process. */
+  restart(sandbox?: Sandbox): Promise<GoalLoopRuntime>;
+}
+
+export async function appHarness(
+  opts: Partial<Omit<FakeGitHubOptions, 'owner' | 'repo' | 'installationId'>> & { sandbox?: Sandbox; repoFiles?: Record<string, string> } = {},
+): Promise<AppHarness> {
+  const root = await tempDir();
+  const repo = await createSampleRepo(join(root, 'sample'), opts.repoFiles);
+  const fake = fakeGitHub({
+    owner: OWNER,
+    repo: REPO,
+    installationId: INSTALLATION,
+    collaborators: { alice: 'write', maya: 'maintain', rob: 'read', tri: 'triage' },
+    strictAuth: true,
+    ...opts,
+  });
+  onTestFinished(() => fake.stop());
+  const ledger = new SqliteLedger(join(root, 'ledger.db'));
+  onTestFinished(() => ledger.close());
+  const make = (sandbox: Sandbox) => {
+    const probot = testProbot();
+    const runtime = createRuntime({
+      probot,
+      ledger,
+      logger: silent,
+      workspaceRoot: join(root, 'workspaces'),
+      sandboxFor: async () => sandbox,
+      minUpdateIntervalMs: 0,
+      controlPollMs: 50,
+    });
+    return { probot, runtime };
+  };
+  const first = make(opts.sandbox ?? new ProcessSandbox());
+  await first.probot.load(first.runtime.appFn);
+  const h: AppHarness = {
+    root,
+    repo,
+    fake,
+    ledger,
+    probot: first.probot,
+    runtime: first.runtime,
+    repoSpec: { owner: OWNER, repo: REPO, installationId: INSTALLATION, cloneUrl: repo.bare, sender: 'alice' },
+    async deliver(name, payload, deliveryId = randomUUID()) {
+      await h.probot.receive(toEvent(name, payload, deliveryId));
+      await h.runtime.idle();
+    },
+    async restart(sandbox = new ProcessSandbox()) {
+      const next = make(sandbox);
+      await next.probot.load(next.runtime.appFn);
+      h.probot = next.probot;
+      h.runtime = next.runtime;
+      return next.runtime;
+    },
+  };
+  return h;
+}
+
+/** A ```goal block for an issue body. */
+export function goalBlock(yaml: string): string {
+  return `Please do this.\n\n\`\`\`goal\n${yaml.trim()}\n\`\`\`\n`;
+}
