@@ -49,7 +49,7 @@ export async function workGoal(deps: WorkGoalDeps, key: GoalKey, mode: GoalMode)
     if (!(err instanceof RepoConfigError)) throw err;
     return rest('STOPPED', 'invalid .github/goal-loop.yml', `goal-loop cannot run: \`.github/goal-loop.yml\` is invalid.\n\n${err.problems.map((p) => `- ${p}`).join('\n')}\n\nFix the file and comment \`/goal start\`.`);
   }
-  if (mode === 'status') return forge.flush(await snapshotFromLedger(deps.ledger, key, g));
+  if (mode === 'status') return forge.flush(await snapshotFromLedger(deps.ledger, key, g, configLimits(config)));
 
   const issue = (await octokit.rest.issues.get({ owner: g.owner, repo: g.repo, issue_number: g.issueNumber })).data;
   const plan = planFromIssue(issue.body ?? '', key.goalId, goal.meta.extraTasks);
@@ -151,7 +151,7 @@ async function answerReviews(o: Octokit, ledger: Ledger, key: GoalKey, g: GitHub
 }
 
 /** A snapshot from the ledger alone, for status comments outside a running loop. */
-export async function snapshotFromLedger(ledger: Ledger, key: GoalKey, g: GitHubGoal): Promise<GoalSnapshot> {
+export async function snapshotFromLedger(ledger: Ledger, key: GoalKey, g: GitHubGoal, configured: Partial<LoopLimits> = {}): Promise<GoalSnapshot> {
   const goal = (await ledger.getGoal(key))!;
   const tasks = await ledger.listTasks(key);
   const specTasks = new Map((goal.spec.tasks ?? []).map((t) => [t.id, t]));
@@ -173,7 +173,7 @@ export async function snapshotFromLedger(ledger: Ledger, key: GoalKey, g: GitHub
     iterations: goal.counters.iterations,
     tokens: goal.counters.tokens,
     costUsd: goal.counters.cost_usd,
-    limits: resolveLimits(goal.spec.limits),
+    limits: resolveLimits(configured, goal.spec.limits, typeof goal.meta.budgetUsd === 'number' ? { cost_cap_usd: goal.meta.budgetUsd } : undefined),
     startedAt: Date.parse(goal.createdAt),
   };
 }
