@@ -178,7 +178,7 @@ export class EventProcessor {
     if (!goal) return undefined;
     if (this.deps.isRunning(key)) {
       await this.deps.ledger.setControl(key, request); // the running loop picks it up within seconds
-    } else if (!RESTING_STATES.has(goal.state) || goal.state === 'AWAITING_APPROVAL' || goal.state === 'ESCALATED' || goal.state === 'PAUSED') {
+    } else if (request === 'stop' ? goal.state !== 'STOPPED' : !RESTING_STATES.has(goal.state) || goal.state === 'AWAITING_APPROVAL' || goal.state === 'ESCALATED') {
       await this.deps.ledger.setState(key, request === 'pause' ? 'PAUSED' : 'STOPPED', request, reason, reason);
       this.deps.schedule(key, 'status', goal.priority);
     }
