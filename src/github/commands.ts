@@ -19,7 +19,7 @@ export const COMMAND_HELP = `| command | what it does |
 | \`/goal start\` | start the goal (same as adding the \`goal\` label) |
 | \`/goal plan\` | (re)build the plan from the issue and show it |
 | \`/goal approve [task]\` | approve the plan, or one risky task |
-| \`/goal pause\` / \`/goal resume\` | pause after the running command; continue from the last checkpoint |
+| \`/goal pause\` / \`/goal resume\` | pause now (the running attempt is rolled back); continue from the last checkpoint |
 | \`/goal stop\` | stop the goal |
 | \`/goal retry [task]\` | continue from the last checkpoint with fresh retries |
 | \`/goal skip <task>\` | mark a task as skipped and go on |
