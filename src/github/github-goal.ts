@@ -1,3 +1,4 @@
+import { slugify } from '../goal/slug.js';
 import type { GoalKey } from '../ports/ledger.js';
 
 /** What the worker needs to know about a goal's home on GitHub; kept in the ledger's meta. */
@@ -23,12 +24,7 @@ export function goalKeyFor(owner: string, repo: string, issueNumber: number): Go
 }
 
 export function goalBranch(issueNumber: number, title: string): string {
-  const slug = title
-    .toLowerCase()
-    .replace(/[^a-z0-9]+/g, '-')
-    .replace(/^-+|-+$/g, '')
-    .slice(0, 40)
-    .replace(/-+$/, '');
+  const slug = slugify(title, 40);
   return `goal/${issueNumber}${slug ? `-${slug}` : ''}`;
 }
 

@@ -3,6 +3,7 @@ import { basename, extname } from 'node:path';
 import { parseDocument } from 'yaml';
 import type { z } from 'zod';
 import { validateGraph, type SpecError } from './dag.js';
+import { slugify } from './slug.js';
 import { GoalSpecSchema, type AcceptanceCriterion, type GoalSpec } from './schema.js';
 
 export class SpecValidationError extends Error {
@@ -75,14 +76,7 @@ export async function loadGoalSpecFile(path: string): Promise<GoalSpec> {
 
 /** `Fix Login Bug!.yml` -> `fix-login-bug`. */
 export function deriveGoalId(name: string): string {
-  const stem = basename(name, extname(name));
-  const slug = stem
-    .toLowerCase()
-    .replace(/[^a-z0-9]+/g, '-')
-    .replace(/^-+|-+$/g, '')
-    .slice(0, 60)
-    .replace(/-+$/, '');
-  return slug || 'goal';
+  return slugify(basename(name, extname(name)), 60) || 'goal';
 }
 
 function parseStructured(text: string, source: string): unknown {
