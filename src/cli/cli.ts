@@ -1,6 +1,7 @@
 import { RepoConfigError } from '../config/repo-config.js';
 import { SpecValidationError, formatSpecError } from '../goal/parse.js';
 import { EXIT } from '../loop/result.js';
+import { SandboxUnavailableError } from '../ports/sandbox.js';
 import { PLAN_USAGE, planCommand } from './commands/plan.js';
 import { RUN_USAGE, runCommand } from './commands/run.js';
 import { SERVE_USAGE, serveCommand } from './commands/serve.js';
@@ -50,6 +51,10 @@ export async function main(argv: string[]): Promise<number> {
       return EXIT.badInput;
     }
     if (err instanceof RepoConfigError) {
+      process.stderr.write(`goal-loop: ${err.message}\n`);
+      return EXIT.badInput;
+    }
+    if (err instanceof SandboxUnavailableError) {
       process.stderr.write(`goal-loop: ${err.message}\n`);
       return EXIT.badInput;
     }

@@ -1,8 +1,11 @@
 import { spawnSync } from 'node:child_process';
-import { mkdtemp } from 'node:fs/promises';
+import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { pino } from 'pino';
+import { SandboxUnavailableError } from '../ports/sandbox.js';
+import { selectSandbox } from '../sandbox/select-sandbox.js';
 import { createSampleRepo } from './sample-repo.js';
 
 /** `npm run demo`: a real goal, end to end, against a fresh sample repository. */
@@ -13,8 +16,9 @@ async function demo(): Promise<number> {
   const cli = fileURLToPath(new URL('../cli/main.js', import.meta.url));
   const env = { ...process.env, GOAL_LOOP_DB: join(root, 'ledger.db'), GOAL_LOOP_WORKSPACES: join(root, 'workspaces') };
   process.stderr.write(`sample repository: ${repo.bare}\ngoal: ${goal}\n\n`);
+  const extra = await sandboxFallback(root);
 
-  const run = spawnSync(process.execPath, [cli, 'run', '--repo', repo.bare, '--goal', goal, '--agent', 'scripted'], { stdio: 'inherit', env });
+  const run = spawnSync(process.execPath, [cli, 'run', '--repo', repo.bare, '--goal', goal, '--agent', 'scripted', ...extra], { stdio: 'inherit', env });
   const log = spawnSync('git', ['--git-dir', repo.bare, 'log', '--format=%h %s%n%(trailers:key=Goal-Task,key=Goal-Attempt)', 'goal/demo-slugify'], {
     encoding: 'utf8',
   });
@@ -24,6 +28,20 @@ async function demo(): Promise<number> {
       `Ledger:        GOAL_LOOP_DB=${env.GOAL_LOOP_DB} node ${cli} status\n`,
   );
   return run.status ?? 4;
+}
+
+/** The demo runs in the bubblewrap jail; on a machine without it, in the warned process fallback. */
+async function sandboxFallback(root: string): Promise<string[]> {
+  try {
+    await selectSandbox({ mode: 'bwrap', logger: pino({ level: 'silent' }) });
+    return [];
+  } catch (err) {
+    if (!(err instanceof SandboxUnavailableError)) throw err;
+    process.stderr.write(`NOTE: ${err.message.split('\n')[0]}\nThe demo runs without the jail (sandbox: process). Install bubblewrap to see the real sandbox.\n\n`);
+    const config = join(root, 'goal-loop.yml');
+    await writeFile(config, 'sandbox: process\n');
+    return ['--config', config];
+  }
 }
 
 demo().then((code) => {

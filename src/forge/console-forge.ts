@@ -128,8 +128,10 @@ export class ConsoleForge implements Forge {
   }
 
   private failureLine(t: TaskSnapshot): string {
-    const first = (t.lastError ?? '').trim().split('\n')[0] ?? '';
-    return this.paint('red', `last failure: ${first.length > 160 ? `${first.slice(0, 160)}…` : first}`);
+    // The headline ("verification `x` exited with code 1:") and the first line of its output.
+    const lines = (t.lastError ?? '').split('\n').map((l) => l.trim()).filter(Boolean);
+    const text = lines[0]?.endsWith(':') && lines[1] ? `${lines[0]} ${lines[1]}` : (lines[0] ?? '');
+    return this.paint('red', `last failure: ${text.length > 200 ? `${text.slice(0, 200)}…` : text}`);
   }
 
   private paint(style: Style, text: string): string {
