@@ -60,7 +60,13 @@ export async function appHarness(
     strictAuth: true,
     ...opts,
   });
-  onTestFinished(() => fake.stop());
+  onTestFinished(() => {
+    fake.stop();
+    // Every request the app made must exist in GitHub's OpenAPI description, with its required fields.
+    if (fake.violations.length || fake.unhandled.length) {
+      throw new Error(`GitHub API misuse:\n${[...fake.violations, ...fake.unhandled.map((u) => `unhandled ${u}`)].join('\n')}`);
+    }
+  });
   const ledger = new SqliteLedger(join(root, 'ledger.db'));
   onTestFinished(() => ledger.close());
   const make = (sandbox: Sandbox) => {
