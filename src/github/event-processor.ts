@@ -20,6 +20,8 @@ export interface EventProcessorDeps {
   auth: (installationId: number) => Promise<Octokit>;
   schedule: (key: GoalKey, mode: GoalMode, priority: string) => void;
   isRunning: (key: GoalKey) => boolean;
+  /** Drops a queued run that has not started yet. */
+  cancel: (key: GoalKey) => void;
 }
 
 type Reaction = 'eyes' | '+1' | 'confused';
@@ -176,9 +178,12 @@ export class EventProcessor {
     if (!key) return undefined;
     const goal = await this.deps.ledger.getGoal(key);
     if (!goal) return undefined;
+    this.deps.cancel(key); // no queued run may start the goal again behind the human's back
     if (this.deps.isRunning(key)) {
       await this.deps.ledger.setControl(key, request); // the running loop picks it up within seconds
-    } else if (request === 'stop' ? goal.state !== 'STOPPED' : !RESTING_STATES.has(goal.state) || goal.state === 'AWAITING_APPROVAL' || goal.state === 'ESCALATED') {
+      return undefined;
+    }
+    if (request === 'stop' ? goal.state !== 'STOPPED' : !RESTING_STATES.has(goal.state) || goal.state === 'AWAITING_APPROVAL' || goal.state === 'ESCALATED') {
       await this.deps.ledger.setState(key, request === 'pause' ? 'PAUSED' : 'STOPPED', request, reason, reason);
       this.deps.schedule(key, 'status', goal.priority);
     }

@@ -41,6 +41,12 @@ export class GoalScheduler {
     this.pump();
   }
 
+  /** Drops a queued (not yet running) request for the goal, e.g. after `/goal stop`. */
+  cancel(key: GoalKey): void {
+    this.queue.delete(id(key));
+    this.again.delete(id(key));
+  }
+
   isRunning(key: GoalKey): boolean {
     return this.running.has(id(key));
   }

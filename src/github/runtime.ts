@@ -61,6 +61,7 @@ export function createRuntime(opts: RuntimeOptions): GoalLoopRuntime {
     auth,
     schedule: (key, mode, priority) => scheduler.schedule(key, mode, priority),
     isRunning: (key) => scheduler.isRunning(key),
+    cancel: (key) => scheduler.cancel(key),
   });
   let inflight = Promise.resolve();
   const intake = async (event: GoalEvent) => {
