@@ -27,6 +27,8 @@ export interface CgroupLimits {
 /** One command's cgroup: the launcher writes its own pid to every `procs` file before it starts bwrap. */
 export interface CommandCgroup {
   procsFiles: string[];
+  /** Host pids of the processes still in the cgroup. */
+  pids(): number[];
   /** True when the kernel's OOM killer ended a process of this cgroup. */
   oomKilled(): boolean;
   remove(): Promise<void>;
@@ -138,6 +140,11 @@ export function createCommandCgroup(support: CgroupSupport, limits: CgroupLimits
   const memoryDir = created[0]!;
   return {
     procsFiles: created.map((d) => join(d, 'cgroup.procs')),
+    pids: () =>
+      readOr(join(memoryDir, 'cgroup.procs'), '')
+        .split('\n')
+        .filter(Boolean)
+        .map(Number),
     oomKilled: () => {
       const file = support.version === 1 ? join(memoryDir, 'memory.oom_control') : join(memoryDir, 'memory.events');
       const m = /^oom_kill (\d+)/m.exec(readOr(file, ''));

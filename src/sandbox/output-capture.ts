@@ -17,7 +17,9 @@ export const DEFAULT_CAPTURE: CaptureLimits = { headBytes: 16 * 1024, tailBytes:
 export class OutputCapture {
   private head: Buffer[] = [];
   private headLen = 0;
-  private tail: Buffer[] = [];
+  /** The last `tailBytes` bytes after the head, in a ring: no allocation per chunk. */
+  private readonly ring: Buffer;
+  private ringEnd = 0;
   private tailLen = 0;
   private total = 0;
   private logged = 0;
@@ -28,6 +30,7 @@ export class OutputCapture {
     private readonly limits: CaptureLimits = DEFAULT_CAPTURE,
     readonly logPath?: string,
   ) {
+    this.ring = Buffer.alloc(limits.tailBytes);
     if (logPath) {
       mkdirSync(dirname(logPath), { recursive: true });
       this.fd = openSync(logPath, 'w', 0o600);
@@ -40,16 +43,18 @@ export class OutputCapture {
     let rest = chunk;
     if (this.headLen < this.limits.headBytes) {
       const take = Math.min(rest.length, this.limits.headBytes - this.headLen);
-      this.head.push(rest.subarray(0, take));
+      // Copies: the caller may reuse the chunk's memory.
+      this.head.push(Buffer.from(rest.subarray(0, take)));
       this.headLen += take;
       rest = rest.subarray(take);
     }
-    if (rest.length === 0) return;
-    this.tail.push(Buffer.from(rest));
-    this.tailLen += rest.length;
-    while (this.tailLen - (this.tail[0]?.length ?? 0) >= this.limits.tailBytes) {
-      this.tailLen -= this.tail.shift()!.length;
-    }
+    if (rest.length === 0 || this.ring.length === 0) return;
+    if (rest.length > this.ring.length) rest = rest.subarray(rest.length - this.ring.length);
+    const first = Math.min(rest.length, this.ring.length - this.ringEnd);
+    rest.copy(this.ring, this.ringEnd, 0, first);
+    rest.copy(this.ring, 0, first);
+    this.ringEnd = (this.ringEnd + rest.length) % this.ring.length;
+    this.tailLen = Math.min(this.ring.length, this.tailLen + rest.length);
   }
 
   get bytes(): number {
@@ -63,8 +68,11 @@ export class OutputCapture {
   /** Head and tail as text, with a marker where bytes were cut. */
   text(): string {
     const head = Buffer.concat(this.head).toString('utf8');
-    let tail = Buffer.concat(this.tail);
-    if (tail.length > this.limits.tailBytes) tail = tail.subarray(tail.length - this.limits.tailBytes);
+    const start = (this.ringEnd - this.tailLen + this.ring.length) % Math.max(1, this.ring.length);
+    const tail =
+      start + this.tailLen <= this.ring.length
+        ? this.ring.subarray(start, start + this.tailLen)
+        : Buffer.concat([this.ring.subarray(start), this.ring.subarray(0, this.ringEnd)]);
     const cut = this.total - this.headLen - tail.length;
     if (cut <= 0) return head + tail.toString('utf8');
     const where = this.logPath ? `; full log: ${this.logPath}${this.logCut ? ' (itself cut)' : ''}` : '';

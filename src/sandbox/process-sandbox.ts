@@ -1,11 +1,11 @@
 import { spawn } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { mkdir, rm } from 'node:fs/promises';
+import { dirname } from 'node:path';
 import type { CommandRequest, CommandResult, Sandbox } from '../ports/sandbox.js';
 import { DEFAULT_SANDBOX_PATH, sandboxEnvironment } from './environment.js';
 import { DEFAULT_CAPTURE, OutputCapture, type CaptureLimits } from './output-capture.js';
 import { runCaptured } from './run-captured.js';
+import { scratchPath } from './scratch.js';
 
 /**
  * A plain process runner: cleared environment, own process group killed on timeout, capped
@@ -17,11 +17,12 @@ export class ProcessSandbox implements Sandbox {
   constructor(private readonly capture: CaptureLimits = DEFAULT_CAPTURE) {}
 
   async run(req: CommandRequest): Promise<CommandResult> {
-    const home = await mkdtemp(join(tmpdir(), 'goal-loop-home-'));
+    const home = scratchPath('home');
+    await mkdir(home, { mode: 0o700 });
     try {
       const env = sandboxEnvironment({ path: `${dirname(process.execPath)}:${DEFAULT_SANDBOX_PATH}`, home, extra: req.env });
       return await runCaptured(
-        () => spawn('bash', ['-c', req.command], { cwd: req.cwd, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] }),
+        (output) => spawn('bash', ['-c', req.command], { cwd: req.cwd, env, detached: true, stdio: ['ignore', output, output] }),
         new OutputCapture(this.capture, req.logPath),
         req,
       );

@@ -1,30 +1,72 @@
-import type { ChildProcess } from 'node:child_process';
+import { spawnSync, type ChildProcess } from 'node:child_process';
+import { closeSync, constants, openSync, rmSync } from 'node:fs';
+import { Socket } from 'node:net';
 import type { CommandRequest, CommandResult } from '../ports/sandbox.js';
-import type { OutputCapture } from './output-capture.js';
+import { scratchPath } from './scratch.js';
+
+/** Where a command's output goes: an OutputCapture, or a filter in front of one. */
+export interface Capture {
+  /** The chunk is only valid during the call: keep a copy of what is kept. */
+  write(chunk: Buffer): void;
+  close(): void;
+  text(): string;
+  readonly bytes: number;
+  readonly truncated: boolean;
+  readonly logPath?: string | undefined;
+}
+
+/** Starts the child with `output` (a file descriptor) as its stdout and stderr, in its own process group. */
+export type StartChild = (output: number) => ChildProcess;
+
+/** After the command exits, how long processes that escaped its group may keep the output open. */
+const DRAIN_GRACE_MS = 2000;
+const READ_BUFFER_BYTES = 64 * 1024;
 
 /**
  * Runs a child started in its own process group, captures its output, enforces the timeout
  * and the abort signal, and kills the whole group when the command ends so no background
  * process outlives it.
+ *
+ * Output travels through a FIFO read into one reused buffer: however much a command prints,
+ * the bot allocates nothing per chunk, so a flood does not raise its memory.
  */
-export function runCaptured(
-  start: () => ChildProcess,
-  capture: OutputCapture,
-  req: Pick<CommandRequest, 'timeoutMs' | 'signal'>,
-): Promise<CommandResult> {
+export function runCaptured(start: StartChild, capture: Capture, req: Pick<CommandRequest, 'timeoutMs' | 'signal'>): Promise<CommandResult> {
   const started = Date.now();
   return new Promise((resolve, reject) => {
-    let child: ChildProcess;
+    let channel: { read: number; write: number };
     try {
-      child = start();
+      channel = openOutputChannel();
     } catch (err) {
       capture.close();
       reject(err);
       return;
     }
+    const buffer = Buffer.allocUnsafe(READ_BUFFER_BYTES);
+    const reader = new Socket({
+      fd: channel.read,
+      readable: true,
+      writable: false,
+      onread: { buffer, callback: (n: number, buf: Uint8Array) => void capture.write(Buffer.from(buf.buffer, buf.byteOffset, n)) },
+    } as ConstructorParameters<typeof Socket>[0]);
+    let child: ChildProcess;
+    try {
+      child = start(channel.write);
+    } catch (err) {
+      closeSync(channel.write);
+      reader.destroy();
+      capture.close();
+      reject(err);
+      return;
+    }
+    // Only the child holds the write end now: the reader sees EOF when the child's tree is gone.
+    closeSync(channel.write);
+
     let timedOut = false;
     let aborted = false;
     let exit: { code: number | null; signal: string | null } | undefined;
+    let drained = false;
+    let settled = false;
+    let grace: NodeJS.Timeout | undefined;
     const killGroup = () => {
       if (child.pid === undefined) return;
       try {
@@ -44,27 +86,20 @@ export function runCaptured(
     if (req.signal?.aborted) onAbort();
     req.signal?.addEventListener('abort', onAbort, { once: true });
 
-    child.stdout?.on('data', (c: Buffer) => capture.write(c));
-    child.stderr?.on('data', (c: Buffer) => capture.write(c));
-    child.on('error', (err) => {
+    const cleanup = () => {
       clearTimeout(timer);
+      if (grace) clearTimeout(grace);
       req.signal?.removeEventListener('abort', onAbort);
+      reader.destroy();
       capture.close();
-      reject(err);
-    });
-    child.on('exit', (code, signal) => {
-      exit = { code, signal };
-      // Background children may still hold the pipes open: end them with the group.
-      killGroup();
-    });
-    child.on('close', (code, signal) => {
-      clearTimeout(timer);
-      req.signal?.removeEventListener('abort', onAbort);
-      capture.close();
-      const final = exit ?? { code, signal };
+    };
+    const finish = () => {
+      if (settled || !exit || !drained) return;
+      settled = true;
+      cleanup();
       resolve({
-        exitCode: timedOut || aborted ? null : final.code,
-        signal: final.signal,
+        exitCode: timedOut || aborted ? null : exit.code,
+        signal: exit.signal,
         timedOut,
         aborted,
         output: capture.text(),
@@ -73,6 +108,52 @@ export function runCaptured(
         durationMs: Date.now() - started,
         ...(capture.logPath ? { logPath: capture.logPath } : {}),
       });
+    };
+    reader.on('end', () => {
+      drained = true;
+      finish();
+    });
+    reader.on('error', () => {
+      drained = true;
+      finish();
+    });
+    reader.resume();
+    child.on('error', (err) => {
+      if (settled) return;
+      settled = true;
+      killGroup();
+      cleanup();
+      reject(err);
+    });
+    child.on('exit', (code, signal) => {
+      exit = { code, signal };
+      // Background children may still hold the output open: end them with the group.
+      killGroup();
+      grace = setTimeout(() => {
+        drained = true;
+        finish();
+      }, DRAIN_GRACE_MS);
+      finish();
     });
   });
+}
+
+/** A FIFO, already unlinked: a non-blocking read end for us, a blocking write end for the child. */
+function openOutputChannel(): { read: number; write: number } {
+  const fifo = scratchPath('output');
+  try {
+    const made = spawnSync('mkfifo', ['-m', '600', fifo], { env: { PATH: '/usr/bin:/bin' } });
+    if (made.status !== 0) throw new Error(`cannot create the output FIFO: ${made.error?.message ?? String(made.stderr).trim()}`);
+    const read = openSync(fifo, constants.O_RDONLY | constants.O_NONBLOCK);
+    let write: number;
+    try {
+      write = openSync(fifo, constants.O_WRONLY);
+    } catch (err) {
+      closeSync(read);
+      throw err;
+    }
+    return { read, write };
+  } finally {
+    rmSync(fifo, { force: true });
+  }
 }

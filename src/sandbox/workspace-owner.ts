@@ -1,4 +1,5 @@
 import { execFile } from 'node:child_process';
+import { SandboxUnavailableError } from '../ports/sandbox.js';
 
 /**
  * Gives the workspace (everything but its `.git`) to the jail's uid so the jailed command can
@@ -10,7 +11,7 @@ export function handOverWorkspace(dir: string, uid: number, gid: number): Promis
   const args = ['-P', '.', '-path', './.git', '-prune', '-o', '(', '!', '-uid', String(uid), '-o', '!', '-gid', String(gid), ')', '-exec', 'chown', '-h', `${uid}:${gid}`, '{}', '+'];
   return new Promise((resolve, reject) => {
     execFile('find', args, { cwd: dir, env: { PATH: '/usr/bin:/bin', LC_ALL: 'C' }, maxBuffer: 1024 * 1024 }, (err, _stdout, stderr) => {
-      if (err) reject(new Error(`cannot give the workspace ${dir} to the sandbox uid ${uid}: ${String(stderr).trim().split('\n').slice(-3).join(' | ') || err.message}`));
+      if (err) reject(new SandboxUnavailableError(`cannot give the workspace ${dir} to the sandbox uid ${uid}: ${String(stderr).trim().split('\n').slice(-3).join(' | ') || err.message}`));
       else resolve();
     });
   });

@@ -19,6 +19,9 @@ export const HARDENED_CONFIG: Readonly<Record<string, string>> = Object.freeze({
   'maintenance.auto': 'false',
   'advice.detachedHead': 'false',
   'init.defaultBranch': 'main',
+  // The sandbox gives the worktree to the jail's uid (the bot's `.git` stays its own); git
+  // would otherwise refuse the clone as "dubious ownership". Command-scope config, so honoured.
+  'safe.directory': '*',
 });
 
 export class GitError extends Error {

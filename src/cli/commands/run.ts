@@ -6,7 +6,7 @@ import { openLedger } from '../../ledger/open-ledger.js';
 import { createLogger } from '../../logging.js';
 import { runGoal } from '../../loop/controller.js';
 import { exitCodeFor } from '../../loop/result.js';
-import { ProcessSandbox } from '../../sandbox/process-sandbox.js';
+import { selectSandbox } from '../../sandbox/select-sandbox.js';
 import { configLimits } from '../../config/repo-config.js';
 import { GitWorkspace } from '../../workspace/git-workspace.js';
 import { UsageError } from '../errors.js';
@@ -51,6 +51,7 @@ export async function runCommand(argv: string[]): Promise<number> {
   const dir = workspaceDir(workspaceRoot(), repo, spec.goal_id);
   const release = acquireLock(`${dir}.lock`);
   const ledger = openLedger();
+  const logger = createLogger();
   const stop = new AbortController();
   let signals = 0;
   const onSignal = () => {
@@ -75,10 +76,10 @@ export async function runCommand(argv: string[]): Promise<number> {
         protectedPaths: config.protected_paths,
         identity: { name: 'goal-loop', email: 'goal-loop@users.noreply.github.com' },
       }),
-      sandbox: await (await import('../../sandbox/select-sandbox.js')).selectSandbox({ mode: config.sandbox, logger: createLogger() }),
+      sandbox: await selectSandbox({ mode: config.sandbox, logger }),
       forge: new ConsoleForge(),
       ...(agent ? { agent } : {}),
-      logger: createLogger(),
+      logger,
       configLimits: configLimits(config),
       gate: config.gate,
       setup: config.setup,

@@ -1,0 +1,479 @@
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, lstatSync, readdirSync, readFileSync, realpathSync, statSync } from 'node:fs';
+import { mkdir, rm, writeFile } from 'node:fs/promises';
+import { availableParallelism, homedir, tmpdir } from 'node:os';
+import { isAbsolute, join } from 'node:path';
+import type { Logger } from 'pino';
+import { SandboxUnavailableError, type CommandRequest, type CommandResult, type Sandbox } from '../ports/sandbox.js';
+import { START_MARKER, jailArgv, type BwrapFeatures, type JailSpec } from './bwrap-args.js';
+import { createCommandCgroup, detectCgroups, type CgroupSupport, type CommandCgroup } from './cgroup.js';
+import { sandboxEnvironment } from './environment.js';
+import { DEFAULT_CAPTURE, OutputCapture, type CaptureLimits } from './output-capture.js';
+import { runCaptured, type Capture } from './run-captured.js';
+import { scratchPath } from './scratch.js';
+import { discoverToolchain, findProgram, isUnder, type Toolchain } from './toolchain.js';
+import { handOverWorkspace } from './workspace-owner.js';
+
+/** Hard limits of one jailed command. */
+export interface JailLimits {
+  /** RLIMIT_NPROC of the jail uid: processes and threads (and a pids cgroup where available). */
+  maxProcesses: number;
+  /** RLIMIT_FSIZE: the largest file a command may write. */
+  maxFileBytes: number;
+  /** RLIMIT_NOFILE. */
+  maxOpenFiles: number;
+  /** RLIMIT_CPU per process; default: the command's timeout times the number of cores (a backstop). */
+  cpuSeconds?: number;
+  /** Memory of all the command's processes together (cgroup; tmpfs pages count too). */
+  memoryBytes: number;
+  /** Size of the private /tmp and of the private home. */
+  tmpBytes: number;
+  homeBytes: number;
+}
+
+export const DEFAULT_JAIL_LIMITS: Readonly<JailLimits> = Object.freeze({
+  maxProcesses: 4096,
+  maxFileBytes: 1024 ** 3,
+  maxOpenFiles: 8192,
+  memoryBytes: 4 * 1024 ** 3,
+  tmpBytes: 2 * 1024 ** 3,
+  homeBytes: 1024 ** 3,
+});
+
+/** The jail's home: a private tmpfs. */
+export const JAIL_HOME = '/home/goal-loop';
+/** Jail uids, when the bot is root: one per workspace, in [base, base + span). */
+export const DEFAULT_UID_BASE = 1_000_000_000;
+export const DEFAULT_UID_SPAN = 1_000_000;
+
+export interface BwrapSandboxOptions {
+  bwrapPath?: string;
+  setprivPath?: string;
+  limits?: Partial<JailLimits>;
+  capture?: CaptureLimits;
+  /**
+   * Fixed jail uid (and gid) when the bot is root; default: one derived from the workspace path,
+   * so concurrent goals do not share a process limit.
+   */
+  uid?: number;
+  uidBase?: number;
+  uidSpan?: number;
+  /** `off` never uses a cgroup (the memory limit is then not enforced). */
+  cgroups?: 'auto' | 'off';
+  /**
+   * Default `nested` when the bot is root, else `direct`. A root bot may ask for `direct`: one
+   * unprivileged bwrap started as the jail uid (setpriv), which then needs the workspace and the
+   * toolchain reachable by that uid (not under a 0700 home).
+   */
+  jailMode?: 'nested' | 'direct';
+  toolchain?: Toolchain;
+  logger?: Logger;
+}
+
+/**
+ * The bubblewrap jail: every command the repository or the goal supplies runs here.
+ *
+ * - no network (not even the host's loopback) unless the request asks for it (setup only);
+ * - a cleared environment: PATH, HOME, CI, LANG, TMPDIR and the GOAL_* variables;
+ * - /usr and the toolchain read-only, a generated /etc (no host secrets), private /tmp and home;
+ * - the workspace the only writable place, its `.git` read-only;
+ * - no capabilities, no new privileges, no nested user namespaces, a new session;
+ * - a non-root uid outside the jail when the bot is root, so process limits bind;
+ * - process-count, file-size, open-file and CPU limits; memory and pids through a cgroup where
+ *   one is writable;
+ * - a pid namespace: when the command ends, times out or is aborted, every process it started
+ *   dies with it.
+ */
+export class BwrapSandbox implements Sandbox {
+  readonly kind = 'bwrap';
+  readonly mode: 'nested' | 'direct';
+  /** The bot runs as root: the jail gets its own uid (and the workspace is handed to it). */
+  private readonly root: boolean;
+  readonly bwrap: string;
+  readonly setpriv?: string;
+  readonly limits: JailLimits;
+  readonly features: BwrapFeatures;
+  readonly cgroups: CgroupSupport;
+  readonly toolchain: Toolchain;
+  private readonly capture: CaptureLimits;
+
+  constructor(private readonly opts: BwrapSandboxOptions = {}) {
+    const bwrap = findProgram(opts.bwrapPath ?? 'bwrap');
+    if (!bwrap) throw new SandboxUnavailableError(`bubblewrap not found${opts.bwrapPath ? ` at ${opts.bwrapPath}` : ' on PATH'}`);
+    this.bwrap = bwrap;
+    this.root = process.getuid?.() === 0;
+    this.mode = this.root ? (opts.jailMode ?? 'nested') : 'direct';
+    if (this.root) {
+      const setpriv = findProgram(opts.setprivPath ?? 'setpriv');
+      if (!setpriv) throw new SandboxUnavailableError('setpriv (util-linux) not found: the bot runs as root and needs it to start the jail as a non-root uid');
+      this.setpriv = setpriv;
+    }
+    this.features = bwrapFeatures(bwrap);
+    this.limits = { ...DEFAULT_JAIL_LIMITS, ...opts.limits };
+    this.cgroups = opts.cgroups === 'off' ? { available: false, reason: 'cgroups turned off', parents: {} } : detectCgroups();
+    this.toolchain = opts.toolchain ?? discoverToolchain();
+    this.capture = opts.capture ?? DEFAULT_CAPTURE;
+  }
+
+  /** The uid the jail of a workspace runs as (outside and inside the jail). */
+  uidFor(workspace: string): number {
+    if (!this.root) return process.getuid!();
+    if (this.opts.uid !== undefined) return this.opts.uid;
+    const base = this.opts.uidBase ?? DEFAULT_UID_BASE;
+    const span = this.opts.uidSpan ?? DEFAULT_UID_SPAN;
+    return base + (fnv1a(realOrUndefined(workspace) ?? workspace) % span);
+  }
+
+  /** One line about what is enforced, for the logs. */
+  describe(): string {
+    const memory = this.cgroups.available ? `memory ${mib(this.limits.memoryBytes)} via cgroup v${this.cgroups.version}` : `memory NOT limited (${this.cgroups.reason})`;
+    return `bwrap ${this.mode} jail (${this.root ? 'a non-root uid per workspace' : `uid ${process.getuid?.()}`}), ${this.limits.maxProcesses} processes, files ≤ ${mib(this.limits.maxFileBytes)}, ${memory}`;
+  }
+
+  async run(req: CommandRequest): Promise<CommandResult> {
+    const workspace = checkWorkspace(req.cwd);
+    const uid = this.uidFor(workspace);
+    const gid = this.root ? uid : process.getgid!();
+    const gitPath = join(workspace, '.git');
+    const git = lstatOrUndefined(gitPath);
+    if (git?.isSymbolicLink()) throw new SandboxUnavailableError(`refusing to run in ${workspace}: its .git is a symlink`);
+    if (this.root) await handOverWorkspace(workspace, uid, gid);
+
+    // Holds only the generated /etc files; readable so that bwrap can bind them as any uid.
+    const scratch = scratchPath('jail');
+    await mkdir(scratch, { mode: 0o755 });
+    let cgroup: CommandCgroup | undefined;
+    try {
+      const files = await this.jailFiles(scratch, uid, gid, req.network === true);
+      const emptyFile = join(scratch, 'empty');
+      await writeFile(emptyFile, '', { mode: 0o644 });
+      const spec: JailSpec = {
+        mode: this.mode,
+        dropToUid: this.root,
+        bwrap: this.bwrap,
+        ...(this.setpriv ? { setpriv: this.setpriv } : {}),
+        bash: this.toolchain.bash,
+        uid,
+        gid,
+        toolchain: this.toolchain,
+        files,
+        emptyFile,
+        workspace,
+        hasGitDir: git !== undefined,
+        home: JAIL_HOME,
+        env: sandboxEnvironment({ path: this.toolchain.path, home: JAIL_HOME, extra: req.env }),
+        network: req.network === true,
+        features: this.features,
+        tmpBytes: this.limits.tmpBytes,
+        homeBytes: this.limits.homeBytes,
+        command: req.command,
+      };
+      const argv = jailArgv(spec);
+      if (this.cgroups.available) {
+        cgroup = createCommandCgroup(this.cgroups, { memoryBytes: this.limits.memoryBytes, maxProcesses: this.limits.maxProcesses + 16 });
+      }
+      const cores = availableParallelism();
+      const cpu = this.limits.cpuSeconds ?? Math.max(1, Math.ceil(req.timeoutMs / 1000)) * cores;
+      const launcherArgs = [
+        '-c',
+        LAUNCHER,
+        'goal-loop-launch',
+        String(this.limits.maxProcesses),
+        String(Math.max(1, Math.ceil(this.limits.maxFileBytes / 1024))),
+        String(cpu),
+        String(this.limits.maxOpenFiles),
+        String(cgroup?.procsFiles.length ?? 0),
+        ...(cgroup?.procsFiles ?? []),
+        ...argv,
+      ];
+      const capture = new StartFilter(new OutputCapture(this.capture, req.logPath));
+      const result = await runCaptured(
+        (output) => spawn(this.toolchain.bash, launcherArgs, { cwd: '/', env: { PATH: '/usr/bin:/bin', LANG: 'C.UTF-8' }, detached: true, stdio: ['ignore', output, output] }),
+        capture,
+        req,
+      );
+      if (!capture.started && !result.aborted) {
+        const why = explainJailFailure(result.output);
+        throw new SandboxUnavailableError(`the bwrap jail did not start (exit ${result.exitCode ?? result.signal ?? '?'}): ${result.output.trim() || '(no output)'}${why ? `\n${why.reason}. Fix: ${why.fix}` : ''}`);
+      }
+      if (cgroup?.oomKilled()) {
+        result.output += `\n[goal-loop: a process was killed by the sandbox memory limit (${mib(this.limits.memoryBytes)})]`;
+      }
+      return result;
+    } finally {
+      await this.awaitGone(uid, cgroup);
+      await cgroup?.remove().catch((err: unknown) => this.opts.logger?.warn({ err }, 'cannot remove the command cgroup'));
+      await rm(scratch, { recursive: true, force: true });
+    }
+  }
+
+  /**
+   * Returns once no process of the command is left. The kernel kills the whole pid namespace
+   * when its init ends, but bwrap may report the exit while the last processes are still dying.
+   * This waits for the cgroup to empty (killing any straggler in it) and, for a root bot, for the
+   * jail uid to have no live process (a task leaves its cgroup a moment before it is dead; no
+   * kill on that path, the uid could be shared).
+   */
+  private async awaitGone(uid: number, cgroup: CommandCgroup | undefined): Promise<void> {
+    const perWorkspaceUid = this.root && this.opts.uid === undefined;
+    if (!cgroup && !perWorkspaceUid) return;
+    const rounds = cgroup ? 1000 : 200;
+    for (let i = 0; i < rounds; i++) {
+      const inCgroup = cgroup?.pids() ?? [];
+      if (inCgroup.length === 0 && (!perWorkspaceUid || livePidsOfUid(uid).length === 0)) return;
+      if (inCgroup.length > 0 && i > 0 && i % 100 === 0) {
+        for (const pid of inCgroup) {
+          try {
+            process.kill(pid, 'SIGKILL');
+          } catch {
+            /* already gone */
+          }
+        }
+      }
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    this.opts.logger?.warn({ uid }, 'jailed processes still exiting after the command ended');
+  }
+
+
+  /** The jail's /etc: generated identity files and a few read-only host files with no secrets. */
+  private async jailFiles(scratch: string, uid: number, gid: number, network: boolean): Promise<Array<{ src: string; dest: string }>> {
+    const generated: Record<string, string> = {
+      passwd: `root:x:0:0:root:/root:/usr/sbin/nologin\nnobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\ngoal-loop:x:${uid}:${gid}:goal-loop jail:${JAIL_HOME}:/bin/bash\n`,
+      group: `root:x:0:\nnogroup:x:65534:\ngoal-loop:x:${gid}:\n`,
+      hosts: '127.0.0.1\tlocalhost goal-loop-jail\n::1\tlocalhost ip6-localhost ip6-loopback\n',
+      // The workspace's .git belongs to the bot: let the jail's own git read it.
+      gitconfig: '[safe]\n\tdirectory = *\n',
+    };
+    const files: Array<{ src: string; dest: string }> = [];
+    for (const [name, content] of Object.entries(generated)) {
+      if (network && name === 'hosts' && existsSync('/etc/hosts')) continue;
+      const src = join(scratch, name);
+      await writeFile(src, content, { mode: 0o644 });
+      files.push({ src, dest: `/etc/${name}` });
+    }
+    const host = [...HOST_ETC, ...(network ? NETWORK_ETC : [])];
+    for (const dest of host) {
+      const src = realOrUndefined(dest);
+      if (src) files.push({ src, dest });
+    }
+    return files;
+  }
+}
+
+/** Host files the jail may read: dynamic linker, time zone, CA certificates, alternatives. No secrets. */
+const HOST_ETC = ['/etc/ld.so.cache', '/etc/ld.so.conf', '/etc/ld.so.conf.d', '/etc/localtime', '/etc/nsswitch.conf', '/etc/alternatives', '/etc/ssl/certs', '/etc/ca-certificates', '/etc/os-release'];
+/** Only for commands given the network (the setup step). */
+const NETWORK_ETC = ['/etc/resolv.conf', '/etc/hosts', '/etc/gai.conf'];
+
+/**
+ * Runs on the host (as root in `nested` mode) before bwrap: closes inherited descriptors, joins the command's cgroups, sets
+ * the resource limits (hard and soft, never above what the bot itself has), merges stderr into
+ * stdout, then becomes bwrap.
+ */
+const LAUNCHER = `set -u
+# No descriptor the bot inherited from its own parent may reach the jail.
+for fd in /proc/$$/fd/*; do
+  fd=\${fd##*/}
+  if [ "$fd" -gt 2 ] 2>/dev/null; then eval "exec $fd>&-" 2>/dev/null || true; fi
+done
+nproc=$1 fsize=$2 cpu=$3 nofile=$4 n=$5
+shift 5
+while [ "$n" -gt 0 ]; do
+  echo $$ > "$1" || { echo "goal-loop: cannot join the cgroup $1" >&2; exit 125; }
+  shift; n=$((n - 1))
+done
+# limit FLAG SOFT [HARD]: never above the bot's own hard limit.
+limit() {
+  local cur soft=$2 hard=\${3:-$2}
+  cur=$(ulimit -H "$1") || return 1
+  if [ "$cur" != unlimited ] && [ "$cur" -lt "$hard" ]; then hard=$cur; fi
+  if [ "$soft" -gt "$hard" ]; then soft=$hard; fi
+  ulimit -S "$1" "$soft" && ulimit -H "$1" "$hard"
+}
+# CPU: SIGXCPU at the soft limit ("CPU time limit exceeded"), SIGKILL 10 s later.
+limit -u "$nproc" && limit -f "$fsize" && limit -t "$cpu" "$((cpu + 10))" && limit -n "$nofile" && limit -c 0 ||
+  { echo "goal-loop: cannot set the resource limits" >&2; exit 125; }
+exec "$@" 2>&1`;
+
+/**
+ * Passes output through once the jail printed its start marker (dropping the marker); anything
+ * before it is bwrap's own diagnostics. `started` stays false when the command never ran.
+ */
+export class StartFilter implements Capture {
+  started = false;
+  private pending: Buffer | undefined = Buffer.alloc(0);
+  private static readonly marker = Buffer.from(START_MARKER);
+  private static readonly lookahead = 64 * 1024;
+
+  constructor(private readonly inner: OutputCapture) {}
+
+  write(chunk: Buffer): void {
+    if (this.pending === undefined) return this.inner.write(chunk);
+    this.pending = Buffer.concat([this.pending, chunk]);
+    const at = this.pending.indexOf(StartFilter.marker);
+    if (at >= 0) {
+      this.started = true;
+      const before = this.pending.subarray(0, at);
+      const after = this.pending.subarray(at + StartFilter.marker.length);
+      this.pending = undefined;
+      if (before.length) this.inner.write(before);
+      if (after.length) this.inner.write(after);
+    } else if (this.pending.length > StartFilter.lookahead) {
+      const all = this.pending;
+      this.pending = undefined;
+      this.inner.write(all);
+    }
+  }
+
+  close(): void {
+    if (this.pending?.length) this.inner.write(this.pending);
+    this.pending = undefined;
+    this.inner.close();
+  }
+
+  text(): string {
+    return this.inner.text();
+  }
+
+  get bytes(): number {
+    return this.inner.bytes;
+  }
+
+  get truncated(): boolean {
+    return this.inner.truncated;
+  }
+
+  get logPath(): string | undefined {
+    return this.inner.logPath;
+  }
+}
+
+/** Why bwrap could not start, and how to fix it, from its error message and the host's settings. */
+export function explainJailFailure(output: string): { reason: string; fix: string } | undefined {
+  const text = output.toLowerCase();
+  const userns = readSysctl('/proc/sys/user/max_user_namespaces');
+  const debianUserns = readSysctl('/proc/sys/kernel/unprivileged_userns_clone');
+  const apparmor = readSysctl('/proc/sys/kernel/apparmor_restrict_unprivileged_userns');
+  if (userns === '0' || /no space left on device/.test(text)) {
+    return { reason: 'user namespaces are disabled (user.max_user_namespaces = 0)', fix: '`sysctl -w user.max_user_namespaces=15000` (and persist it in /etc/sysctl.d/)' };
+  }
+  const unreachable = /can't find source path ([^:\n]+): permission denied/i.exec(output);
+  if (unreachable) {
+    return {
+      reason: `the jail's uid cannot reach ${unreachable[1]} (a parent directory is not traversable, e.g. a 0700 home)`,
+      fix: 'keep the workspaces (GOAL_LOOP_WORKSPACES) and the toolchain under directories that user can traverse, or run the bot as root (the nested jail reaches any path)',
+    };
+  }
+  if (/can't mount proc/.test(text)) {
+    return {
+      reason: 'the kernel refused a new /proc: the host /proc is partly masked (typical inside a container)',
+      fix: 'run the container with `--security-opt systempaths=unconfined` (Docker) or `--security-opt unmask=ALL` (Podman); see README, "Sandbox and threat model"',
+    };
+  }
+  if (/namespace|uid map|setting up uid|operation not permitted|permission denied/.test(text)) {
+    if (debianUserns === '0') {
+      return { reason: 'unprivileged user namespaces are disabled (kernel.unprivileged_userns_clone = 0)', fix: '`sysctl -w kernel.unprivileged_userns_clone=1` (and persist it in /etc/sysctl.d/)' };
+    }
+    if (apparmor === '1') {
+      return {
+        reason: 'AppArmor restricts unprivileged user namespaces (kernel.apparmor_restrict_unprivileged_userns = 1)',
+        fix: 'install an AppArmor profile that allows userns for /usr/bin/bwrap, or `sysctl -w kernel.apparmor_restrict_unprivileged_userns=0`',
+      };
+    }
+    return {
+      reason: 'the kernel or a security policy refused the namespaces bwrap needs (seccomp, AppArmor/SELinux, or a container without CAP_SYS_ADMIN)',
+      fix: 'in Docker run with `--security-opt seccomp=unconfined --security-opt apparmor=unconfined --security-opt systempaths=unconfined` (and `--cap-add SYS_ADMIN` when the bot runs as root), or run the bot as a non-root user; see README',
+    };
+  }
+  return undefined;
+}
+
+function bwrapFeatures(bwrap: string): BwrapFeatures {
+  const help = spawnSync(bwrap, ['--help'], { encoding: 'utf8', timeout: 10_000 });
+  const text = `${help.stdout ?? ''}${help.stderr ?? ''}`;
+  const missing = ['--unshare-all', '--die-with-parent', '--new-session', '--cap-drop', '--clearenv', '--perms'].filter((f) => !text.includes(f));
+  if (help.error || missing.length > 0) {
+    throw new SandboxUnavailableError(
+      help.error ? `cannot run ${bwrap}: ${help.error.message}` : `${bwrap} is too old (no ${missing.join(', ')}): install bubblewrap 0.5 or newer (0.8 recommended)`,
+    );
+  }
+  return { disableUserns: text.includes('--disable-userns'), tmpfsSize: text.includes('--size') };
+}
+
+/** The workspace must be an existing directory that is not a system directory (it gets chowned). */
+function checkWorkspace(cwd: string): string {
+  if (!isAbsolute(cwd)) throw new SandboxUnavailableError(`the workspace must be an absolute path: ${cwd}`);
+  let real: string;
+  try {
+    real = realpathSync(cwd);
+    if (!statSync(real).isDirectory()) throw new Error('not a directory');
+  } catch (err) {
+    throw new SandboxUnavailableError(`the workspace ${cwd} is not a directory: ${(err as Error).message}`);
+  }
+  const forbidden = ['/usr', '/etc', '/proc', '/sys', '/dev', '/boot', '/bin', '/sbin', '/lib', '/lib32', '/lib64', '/libx32', '/run', JAIL_HOME];
+  const parts = real.split('/').filter(Boolean);
+  if (parts.length < 2 || forbidden.some((f) => isUnder(real, f)) || isUnder(homedir(), real) || real === tmpdir()) {
+    throw new SandboxUnavailableError(`refusing to use ${real} as a sandbox workspace: it is a system or home directory`);
+  }
+  return real;
+}
+
+/** Host pids of the live (not zombie) processes whose real uid is `uid`. */
+function livePidsOfUid(uid: number): number[] {
+  const out: number[] = [];
+  let names: string[];
+  try {
+    names = readdirSync('/proc');
+  } catch {
+    return out;
+  }
+  for (const name of names) {
+    if (name.charCodeAt(0) < 48 || name.charCodeAt(0) > 57) continue;
+    try {
+      const status = readFileSync(`/proc/${name}/status`, 'latin1');
+      const m = /\nUid:\t(\d+)/.exec(status);
+      if (m && Number(m[1]) === uid && !/\nState:\t[ZX]/.test(status)) out.push(Number(name));
+    } catch {
+      /* exited meanwhile */
+    }
+  }
+  return out;
+}
+
+function lstatOrUndefined(p: string) {
+  try {
+    return lstatSync(p);
+  } catch {
+    return undefined;
+  }
+}
+
+function realOrUndefined(p: string): string | undefined {
+  try {
+    return realpathSync(p);
+  } catch {
+    return undefined;
+  }
+}
+
+function readSysctl(path: string): string | undefined {
+  try {
+    return readFileSync(path, 'utf8').trim() || undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function fnv1a(s: string): number {
+  let h = 0x811c9dc5;
+  for (const byte of Buffer.from(s)) {
+    h ^= byte;
+    h = Math.imul(h, 0x01000193) >>> 0;
+  }
+  return h;
+}
+
+function mib(bytes: number): string {
+  return `${Math.round(bytes / 1024 / 1024)} MiB`;
+}

@@ -1,0 +1,127 @@
+import { describe, expect, it } from 'vitest';
+import { jailArgv, type JailSpec } from '../../src/sandbox/bwrap-args.js';
+import { OutputCapture } from '../../src/sandbox/output-capture.js';
+import { installPrefix } from '../../src/sandbox/toolchain.js';
+
+const spec = (extra: Partial<JailSpec> = {}): JailSpec => ({
+  mode: 'nested',
+  dropToUid: true,
+  bwrap: '/usr/bin/bwrap',
+  setpriv: '/usr/bin/setpriv',
+  bash: '/usr/bin/bash',
+  uid: 1_000_123,
+  gid: 1_000_123,
+  toolchain: { topLevel: [{ kind: 'symlink', path: '/bin', target: 'usr/bin' }], roBinds: ['/opt/node-20'], masks: ['/opt/node-20/etc/npmrc'] },
+  files: [{ src: '/tmp/scratch/passwd', dest: '/etc/passwd' }],
+  emptyFile: '/tmp/scratch/empty',
+  workspace: '/srv/ws/goal',
+  hasGitDir: true,
+  home: '/home/goal-loop',
+  env: { PATH: '/usr/bin', HOME: '/home/goal-loop', CI: '1', GOAL_ID: 'g' },
+  network: false,
+  features: { disableUserns: true, tmpfsSize: true },
+  tmpBytes: 1024,
+  homeBytes: 2048,
+  command: 'npm test',
+  ...extra,
+});
+
+/** The value after each occurrence of a flag (or the pair after a two-argument flag). */
+function after(argv: string[], flag: string, n = 1): string[][] {
+  const out: string[][] = [];
+  argv.forEach((a, i) => {
+    if (a === flag) out.push(argv.slice(i + 1, i + 1 + n));
+  });
+  return out;
+}
+
+describe('jailArgv', () => {
+  it('nested (bot is root): privileged outer bwrap, setpriv to the jail uid, unprivileged inner bwrap with everything unshared', () => {
+    const argv = jailArgv(spec());
+    const setpriv = argv.indexOf('/usr/bin/setpriv');
+    const innerStart = argv.indexOf('/usr/bin/bwrap', setpriv);
+    const outer = argv.slice(0, setpriv);
+    const drop = argv.slice(setpriv, innerStart);
+    const inner = argv.slice(innerStart, argv.lastIndexOf('--') + 1);
+    expect(outer.slice(0, 4)).toEqual(['/usr/bin/bwrap', '--unshare-pid', '--die-with-parent', '--cap-drop']);
+    expect(after(outer, '--cap-add')).toEqual([['CAP_SETUID'], ['CAP_SETGID']]);
+    expect(drop).toEqual(['/usr/bin/setpriv', '--reuid=1000123', '--regid=1000123', '--clear-groups', '--no-new-privs', '--']);
+    for (const flag of ['--unshare-all', '--unshare-user', '--disable-userns', '--die-with-parent', '--new-session', '--clearenv']) expect(inner).toContain(flag);
+    expect(after(inner, '--cap-drop')).toEqual([['ALL']]);
+    expect(inner).not.toContain('--share-net');
+    expect(argv.slice(-5)).toEqual(['/usr/bin/bash', '-c', expect.stringContaining('exec "$0" -c "$1"'), '/usr/bin/bash', 'npm test']);
+  });
+
+  it('binds the workspace read-write and its .git read-only over it; the toolchain read-only, credential files masked', () => {
+    const argv = jailArgv(spec());
+    const ws = argv.findIndex((a, i) => a === '--bind' && argv[i + 1] === '/srv/ws/goal');
+    const git = argv.findIndex((a, i) => a === '--ro-bind' && argv[i + 1] === '/srv/ws/goal/.git');
+    expect(ws).toBeGreaterThan(0);
+    expect(git).toBeGreaterThan(ws);
+    // The outer shows the inner bwrap the host /proc (the inner mounts its own over it), the
+    // workspace is the only read-write bind, and the inner re-binds the outer's root.
+    expect(after(argv, '--bind', 2)).toEqual([['/proc', '/proc'], ['/srv/ws/goal', '/srv/ws/goal'], ['/', '/']]);
+    expect(after(argv, '--ro-bind', 2)).toEqual(
+      expect.arrayContaining([['/usr', '/usr'], ['/opt/node-20', '/opt/node-20'], ['/tmp/scratch/empty', '/opt/node-20/etc/npmrc'], ['/tmp/scratch/passwd', '/etc/passwd']]),
+    );
+    const mask = argv.findIndex((a, i) => a === '--ro-bind' && argv[i + 2] === '/opt/node-20/etc/npmrc');
+    const tool = argv.findIndex((a, i) => a === '--ro-bind' && argv[i + 1] === '/opt/node-20');
+    expect(mask).toBeGreaterThan(tool);
+    expect(after(argv, '--tmpfs')).toEqual([['/tmp'], ['/home/goal-loop']]);
+    expect(after(argv, '--size')).toEqual([['1024'], ['2048']]);
+  });
+
+  it('sets exactly the given environment inside, after clearing it', () => {
+    const argv = jailArgv(spec({ mode: 'direct', dropToUid: false }));
+    const clear = argv.lastIndexOf('--clearenv');
+    expect(after(argv.slice(clear), '--setenv', 2)).toEqual([['PATH', '/usr/bin'], ['HOME', '/home/goal-loop'], ['CI', '1'], ['GOAL_ID', 'g']]);
+  });
+
+  it('direct (bot not root): one unprivileged bwrap, its own /proc, the network only when asked', () => {
+    const argv = jailArgv(spec({ mode: 'direct', dropToUid: false, network: true, features: { disableUserns: false, tmpfsSize: false } }));
+    expect(argv.filter((a) => a === '/usr/bin/bwrap')).toHaveLength(1);
+    expect(argv).not.toContain('/usr/bin/setpriv');
+    expect(argv).toContain('--share-net');
+    expect(argv).not.toContain('--disable-userns');
+    expect(argv).not.toContain('--size');
+    expect(after(argv, '--proc')).toEqual([['/proc']]);
+    expect(argv[0]).toBe('/usr/bin/bwrap');
+  });
+
+  it('direct as root: setpriv to the jail uid first', () => {
+    const argv = jailArgv(spec({ mode: 'direct' }));
+    expect(argv.slice(0, 7)).toEqual(['/usr/bin/setpriv', '--reuid=1000123', '--regid=1000123', '--clear-groups', '--no-new-privs', '--', '/usr/bin/bwrap']);
+    expect(argv.filter((a) => a === '/usr/bin/bwrap')).toHaveLength(1);
+  });
+});
+
+describe('toolchain prefixes', () => {
+  it('binds an installation prefix, never the bot\'s home or an ancestor of it', () => {
+    expect(installPrefix('/root/.nvm/versions/node/v20.19.0/bin/node', '/root', true)).toBe('/root/.nvm/versions/node/v20.19.0');
+    expect(installPrefix('/opt/node/bin/node', '/root', true)).toBe('/opt/node');
+    expect(installPrefix('/root/bin/git', '/root', true)).toBe('/root/bin');
+    expect(installPrefix('/home/bot/git', '/home/bot', true)).toBeUndefined();
+    expect(installPrefix('/home/bot', '/home/bot', false)).toBeUndefined();
+  });
+});
+
+describe('OutputCapture', () => {
+  it('keeps the head and the tail across reused chunk buffers, and marks the cut', () => {
+    const capture = new OutputCapture({ headBytes: 4, tailBytes: 6, maxLogBytes: 0 });
+    const chunk = Buffer.alloc(5);
+    for (const part of ['abcde', 'fghij', 'klmno', 'pqrst']) {
+      chunk.write(part); // the same memory every time, as the FIFO reader does
+      capture.write(chunk);
+    }
+    expect(capture.bytes).toBe(20);
+    expect(capture.truncated).toBe(true);
+    expect(capture.text()).toBe('abcd\n[… 10 bytes cut …]\nopqrst');
+  });
+
+  it('returns short output whole', () => {
+    const capture = new OutputCapture({ headBytes: 4, tailBytes: 6, maxLogBytes: 0 });
+    capture.write(Buffer.from('abcdefg'));
+    expect(capture.text()).toBe('abcdefg');
+    expect(capture.truncated).toBe(false);
+  });
+});
