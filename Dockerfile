@@ -1,7 +1,9 @@
 # goal-loop: the GitHub App (`serve`), scale-out workers (`worker`) and the CLI, in one image.
-# The sandbox needs user namespaces: run the container with a seccomp profile that allows them
-# (e.g. `--security-opt seccomp=unconfined`, or a profile permitting clone/unshare with CLONE_NEWUSER)
-# and without `no-new-privileges` blocking bwrap. See README, "Sandbox and threat model".
+# The bot runs as the unprivileged `node` user; each command runs in a bubblewrap jail, which needs
+# user namespaces inside the container: run it with
+#   --security-opt seccomp=unconfined --security-opt apparmor=unconfined --security-opt systempaths=unconfined
+# (or a seccomp profile that allows clone/unshare with CLONE_NEWUSER). `no-new-privileges` is fine:
+# Debian's bwrap is not setuid. See README, "Sandbox and threat model".
 
 FROM node:20-bookworm-slim AS build
 RUN apt-get update && apt-get install -y --no-install-recommends python3 make g++ git \
@@ -20,6 +22,8 @@ COPY --from=build /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
 COPY package.json app.yml ./
 COPY examples ./examples
+RUN mkdir -p /data && chown node:node /data
+USER node
 ENV NODE_ENV=production \
     GOAL_LOOP_DB=/data/ledger.db \
     GOAL_LOOP_WORKSPACES=/data/workspaces \
