@@ -1,14 +1,24 @@
+import { pino } from 'pino';
 import { ProcessSandbox } from '../src/sandbox/process-sandbox.js';
+import { selectSandbox } from '../src/sandbox/select-sandbox.js';
 import { checkpointOverhead } from './checkpoint-overhead.js';
+import { contextBench } from './context-bench.js';
 import { webhookLatency } from './webhook-latency.js';
 import { printVerdicts, type Verdict } from './stats.js';
 
 /** `npm run bench`: every benchmark, each with its own baseline measured in the same run. */
 async function main(): Promise<number> {
   const verdicts: Verdict[] = [];
+  // The target is the harness's own overhead; the jail's cost is printed next to it for the record.
   verdicts.push(...(await checkpointOverhead(new ProcessSandbox())));
   process.stdout.write('\n');
+  const jail = await selectSandbox({ mode: 'bwrap', logger: pino({ level: 'silent' }) }).catch(() => undefined);
+  if (jail) await checkpointOverhead(jail, { informational: true });
+  else process.stdout.write('checkpoint overhead in the bwrap jail: skipped, bubblewrap is not usable here\n');
+  process.stdout.write('\n');
   verdicts.push(...(await webhookLatency()));
+  process.stdout.write('\n');
+  verdicts.push(...(await contextBench()));
   process.stdout.write('\nsummary\n');
   printVerdicts(verdicts);
   return verdicts.every((v) => v.pass) ? 0 : 1;

@@ -1,13 +1,56 @@
-import type { TaskAgent } from '../ports/agent.js';
+import type { Logger } from 'pino';
 import { UsageError } from '../cli/errors.js';
+import type { TaskAgent } from '../ports/agent.js';
+import type { Sandbox } from '../ports/sandbox.js';
+import { createAnthropicModel } from './anthropic-model.js';
+import { createClaudeAgent, type ClaudeAgentOptions } from './claude-agent.js';
 
 export type AgentChoice = 'auto' | 'scripted' | 'claude';
 
+/** What the Claude agent needs from the run: the sandbox, and the repo config's settings. */
+export interface AgentDeps {
+  sandbox: Sandbox;
+  logger: Logger;
+  /** The repo config's `model` (else GOAL_LOOP_MODEL, else a current Sonnet). */
+  model?: string;
+  /** The repo config's `protected_paths`. */
+  protectedPaths?: readonly string[];
+  /** The repo config's `task_timeout_s` (a goal spec's `limits` override it per goal). */
+  taskTimeoutS?: number;
+  /** Where the agent's scratchpad logs go (default `<workspace>.logs/agent`). */
+  scratchDir?: string;
+  /** Further agent options (turn limit, window sizes…). */
+  agent?: Partial<Omit<ClaudeAgentOptions, 'model' | 'sandbox'>>;
+}
+
+/** Whether this choice runs the Claude agent in this environment. */
+export function wantsClaude(choice: AgentChoice, env: NodeJS.ProcessEnv = process.env): boolean {
+  return choice === 'claude' || (choice === 'auto' && Boolean(env.ANTHROPIC_API_KEY?.trim()));
+}
+
+/** Checks the choice can be honoured before any work starts (`claude` needs ANTHROPIC_API_KEY). */
+export function checkAgentChoice(choice: AgentChoice, env: NodeJS.ProcessEnv = process.env): void {
+  if (choice === 'claude' && !env.ANTHROPIC_API_KEY?.trim()) {
+    throw new UsageError('--agent claude needs ANTHROPIC_API_KEY in the environment (ANTHROPIC_BASE_URL and GOAL_LOOP_MODEL are optional)');
+  }
+}
+
 /**
- * `scripted`: only the tasks' deterministic `run` steps. `claude`: the Claude agent.
+ * `scripted`: only the tasks' deterministic `run` steps (no agent). `claude`: the Claude agent.
  * `auto`: Claude when ANTHROPIC_API_KEY is set, else scripted.
  */
-export function selectAgent(choice: AgentChoice, env: NodeJS.ProcessEnv = process.env): TaskAgent | undefined {
-  if (choice === 'scripted' || (choice === 'auto' && !env.ANTHROPIC_API_KEY)) return undefined;
-  throw new UsageError('the Claude agent is not part of this build yet; use --agent scripted (run steps only)');
+export function selectAgent(choice: AgentChoice, deps?: AgentDeps, env: NodeJS.ProcessEnv = process.env): TaskAgent | undefined {
+  checkAgentChoice(choice, env);
+  if (!wantsClaude(choice, env)) return undefined;
+  if (!deps) throw new UsageError('the Claude agent needs the run\'s sandbox: call selectAgent with its dependencies');
+  const model = createAnthropicModel({ ...(deps.model ? { model: deps.model } : {}), env, logger: deps.logger });
+  return createClaudeAgent({
+    ...deps.agent,
+    model,
+    sandbox: deps.sandbox,
+    logger: deps.logger,
+    ...(deps.protectedPaths ? { protectedPaths: deps.protectedPaths } : {}),
+    ...(deps.taskTimeoutS ? { taskTimeoutS: deps.taskTimeoutS } : {}),
+    ...(deps.scratchDir ? { scratchDir: deps.scratchDir } : {}),
+  });
 }

@@ -57,7 +57,7 @@ describe('goal-loop plan', () => {
     const root = await tempDir();
     const issue = join(root, 'issue.md');
     await writeFile(issue, 'Just prose, no goal block.\n');
-    const r = await runCli(['plan', '--repo', root, '--issue', issue]);
+    const r = await runCli(['plan', '--repo', root, '--issue', issue], { ANTHROPIC_API_KEY: '' });
     expect(r.code).toBe(1);
     expect(r.stderr).toMatch(/no ```goal block/);
     expect((await runCli(['plan', '--repo', root])).code).toBe(1);

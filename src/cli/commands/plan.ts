@@ -3,7 +3,9 @@ import { parseArgs } from 'node:util';
 import { extractGoalBlock, loadGoalSpecFile, parseGoalSpec, SpecValidationError } from '../../goal/parse.js';
 import { mermaidGraph, orderedChecklist } from '../../goal/render.js';
 import type { GoalSpec } from '../../goal/schema.js';
+import { PlannerError } from '../../agent/index.js';
 import { UsageError } from '../errors.js';
+import { planIssueWithClaude, plannerExitCode } from '../plan-with-claude.js';
 
 export const PLAN_USAGE = `goal-loop plan --repo <path> (--goal <file> | --issue <file.md>) [--json]
 
@@ -27,9 +29,18 @@ export async function planCommand(argv: string[]): Promise<number> {
       throw new SpecValidationError(path, [{ path: '', message: 'file not found' }]);
     });
     if (extractGoalBlock(text) === undefined) {
-      throw new UsageError(`plan: ${path} has no \`\`\`goal block, and writing a plan from free text needs the Claude planner (not in this build)`);
+      try {
+        const planned = await planIssueWithClaude(text, path, values.repo);
+        spec = planned.spec;
+        process.stderr.write(`Claude wrote this plan for $${planned.costUsd.toFixed(4)}; review it before you run it.\n`);
+      } catch (err) {
+        if (!(err instanceof PlannerError)) throw err;
+        process.stderr.write(`goal-loop: the planner could not write a valid plan (${err.kind}):\n${err.errors.map((e) => `  ${e}`).join('\n')}\n`);
+        return plannerExitCode(err);
+      }
+    } else {
+      spec = parseGoalSpec(text, { source: path });
     }
-    spec = parseGoalSpec(text, { source: path });
   }
   if (values.json) {
     process.stdout.write(`${JSON.stringify(spec, null, 2)}\n`);

@@ -1,5 +1,5 @@
 import { parseArgs } from 'node:util';
-import { selectAgent, type AgentChoice } from '../../agent/select-agent.js';
+import { checkAgentChoice, selectAgent, type AgentChoice } from '../../agent/select-agent.js';
 import { ConsoleForge } from '../../forge/console-forge.js';
 import { loadGoalSpecFile } from '../../goal/parse.js';
 import { openLedger } from '../../ledger/open-ledger.js';
@@ -7,6 +7,7 @@ import { createLogger } from '../../logging.js';
 import { runGoal } from '../../loop/controller.js';
 import { exitCodeFor } from '../../loop/result.js';
 import { selectSandbox } from '../../sandbox/select-sandbox.js';
+import { resolveLimits } from '../../config/limits.js';
 import { configLimits } from '../../config/repo-config.js';
 import { GitWorkspace } from '../../workspace/git-workspace.js';
 import { UsageError } from '../errors.js';
@@ -42,7 +43,7 @@ export async function runCommand(argv: string[]): Promise<number> {
   if (!['auto', 'scripted', 'claude'].includes(values.agent)) throw new UsageError(`run: --agent must be auto, scripted or claude (got "${values.agent}")`);
 
   const spec = await loadGoalSpecFile(values.goal);
-  const agent = selectAgent(values.agent as AgentChoice);
+  checkAgentChoice(values.agent as AgentChoice);
   const repo = normalizeRepo(values.repo);
   await checkRepoReachable(repo);
   const branch = `goal/${spec.goal_id}`;
@@ -63,6 +64,14 @@ export async function runCommand(argv: string[]): Promise<number> {
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
   try {
+    const sandbox = await selectSandbox({ mode: config.sandbox, logger });
+    const agent = selectAgent(values.agent as AgentChoice, {
+      sandbox,
+      logger,
+      ...(config.model ? { model: config.model } : {}),
+      protectedPaths: config.protected_paths,
+      taskTimeoutS: resolveLimits(configLimits(config), spec.limits).task_timeout_s,
+    });
     const result = await runGoal({
       repo,
       spec,
@@ -76,7 +85,7 @@ export async function runCommand(argv: string[]): Promise<number> {
         protectedPaths: config.protected_paths,
         identity: { name: 'goal-loop', email: 'goal-loop@users.noreply.github.com' },
       }),
-      sandbox: await selectSandbox({ mode: config.sandbox, logger }),
+      sandbox,
       forge: new ConsoleForge(),
       ...(agent ? { agent } : {}),
       logger,

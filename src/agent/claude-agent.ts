@@ -1,0 +1,174 @@
+import { appendFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { Logger } from 'pino';
+import { DEFAULT_LIMITS } from '../config/limits.js';
+import type { AgentInput, AgentOutcome, TaskAgent } from '../ports/agent.js';
+import type { Usage } from '../ports/ledger.js';
+import type { Sandbox } from '../ports/sandbox.js';
+import { ConfinedFiles } from '../sandbox/confined-files.js';
+import { DEFAULT_PROTECTED_PATHS } from '../workspace/protected-paths.js';
+import { CostGuard, promptTokenBound } from './budget.js';
+import { ContextWindow, gatherLedgerFacts, renderLedger, renderTask, textOf, type LedgerFacts, type WindowOptions } from './context.js';
+import { addUsage, ModelError, NO_USAGE, type Model, type ModelResponse, type TextBlock, type ToolResultBlock, type ToolUseBlock } from './model.js';
+import { agentSystemPrompt } from './prompts.js';
+import { Scratchpad } from './scratchpad.js';
+import { toolDefinitions, ToolBox, toolsForTask, type ToolLimits } from './tools.js';
+
+export interface ClaudeAgentOptions {
+  model: Model;
+  /** Runs `run_command` (the same sandbox as the loop's commands). */
+  sandbox: Sandbox;
+  /** Timeout of one `run_command`, in seconds: the config's task_timeout_s (a spec's `limits` override it). */
+  taskTimeoutS?: number;
+  /** Globs the agent may not write (the repo config's protected_paths). */
+  protectedPaths?: readonly string[];
+  /** Where the scratchpad logs go; default `<workspace>.logs/agent` (beside the loop's own logs). */
+  scratchDir?: string;
+  /** Model requests per attempt (default 40); the attempt then ends and verification judges. */
+  maxTurns?: number;
+  /** max_tokens of a request (default 16,000; lowered near the cost cap). */
+  maxTokens?: number;
+  window?: Partial<WindowOptions>;
+  toolLimits?: Partial<ToolLimits>;
+  /** The ripgrep binary for `search` (default `rg`). */
+  rgPath?: string;
+  logger?: Logger;
+}
+
+export const DEFAULT_MAX_TURNS = 40;
+export const DEFAULT_MAX_TOKENS = 16_000;
+
+/** The Claude agent: a tool-use loop over the Model port, one call of `work` per attempt. */
+export function createClaudeAgent(opts: ClaudeAgentOptions): TaskAgent {
+  return new ClaudeAgent(opts);
+}
+
+class ClaudeAgent implements TaskAgent {
+  readonly name = 'claude';
+
+  constructor(private readonly opts: ClaudeAgentOptions) {}
+
+  async work(input: AgentInput): Promise<AgentOutcome> {
+    const { opts } = this;
+    const { goal, task, attempt, signal } = input;
+    const log = opts.logger?.child({ goal: goal.goal_id, task: task.id, attempt });
+    const guard = new CostGuard(input.budgetUsd, opts.model.pricing);
+    let usage: Usage = { ...NO_USAGE };
+    const fail = (kind: 'infra' | 'budget', error: string): AgentOutcome => ({ ok: false, kind, error, usage, costUsd: guard.spentUsd });
+    try {
+      const scratch = new Scratchpad(join(opts.scratchDir ?? `${input.workspaceDir}.logs/agent`, safe(goal.goal_id), `${safe(task.id)}-a${attempt}`));
+      await scratch.init();
+      const transcript = join(scratch.dir, 'transcript.jsonl');
+      const { tools: toolNames, unknown } = toolsForTask(task.mcp_tools);
+      if (unknown.length) log?.warn({ unknown }, 'mcp_tools names no built-in tool (MCP server tools are not wired yet); ignored');
+      const maxTurns = opts.maxTurns ?? DEFAULT_MAX_TURNS;
+      const timeoutS = goal.limits?.task_timeout_s ?? opts.taskTimeoutS ?? DEFAULT_LIMITS.task_timeout_s;
+      const protectedPaths = opts.protectedPaths ?? DEFAULT_PROTECTED_PATHS;
+      const toolbox = new ToolBox(
+        {
+          files: new ConfinedFiles(input.workspaceDir),
+          sandbox: opts.sandbox,
+          scratch,
+          workspaceDir: input.workspaceDir,
+          protectedPaths,
+          timeoutMs: timeoutS * 1000,
+          env: { GOAL_ID: goal.goal_id, GOAL_TASK_ID: task.id, GOAL_ATTEMPT: String(attempt) },
+          signal,
+          ...(opts.toolLimits ? { limits: opts.toolLimits } : {}),
+          ...(opts.rgPath ? { rgPath: opts.rgPath } : {}),
+        },
+        new Set(toolNames),
+      );
+
+      const facts: LedgerFacts = await gatherLedgerFacts(input.workspaceDir, input.done).catch(() => ({ done: input.done.map((d) => ({ ...d, files: [] })), files: [] }));
+      const failureLogId = input.previousFailure !== undefined ? await scratch.save('previous-failure', input.previousFailure) : undefined;
+      const maxAttempts = task.max_retries ?? goal.limits?.max_retries;
+      const window = new ContextWindow(
+        renderLedger(goal, task, facts),
+        renderTask({
+          task,
+          attempt,
+          ...(maxAttempts ? { maxAttempts } : {}),
+          tools: toolNames,
+          maxTurns,
+          ...(input.previousFailure !== undefined ? { previousFailure: input.previousFailure } : {}),
+          ...(failureLogId ? { failureLogId } : {}),
+        }),
+        opts.window,
+      );
+      const system: TextBlock[] = [{ type: 'text', text: agentSystemPrompt({ protectedPaths }), cache_control: { type: 'ephemeral' } }];
+      const tools = toolDefinitions(toolNames);
+      let thinkingRetried = false;
+
+      for (let turn = 1; turn <= maxTurns; turn++) {
+        if (signal.aborted) return fail('infra', 'the attempt was interrupted');
+        const messages = window.messages();
+        const admission = guard.admit(promptTokenBound({ system, tools, messages }), opts.maxTokens ?? DEFAULT_MAX_TOKENS);
+        if (!admission.ok) {
+          log?.warn({ spentUsd: guard.spentUsd, budgetUsd: input.budgetUsd }, admission.reason);
+          return fail('budget', admission.reason);
+        }
+        let response: ModelResponse;
+        try {
+          response = await opts.model.complete({ system, tools, messages, maxTokens: admission.maxTokens, signal });
+        } catch (err) {
+          if (err instanceof ModelError && err.status === 400 && /thinking/i.test(err.message) && window.hasThinking() && !thinkingRetried) {
+            // A thinking block the API will not take back: drop them all and ask again once.
+            log?.warn({ err: err.message }, 'model refused a thinking block of the history; retrying without thinking blocks');
+            thinkingRetried = true;
+            window.stripThinking();
+            turn -= 1;
+            continue;
+          }
+          if (signal.aborted || (err instanceof ModelError && err.aborted)) return fail('infra', 'the attempt was interrupted');
+          const message = err instanceof Error ? err.message : String(err);
+          log?.error({ err: message }, 'model request failed');
+          return fail('infra', `model request failed: ${message}`);
+        }
+        const cost = guard.charge(response.usage);
+        usage = addUsage(usage, response.usage);
+        log?.debug({ turn, usage: response.usage, costUsd: cost, stop: response.stopReason }, 'model turn');
+
+        const calls = response.content.filter((b): b is ToolUseBlock => b.type === 'tool_use');
+        if (calls.length === 0) {
+          await record(transcript, { turn, stop: response.stopReason, usage: response.usage, costUsd: cost, text: textOf(response.content) });
+          const summary = textOf(response.content);
+          return { ok: true, usage, costUsd: guard.spentUsd, ...(summary ? { summary: summary.slice(0, 2000) } : {}) };
+        }
+        const results: ToolResultBlock[] = [];
+        const summaries: string[] = [];
+        for (const call of calls) {
+          const out = signal.aborted
+            ? { content: 'not run: the attempt was interrupted', isError: true, summary: `${call.name} → not run` }
+            : await toolbox.run(call.name, call.input);
+          results.push({ type: 'tool_result', tool_use_id: call.id, content: out.content, ...(out.isError ? { is_error: true } : {}) });
+          summaries.push(out.summary);
+        }
+        await record(transcript, {
+          turn,
+          stop: response.stopReason,
+          usage: response.usage,
+          costUsd: cost,
+          text: textOf(response.content),
+          calls: calls.map((c, i) => ({ name: c.name, input: c.input, isError: results[i]!.is_error === true, summary: summaries[i] })),
+        });
+        window.add(turn, response.content, results, summaries);
+      }
+      log?.info({ maxTurns }, 'turn limit reached; the verification decides');
+      return { ok: true, usage, costUsd: guard.spentUsd, summary: `stopped at the turn limit (${maxTurns})` };
+    } catch (err) {
+      if (signal.aborted) return fail('infra', 'the attempt was interrupted');
+      const message = err instanceof Error ? err.message : String(err);
+      log?.error({ err: message }, 'agent failed');
+      return fail('infra', `agent failed: ${message}`);
+    }
+  }
+}
+
+function safe(name: string): string {
+  return name.replace(/[^A-Za-z0-9._-]/g, '_');
+}
+
+async function record(path: string, entry: unknown): Promise<void> {
+  await appendFile(path, `${JSON.stringify(entry)}\n`, { mode: 0o600 }).catch(() => undefined);
+}

@@ -1,0 +1,49 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createAnthropicModel, planGoal, PlannerError } from '../agent/index.js';
+import { resolveLimits } from '../config/limits.js';
+import { configLimits } from '../config/repo-config.js';
+import { deriveGoalId } from '../goal/parse.js';
+import type { GoalSpec } from '../goal/schema.js';
+import { sanitizeUntrusted } from '../github/untrusted.js';
+import { createLogger } from '../logging.js';
+import { Git } from '../workspace/git.js';
+import { UsageError } from './errors.js';
+import { loadRepoConfigForCli } from './load-repo-config.js';
+import { normalizeRepo } from './paths.js';
+
+/** Exit code for a planner failure: a spec it could not repair is bad input; spend or API trouble is not. */
+export function plannerExitCode(err: PlannerError): number {
+  return err.kind === 'invalid' ? 1 : err.kind === 'budget' ? 3 : 4;
+}
+
+/** `goal-loop plan --issue` without a goal block: Claude writes the spec from the issue and the repo. */
+export async function planIssueWithClaude(issueText: string, issuePath: string, repoArg: string | undefined): Promise<{ spec: GoalSpec; costUsd: number }> {
+  if (!process.env.ANTHROPIC_API_KEY?.trim()) {
+    throw new UsageError(`plan: ${issuePath} has no \`\`\`goal block; set ANTHROPIC_API_KEY to let Claude write the plan, or add a goal block`);
+  }
+  if (!repoArg) throw new UsageError('plan: --repo is needed to plan from free text (the planner reads the repository)');
+  const repo = normalizeRepo(repoArg);
+  const config = await loadRepoConfigForCli(repo, ['HEAD']);
+  const logger = createLogger();
+  const git = new Git();
+  // The planner reads a working tree: a bare repository or a URL is cloned to a temporary folder.
+  const bare = repo.startsWith('/') ? (await git.tryRun(repo, ['rev-parse', '--is-bare-repository'])) === 'true' : true;
+  const tmp = bare ? await mkdtemp(join(tmpdir(), 'goal-loop-plan-')) : undefined;
+  try {
+    const repoDir = tmp ? join(tmp, 'repo') : repo;
+    if (tmp) await git.run(tmp, ['clone', '--quiet', '--depth', '1', repo.startsWith('/') ? `file://${repo}` : repo, repoDir]);
+    const result = await planGoal({
+      model: createAnthropicModel({ ...(config.model ? { model: config.model } : {}), logger }),
+      objective: sanitizeUntrusted(issueText),
+      repoDir,
+      goalId: deriveGoalId(issuePath),
+      budgetUsd: resolveLimits(configLimits(config)).cost_cap_usd,
+      logger,
+    });
+    return { spec: result.spec, costUsd: result.costUsd };
+  } finally {
+    if (tmp) await rm(tmp, { recursive: true, force: true });
+  }
+}
