@@ -8,11 +8,13 @@ export type IssuePlan = { kind: 'spec'; spec: GoalSpec } | { kind: 'none' } | { 
  * The goal spec of an issue: its ```goal block (the issue number is the goal id on GitHub),
  * plus the tasks reviews added. Issue text is untrusted: hidden content is stripped first.
  */
-export function planFromIssue(body: string, goalId: string, extraTasks: unknown): IssuePlan {
+export function planFromIssue(body: string, goalId: string, extraTasks: unknown, plannedSpec?: unknown): IssuePlan {
   const clean = sanitizeUntrusted(body);
-  if (extractGoalBlock(clean) === undefined) return { kind: 'none' };
+  const hasBlock = extractGoalBlock(clean) !== undefined;
+  if (!hasBlock && !plannedSpec) return { kind: 'none' };
   try {
-    const spec = parseGoalSpec(clean, { source: `issue #${goalId}.md`, defaultGoalId: goalId });
+    // A goal block in the issue always wins over a plan Claude wrote earlier.
+    const spec = hasBlock ? parseGoalSpec(clean, { source: `issue #${goalId}.md`, defaultGoalId: goalId }) : validateGoalSpec(plannedSpec, { source: `plan for issue #${goalId}`, defaultGoalId: goalId });
     const extra = Array.isArray(extraTasks) ? (extraTasks as TaskSpec[]).filter((t) => !spec.tasks.some((s) => s.id === t.id)) : [];
     const merged = extra.length ? validateGoalSpec({ ...spec, goal_id: goalId, tasks: [...spec.tasks, ...extra] }, { source: `issue #${goalId}` }) : spec;
     return { kind: 'spec', spec: { ...merged, goal_id: goalId } };

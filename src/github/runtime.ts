@@ -10,7 +10,7 @@ import type { GoalEvent } from './events.js';
 import type { Octokit } from './github-forge.js';
 import { readGitHubGoal } from './github-goal.js';
 import { GoalScheduler } from './goal-scheduler.js';
-import { workGoal } from './work-goal.js';
+import { workGoal, type WorkGoalDeps } from './work-goal.js';
 
 export interface RuntimeOptions {
   probot: Probot;
@@ -21,6 +21,8 @@ export interface RuntimeOptions {
   concurrency?: number;
   minUpdateIntervalMs?: number;
   controlPollMs?: number;
+  /** The Claude agent and planner (see claude-hooks.ts); without them goals use run steps only. */
+  claude?: Pick<WorkGoalDeps, 'agentFor' | 'planner'>;
 }
 
 /** The GitHub App's parts, wired: thin handlers -> event processor -> goal scheduler -> loop. */
@@ -48,6 +50,7 @@ export function createRuntime(opts: RuntimeOptions): GoalLoopRuntime {
           sandboxFor: opts.sandboxFor,
           ...(opts.minUpdateIntervalMs !== undefined ? { minUpdateIntervalMs: opts.minUpdateIntervalMs } : {}),
           ...(opts.controlPollMs !== undefined ? { controlPollMs: opts.controlPollMs } : {}),
+          ...opts.claude,
         },
         key,
         mode,

@@ -2,11 +2,13 @@ import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { resolveLimits, type LoopLimits } from '../config/limits.js';
 import { configLimits, RepoConfigError, type RepoConfig } from '../config/repo-config.js';
+import { extractGoalBlock } from '../goal/parse.js';
 import type { GoalSpec } from '../goal/schema.js';
 import { runGoal } from '../loop/controller.js';
 import type { GoalSnapshot } from '../loop/result.js';
 import type { GoalState } from '../loop/states.js';
-import type { GoalKey, GoalRecord, Ledger } from '../ports/ledger.js';
+import type { TaskAgent } from '../ports/agent.js';
+import type { GoalKey, GoalRecord, Ledger, Usage } from '../ports/ledger.js';
 import { SandboxUnavailableError, type Sandbox } from '../ports/sandbox.js';
 import { GitWorkspace } from '../workspace/git-workspace.js';
 import { tokenHeaderConfig } from './git-auth.js';
@@ -26,6 +28,10 @@ export interface WorkGoalDeps {
   minUpdateIntervalMs?: number;
   controlPollMs?: number;
   identity?: { name: string; email: string };
+  /** The Claude agent for a run, when a model is configured. */
+  agentFor?: (sandbox: Sandbox, config: RepoConfig, taskTimeoutS: number) => TaskAgent | undefined;
+  /** Claude's planner, when a model is configured: writes a spec for an issue without a goal block. */
+  planner?: (input: { objective: string; repoDir: string; goalId: string; config: RepoConfig }) => Promise<{ spec: GoalSpec; usage: Usage; costUsd: number }>;
 }
 
 /** One turn of a GitHub goal: read config and plan from the issue, then run the loop. */
@@ -52,7 +58,21 @@ export async function workGoal(deps: WorkGoalDeps, key: GoalKey, mode: GoalMode)
   if (mode === 'status') return forge.flush(await snapshotFromLedger(deps.ledger, key, g, configLimits(config)));
 
   const issue = (await octokit.rest.issues.get({ owner: g.owner, repo: g.repo, issue_number: g.issueNumber })).data;
-  const plan = planFromIssue(issue.body ?? '', key.goalId, goal.meta.extraTasks);
+  const workspace = makeWorkspace(deps, octokit, g, key.goalId, config);
+  let plan = planFromIssue(issue.body ?? '', key.goalId, goal.meta.extraTasks, mode === 'plan' ? undefined : goal.meta.plannedSpec);
+  const modelWritten = plan.kind === 'none' && deps.planner !== undefined;
+  if (plan.kind === 'none' && deps.planner) {
+    // No goal block: Claude writes the plan from the issue and a clone of the repository.
+    await workspace.prepare();
+    try {
+      const written = await deps.planner({ objective: `${issue.title}\n\n${issue.body ?? ''}`, repoDir: workspace.dir, goalId: key.goalId, config });
+      await deps.ledger.addCounters(key, { tokens: written.usage, cost_usd: written.costUsd });
+      await deps.ledger.setMeta(key, { plannedSpec: written.spec, planApproved: false });
+      plan = planFromIssue('', key.goalId, goal.meta.extraTasks, written.spec);
+    } catch (err) {
+      return rest('STOPPED', 'the planner failed', `goal-loop could not write a plan for this issue:\n\n${(err as Error).message}\n\nAdd a \`\`\`goal block to the issue and comment \`/goal start\`.`);
+    }
+  }
   if (plan.kind === 'none') {
     const first = !goal.meta.templatePosted;
     await deps.ledger.setMeta(key, { templatePosted: true });
@@ -64,31 +84,19 @@ export async function workGoal(deps: WorkGoalDeps, key: GoalKey, mode: GoalMode)
   const spec = plan.spec;
   await deps.ledger.upsertGoal(key, { spec, branch: g.branch });
 
-  if (mode === 'plan' || (config.require_plan_approval && !goal.meta.planApproved)) {
+  const fromModel = modelWritten || (Boolean(goal.meta.plannedSpec) && !extractsBlock(issue.body));
+  const approved = modelWritten ? false : goal.meta.planApproved === true;
+  if (mode === 'plan' || ((config.require_plan_approval || fromModel) && !approved)) {
     return rest(
       'AWAITING_APPROVAL',
       'the plan waits for approval',
-      mode === 'plan' && !config.require_plan_approval && goal.meta.planApproved !== false
+      mode === 'plan' && !config.require_plan_approval && !fromModel && goal.meta.planApproved !== false
         ? undefined
-        : `The plan (${spec.tasks.length} task${spec.tasks.length === 1 ? '' : 's'}) is in the status comment. A maintainer can start it with \`/goal approve\`.`,
+        : `${fromModel ? 'Claude wrote a plan' : 'The plan'} (${spec.tasks.length} task${spec.tasks.length === 1 ? '' : 's'}) is in the status comment. A maintainer can start it with \`/goal approve\`, or edit the issue with a \`\`\`goal block.`,
     );
   }
 
   const limits: Partial<LoopLimits> = { ...configLimits(config), ...(typeof goal.meta.budgetUsd === 'number' ? { cost_cap_usd: goal.meta.budgetUsd } : {}) };
-  const tokenConfig = async () => {
-    const auth = (await octokit.auth({ type: 'installation' })) as { token: string };
-    return tokenHeaderConfig(g.cloneUrl, auth.token);
-  };
-  const workspace = new GitWorkspace({
-    remote: g.cloneUrl,
-    dir: join(deps.workspaceRoot, `${g.owner}-${g.repo}`.replace(/[^A-Za-z0-9._-]/g, '_'), String(g.issueNumber)),
-    goalId: spec.goal_id,
-    branch: g.branch,
-    baseBranch: g.defaultBranch,
-    protectedPaths: config.protected_paths,
-    identity: deps.identity ?? { name: 'goal-loop[bot]', email: 'goal-loop[bot]@users.noreply.github.com' },
-    remoteConfig: tokenConfig,
-  });
   let sandbox: Sandbox;
   try {
     sandbox = await deps.sandboxFor(config);
@@ -96,6 +104,7 @@ export async function workGoal(deps: WorkGoalDeps, key: GoalKey, mode: GoalMode)
     if (!(err instanceof SandboxUnavailableError)) throw err;
     return rest('STOPPED', 'no sandbox on this host', `goal-loop will not run this repository's commands without a sandbox:\n\n\`\`\`text\n${err.message}\n\`\`\``);
   }
+  const agent = deps.agentFor?.(sandbox, config, resolveLimits(limits, spec.limits).task_timeout_s);
   const result = await runGoal({
     repo: key.repo,
     spec: withBudget(spec, goal),
@@ -103,6 +112,7 @@ export async function workGoal(deps: WorkGoalDeps, key: GoalKey, mode: GoalMode)
     workspace,
     sandbox,
     forge,
+    ...(agent ? { agent } : {}),
     logger: log,
     configLimits: limits,
     gate: config.gate,
@@ -113,6 +123,27 @@ export async function workGoal(deps: WorkGoalDeps, key: GoalKey, mode: GoalMode)
   });
   await answerReviews(octokit, deps.ledger, key, g, result.checkpoints);
   log.info({ status: result.status, stop_reason: result.stop_reason }, 'goal run ended');
+}
+
+function makeWorkspace(deps: WorkGoalDeps, octokit: Octokit, g: GitHubGoal, goalId: string, config: RepoConfig): GitWorkspace {
+  const tokenConfig = async () => {
+    const auth = (await octokit.auth({ type: 'installation' })) as { token: string };
+    return tokenHeaderConfig(g.cloneUrl, auth.token);
+  };
+  return new GitWorkspace({
+    remote: g.cloneUrl,
+    dir: join(deps.workspaceRoot, `${g.owner}-${g.repo}`.replace(/[^A-Za-z0-9._-]/g, '_'), String(g.issueNumber)),
+    goalId,
+    branch: g.branch,
+    baseBranch: g.defaultBranch,
+    protectedPaths: config.protected_paths,
+    identity: deps.identity ?? { name: 'goal-loop[bot]', email: 'goal-loop[bot]@users.noreply.github.com' },
+    remoteConfig: tokenConfig,
+  });
+}
+
+function extractsBlock(body: string | null | undefined): boolean {
+  return extractGoalBlock(body ?? '') !== undefined;
 }
 
 /** A `/goal budget` overrides the spec's own cost cap. */

@@ -2,6 +2,7 @@ import { createServer, type Server } from 'node:http';
 import type { Logger } from 'pino';
 import { createNodeMiddleware, createProbot, type Probot } from 'probot';
 import type { RepoConfig } from '../config/repo-config.js';
+import { claudeHooks } from '../github/claude-hooks.js';
 import { GoalLoopOctokit } from '../github/octokit.js';
 import { createRuntime, type GoalLoopRuntime } from '../github/runtime.js';
 import type { Ledger } from '../ports/ledger.js';
@@ -49,6 +50,7 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
     concurrency: opts.concurrency ?? (Number.parseInt(env.GOAL_LOOP_CONCURRENCY ?? '', 10) || 2),
     ...(opts.minUpdateIntervalMs !== undefined ? { minUpdateIntervalMs: opts.minUpdateIntervalMs } : {}),
     ...(opts.controlPollMs !== undefined ? { controlPollMs: opts.controlPollMs } : {}),
+    claude: claudeHooks(env, log),
   });
   const webhooksPath = env.WEBHOOK_PATH || DEFAULT_WEBHOOK_PATH;
   const middleware = await createNodeMiddleware(runtime.appFn, { probot, webhooksPath });

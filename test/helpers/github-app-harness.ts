@@ -4,6 +4,7 @@ import { pino } from 'pino';
 import { Probot } from 'probot';
 import { onTestFinished } from 'vitest';
 import { createSampleRepo, type SampleRepo } from '../../src/demo/sample-repo.js';
+import { claudeHooks } from '../../src/github/claude-hooks.js';
 import { goalLoopOctokit } from '../../src/github/octokit.js';
 import { createRuntime, type GoalLoopRuntime } from '../../src/github/runtime.js';
 import { SqliteLedger } from '../../src/ledger/sqlite/sqlite-ledger.js';
@@ -48,7 +49,7 @@ export interface AppHarness {
 }
 
 export async function appHarness(
-  opts: Partial<Omit<FakeGitHubOptions, 'owner' | 'repo' | 'installationId'>> & { sandbox?: Sandbox; repoFiles?: Record<string, string> } = {},
+  opts: Partial<Omit<FakeGitHubOptions, 'owner' | 'repo' | 'installationId'>> & { sandbox?: Sandbox; repoFiles?: Record<string, string>; claudeEnv?: NodeJS.ProcessEnv } = {},
 ): Promise<AppHarness> {
   const root = await tempDir();
   const repo = await createSampleRepo(join(root, 'sample'), opts.repoFiles);
@@ -79,6 +80,7 @@ export async function appHarness(
       sandboxFor: async () => sandbox,
       minUpdateIntervalMs: 0,
       controlPollMs: 50,
+      ...(opts.claudeEnv ? { claude: claudeHooks(opts.claudeEnv, silent) } : {}),
     });
     return { probot, runtime };
   };

@@ -1,0 +1,26 @@
+import type { Logger } from 'pino';
+import { createAnthropicModel, planGoal, selectAgent } from '../agent/index.js';
+import { resolveLimits } from '../config/limits.js';
+import { configLimits } from '../config/repo-config.js';
+import type { WorkGoalDeps } from './work-goal.js';
+import { sanitizeUntrusted } from './untrusted.js';
+
+/** The Claude agent and planner for the GitHub App, when ANTHROPIC_API_KEY is set; else nothing. */
+export function claudeHooks(env: NodeJS.ProcessEnv, logger: Logger): Pick<WorkGoalDeps, 'agentFor' | 'planner'> {
+  if (!env.ANTHROPIC_API_KEY?.trim()) return {};
+  return {
+    agentFor: (sandbox, config, taskTimeoutS) =>
+      selectAgent('auto', { sandbox, logger, ...(config.model ? { model: config.model } : {}), protectedPaths: config.protected_paths, taskTimeoutS }, env),
+    planner: async ({ objective, repoDir, goalId, config }) => {
+      const result = await planGoal({
+        model: createAnthropicModel({ ...(config.model ? { model: config.model } : {}), env, logger }),
+        objective: sanitizeUntrusted(objective),
+        repoDir,
+        goalId,
+        budgetUsd: resolveLimits(configLimits(config)).cost_cap_usd,
+        logger,
+      });
+      return { spec: result.spec, usage: result.usage, costUsd: result.costUsd };
+    },
+  };
+}
