@@ -57,6 +57,8 @@ export async function workGoal(deps: WorkGoalDeps, key: GoalKey, mode: GoalMode)
   }
   if (mode === 'status') return forge.flush(await snapshotFromLedger(deps.ledger, key, g, configLimits(config)));
 
+  // The status comment appears at once, before any planning.
+  if (goal.state === 'INITIALIZING') await forge.flush(await snapshotFromLedger(deps.ledger, key, g, configLimits(config)));
   const issue = (await octokit.rest.issues.get({ owner: g.owner, repo: g.repo, issue_number: g.issueNumber })).data;
   const workspace = makeWorkspace(deps, octokit, g, key.goalId, config);
   let plan = planFromIssue(issue.body ?? '', key.goalId, goal.meta.extraTasks, mode === 'plan' ? undefined : goal.meta.plannedSpec);

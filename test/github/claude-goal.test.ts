@@ -21,6 +21,8 @@ describe('GitHub App with Claude: a plan written by the model, then the agent at
     await h.deliver('issues', issuesLabeled({ ...h.repoSpec, issue, label: 'goal' }));
 
     expect(h.fake.labels(31)).toContain('goal:awaiting-approval');
+    // The status comment appeared before the model was asked, saying the goal is being planned.
+    expect(h.fake.commentsOn(31).find((c) => c.body.includes(STATUS_MARKER))!.history[0]).toMatch(/`INITIALIZING`[\s\S]*_Planning…_/);
     expect(h.fake.commentsOn(31).map((c) => c.body).join('\n')).toMatch(/Claude wrote a plan \(1 task\)/);
     expect(h.fake.commentsOn(31).find((c) => c.body.includes(STATUS_MARKER))!.body).toContain('- [ ] changelog Add CHANGELOG.md');
     expect(checkpointCommits(h.repo.bare, 'goal/31-add-a-changelog')).toEqual([]);
