@@ -1,0 +1,261 @@
+import nock from 'nock';
+import { checkRequest, matchOperation } from '../openapi-check.js';
+import { API, type FakeGitHubOptions, type FakeIssue, type FakePull, type RecordedRequest, type FakeGitHub } from './types.js';
+import { METHODS, now, errorBody, parseBody, type Reply } from './util.js';
+import { createFaults } from './faults.js';
+import { createResponses, type Ctx } from './responses.js';
+import { createCheckRoutes } from './routes-checks.js';
+import { createIssueRoutes } from './routes-issues.js';
+import { createPullRoutes } from './routes-pulls.js';
+import { createRepoRoutes } from './routes-repo.js';
+import { createShapes } from './shapes.js';
+import { createState } from './state.js';
+
+export { API } from './types.js';
+export type {
+  Permission,
+  FaultKind,
+  UserType,
+  FakeIssueSeed,
+  FakePullSeed,
+  FakeGitHubOptions,
+  FakeIssue,
+  FakePull,
+  FakeComment,
+  FakeReaction,
+  ReviewState,
+  FakeReview,
+  FakeReviewComment,
+  FakeCheckRun,
+  FakeLabel,
+  RecordedRequest,
+  FaultFilter,
+  GraphQLCall,
+  FakeGitHub,
+} from './types.js';
+
+/**
+ * A stateful fake of the GitHub REST and GraphQL API at the network edge, built on nock.
+ *
+ * Every request to https://api.github.com is recorded, checked against GitHub's OpenAPI
+ * description (problems land in `violations`), and answered from in-memory state (issues, comments,
+ * labels, pull requests, reviews, check runs, reactions, repo files) so that tests can assert on what
+ * the app did afterwards. Unknown routes answer 404 and are listed in `unhandled`. Local loopback
+ * HTTP stays allowed; every other host is refused while the fake is active.
+ */
+
+export function fakeGitHub(opts: FakeGitHubOptions): FakeGitHub {
+  const state = createState(opts);
+  const shapes = createShapes(state);
+  const responses = createResponses(state);
+  const { faultReply, takeFault } = createFaults({ ...state, ...responses });
+  const ctx: Ctx = { ...state, ...shapes, ...responses };
+  const issueRoutes = createIssueRoutes(ctx);
+  const { routeIssues } = issueRoutes;
+  const { routePulls } = createPullRoutes({ ...ctx, ...issueRoutes });
+  const { routeChecks } = createCheckRoutes(ctx);
+  const { routeApp, routeRepo } = createRepoRoutes(ctx);
+  const {
+    owner,
+    repo,
+    botLogin,
+    collaborators,
+    files,
+    issues,
+    pulls,
+    comments,
+    reactions,
+    reviews,
+    reviewComments,
+    checkRuns,
+    repoLabels,
+    graphqlCalls,
+    tokens,
+    tokenExpiry,
+    requests,
+    violations,
+    unhandled,
+    faults,
+    addIssue,
+    addPull,
+    addComment,
+    addReview,
+    json,
+    notFound,
+    invalid,
+  } = ctx;
+
+  // ---------- routing ----------
+
+  function route(method: string, url: URL, body: unknown, headers: Record<string, string>): Reply | undefined {
+    const segs = url.pathname.split('/').slice(1).map((s) => {
+      try {
+        return decodeURIComponent(s);
+      } catch {
+        return s;
+      }
+    });
+    const at = (i: number): string | undefined => segs[i];
+
+    const app = routeApp(method, url, body, segs);
+    if (app) return app;
+
+    if (at(0) !== 'repos') return undefined;
+    if (at(1)?.toLowerCase() !== owner.toLowerCase() || at(2)?.toLowerCase() !== repo.toLowerCase()) {
+      // Probot's context.config also looks in `{owner}/.github`: that repo does not exist here.
+      if (method === 'GET' && at(2) === '.github' && segs.length >= 3) return notFound();
+      return undefined;
+    }
+    const rest = segs.slice(3);
+
+    return (
+      routeRepo(method, url, body, headers, rest) ??
+      routeIssues(method, url, body, rest) ??
+      routePulls(method, url, body, rest) ??
+      routeChecks(method, url, body, rest)
+    );
+  }
+
+  // ---------- nock wiring ----------
+
+  function handle(method: string, uri: string, rawBody: unknown, rawHeaders: Record<string, unknown>): Reply {
+    const url = new URL(uri, API);
+    const body = parseBody(rawBody);
+    const headers: Record<string, string> = {};
+    for (const [k, v] of Object.entries(rawHeaders ?? {})) headers[k.toLowerCase()] = Array.isArray(v) ? v.join(', ') : String(v);
+    const path = url.pathname + url.search;
+    const isTokenExchange = method === 'POST' && /^\/app\/installations\/[^/]+\/access_tokens$/.test(url.pathname);
+
+    const problems = checkRequest(method, path, body);
+    violations.push(...problems);
+    if (opts.strictAuth) {
+      const auth = headers['authorization'] ?? '';
+      if (isTokenExchange || url.pathname === '/app' || url.pathname.startsWith('/app/')) {
+        if (!/^bearer\s+\S+\.\S+\.\S+$/i.test(auth)) violations.push(`${method} ${url.pathname}: expected an app JWT (Bearer), got "${auth.slice(0, 12)}…"`);
+      } else {
+        const token = auth.replace(/^(token|bearer)\s+/i, '');
+        const exp = tokenExpiry.get(token);
+        if (exp === undefined) violations.push(`${method} ${url.pathname}: not authenticated with an installation token from the fake`);
+        else if (exp < Date.now()) violations.push(`${method} ${url.pathname}: installation token expired`);
+      }
+    }
+
+    const rec: RecordedRequest = {
+      method,
+      path,
+      pathname: url.pathname,
+      query: Object.fromEntries(url.searchParams),
+      body,
+      headers,
+      template: matchOperation(method, path)?.template ?? (url.pathname === '/graphql' ? '/graphql' : undefined),
+      status: 0,
+    };
+    requests.push(rec);
+
+    if (!isTokenExchange) {
+      const fault = takeFault(method, path);
+      if (fault !== undefined) {
+        rec.fault = fault;
+        const reply = faultReply(fault);
+        rec.status = reply[0];
+        return reply;
+      }
+    }
+
+    const matched = rec.template !== undefined;
+    if (matched && problems.length > 0) {
+      // GitHub rejects a request that lacks required fields: so does the fake (after recording it).
+      const reply = invalid('Validation Failed', problems.map((message) => ({ code: 'invalid', message })));
+      rec.status = reply[0];
+      return reply;
+    }
+
+    let reply: Reply | undefined;
+    try {
+      reply = route(method, url, body, headers);
+    } catch (err) {
+      violations.push(`${method} ${path}: fake GitHub crashed: ${(err as Error).stack ?? String(err)}`);
+      reply = json(500, errorBody('fake GitHub crashed', 500));
+    }
+    if (!reply) {
+      unhandled.push(`${method} ${path}`);
+      reply = notFound();
+    }
+    rec.status = reply[0];
+    return reply;
+  }
+
+  // One fake at a time: interceptors left by an earlier fake (a test that never stopped it) go.
+  nock.cleanAll();
+  if (!nock.isActive()) nock.activate();
+  nock.disableNetConnect();
+  nock.enableNetConnect(/127\.0\.0\.1|localhost|\[::1\]/);
+  const scope = nock(API).persist();
+  for (const m of METHODS) {
+    scope.intercept(() => true, m).reply(function (uri, body) {
+      return handle(m, uri, body, this.req.headers) as unknown as nock.ReplyFnResult;
+    });
+  }
+
+  function issue(n: number): FakeIssue {
+    const i = issues.get(n);
+    if (!i) throw new Error(`fakeGitHub: no issue #${n}`);
+    return i;
+  }
+
+  function pull(n: number): FakePull {
+    const p = pulls.find((x) => x.number === n);
+    if (!p) throw new Error(`fakeGitHub: no pull request #${n}`);
+    return p;
+  }
+
+  return {
+    options: opts,
+    botLogin,
+    requests,
+    violations,
+    unhandled,
+    issues,
+    pulls,
+    comments,
+    reactions,
+    reviews,
+    reviewComments,
+    checkRuns,
+    repoLabels,
+    graphql: graphqlCalls,
+    tokens,
+    files,
+    issue,
+    pull,
+    labels: (n) => [...issue(n).labels],
+    commentsOn: (n) => comments.filter((c) => c.issueNumber === n && !c.deleted),
+    calls: (method, path) =>
+      requests.filter(
+        (q) =>
+          q.method === method.toUpperCase() &&
+          (path === undefined || (typeof path === 'string' ? q.pathname === path : path.test(q.path))),
+      ),
+    addIssue,
+    addComment,
+    addPull,
+    addReview,
+    setPermission: (login, permission) => void collaborators.set(login, permission),
+    setFile: (path, content) => void (content === undefined ? files.delete(path) : files.set(path, content)),
+    mergePull(n) {
+      const p = pull(n);
+      p.merged = true;
+      p.mergedAt = now();
+      p.state = 'closed';
+      return p;
+    },
+    failNext(count, kind, filter) {
+      faults.push({ remaining: count, kind, filter });
+    },
+    pendingFaults: () => faults.reduce((s, f) => s + f.remaining, 0),
+    stop() {
+      nock.cleanAll();
+      nock.enableNetConnect();
+    },
+  };
+}

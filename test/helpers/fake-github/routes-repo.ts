@@ -1,0 +1,169 @@
+import { fakeSha, userJson, obj, str, ROLE, type Reply } from './util.js';
+import type { Ctx } from './responses.js';
+
+export function createRepoRoutes(ctx: Ctx) {
+  const {
+    installationId,
+    defaultBranch,
+    fullName,
+    repoApi,
+    repoHtml,
+    collaborators,
+    files,
+    issues,
+    pulls,
+    repoLabels,
+    graphqlCalls,
+    tokens,
+    tokenExpiry,
+    ensureLabel,
+    labelJson,
+    repoJson,
+    appJson,
+    installationJson,
+    baseHeaders,
+    json,
+    notFound,
+    invalid,
+    noContent,
+    paged,
+    touch,
+  } = ctx;
+  let tokenSeq = 0;
+
+  function routeApp(method: string, url: URL, body: unknown, segs: string[]): Reply | undefined {
+    const at = (i: number): string | undefined => segs[i];
+
+    // --- app and installation ---
+    if (method === 'POST' && at(0) === 'app' && at(1) === 'installations' && at(3) === 'access_tokens' && segs.length === 4) {
+      if (Number(at(2)) !== installationId) return notFound();
+      const token = `ghs_fake${installationId}x${++tokenSeq}${'0'.repeat(20)}`.slice(0, 40);
+      const expires = Date.now() + 3600_000;
+      tokens.push(token);
+      tokenExpiry.set(token, expires);
+      return json(201, {
+        token,
+        expires_at: new Date(expires).toISOString().replace(/\.\d{3}Z$/, 'Z'),
+        permissions: { contents: 'write', issues: 'write', pull_requests: 'write', checks: 'write', metadata: 'read' },
+        repository_selection: 'all',
+      });
+    }
+    if (method === 'GET' && url.pathname === '/app') return json(200, appJson());
+    if (method === 'GET' && at(0) === 'app' && at(1) === 'installations' && segs.length === 3) {
+      return Number(at(2)) === installationId ? json(200, installationJson()) : notFound();
+    }
+    if (method === 'GET' && url.pathname === '/app/installations') return json(200, [installationJson()]);
+    if (method === 'GET' && url.pathname === '/installation/repositories') {
+      return json(200, { total_count: 1, repository_selection: 'all', repositories: [repoJson()] });
+    }
+    if (method === 'POST' && url.pathname === '/graphql') return graphql(body);
+
+    return undefined;
+  }
+
+  function routeRepo(method: string, url: URL, body: unknown, headers: Record<string, string>, rest: string[]): Reply | undefined {
+    const r = (i: number): string | undefined => rest[i];
+
+    // --- repository ---
+    if (rest.length === 0 && method === 'GET') return json(200, repoJson());
+    if (method === 'GET' && rest.length === 1 && r(0) === 'installation') return json(200, installationJson());
+
+    // --- contents ---
+    if (method === 'GET' && r(0) === 'contents' && rest.length >= 2) {
+      const path = rest.slice(1).join('/');
+      const content = files.get(path);
+      if (content === undefined) return notFound();
+      const accept = headers['accept'] ?? '';
+      if (/\.raw\b|\braw\b/.test(accept)) {
+        return [200, content, { ...baseHeaders(), 'content-type': 'application/vnd.github.raw; charset=utf-8' }];
+      }
+      const sha = fakeSha(`blob ${content}`);
+      return json(200, {
+        type: 'file',
+        encoding: 'base64',
+        size: Buffer.byteLength(content),
+        name: path.split('/').pop(),
+        path,
+        content: Buffer.from(content).toString('base64'),
+        sha,
+        url: `${repoApi}/contents/${path}`,
+        git_url: `${repoApi}/git/blobs/${sha}`,
+        html_url: `${repoHtml}/blob/${defaultBranch}/${path}`,
+        download_url: `https://raw.githubusercontent.com/${fullName}/${defaultBranch}/${path}`,
+        _links: { self: `${repoApi}/contents/${path}`, git: `${repoApi}/git/blobs/${sha}`, html: `${repoHtml}/blob/${defaultBranch}/${path}` },
+      });
+    }
+
+    // --- collaborators ---
+    if (method === 'GET' && r(0) === 'collaborators' && r(2) === 'permission' && rest.length === 3) {
+      const login = r(1) ?? '';
+      const perm = collaborators.get(login) ?? 'none';
+      const role = ROLE[perm];
+      return json(200, {
+        permission: role.permission,
+        role_name: role.role,
+        user: { ...userJson(login), permissions: role.perms, role_name: role.role },
+      });
+    }
+
+    // --- repo labels ---
+    if (r(0) === 'labels') {
+      if (method === 'GET' && rest.length === 1) return paged(url, [...repoLabels.values()].map((l) => labelJson(l.name)));
+      if (method === 'POST' && rest.length === 1) {
+        const b = obj(body);
+        const name = str(b.name) ?? '';
+        if (repoLabels.has(name.toLowerCase())) return invalid('Validation Failed', [{ resource: 'Label', code: 'already_exists', field: 'name' }]);
+        ensureLabel(name, str(b.color) ?? 'ededed', str(b.description) ?? null);
+        return json(201, labelJson(name));
+      }
+      const l = repoLabels.get((r(1) ?? '').toLowerCase());
+      if (rest.length === 2 && method === 'GET') return l ? json(200, labelJson(l.name)) : notFound();
+      if (rest.length === 2 && method === 'PATCH') {
+        if (!l) return notFound();
+        const b = obj(body);
+        if (str(b.color)) l.color = str(b.color) ?? l.color;
+        if ('description' in b) l.description = str(b.description) ?? null;
+        return json(200, labelJson(l.name));
+      }
+      if (rest.length === 2 && method === 'DELETE') {
+        if (!l) return notFound();
+        repoLabels.delete(l.name.toLowerCase());
+        for (const i of issues.values()) i.labels = i.labels.filter((x) => x.toLowerCase() !== l.name.toLowerCase());
+        return noContent();
+      }
+    }
+
+    return undefined;
+  }
+
+  function graphql(body: unknown): Reply {
+    const b = obj(body);
+    const query = str(b.query) ?? '';
+    const variables = obj(b.variables);
+    graphqlCalls.push({ query, variables });
+    if (/\bmarkPullRequestReadyForReview\b/.test(query)) {
+      const literal = /pullRequestId\s*:\s*"([^"]+)"/.exec(query)?.[1];
+      const candidates = [literal, ...Object.values(variables).flatMap((v) => (typeof v === 'string' ? [v] : Object.values(obj(v))))];
+      const p = pulls.find((x) => candidates.includes(x.nodeId));
+      if (!p) {
+        return json(200, {
+          data: { markPullRequestReadyForReview: null },
+          errors: [{ type: 'NOT_FOUND', path: ['markPullRequestReadyForReview'], message: `Could not resolve to a node with the global id of '${String(candidates.find(Boolean) ?? '')}'.` }],
+        });
+      }
+      p.draft = false;
+      touch(p.issue);
+      return json(200, {
+        data: {
+          markPullRequestReadyForReview: {
+            clientMutationId: str(obj(variables.input).clientMutationId) ?? null,
+            pullRequest: { id: p.nodeId, number: p.number, isDraft: false, url: `${repoHtml}/pull/${p.number}` },
+          },
+        },
+      });
+    }
+    return json(200, { errors: [{ message: `fakeGitHub: unsupported GraphQL operation: ${query.slice(0, 120)}` }] });
+  }
+
+  return { routeApp, routeRepo, graphql };
+}

@@ -1,0 +1,305 @@
+import { fakeId, fakeUserId } from '../webhook-payloads.js';
+import { API, type FakeIssue, type FakePull, type FakeComment, type FakeReview, type FakeReviewComment, type FakeCheckRun } from './types.js';
+import { fakeSha, userJson } from './util.js';
+import type { State } from './state.js';
+
+export function createShapes(ctx: State) {
+  const {
+    owner,
+    repo,
+    installationId,
+    defaultBranch,
+    appSlug,
+    appId,
+    repoId,
+    fullName,
+    repoApi,
+    repoHtml,
+    collaborators,
+    pulls,
+    comments,
+    ensureLabel,
+  } = ctx;
+
+  // ---------- JSON shapes ----------
+
+  function labelJson(name: string): Record<string, unknown> {
+    const l = ensureLabel(name);
+    return {
+      id: l.id,
+      node_id: l.nodeId,
+      url: `${repoApi}/labels/${encodeURIComponent(l.name)}`,
+      name: l.name,
+      color: l.color,
+      default: false,
+      description: l.description,
+    };
+  }
+
+  function repoJson(): Record<string, unknown> {
+    return {
+      id: repoId,
+      node_id: `R_fake${repoId}`,
+      name: repo,
+      full_name: fullName,
+      private: false,
+      owner: userJson(owner),
+      html_url: repoHtml,
+      url: repoApi,
+      clone_url: `${repoHtml}.git`,
+      git_url: `git://github.com/${fullName}.git`,
+      ssh_url: `git@github.com:${fullName}.git`,
+      default_branch: defaultBranch,
+      fork: false,
+      archived: false,
+      disabled: false,
+      visibility: 'public',
+      permissions: { admin: false, maintain: false, push: true, triage: true, pull: true },
+    };
+  }
+
+  function issueJson(i: FakeIssue): Record<string, unknown> {
+    const base = `${repoApi}/issues/${i.number}`;
+    return {
+      id: i.id,
+      node_id: i.nodeId,
+      url: base,
+      repository_url: repoApi,
+      labels_url: `${base}/labels{/name}`,
+      comments_url: `${base}/comments`,
+      events_url: `${base}/events`,
+      html_url: `${repoHtml}/${i.pull ? 'pull' : 'issues'}/${i.number}`,
+      number: i.number,
+      title: i.title,
+      body: i.body,
+      user: userJson(i.user),
+      labels: i.labels.map(labelJson),
+      state: i.state,
+      state_reason: i.stateReason,
+      locked: false,
+      assignee: i.assignees[0] ? userJson(i.assignees[0]) : null,
+      assignees: i.assignees.map(userJson),
+      milestone: null,
+      comments: comments.filter((c) => c.issueNumber === i.number && !c.deleted).length,
+      created_at: i.createdAt,
+      updated_at: i.updatedAt,
+      closed_at: i.closedAt,
+      author_association: i.user === owner ? 'OWNER' : collaborators.has(i.user) ? 'COLLABORATOR' : 'NONE',
+      ...(i.pull
+        ? {
+            pull_request: {
+              url: `${repoApi}/pulls/${i.number}`,
+              html_url: `${repoHtml}/pull/${i.number}`,
+              diff_url: `${repoHtml}/pull/${i.number}.diff`,
+              patch_url: `${repoHtml}/pull/${i.number}.patch`,
+              merged_at: i.pull.mergedAt,
+            },
+          }
+        : {}),
+    };
+  }
+
+  function commentJson(c: FakeComment): Record<string, unknown> {
+    return {
+      id: c.id,
+      node_id: c.nodeId,
+      url: `${repoApi}/issues/comments/${c.id}`,
+      html_url: `${repoHtml}/issues/${c.issueNumber}#issuecomment-${c.id}`,
+      issue_url: `${repoApi}/issues/${c.issueNumber}`,
+      body: c.body,
+      user: userJson(c.user),
+      created_at: c.createdAt,
+      updated_at: c.updatedAt,
+      author_association: c.user === owner ? 'OWNER' : collaborators.has(c.user) ? 'COLLABORATOR' : 'NONE',
+      performed_via_github_app: null,
+    };
+  }
+
+  function branchJson(ref: string, sha: string): Record<string, unknown> {
+    return { label: `${owner}:${ref}`, ref, sha, user: userJson(owner), repo: repoJson() };
+  }
+
+  function pullJson(p: FakePull): Record<string, unknown> {
+    const base = `${repoApi}/pulls/${p.number}`;
+    return {
+      id: p.id,
+      node_id: p.nodeId,
+      url: base,
+      html_url: `${repoHtml}/pull/${p.number}`,
+      diff_url: `${repoHtml}/pull/${p.number}.diff`,
+      patch_url: `${repoHtml}/pull/${p.number}.patch`,
+      issue_url: `${repoApi}/issues/${p.number}`,
+      commits_url: `${base}/commits`,
+      review_comments_url: `${base}/comments`,
+      comments_url: `${repoApi}/issues/${p.number}/comments`,
+      statuses_url: `${repoApi}/statuses/${p.headSha}`,
+      number: p.number,
+      state: p.state,
+      locked: false,
+      title: p.title,
+      body: p.body,
+      user: userJson(p.user),
+      labels: p.issue.labels.map(labelJson),
+      assignee: p.issue.assignees[0] ? userJson(p.issue.assignees[0]) : null,
+      assignees: p.issue.assignees.map(userJson),
+      requested_reviewers: [],
+      requested_teams: [],
+      milestone: null,
+      draft: p.draft,
+      head: branchJson(p.head, p.headSha),
+      base: branchJson(p.base, fakeSha(`base:${p.base}`)),
+      merged: p.merged,
+      merged_at: p.mergedAt,
+      merge_commit_sha: p.merged ? fakeSha(`merge:${p.number}`) : null,
+      mergeable: p.state === 'open' ? true : null,
+      mergeable_state: p.state === 'open' ? 'clean' : 'unknown',
+      merged_by: p.merged ? userJson(owner) : null,
+      created_at: p.issue.createdAt,
+      updated_at: p.issue.updatedAt,
+      closed_at: p.issue.closedAt,
+      author_association: 'NONE',
+      auto_merge: null,
+      active_lock_reason: null,
+      _links: {
+        self: { href: base },
+        html: { href: `${repoHtml}/pull/${p.number}` },
+        issue: { href: `${repoApi}/issues/${p.number}` },
+      },
+    };
+  }
+
+  function reviewJson(r: FakeReview): Record<string, unknown> {
+    return {
+      id: r.id,
+      node_id: r.nodeId,
+      user: userJson(r.user),
+      body: r.body ?? '',
+      state: r.state,
+      html_url: `${repoHtml}/pull/${r.pullNumber}#pullrequestreview-${r.id}`,
+      pull_request_url: `${repoApi}/pulls/${r.pullNumber}`,
+      submitted_at: r.submittedAt,
+      commit_id: r.commitId,
+      author_association: collaborators.has(r.user) ? 'COLLABORATOR' : 'NONE',
+      _links: {
+        html: { href: `${repoHtml}/pull/${r.pullNumber}#pullrequestreview-${r.id}` },
+        pull_request: { href: `${repoApi}/pulls/${r.pullNumber}` },
+      },
+    };
+  }
+
+  function reviewCommentJson(c: FakeReviewComment): Record<string, unknown> {
+    const pull = pulls.find((p) => p.number === c.pullNumber);
+    return {
+      id: c.id,
+      node_id: c.nodeId,
+      url: `${repoApi}/pulls/comments/${c.id}`,
+      html_url: `${repoHtml}/pull/${c.pullNumber}#discussion_r${c.id}`,
+      pull_request_url: `${repoApi}/pulls/${c.pullNumber}`,
+      pull_request_review_id: c.reviewId,
+      diff_hunk: '@@ -1 +1 @@',
+      path: c.path,
+      line: c.line,
+      original_line: c.line,
+      side: 'RIGHT',
+      position: c.line,
+      original_position: c.line,
+      commit_id: pull?.headSha ?? '',
+      original_commit_id: pull?.headSha ?? '',
+      in_reply_to_id: c.inReplyToId ?? undefined,
+      user: userJson(c.user),
+      body: c.body,
+      created_at: c.createdAt,
+      updated_at: c.createdAt,
+      author_association: collaborators.has(c.user) ? 'COLLABORATOR' : 'NONE',
+      _links: {
+        self: { href: `${repoApi}/pulls/comments/${c.id}` },
+        html: { href: `${repoHtml}/pull/${c.pullNumber}#discussion_r${c.id}` },
+        pull_request: { href: `${repoApi}/pulls/${c.pullNumber}` },
+      },
+    };
+  }
+
+  function checkRunJson(c: FakeCheckRun): Record<string, unknown> {
+    return {
+      id: c.id,
+      node_id: c.nodeId,
+      name: c.name,
+      head_sha: c.headSha,
+      external_id: c.externalId,
+      url: `${repoApi}/check-runs/${c.id}`,
+      html_url: `${repoHtml}/runs/${c.id}`,
+      details_url: c.detailsUrl,
+      status: c.status,
+      conclusion: c.conclusion,
+      started_at: c.startedAt,
+      completed_at: c.completedAt,
+      output: {
+        title: c.output?.title ?? null,
+        summary: c.output?.summary ?? null,
+        text: c.output?.text ?? null,
+        annotations_count: 0,
+        annotations_url: `${repoApi}/check-runs/${c.id}/annotations`,
+      },
+      check_suite: { id: fakeId(`suite:${c.headSha}`) },
+      app: appJson(),
+      pull_requests: pulls
+        .filter((p) => p.headSha === c.headSha)
+        .map((p) => ({ id: p.id, number: p.number, url: `${repoApi}/pulls/${p.number}`, head: { ref: p.head, sha: p.headSha }, base: { ref: p.base, sha: fakeSha(`base:${p.base}`) } })),
+    };
+  }
+
+  function appJson(): Record<string, unknown> {
+    return {
+      id: appId,
+      slug: appSlug,
+      node_id: `A_fake${appId}`,
+      name: appSlug,
+      owner: userJson(owner),
+      description: 'fake app',
+      external_url: 'https://example.test',
+      html_url: `https://github.com/apps/${appSlug}`,
+      created_at: '2024-01-01T00:00:00Z',
+      updated_at: '2024-01-01T00:00:00Z',
+      permissions: { contents: 'write', issues: 'write', pull_requests: 'write', checks: 'write', metadata: 'read' },
+      events: ['issues', 'issue_comment', 'pull_request', 'pull_request_review', 'installation'],
+    };
+  }
+
+  function installationJson(): Record<string, unknown> {
+    return {
+      id: installationId,
+      account: userJson(owner),
+      app_id: appId,
+      app_slug: appSlug,
+      target_id: fakeUserId(owner),
+      target_type: 'User',
+      repository_selection: 'all',
+      access_tokens_url: `${API}/app/installations/${installationId}/access_tokens`,
+      repositories_url: `${API}/installation/repositories`,
+      html_url: `https://github.com/settings/installations/${installationId}`,
+      permissions: { contents: 'write', issues: 'write', pull_requests: 'write', checks: 'write', metadata: 'read' },
+      events: ['issues', 'issue_comment', 'pull_request', 'pull_request_review'],
+      created_at: '2024-01-01T00:00:00Z',
+      updated_at: '2024-01-01T00:00:00Z',
+      single_file_name: null,
+      suspended_at: null,
+      suspended_by: null,
+    };
+  }
+
+  return {
+    labelJson,
+    repoJson,
+    issueJson,
+    commentJson,
+    branchJson,
+    pullJson,
+    reviewJson,
+    reviewCommentJson,
+    checkRunJson,
+    appJson,
+    installationJson,
+  };
+}
+
+export type Shapes = ReturnType<typeof createShapes>;

@@ -1,0 +1,253 @@
+export const API = 'https://api.github.com';
+
+export type Permission = 'admin' | 'maintain' | 'write' | 'triage' | 'read' | 'none';
+export type FaultKind = 502 | 'secondary-rate-limit' | 'rate-limit';
+export type UserType = 'User' | 'Bot';
+
+export interface FakeIssueSeed {
+  number: number;
+  title: string;
+  body?: string | null;
+  /** The author's login; a login ending in `[bot]` is a Bot. */
+  user: string;
+  labels?: string[];
+  assignees?: string[];
+  state?: 'open' | 'closed';
+}
+
+export interface FakePullSeed {
+  /** Defaults to the next free issue/PR number. */
+  number?: number;
+  title: string;
+  body?: string | null;
+  /** Head branch name (without `owner:`). */
+  head: string;
+  headSha?: string;
+  base?: string;
+  draft?: boolean;
+  /** Defaults to the app's bot user. */
+  user?: string;
+  state?: 'open' | 'closed';
+  merged?: boolean;
+  labels?: string[];
+}
+
+export interface FakeGitHubOptions {
+  owner: string;
+  repo: string;
+  installationId: number;
+  collaborators?: Record<string, Permission>;
+  issues?: FakeIssueSeed[];
+  /** Repo contents served by GET /repos/{o}/{r}/contents/{path} (404 when absent). */
+  files?: Record<string, string>;
+  defaultBranch?: string;
+  /** The app's slug; its comments, PRs and check runs are authored by `<slug>[bot]`. Default `goal-loop`. */
+  appSlug?: string;
+  appId?: number;
+  /** The repository id used in payloads and responses. Default 1296269 (GitHub's Hello-World). */
+  repoId?: number;
+  /** Resolves a branch name to a commit SHA for new PRs (e.g. from the test's bare repo). */
+  resolveSha?: (ref: string) => string | undefined;
+  /**
+   * When true, every request other than the token exchange must carry an installation token this
+   * fake issued, and the token exchange must carry a `Bearer` JWT; otherwise it is a violation.
+   */
+  strictAuth?: boolean;
+}
+
+export interface FakeIssue {
+  number: number;
+  id: number;
+  nodeId: string;
+  title: string;
+  body: string | null;
+  user: string;
+  labels: string[];
+  assignees: string[];
+  state: 'open' | 'closed';
+  stateReason: string | null;
+  createdAt: string;
+  updatedAt: string;
+  closedAt: string | null;
+  /** Set when this number is a pull request. */
+  pull?: FakePull;
+}
+
+export interface FakePull {
+  number: number;
+  id: number;
+  nodeId: string;
+  /** Head branch name. */
+  head: string;
+  headSha: string;
+  base: string;
+  draft: boolean;
+  merged: boolean;
+  mergedAt: string | null;
+  /** The issue record of the same number: labels, assignees and comments live there. */
+  readonly issue: FakeIssue;
+  title: string;
+  body: string | null;
+  state: 'open' | 'closed';
+  readonly user: string;
+}
+
+export interface FakeComment {
+  id: number;
+  nodeId: string;
+  issueNumber: number;
+  body: string;
+  user: string;
+  createdAt: string;
+  updatedAt: string;
+  deleted: boolean;
+  /** Every body the comment had, oldest first (edits append). */
+  history: string[];
+}
+
+export interface FakeReaction {
+  id: number;
+  /** What was reacted to. */
+  subject: 'issue' | 'issue_comment' | 'review_comment';
+  /** Issue number for `issue`, comment id otherwise. */
+  subjectId: number;
+  content: string;
+  user: string;
+}
+
+export type ReviewState = 'APPROVED' | 'CHANGES_REQUESTED' | 'COMMENTED' | 'DISMISSED' | 'PENDING';
+
+export interface FakeReview {
+  id: number;
+  nodeId: string;
+  pullNumber: number;
+  state: ReviewState;
+  body: string | null;
+  user: string;
+  commitId: string;
+  submittedAt: string;
+}
+
+export interface FakeReviewComment {
+  id: number;
+  nodeId: string;
+  pullNumber: number;
+  reviewId: number | null;
+  body: string;
+  user: string;
+  path: string;
+  line: number | null;
+  inReplyToId: number | null;
+  createdAt: string;
+}
+
+export interface FakeCheckRun {
+  id: number;
+  nodeId: string;
+  name: string;
+  headSha: string;
+  status: string;
+  conclusion: string | null;
+  output: { title?: string; summary?: string; text?: string; [k: string]: unknown } | null;
+  detailsUrl: string | null;
+  externalId: string | null;
+  startedAt: string | null;
+  completedAt: string | null;
+  /** Every create/update body, in order. */
+  history: Array<Record<string, unknown>>;
+}
+
+export interface FakeLabel {
+  id: number;
+  nodeId: string;
+  name: string;
+  color: string;
+  description: string | null;
+}
+
+export interface RecordedRequest {
+  method: string;
+  /** Path with query, as sent (URL-encoded). */
+  path: string;
+  /** Path without query, URL-encoded. */
+  pathname: string;
+  query: Record<string, string>;
+  /** Parsed JSON body, or the raw string, or undefined when there was none. */
+  body: unknown;
+  headers: Record<string, string>;
+  /** The OpenAPI path template the request matched, if any. */
+  template: string | undefined;
+  /** The status the fake answered with. */
+  status: number;
+  /** Set when the answer was an injected fault. */
+  fault?: FaultKind;
+}
+
+export interface FaultFilter {
+  method?: string;
+  path?: RegExp;
+}
+
+export interface GraphQLCall {
+  query: string;
+  variables: Record<string, unknown>;
+}
+
+export interface FakeGitHub {
+  readonly options: Readonly<FakeGitHubOptions>;
+  /** `<appSlug>[bot]` */
+  readonly botLogin: string;
+  readonly requests: RecordedRequest[];
+  readonly violations: string[];
+  readonly unhandled: string[];
+  readonly issues: Map<number, FakeIssue>;
+  readonly pulls: FakePull[];
+  /** All issue comments, deleted ones included (with `deleted: true`). */
+  readonly comments: FakeComment[];
+  readonly reactions: FakeReaction[];
+  readonly reviews: FakeReview[];
+  readonly reviewComments: FakeReviewComment[];
+  readonly checkRuns: FakeCheckRun[];
+  readonly repoLabels: Map<string, FakeLabel>;
+  readonly graphql: GraphQLCall[];
+  /** Installation tokens handed out, in order. */
+  readonly tokens: string[];
+  readonly files: Map<string, string>;
+
+  issue(n: number): FakeIssue;
+  pull(n: number): FakePull;
+  /** Labels on an issue or PR. */
+  labels(n: number): string[];
+  /** The live (not deleted) comments of an issue or PR, oldest first. */
+  commentsOn(n: number): FakeComment[];
+  /** Requests whose method matches and whose path (with query) matches the pattern. */
+  calls(method: string, path?: RegExp | string): RecordedRequest[];
+
+  addIssue(seed: FakeIssueSeed): FakeIssue;
+  /** A comment written by someone (a human, by default), e.g. before delivering issue_comment.created. */
+  addComment(issueNumber: number, body: string, user: string): FakeComment;
+  addPull(seed: FakePullSeed): FakePull;
+  /** A submitted review, with optional line comments attached to it. */
+  addReview(r: {
+    pullNumber: number;
+    state: ReviewState;
+    body?: string | null;
+    user: string;
+    comments?: Array<{ body: string; path: string; line?: number }>;
+  }): { review: FakeReview; comments: FakeReviewComment[] };
+  setPermission(login: string, permission: Permission): void;
+  setFile(path: string, content: string | undefined): void;
+  /** Marks a PR merged (and closed), as a human merge would. */
+  mergePull(n: number): FakePull;
+
+  /**
+   * The next `count` requests other than the token exchange (and matching `filter`, when given)
+   * fail with `kind`: 502, a secondary rate limit (403, retry-after: 1), or a primary rate limit
+   * (403, x-ratelimit-remaining: 0, reset a second ahead).
+   */
+  failNext(count: number, kind: FaultKind, filter?: FaultFilter): void;
+  /** Injected faults not yet used. */
+  pendingFaults(): number;
+  /** Removes the interceptors and restores the network policy. */
+  stop(): void;
+}
