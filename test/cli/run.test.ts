@@ -200,7 +200,7 @@ tasks:
   it('refuses a second concurrent run of the same goal', async () => {
     const p = await project(`goal_id: busy\nobjective: x\ntasks:\n  - { id: a, title: a, run: sleep 3, verification: "true" }\n`);
     const first = startCli(['run', '--repo', p.repo.bare, '--goal', p.goal, '--agent', 'scripted'], p.env);
-    await new Promise((r) => setTimeout(r, 700));
+    await waitForLock(join(p.root, 'workspaces'));
     const second = await runCli(['run', '--repo', p.repo.bare, '--goal', p.goal, '--agent', 'scripted'], p.env);
     expect(second.code).toBe(1);
     expect(second.stderr).toMatch(/another goal-loop \(pid \d+\) is working this goal/);
@@ -210,7 +210,16 @@ tasks:
   it('stops cleanly on SIGINT: exit 3, the changes of the attempt rolled back', async () => {
     const p = await project(`goal_id: sigint\nobjective: x\ntasks:\n  - { id: a, title: a, run: "touch half-done; sleep 20", verification: "true" }\n`);
     const { child, done } = startCli(['run', '--repo', p.repo.bare, '--goal', p.goal, '--agent', 'scripted', '--json'], p.env);
-    await new Promise((r) => setTimeout(r, 1200));
+    // Interrupt once the run step is under way (it has created its file in the workspace).
+    const end = Date.now() + 30_000;
+    const started = () => {
+      const root = join(p.root, 'workspaces');
+      return existsSync(root) && readdirSync(root).some((d) => existsSync(join(root, d, 'sigint', 'half-done')));
+    };
+    while (!started()) {
+      if (Date.now() > end) throw new Error('the run step never started');
+      await new Promise((r) => setTimeout(r, 20));
+    }
     child.kill('SIGINT');
     const r = await done;
     expect(r.code).toBe(3);
@@ -221,3 +230,14 @@ tasks:
     expect(existsSync(join(ws, 'half-done'))).toBe(false);
   });
 });
+
+/** Resolves once a run holds a goal's lock (`<workspace>.lock`) under the workspace root. */
+async function waitForLock(root: string): Promise<void> {
+  const end = Date.now() + 30_000;
+  for (;;) {
+    const dirs = existsSync(root) ? readdirSync(root) : [];
+    if (dirs.some((d) => readdirSync(join(root, d)).some((f) => f.endsWith('.lock')))) return;
+    if (Date.now() > end) throw new Error('the first run never took its lock');
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
