@@ -79,7 +79,7 @@ describe('the context window (tier 2)', () => {
   it('a long task through the real SDK: every request valid after folding, the prompt stays flat', async () => {
     const fake = await fakeApi();
     const turns = 26;
-    fake.otherwise((body, i) => {
+    fake.otherwise((_body, i) => {
       if (i >= turns) return reply([text('done')]);
       const calls: ApiBlock[] = [toolUse('run_command', { command: `seq 1 3000 | sed 's/^/turn ${i} row /'` }, `toolu_run_${i}`)];
       if (i % 4 === 1) calls.push(toolUse('read_file', { path: 'a.txt' }, `toolu_read_${i}`));

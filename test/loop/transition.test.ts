@@ -9,7 +9,7 @@ import {
   type LoopEvent,
   type LoopState,
 } from '../../src/loop/transition.js';
-import { limits, stateOf, view, type TaskInput } from '../helpers/spec-builders.js';
+import { limits, stateOf, view } from '../helpers/spec-builders.js';
 
 // ---------------------------------------------------------------------------------------------
 // A scripted driver: performs the decided effects the way the adapters would, with outcomes
