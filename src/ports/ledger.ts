@@ -88,7 +88,42 @@ export interface Ledger {
   setControl(key: GoalKey, control: ControlRequest | null): Promise<void>;
   /** Shallow-merges into the goal's meta; a key set to null is removed. */
   setMeta(key: GoalKey, patch: Record<string, unknown>): Promise<Record<string, unknown>>;
-  /** Remembers a webhook delivery id; false when it was seen before (a redelivery). */
-  recordDelivery(id: string): Promise<boolean>;
+  /**
+   * Remembers a webhook delivery and its parsed event (the inbox); false when the id was seen
+   * before (a redelivery), in which case nothing is stored.
+   */
+  recordDelivery(id: string, event?: unknown): Promise<boolean>;
+  /** Marks an inbox entry as handled, so a restart does not handle it again. */
+  markDeliveryHandled(id: string): Promise<void>;
+  /** Inbox entries with an event that are not handled yet, oldest first (resumed after a crash). */
+  unhandledDeliveries(): Promise<InboxEntry[]>;
+
+  /**
+   * Takes the named lease for `holder` when it is free, expired, or already held by `holder`
+   * (which renews it). Atomic across processes sharing the store. True when `holder` now holds it.
+   */
+  acquireLease(name: string, holder: string, ttlMs: number): Promise<boolean>;
+  /** Extends a lease `holder` still holds (the heartbeat); false when it was lost or taken over. */
+  renewLease(name: string, holder: string, ttlMs: number): Promise<boolean>;
+  /** Gives the lease up if `holder` holds it; otherwise does nothing. */
+  releaseLease(name: string, holder: string): Promise<void>;
+  /** Every lease row, live or expired, ordered by name. */
+  listLeases(): Promise<LeaseRecord[]>;
   close(): Promise<void>;
+}
+
+export interface InboxEntry {
+  id: string;
+  event: unknown;
+  receivedAt: string;
+}
+
+export interface LeaseRecord {
+  name: string;
+  holder: string;
+  acquiredAt: string;
+  heartbeatAt: string;
+  expiresAt: string;
+  /** False once `expiresAt` has passed (by the store's clock). */
+  live: boolean;
 }

@@ -67,6 +67,28 @@ export const SQLITE_MIGRATIONS: readonly string[] = [
      id TEXT PRIMARY KEY,
      received_at TEXT NOT NULL
    );`,
+  // v3: the inbox (a delivery's event until it is handled), leases, and the embedded work queue.
+  `ALTER TABLE deliveries ADD COLUMN event_json TEXT;
+   ALTER TABLE deliveries ADD COLUMN handled_at TEXT;
+   CREATE INDEX deliveries_unhandled ON deliveries (received_at) WHERE event_json IS NOT NULL AND handled_at IS NULL;
+   CREATE TABLE leases (
+     name TEXT PRIMARY KEY,
+     holder TEXT NOT NULL,
+     acquired_at INTEGER NOT NULL,
+     heartbeat_at INTEGER NOT NULL,
+     expires_at INTEGER NOT NULL
+   );
+   CREATE TABLE goal_jobs (
+     id INTEGER PRIMARY KEY,
+     repo TEXT NOT NULL,
+     goal_id TEXT NOT NULL,
+     mode TEXT NOT NULL,
+     priority TEXT NOT NULL,
+     enqueued_at INTEGER NOT NULL,
+     not_before INTEGER NOT NULL,
+     UNIQUE (repo, goal_id)
+   );
+   CREATE INDEX goal_jobs_order ON goal_jobs (priority, enqueued_at);`,
 ];
 
 /** Applies pending migrations inside one transaction each; the version lives in `user_version`. */

@@ -1,6 +1,4 @@
-import { mkdirSync } from 'node:fs';
-import { dirname } from 'node:path';
-import Database from 'better-sqlite3';
+import type Database from 'better-sqlite3';
 import type { GoalSpec } from '../../goal/schema.js';
 import type { GoalState, TaskStatus } from '../../loop/states.js';
 import type {
@@ -10,12 +8,15 @@ import type {
   EventRecord,
   GoalKey,
   GoalRecord,
+  InboxEntry,
+  LeaseRecord,
   Ledger,
   TaskRecord,
   Usage,
 } from '../../ports/ledger.js';
 import { trimForLedger } from '../trim.js';
-import { migrate } from './migrations.js';
+import { openSqlite } from './database.js';
+import { SqliteLeases } from './sqlite-leases.js';
 
 interface GoalRow {
   id: number;
@@ -57,20 +58,12 @@ const now = () => new Date().toISOString();
 /** The embedded ledger: one SQLite file, WAL mode, safe for one writer process at a time. */
 export class SqliteLedger implements Ledger {
   private readonly db: Database.Database;
+  private readonly leases: SqliteLeases;
 
-  constructor(path: string) {
-    if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
-    this.db = new Database(path);
-    try {
-      this.db.pragma('busy_timeout = 5000');
-      migrate(this.db); // first: a ledger from a newer goal-loop is refused before anything changes it
-      this.db.pragma('journal_mode = WAL');
-      this.db.pragma('synchronous = NORMAL');
-      this.db.pragma('foreign_keys = ON');
-    } catch (err) {
-      this.db.close();
-      throw err;
-    }
+  /** Opens (and migrates) the file at `path`, or shares an already opened database. */
+  constructor(pathOrDb: string | Database.Database) {
+    this.db = typeof pathOrDb === 'string' ? openSqlite(pathOrDb) : pathOrDb;
+    this.leases = new SqliteLeases(this.db);
   }
 
   async upsertGoal(key: GoalKey, input: { spec: GoalSpec; branch: string; priority?: string }): Promise<GoalRecord> {
@@ -241,9 +234,38 @@ export class SqliteLedger implements Ledger {
     })();
   }
 
-  async recordDelivery(id: string): Promise<boolean> {
-    const info = this.db.prepare('INSERT OR IGNORE INTO deliveries (id, received_at) VALUES (?, ?)').run(id, now());
+  async recordDelivery(id: string, event?: unknown): Promise<boolean> {
+    const info = this.db
+      .prepare('INSERT OR IGNORE INTO deliveries (id, received_at, event_json) VALUES (?, ?, ?)')
+      .run(id, now(), event === undefined ? null : JSON.stringify(event));
     return info.changes === 1;
+  }
+
+  async markDeliveryHandled(id: string): Promise<void> {
+    this.db.prepare('UPDATE deliveries SET handled_at = ? WHERE id = ? AND handled_at IS NULL').run(now(), id);
+  }
+
+  async unhandledDeliveries(): Promise<InboxEntry[]> {
+    const rows = this.db
+      .prepare('SELECT id, event_json, received_at FROM deliveries WHERE event_json IS NOT NULL AND handled_at IS NULL ORDER BY received_at, rowid')
+      .all() as Array<{ id: string; event_json: string; received_at: string }>;
+    return rows.map((r) => ({ id: r.id, event: JSON.parse(r.event_json) as unknown, receivedAt: r.received_at }));
+  }
+
+  async acquireLease(name: string, holder: string, ttlMs: number): Promise<boolean> {
+    return this.leases.acquire(name, holder, ttlMs);
+  }
+
+  async renewLease(name: string, holder: string, ttlMs: number): Promise<boolean> {
+    return this.leases.renew(name, holder, ttlMs);
+  }
+
+  async releaseLease(name: string, holder: string): Promise<void> {
+    this.leases.release(name, holder);
+  }
+
+  async listLeases(): Promise<LeaseRecord[]> {
+    return this.leases.list();
   }
 
   async close(): Promise<void> {
