@@ -7,7 +7,7 @@ import { Worker } from 'node:worker_threads';
 import { createRequire } from 'node:module';
 import { pino } from 'pino';
 import { createNodeMiddleware, createProbot } from 'probot';
-import { SqliteLedger } from '../src/ledger/sqlite/sqlite-ledger.js';
+import { openSqliteStore } from '../src/ledger/open-ledger.js';
 import { ProcessSandbox } from '../src/sandbox/process-sandbox.js';
 import { startServer } from '../src/server/serve.js';
 import { median, ms, percentile, type Verdict } from './stats.js';
@@ -25,9 +25,9 @@ export async function webhookLatency(): Promise<Verdict[]> {
   const log = pino({ level: 'silent' });
   // GitHub is unreachable here: every API call the worker makes fails at once, off the ack path.
   const offline = { fetch: async () => new Response('{"message":"offline"}', { status: 503, headers: { 'content-type': 'application/json' } }) };
-  const ledger = new SqliteLedger(join(root, 'ledger.db'));
+  const store = openSqliteStore(join(root, 'ledger.db'));
   const ours = await startServer({
-    ledger,
+    store,
     workspaceRoot: join(root, 'ws'),
     sandboxFor: async () => new ProcessSandbox(),
     env: {},
@@ -66,7 +66,7 @@ export async function webhookLatency(): Promise<Verdict[]> {
   } finally {
     await ours.close();
     await new Promise((r) => bare.close(r));
-    await ledger.close();
+    await store.close();
     rmSync(root, { recursive: true, force: true });
   }
 }

@@ -2,10 +2,12 @@ import { RepoConfigError } from '../config/repo-config.js';
 import { SpecValidationError, formatSpecError } from '../goal/parse.js';
 import { EXIT } from '../loop/result.js';
 import { SandboxUnavailableError } from '../ports/sandbox.js';
+import { MCP_USAGE, mcpCommand } from './commands/mcp.js';
 import { PLAN_USAGE, planCommand } from './commands/plan.js';
 import { RUN_USAGE, runCommand } from './commands/run.js';
 import { SERVE_USAGE, serveCommand } from './commands/serve.js';
 import { STATUS_USAGE, statusCommand } from './commands/status.js';
+import { WORKER_USAGE, workerCommand } from './commands/worker.js';
 import { UsageError } from './errors.js';
 import { LockedError } from './lock.js';
 
@@ -19,6 +21,10 @@ ${STATUS_USAGE}
 
 ${SERVE_USAGE}
 
+${MCP_USAGE}
+
+${WORKER_USAGE}
+
 Exit codes: 0 complete, 1 bad input or usage, 2 escalated, 3 stopped by a safeguard, 4 internal error.`;
 
 const COMMANDS: Record<string, (argv: string[]) => Promise<number>> = {
@@ -26,6 +32,8 @@ const COMMANDS: Record<string, (argv: string[]) => Promise<number>> = {
   plan: planCommand,
   status: statusCommand,
   serve: serveCommand,
+  mcp: mcpCommand,
+  worker: workerCommand,
 };
 
 export async function main(argv: string[]): Promise<number> {

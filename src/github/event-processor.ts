@@ -8,7 +8,7 @@ import { COMMAND_HELP, type GoalCommand } from './commands.js';
 import type { GoalEvent } from './events.js';
 import type { Octokit } from './github-forge.js';
 import { goalKeyFor, githubGoalFrom, readGitHubGoal } from './github-goal.js';
-import type { GoalMode } from './goal-scheduler.js';
+import type { GoalMode } from '../ports/queue.js';
 import { priorityFromLabels } from './labels.js';
 import { planFromIssue } from './plan-from-issue.js';
 import { loadRepoConfig } from './repo-config-loader.js';
@@ -18,10 +18,12 @@ export interface EventProcessorDeps {
   ledger: Ledger;
   logger: Logger;
   auth: (installationId: number) => Promise<Octokit>;
-  schedule: (key: GoalKey, mode: GoalMode, priority: string) => void;
-  isRunning: (key: GoalKey) => boolean;
+  /** Enqueues goal work (durably). */
+  schedule: (key: GoalKey, mode: GoalMode, priority: string) => Promise<void>;
+  /** True while a worker holds the goal's lease. */
+  isRunning: (key: GoalKey) => Promise<boolean>;
   /** Drops a queued run that has not started yet. */
-  cancel: (key: GoalKey) => void;
+  cancel: (key: GoalKey) => Promise<void>;
 }
 
 type Reaction = 'eyes' | '+1' | 'confused';
@@ -78,7 +80,7 @@ export class EventProcessor {
   private async start(e: Extract<GoalEvent, { type: 'labeled' | 'command' }>): Promise<void> {
     const key = goalKeyFor(e.owner, e.repo, e.issue.number);
     const existing = await this.deps.ledger.getGoal(key);
-    if (existing && !RESTING_STATES.has(existing.state) && this.deps.isRunning(key)) return; // already working
+    if (existing && !RESTING_STATES.has(existing.state) && (await this.deps.isRunning(key))) return; // already working
     const g = githubGoalFrom(e.repository, e.issue, e.installationId);
     const priority = priorityFromLabels(e.issue.labels ?? []);
     const plan = planFromIssue(e.issue.body ?? '', key.goalId, existing?.meta.extraTasks);
@@ -87,7 +89,7 @@ export class EventProcessor {
     await this.deps.ledger.setMeta(key, { github: g });
     await this.deps.ledger.setControl(key, null);
     await this.deps.ledger.setState(key, 'INITIALIZING', 'start', `started by @${e.sender}`, null);
-    this.deps.schedule(key, 'run', priority);
+    await this.deps.schedule(key, 'run', priority);
   }
 
   private async command(o: Octokit, e: Extract<GoalEvent, { type: 'command' }>): Promise<void> {
@@ -139,7 +141,7 @@ export class EventProcessor {
     switch (cmd.name) {
       case 'plan':
         await ledger.setMeta(key, { planApproved: false });
-        this.deps.schedule(key, 'plan', goal.priority);
+        await this.deps.schedule(key, 'plan', goal.priority);
         return undefined;
       case 'approve':
         if (cmd.taskId) {
@@ -148,7 +150,7 @@ export class EventProcessor {
         } else {
           await ledger.setMeta(key, { planApproved: true });
         }
-        this.deps.schedule(key, 'run', goal.priority);
+        await this.deps.schedule(key, 'run', goal.priority);
         return undefined;
       case 'pause':
       case 'stop':
@@ -157,19 +159,19 @@ export class EventProcessor {
       case 'retry':
         if (cmd.name === 'retry' && cmd.taskId && !taskExists(cmd.taskId)) return `There is no task \`${cmd.taskId}\` in this goal.`;
         await ledger.setControl(key, null);
-        this.deps.schedule(key, 'run', goal.priority);
+        await this.deps.schedule(key, 'run', goal.priority);
         return undefined;
       case 'skip':
         if (!taskExists(cmd.taskId)) return `There is no task \`${cmd.taskId}\` in this goal.`;
         await ledger.updateTask(key, cmd.taskId, { status: 'skipped' });
-        if (RESTING_STATES.has(goal.state)) this.deps.schedule(key, 'run', goal.priority);
+        if (RESTING_STATES.has(goal.state)) await this.deps.schedule(key, 'run', goal.priority);
         return undefined;
       case 'status':
-        this.deps.schedule(key, 'status', goal.priority);
+        await this.deps.schedule(key, 'status', goal.priority);
         return undefined;
       case 'budget':
         await ledger.setMeta(key, { budgetUsd: cmd.usd });
-        this.deps.schedule(key, 'status', goal.priority);
+        await this.deps.schedule(key, 'status', goal.priority);
         return undefined;
     }
   }
@@ -178,14 +180,14 @@ export class EventProcessor {
     if (!key) return undefined;
     const goal = await this.deps.ledger.getGoal(key);
     if (!goal) return undefined;
-    this.deps.cancel(key); // no queued run may start the goal again behind the human's back
-    if (this.deps.isRunning(key)) {
-      await this.deps.ledger.setControl(key, request); // the running loop picks it up within seconds
-      return undefined;
-    }
+    await this.deps.cancel(key); // no queued run may start the goal again behind the human's back
+    // Always recorded: a running loop picks it up within seconds, and a worker that takes the
+    // goal after this moment honors it instead of running on.
+    await this.deps.ledger.setControl(key, request);
+    if (await this.deps.isRunning(key)) return undefined;
     if (request === 'stop' ? goal.state !== 'STOPPED' : !RESTING_STATES.has(goal.state) || goal.state === 'AWAITING_APPROVAL' || goal.state === 'ESCALATED') {
       await this.deps.ledger.setState(key, request === 'pause' ? 'PAUSED' : 'STOPPED', request, reason, reason);
-      this.deps.schedule(key, 'status', goal.priority);
+      await this.deps.schedule(key, 'status', goal.priority);
     }
     return undefined;
   }
@@ -215,7 +217,7 @@ export class EventProcessor {
     const pending = ((goal.meta.pendingReviews as unknown[] | undefined) ?? []).concat([{ taskId: task.id, prNumber: e.prNumber, reviewId: e.reviewId }]);
     await this.deps.ledger.setMeta(key, { extraTasks: [...extra, task], pendingReviews: pending });
     await this.deps.ledger.setControl(key, null);
-    this.deps.schedule(key, 'run', goal.priority);
+    await this.deps.schedule(key, 'run', goal.priority);
   }
 
   private async authorized(o: Octokit, e: GoalEvent, issueNumber: number): Promise<boolean> {

@@ -1,98 +1,94 @@
 import type { Logger } from 'pino';
 import type { ApplicationFunction, Probot } from 'probot';
 import type { RepoConfig } from '../config/repo-config.js';
-import { RESTING_STATES } from '../loop/states.js';
-import type { Ledger } from '../ports/ledger.js';
+import type { Store } from '../ledger/open-ledger.js';
 import type { Sandbox } from '../ports/sandbox.js';
-import { goalLoopApp } from './app.js';
-import { EventProcessor } from './event-processor.js';
-import type { GoalEvent } from './events.js';
+import type { WorkerPool } from '../worker/worker-pool.js';
+import { createGoalWorkers } from './goal-workers.js';
 import type { Octokit } from './github-forge.js';
-import { readGitHubGoal } from './github-goal.js';
-import { GoalScheduler } from './goal-scheduler.js';
-import { workGoal, type WorkGoalDeps } from './work-goal.js';
+import { createIntake, type Intake } from './intake.js';
+import type { WorkGoalDeps } from './work-goal.js';
 
 export interface RuntimeOptions {
   probot: Probot;
-  ledger: Ledger;
+  store: Pick<Store, 'ledger' | 'queue'>;
   logger: Logger;
   workspaceRoot: string;
   sandboxFor: (config: RepoConfig) => Promise<Sandbox>;
+  /** `webhooks`: intake only (scale-out `serve`); `workers`: workers only (`worker`); `both`: embedded. */
+  role?: 'both' | 'webhooks' | 'workers';
   concurrency?: number;
+  workerId?: string;
+  leaseMs?: number;
+  pollMs?: number;
   minUpdateIntervalMs?: number;
   controlPollMs?: number;
   /** The Claude agent and planner (see claude-hooks.ts); without them goals use run steps only. */
   claude?: Pick<WorkGoalDeps, 'agentFor' | 'planner'>;
 }
 
-/** The GitHub App's parts, wired: thin handlers -> event processor -> goal scheduler -> loop. */
+/** The GitHub App's parts, wired: thin handlers -> inbox -> event processor -> durable queue -> workers. */
 export interface GoalLoopRuntime {
   appFn: ApplicationFunction;
-  processor: EventProcessor;
-  scheduler: GoalScheduler;
-  /** Schedules every goal that was mid-run when the process stopped. */
+  intake: Intake;
+  pool: WorkerPool | undefined;
+  /** Replays the inbox and (with workers) resumes goals whose worker stopped; returns how many. */
   resumeInterrupted(): Promise<number>;
-  /** Resolves when every accepted event is handled and no goal is running. */
+  /** Resolves when every accepted event is handled and (with workers) nothing is running or due. */
   idle(): Promise<void>;
   close(graceMs?: number): Promise<void>;
 }
 
 export function createRuntime(opts: RuntimeOptions): GoalLoopRuntime {
+  const role = opts.role ?? 'both';
   const auth = async (installationId: number) => (await opts.probot.auth(installationId)) as unknown as Octokit;
-  const scheduler = new GoalScheduler(
-    (key, mode) =>
-      workGoal(
-        {
-          ledger: opts.ledger,
+  const { ledger, queue } = opts.store;
+  const pool =
+    role === 'webhooks'
+      ? undefined
+      : createGoalWorkers({
+          ledger,
+          queue,
           logger: opts.logger,
           auth,
           workspaceRoot: opts.workspaceRoot,
           sandboxFor: opts.sandboxFor,
+          concurrency: opts.concurrency ?? 2,
+          ...(opts.workerId ? { workerId: opts.workerId } : {}),
+          ...(opts.leaseMs ? { leaseMs: opts.leaseMs } : {}),
+          ...(opts.pollMs ? { pollMs: opts.pollMs } : {}),
           ...(opts.minUpdateIntervalMs !== undefined ? { minUpdateIntervalMs: opts.minUpdateIntervalMs } : {}),
           ...(opts.controlPollMs !== undefined ? { controlPollMs: opts.controlPollMs } : {}),
           ...opts.claude,
-        },
-        key,
-        mode,
-      ),
-    opts.concurrency ?? 2,
-    opts.logger,
-  );
-  const processor = new EventProcessor({
-    ledger: opts.ledger,
+        });
+  const intake = createIntake({
+    ledger,
+    queue,
     logger: opts.logger,
     auth,
-    schedule: (key, mode, priority) => scheduler.schedule(key, mode, priority),
-    isRunning: (key) => scheduler.isRunning(key),
-    cancel: (key) => scheduler.cancel(key),
+    holder: pool?.workerId ?? `webhooks:${process.pid}`,
+    ...(pool ? { onEnqueued: () => pool.kick() } : {}),
   });
-  let inflight = Promise.resolve();
-  const intake = async (event: GoalEvent) => {
-    // Record and enqueue only: a redelivery is dropped; the work happens after the 200.
-    if (!(await opts.ledger.recordDelivery(event.deliveryId))) return;
-    inflight = processor.handle(event);
-  };
+  pool?.start();
   return {
-    appFn: goalLoopApp(intake),
-    processor,
-    scheduler,
+    appFn: intake.appFn,
+    intake,
+    pool,
     async resumeInterrupted() {
-      let n = 0;
-      for (const goal of await opts.ledger.listGoals()) {
-        if (RESTING_STATES.has(goal.state) || !readGitHubGoal(goal.meta)) continue;
-        scheduler.schedule({ repo: goal.repo, goalId: goal.goalId }, 'run', goal.priority);
-        n += 1;
-      }
-      return n;
+      const replayed = role === 'workers' ? 0 : await intake.replayInbox();
+      if (!pool) return replayed;
+      // A sweep resumes what two sweeps in a row found orphaned; the pool keeps sweeping after this.
+      await pool.sweep();
+      await new Promise((r) => setTimeout(r, 50));
+      return replayed + (await pool.sweep());
     },
     async idle() {
-      for (;;) {
-        const seen = inflight;
-        await seen;
-        await scheduler.idle();
-        if (seen === inflight) return;
-      }
+      // Handling an event may queue work; work queues no events. So: events, then work.
+      await intake.idle();
+      await pool?.idle();
     },
-    close: (graceMs = 10_000) => scheduler.close(graceMs),
+    close: async (graceMs = 10_000) => {
+      await pool?.close(graceMs);
+    },
   };
 }

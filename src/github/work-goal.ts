@@ -14,7 +14,7 @@ import { GitWorkspace } from '../workspace/git-workspace.js';
 import { tokenHeaderConfig } from './git-auth.js';
 import { GitHubForge, type Octokit } from './github-forge.js';
 import { readGitHubGoal, type GitHubGoal } from './github-goal.js';
-import type { GoalMode } from './goal-scheduler.js';
+import type { GoalMode } from '../ports/queue.js';
 import { planFromIssue, TEMPLATE_COMMENT } from './plan-from-issue.js';
 import { loadRepoConfig } from './repo-config-loader.js';
 
@@ -27,6 +27,8 @@ export interface WorkGoalDeps {
   sandboxFor: (config: RepoConfig) => Promise<Sandbox>;
   minUpdateIntervalMs?: number;
   controlPollMs?: number;
+  /** Fires when this worker must let go of the goal (lease lost, shutdown). */
+  abandon?: AbortSignal;
   identity?: { name: string; email: string };
   /** The Claude agent for a run, when a model is configured. */
   agentFor?: (sandbox: Sandbox, config: RepoConfig, taskTimeoutS: number) => TaskAgent | undefined;
@@ -121,6 +123,9 @@ export async function workGoal(deps: WorkGoalDeps, key: GoalKey, mode: GoalMode)
     setup: config.setup,
     setupNetwork: config.network === 'setup',
     priority: goal.priority,
+    // A pause or stop recorded while the goal waited for a worker is the human's newest word.
+    honorPendingControl: true,
+    ...(deps.abandon ? { abandon: deps.abandon } : {}),
     ...(deps.controlPollMs !== undefined ? { controlPollMs: deps.controlPollMs } : {}),
   });
   await answerReviews(octokit, deps.ledger, key, g, result.checkpoints);

@@ -28,3 +28,12 @@ export function openSqliteStore(path: string): Store {
   const ledger = new SqliteLedger(db);
   return { kind: 'sqlite', location: path, ledger, queue: new SqliteWorkQueue(db), close: () => ledger.close() };
 }
+
+/**
+ * The store the environment asks for: PostgreSQL when `DATABASE_URL` is set (scale-out),
+ * else the SQLite file at `GOAL_LOOP_DB` (embedded default).
+ */
+export async function openStore(env: NodeJS.ProcessEnv = process.env): Promise<Store> {
+  if (env.DATABASE_URL) throw new Error('DATABASE_URL: the PostgreSQL store is not wired yet');
+  return openSqliteStore(resolve(env.GOAL_LOOP_DB || DEFAULT_DB_PATH));
+}

@@ -34,6 +34,18 @@ export interface RunGoalOptions {
   logDir?: string;
   /** Fires to stop the run (e.g. SIGINT). */
   signal?: AbortSignal;
+  /**
+   * Fires when this process must let go of the goal (its lease was lost, or it shuts down): the
+   * loop stops at once without writing a new state, and runGoal rejects with GoalAbandonedError,
+   * so whoever holds the goal next resumes it from its last checkpoint.
+   */
+  abandon?: AbortSignal;
+  /**
+   * Act on a pause/stop request already in the ledger when the run starts (the GitHub worker:
+   * a human's request made while the goal was between workers). Default: clear it, since a
+   * fresh `goal-loop run` is itself the human's newest word.
+   */
+  honorPendingControl?: boolean;
   /** How often the ledger is polled for pause/stop requests. */
   controlPollMs?: number;
   clock?: () => number;
@@ -88,6 +100,12 @@ export async function runGoal(opts: RunGoalOptions): Promise<LoopResult> {
   const onCallerAbort = () => interrupt('stop', 'stopped by the user (signal)');
   if (opts.signal?.aborted) onCallerAbort();
   opts.signal?.addEventListener('abort', onCallerAbort, { once: true });
+  const onAbandon = () => interrupt('stop', 'abandoned by this worker');
+  if (opts.abandon?.aborted) onAbandon();
+  opts.abandon?.addEventListener('abort', onAbandon, { once: true });
+  const abandoned = () => {
+    if (opts.abandon?.aborted) throw new GoalAbandonedError(key);
+  };
   const wall = setTimeout(() => interrupt('stop', `max_wall_minutes reached (${limits.max_wall_minutes})`), limits.max_wall_minutes * 60_000);
   const poll = setInterval(() => {
     ledger
@@ -124,7 +142,9 @@ export async function runGoal(opts: RunGoalOptions): Promise<LoopResult> {
     let event: LoopEvent;
     try {
       const existing = await ledger.getGoal(key);
-      if (existing?.control) {
+      if (existing?.control && opts.honorPendingControl) {
+        interrupt(existing.control, existing.control === 'pause' ? 'paused by a human' : 'stopped by a human');
+      } else if (existing?.control) {
         // A stale request from before this run must not stop it at once.
         await ledger.setControl(key, null);
       }
@@ -132,12 +152,14 @@ export async function runGoal(opts: RunGoalOptions): Promise<LoopResult> {
       const setupFailure = await performer.setup(opts.setup ?? [], opts.setupNetwork ?? false);
       event = { type: 'start', at: clock(), checkpoints, ...(setupFailure !== undefined ? { setupFailure } : {}) };
     } catch (err) {
+      abandoned();
       log.error({ err }, 'workspace preparation failed');
       state = { ...state, phase: 'FAILED', stopReason: `internal: cannot prepare the workspace: ${errorText(err)}` };
       await ledger.setState(key, 'FAILED', 'prepare', state.stopReason, state.stopReason);
       return await finish(state, opts.forge, snapshot, startedAt, clock, ledger, key, log);
     }
     for (;;) {
+      abandoned(); // nothing this process decides after letting go may reach the ledger
       const decision = decide(state, event);
       await persist(ledger, key, state, decision, taskTimes, clock());
       state = decision.state;
@@ -156,6 +178,8 @@ export async function runGoal(opts: RunGoalOptions): Promise<LoopResult> {
     if (!RESTING_STATES.has(state.phase)) throw new Error(`loop ended in non-resting state ${state.phase}`);
     return await finish(state, opts.forge, snapshot, startedAt, clock, ledger, key, log);
   } catch (err) {
+    if (err instanceof GoalAbandonedError) throw err;
+    abandoned();
     log.error({ err }, 'internal error in the goal loop');
     state = { ...state, phase: 'FAILED', stopReason: `internal: ${errorText(err)}` };
     await ledger.setState(key, 'FAILED', 'internal_error', state.stopReason, state.stopReason).catch(() => undefined);
@@ -164,6 +188,15 @@ export async function runGoal(opts: RunGoalOptions): Promise<LoopResult> {
     clearTimeout(wall);
     clearInterval(poll);
     opts.signal?.removeEventListener('abort', onCallerAbort);
+    opts.abandon?.removeEventListener('abort', onAbandon);
+  }
+}
+
+/** runGoal let go of a goal on request; its state in the ledger is the last one it wrote. */
+export class GoalAbandonedError extends Error {
+  constructor(readonly key: GoalKey) {
+    super(`goal ${key.goalId} in ${key.repo} was abandoned by this worker`);
+    this.name = 'GoalAbandonedError';
   }
 }
 

@@ -5,13 +5,17 @@ import type { RepoConfig } from '../config/repo-config.js';
 import { claudeHooks } from '../github/claude-hooks.js';
 import { GoalLoopOctokit } from '../github/octokit.js';
 import { createRuntime, type GoalLoopRuntime } from '../github/runtime.js';
-import type { Ledger } from '../ports/ledger.js';
+import type { Store } from '../ledger/open-ledger.js';
 import type { Sandbox } from '../ports/sandbox.js';
 
 export const DEFAULT_WEBHOOK_PATH = '/api/github/webhooks';
 
 export interface ServeOptions {
-  ledger: Ledger;
+  store: Pick<Store, 'ledger' | 'queue'>;
+  /** `both` (embedded: webhooks and workers in this process) or `webhooks` only (scale-out). */
+  role?: 'both' | 'webhooks';
+  leaseMs?: number;
+  pollMs?: number;
   workspaceRoot: string;
   sandboxFor: (config: RepoConfig) => Promise<Sandbox>;
   env?: NodeJS.ProcessEnv;
@@ -35,7 +39,7 @@ export interface RunningServer {
 
 /**
  * The GitHub App's HTTP server: Probot's webhook middleware at WEBHOOK_PATH (signatures
- * verified with WEBHOOK_SECRET), `GET /health`, and the in-process goal worker.
+ * verified with WEBHOOK_SECRET), `GET /health`, and (embedded) the in-process goal workers.
  */
 export async function startServer(opts: ServeOptions): Promise<RunningServer> {
   const env = opts.env ?? process.env;
@@ -43,11 +47,14 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
   const log = probot.log.child({ name: 'goal-loop' });
   const runtime = createRuntime({
     probot,
-    ledger: opts.ledger,
+    store: opts.store,
+    role: opts.role ?? 'both',
     logger: log,
     workspaceRoot: opts.workspaceRoot,
     sandboxFor: opts.sandboxFor,
-    concurrency: opts.concurrency ?? (Number.parseInt(env.GOAL_LOOP_CONCURRENCY ?? '', 10) || 2),
+    concurrency: opts.concurrency ?? concurrencyFrom(env),
+    ...(opts.leaseMs ? { leaseMs: opts.leaseMs } : {}),
+    ...(opts.pollMs ? { pollMs: opts.pollMs } : {}),
     ...(opts.minUpdateIntervalMs !== undefined ? { minUpdateIntervalMs: opts.minUpdateIntervalMs } : {}),
     ...(opts.controlPollMs !== undefined ? { controlPollMs: opts.controlPollMs } : {}),
     claude: claudeHooks(env, log),
@@ -81,7 +88,7 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
   const actualPort = typeof address === 'object' && address ? address.port : port;
   const resumed = await runtime.resumeInterrupted();
   ready = true;
-  log.info({ port: actualPort, webhooksPath, resumed }, 'goal-loop is listening');
+  log.info({ port: actualPort, webhooksPath, resumed, role: opts.role ?? 'both' }, 'goal-loop is listening');
   return {
     server,
     port: actualPort,
@@ -96,4 +103,10 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
       await runtime.close();
     },
   };
+}
+
+/** GOAL_LOOP_CONCURRENCY: goals one process works at once (default 2). */
+export function concurrencyFrom(env: NodeJS.ProcessEnv): number {
+  const n = Number.parseInt(env.GOAL_LOOP_CONCURRENCY ?? '', 10);
+  return Number.isFinite(n) && n > 0 ? n : 2;
 }

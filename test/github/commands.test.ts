@@ -1,3 +1,4 @@
+import { isGoalLeased } from '../../src/worker/lease.js';
 import { describe, expect, it } from 'vitest';
 import { STATUS_MARKER } from '../../src/github/status-comment.js';
 import { appHarness, goalBlock, type AppHarness } from '../helpers/github-app-harness.js';
@@ -91,7 +92,7 @@ describe('GitHub App: /goal commands and who may use them', () => {
     const r = h.fake.addComment(5, '/goal resume', 'maya');
     await h.probot.receive({ id: 'resume-5', name: 'issue_comment', payload: issueCommentCreated({ ...h.repoSpec, sender: 'maya', issue, comment: { id: r.id, body: '/goal resume', user: 'maya' } }) } as never);
     await waitFor(() => h.fake.labels(5).includes('goal:running'));
-    expect(h.runtime.scheduler.isRunning({ repo: 'octo-org/widgets', goalId: '5' })).toBe(true);
+    expect(await isGoalLeased(h.ledger, { repo: 'octo-org/widgets', goalId: '5' })).toBe(true);
     await say(h, 5, '/goal stop', 'maya');
     expect((await h.ledger.getGoal({ repo: 'octo-org/widgets', goalId: '5' }))!.state).toBe('STOPPED');
     expect(h.fake.labels(5)).toContain('goal:stopped');

@@ -7,7 +7,8 @@ import { createSampleRepo, type SampleRepo } from '../../src/demo/sample-repo.js
 import { claudeHooks } from '../../src/github/claude-hooks.js';
 import { goalLoopOctokit } from '../../src/github/octokit.js';
 import { createRuntime, type GoalLoopRuntime } from '../../src/github/runtime.js';
-import { SqliteLedger } from '../../src/ledger/sqlite/sqlite-ledger.js';
+import { openSqliteStore, type Store } from '../../src/ledger/open-ledger.js';
+import type { Ledger } from '../../src/ports/ledger.js';
 import type { Sandbox } from '../../src/ports/sandbox.js';
 import { ProcessSandbox } from '../../src/sandbox/process-sandbox.js';
 import { fakeGitHub, type FakeGitHub, type FakeGitHubOptions } from './fake-github.js';
@@ -38,13 +39,18 @@ export interface AppHarness {
   root: string;
   repo: SampleRepo;
   fake: FakeGitHub;
-  ledger: SqliteLedger;
+  ledger: Ledger;
+  store: Store;
   probot: Probot;
   runtime: GoalLoopRuntime;
   repoSpec: RepoSpec;
   /** Delivers an event through `probot.receive`, then waits until the app is idle. */
   deliver(name: WebhookEventName, payload: object, deliveryId?: string): Promise<void>;
-  /** A fresh probot + runtime on the same ledger, workspaces and fake GitHub: a restarted process. */
+  /**
+   * A restarted process: the current runtime freezes as a killed process would (its store calls
+   * never return, so its leases stop beating and expire), and a fresh probot + runtime starts on
+   * the same store, workspaces and fake GitHub.
+   */
   restart(sandbox?: Sandbox): Promise<GoalLoopRuntime>;
 }
 
@@ -68,13 +74,18 @@ export async function appHarness(
       throw new Error(`GitHub API misuse:\n${[...fake.violations, ...fake.unhandled.map((u) => `unhandled ${u}`)].join('\n')}`);
     }
   });
-  const ledger = new SqliteLedger(join(root, 'ledger.db'));
-  onTestFinished(() => ledger.close());
+  const store = openSqliteStore(join(root, 'ledger.db'));
+  const ledger = store.ledger;
+  onTestFinished(() => store.close());
+  let alive = { value: true };
   const make = (sandbox: Sandbox) => {
     const probot = testProbot();
+    const life = (alive = { value: true });
     const runtime = createRuntime({
       probot,
-      ledger,
+      store: { ledger: freezable(ledger, life), queue: freezable(store.queue, life) },
+      leaseMs: 400,
+      pollMs: 25,
       logger: silent,
       workspaceRoot: join(root, 'workspaces'),
       sandboxFor: async () => sandbox,
@@ -85,12 +96,16 @@ export async function appHarness(
     return { probot, runtime };
   };
   const first = make(opts.sandbox ?? new ProcessSandbox());
+  onTestFinished(() => {
+    alive.value = false; // nothing of a finished test may still write to the store
+  });
   await first.probot.load(first.runtime.appFn);
   const h: AppHarness = {
     root,
     repo,
     fake,
     ledger,
+    store,
     probot: first.probot,
     runtime: first.runtime,
     repoSpec: { owner: OWNER, repo: REPO, installationId: INSTALLATION, cloneUrl: repo.bare, sender: 'alice' },
@@ -99,6 +114,7 @@ export async function appHarness(
       await h.runtime.idle();
     },
     async restart(sandbox = new ProcessSandbox()) {
+      alive.value = false;
       const next = make(sandbox);
       await next.probot.load(next.runtime.appFn);
       h.probot = next.probot;
@@ -112,4 +128,15 @@ export async function appHarness(
 /** A ```goal block for an issue body. */
 export function goalBlock(yaml: string): string {
   return `Please do this.\n\n\`\`\`goal\n${yaml.trim()}\n\`\`\`\n`;
+}
+
+/** A port whose calls hang forever once `life.value` is false: a process frozen or killed. */
+function freezable<T extends object>(target: T, life: { value: boolean }): T {
+  return new Proxy(target, {
+    get(t, prop, receiver) {
+      const v = Reflect.get(t, prop, receiver) as unknown;
+      if (typeof v !== 'function') return v;
+      return (...args: unknown[]) => (life.value ? (v as (...a: unknown[]) => unknown).apply(t, args) : new Promise(() => undefined));
+    },
+  });
 }

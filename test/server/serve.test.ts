@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { SqliteLedger } from '../../src/ledger/sqlite/sqlite-ledger.js';
+import { openSqliteStore } from '../../src/ledger/open-ledger.js';
 import { ProcessSandbox } from '../../src/sandbox/process-sandbox.js';
 import { startServer } from '../../src/server/serve.js';
 import { createSampleRepo } from '../../src/demo/sample-repo.js';
@@ -21,9 +21,9 @@ tasks:
 `);
     const issue = { number: 21, title: 'Served', body, user: 'alice', labels: ['goal'] };
     const fake = fakeGitHub({ owner: OWNER, repo: REPO, installationId: INSTALLATION, collaborators: { alice: 'admin' }, issues: [issue], strictAuth: true });
-    const ledger = new SqliteLedger(join(root, 'ledger.db'));
+    const store = openSqliteStore(join(root, 'ledger.db'));
     const server = await startServer({
-      ledger,
+      store,
       workspaceRoot: join(root, 'ws'),
       sandboxFor: async () => new ProcessSandbox(),
       env: {},
@@ -58,7 +58,7 @@ tasks:
     } finally {
       await server.close();
       fake.stop();
-      await ledger.close();
+      await store.close();
     }
     await expect(fetch(`http://127.0.0.1:${server.port}/health`)).rejects.toThrow();
   });

@@ -1,38 +1,57 @@
 import { parseArgs } from 'node:util';
 import { run } from 'probot';
-import { openLedger } from '../../ledger/open-ledger.js';
+import { openStore } from '../../ledger/open-ledger.js';
 import { createLogger } from '../../logging.js';
 import { GoalLoopOctokit } from '../../github/octokit.js';
-import { selectSandbox } from '../../sandbox/select-sandbox.js';
 import { startServer } from '../../server/serve.js';
+import { sandboxForConfig, untilSignal } from '../service.js';
 import { workspaceRoot } from '../paths.js';
 
 export const SERVE_USAGE = `goal-loop serve
 
-  Starts the GitHub App: webhooks at WEBHOOK_PATH (default /api/github/webhooks), GET /health,
-  and the goal worker. Needs APP_ID, PRIVATE_KEY (or PRIVATE_KEY_PATH) and WEBHOOK_SECRET;
-  without them it starts Probot's setup flow, which registers the app from app.yml.`;
+  Starts the GitHub App: webhooks at WEBHOOK_PATH (default /api/github/webhooks) and GET /health.
+  Embedded (no DATABASE_URL): the same process works the goals (GOAL_LOOP_CONCURRENCY at once)
+  from a queue in the SQLite ledger. Scale-out (DATABASE_URL=postgres://...): webhooks only;
+  run \`goal-loop worker\` processes for the work. Needs APP_ID, PRIVATE_KEY (or
+  PRIVATE_KEY_PATH) and WEBHOOK_SECRET; without them it starts Probot's setup flow, which
+  registers the app from app.yml.`;
 
 export async function serveCommand(argv: string[]): Promise<number> {
   parseArgs({ args: argv, options: {}, strict: true, allowPositionals: false });
   const env = process.env;
-  const ledger = openLedger(env);
   const logger = createLogger(env.LOG_LEVEL ?? 'info');
-  const sandboxFor = (config: { sandbox: 'bwrap' | 'process' }) => selectSandbox({ mode: config.sandbox, logger });
   if (!env.APP_ID || !(env.PRIVATE_KEY || env.PRIVATE_KEY_PATH)) {
     logger.warn('APP_ID or PRIVATE_KEY is not set: starting the setup flow (open the printed URL to register the app from app.yml)');
     // In setup mode Probot serves only its registration pages; restart once it has written .env.
     await run(() => undefined, { env, Octokit: GoalLoopOctokit });
     return new Promise<number>(() => undefined); // the setup server runs until the process is stopped
   }
-  const running = await startServer({ ledger, workspaceRoot: workspaceRoot(env), sandboxFor, env });
-  await new Promise<void>((resolve) => {
-    const stop = () => resolve();
-    process.once('SIGTERM', stop);
-    process.once('SIGINT', stop);
-  });
-  running.log.info('shutting down: no new work; running goals get 10 s, then resume on the next start');
-  await running.close();
-  await ledger.close();
-  return 0;
+  const store = await openStore(env);
+  try {
+    const running = await startServer({
+      store,
+      role: store.kind === 'postgres' ? 'webhooks' : 'both',
+      workspaceRoot: workspaceRoot(env),
+      sandboxFor: sandboxForConfig(logger),
+      env,
+      ...leaseSettings(env),
+    });
+    await untilSignal();
+    running.log.info('shutting down: no new work; running goals get 10 s, then another worker (or the next start) resumes them');
+    await running.close();
+    return 0;
+  } finally {
+    await store.close();
+  }
+}
+
+/** GOAL_LOOP_LEASE_MS / GOAL_LOOP_POLL_MS: lease time to live and queue poll interval (tuning, tests). */
+export function leaseSettings(env: NodeJS.ProcessEnv): { leaseMs?: number; pollMs?: number } {
+  const num = (v: string | undefined) => {
+    const n = Number.parseInt(v ?? '', 10);
+    return Number.isFinite(n) && n > 0 ? n : undefined;
+  };
+  const leaseMs = num(env.GOAL_LOOP_LEASE_MS);
+  const pollMs = num(env.GOAL_LOOP_POLL_MS);
+  return { ...(leaseMs ? { leaseMs } : {}), ...(pollMs ? { pollMs } : {}) };
 }

@@ -1,18 +1,25 @@
 import { parseArgs } from 'node:util';
-import { openLedger } from '../../ledger/open-ledger.js';
+import { openStore } from '../../ledger/open-ledger.js';
+import type { GoalRecord } from '../../ports/ledger.js';
+import { goalLeaseName } from '../../worker/lease.js';
 
 export const STATUS_USAGE = `goal-loop status [--json]
 
-  Lists the goals in the ledger (GOAL_LOOP_DB) with their state, progress and budget.`;
+  Lists the goals in the ledger (GOAL_LOOP_DB, or DATABASE_URL) with their state, progress and
+  budget, and whether each is queued or leased (by which worker, and how old its heartbeat is).`;
 
 export async function statusCommand(argv: string[]): Promise<number> {
   const { values } = parseArgs({ args: argv, options: { json: { type: 'boolean', default: false } }, strict: true, allowPositionals: false });
-  const ledger = openLedger();
+  const store = await openStore();
+  const { ledger } = store;
   try {
-    const goals = await ledger.listGoals();
+    const [goals, leases, queued] = await Promise.all([ledger.listGoals(), ledger.listLeases(), store.queue.listQueued()]);
+    const now = Date.now();
     const rows = await Promise.all(
       goals.map(async (g) => {
         const tasks = await ledger.listTasks(g);
+        const lease = leases.find((l) => l.name === goalLeaseName(g) && l.live);
+        const job = queued.find((j) => j.key.repo === g.repo && j.key.goalId === g.goalId);
         return {
           goal_id: g.goalId,
           repo: g.repo,
@@ -24,8 +31,11 @@ export async function statusCommand(argv: string[]): Promise<number> {
           iterations: g.counters.iterations,
           tokens: g.counters.tokens,
           cost_usd: g.counters.cost_usd,
+          cost_cap_usd: capOf(g),
           stop_reason: g.stopReason,
           updated_at: g.updatedAt,
+          queued: job ? { mode: job.mode, since: job.enqueuedAt, not_before: job.notBefore } : null,
+          leased: lease ? { worker: lease.holder, heartbeat_age_s: Math.max(0, Math.round((now - Date.parse(lease.heartbeatAt)) / 100) / 10) } : null,
         };
       }),
     );
@@ -38,13 +48,25 @@ export async function statusCommand(argv: string[]): Promise<number> {
       return 0;
     }
     for (const r of rows) {
+      const work = r.leased
+        ? `leased by ${r.leased.worker} (heartbeat ${r.leased.heartbeat_age_s}s ago)`
+        : r.queued
+          ? `queued (${r.queued.mode}) since ${r.queued.since}${r.queued.not_before ? `, not before ${r.queued.not_before}` : ''}`
+          : 'idle';
+      const budget = `$${r.cost_usd.toFixed(2)}${r.cost_cap_usd !== undefined ? ` of $${r.cost_cap_usd.toFixed(2)}` : ''}`;
       process.stdout.write(
-        `${r.goal_id}  ${r.state}  ${r.tasks_completed}/${r.tasks_total} tasks  ${r.iterations} iterations  $${r.cost_usd.toFixed(2)}  ${r.updated_at}\n` +
-          `  ${r.repo}  ${r.branch}${r.stop_reason ? `\n  ${r.stop_reason}` : ''}\n`,
+        `${r.goal_id}  ${r.state}  ${r.tasks_completed}/${r.tasks_total} tasks  ${r.iterations} iterations  ${budget}  ${r.updated_at}\n` +
+          `  ${r.repo}  ${r.branch}  ${work}${r.stop_reason ? `\n  ${r.stop_reason}` : ''}\n`,
       );
     }
     return 0;
   } finally {
-    await ledger.close();
+    await store.close();
   }
+}
+
+/** The cost cap the goal runs under, when one is known from its spec or a `/goal budget`. */
+function capOf(g: GoalRecord): number | undefined {
+  if (typeof g.meta.budgetUsd === 'number') return g.meta.budgetUsd;
+  return g.spec.limits?.cost_cap_usd;
 }

@@ -1,0 +1,46 @@
+import { parseArgs } from 'node:util';
+import { openStore } from '../../ledger/open-ledger.js';
+import { createLogger } from '../../logging.js';
+import { startWorker } from '../../server/work.js';
+import { UsageError } from '../errors.js';
+import { sandboxForConfig, untilSignal } from '../service.js';
+import { workspaceRoot } from '../paths.js';
+import { leaseSettings } from './serve.js';
+
+export const WORKER_USAGE = `goal-loop worker [--concurrency N]
+
+  Works goals from the shared queue (scale-out: DATABASE_URL=postgres://...; or several
+  processes on one host sharing the SQLite GOAL_LOOP_DB). Each goal is held under a lease with
+  a heartbeat; if a worker dies, another resumes its goals from their last checkpoint.
+  Needs APP_ID and PRIVATE_KEY (or PRIVATE_KEY_PATH). --concurrency overrides GOAL_LOOP_CONCURRENCY.`;
+
+export async function workerCommand(argv: string[]): Promise<number> {
+  const { values } = parseArgs({ args: argv, options: { concurrency: { type: 'string' } }, strict: true, allowPositionals: false });
+  const env = process.env;
+  let concurrency: number | undefined;
+  if (values.concurrency !== undefined) {
+    concurrency = Number(values.concurrency);
+    if (!Number.isInteger(concurrency) || concurrency < 1) throw new UsageError(`--concurrency must be a whole number of at least 1, not "${values.concurrency}"`);
+  }
+  if (!env.APP_ID || !(env.PRIVATE_KEY || env.PRIVATE_KEY_PATH)) {
+    throw new UsageError('goal-loop worker needs APP_ID and PRIVATE_KEY (or PRIVATE_KEY_PATH) to act as the GitHub App');
+  }
+  const logger = createLogger(env.LOG_LEVEL ?? 'info');
+  const store = await openStore(env);
+  try {
+    const worker = await startWorker({
+      store,
+      workspaceRoot: workspaceRoot(env),
+      sandboxFor: sandboxForConfig(logger),
+      env,
+      ...(concurrency ? { concurrency } : {}),
+      ...leaseSettings(env),
+    });
+    await untilSignal();
+    worker.log.info('shutting down: no new work; running goals get 10 s, then another worker resumes them');
+    await worker.close();
+    return 0;
+  } finally {
+    await store.close();
+  }
+}

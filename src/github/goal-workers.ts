@@ -1,0 +1,32 @@
+import type { Logger } from 'pino';
+import type { Ledger } from '../ports/ledger.js';
+import type { WorkQueue } from '../ports/queue.js';
+import { WorkerPool } from '../worker/worker-pool.js';
+import { readGitHubGoal } from './github-goal.js';
+import { workGoal, type WorkGoalDeps } from './work-goal.js';
+
+export interface GoalWorkersOptions extends Omit<WorkGoalDeps, 'ledger' | 'logger'> {
+  ledger: Ledger;
+  queue: WorkQueue;
+  logger: Logger;
+  concurrency: number;
+  workerId?: string;
+  leaseMs?: number;
+  pollMs?: number;
+}
+
+/** Workers for GitHub goals: the durable queue's jobs, each one turn of `workGoal`. */
+export function createGoalWorkers(opts: GoalWorkersOptions): WorkerPool {
+  const { queue, concurrency, workerId, leaseMs, pollMs, ...deps } = opts;
+  return new WorkerPool({
+    ledger: opts.ledger,
+    queue,
+    logger: opts.logger,
+    concurrency,
+    ...(workerId ? { workerId } : {}),
+    ...(leaseMs ? { leaseMs } : {}),
+    ...(pollMs ? { pollMs } : {}),
+    resumable: (goal) => readGitHubGoal(goal.meta) !== undefined,
+    work: (job, ctx) => workGoal({ ...deps, abandon: ctx.abandon }, job.key, job.mode),
+  });
+}

@@ -1,0 +1,61 @@
+import type { Logger } from 'pino';
+import type { GoalKey, Ledger } from '../ports/ledger.js';
+
+/** The lease a worker holds while it works a goal. */
+export const goalLeaseName = (key: GoalKey) => `goal:${key.repo}#${key.goalId}`;
+
+/** True when some worker holds a live lease on the goal (it is being worked right now). */
+export async function isGoalLeased(ledger: Ledger, key: GoalKey): Promise<boolean> {
+  const name = goalLeaseName(key);
+  return (await ledger.listLeases()).some((l) => l.name === name && l.live);
+}
+
+export interface HeldLease {
+  /** Aborts when the heartbeat finds the lease lost (expired and taken, or deleted). */
+  readonly lost: AbortSignal;
+  release(): Promise<void>;
+}
+
+/**
+ * Keeps a lease alive with a heartbeat every third of its ttl. A failed heartbeat write is
+ * retried on the next beat; only a definite "not yours any more" counts as lost.
+ */
+export function keepLease(ledger: Ledger, name: string, holder: string, ttlMs: number, logger: Logger): HeldLease {
+  const lost = new AbortController();
+  let released = false;
+  const beat = setInterval(() => {
+    ledger.renewLease(name, holder, ttlMs).then(
+      (ok) => {
+        if (!ok && !released && !lost.signal.aborted) {
+          logger.warn({ lease: name, holder }, 'lease lost: another worker took over');
+          lost.abort();
+        }
+      },
+      (err: unknown) => logger.warn({ err, lease: name }, 'lease heartbeat failed; retrying'),
+    );
+  }, Math.max(50, Math.floor(ttlMs / 3)));
+  beat.unref();
+  return {
+    lost: lost.signal,
+    async release() {
+      released = true;
+      clearInterval(beat);
+      await ledger.releaseLease(name, holder).catch((err: unknown) => logger.warn({ err, lease: name }, 'lease release failed; it will expire'));
+    },
+  };
+}
+
+/**
+ * Runs `fn` while holding the named lease, waiting for it if another holder has it: serializes
+ * short critical sections (e.g. two commands on one goal) across processes.
+ */
+export async function withLease<T>(ledger: Ledger, name: string, holder: string, fn: () => Promise<T>, opts: { ttlMs?: number; logger: Logger; pollMs?: number }): Promise<T> {
+  const ttlMs = opts.ttlMs ?? 30_000;
+  while (!(await ledger.acquireLease(name, holder, ttlMs))) await new Promise((r) => setTimeout(r, opts.pollMs ?? 100));
+  const held = keepLease(ledger, name, holder, ttlMs, opts.logger);
+  try {
+    return await fn();
+  } finally {
+    await held.release();
+  }
+}

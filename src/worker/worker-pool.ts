@@ -1,0 +1,202 @@
+import { hostname } from 'node:os';
+import { randomBytes } from 'node:crypto';
+import type { Logger } from 'pino';
+import { GoalAbandonedError } from '../loop/controller.js';
+import { RESTING_STATES } from '../loop/states.js';
+import type { GoalRecord, Ledger } from '../ports/ledger.js';
+import type { QueuedJob, WorkQueue } from '../ports/queue.js';
+import { goalLeaseName, keepLease } from './lease.js';
+
+export interface JobContext {
+  workerId: string;
+  /** Fires when the worker must let go of the goal: lease lost or shutdown (see runGoal's `abandon`). */
+  abandon: AbortSignal;
+}
+
+export interface WorkerPoolOptions {
+  ledger: Ledger;
+  queue: WorkQueue;
+  logger: Logger;
+  /** Works one claimed job while the pool holds the goal's lease. */
+  work: (job: QueuedJob, ctx: JobContext) => Promise<void>;
+  /** Goals this pool works at once (GOAL_LOOP_CONCURRENCY). */
+  concurrency: number;
+  workerId?: string;
+  /** Lease time to live; a dead worker's goals are resumed this long after its last heartbeat. */
+  leaseMs?: number;
+  /** How often an idle pool looks at the queue. */
+  pollMs?: number;
+  /** How often the pool looks for goals whose worker died. */
+  sweepMs?: number;
+  /** Which unfinished goals the sweep may resume (e.g. only GitHub goals). Default: all. */
+  resumable?: (goal: GoalRecord) => boolean;
+}
+
+export const DEFAULT_LEASE_MS = 30_000;
+
+/**
+ * Works goals from the durable queue: at most `concurrency` at a time, each under a lease with
+ * a heartbeat, so one goal is never worked by two workers and a dead worker's goals come back.
+ */
+export class WorkerPool {
+  readonly workerId: string;
+  private readonly leaseMs: number;
+  private readonly active = new Map<string, { done: Promise<void>; abandon: AbortController }>();
+  private running = false;
+  private timer: NodeJS.Timeout | undefined;
+  private sweeper: NodeJS.Timeout | undefined;
+  private pumping: Promise<void> | undefined;
+  private again = false;
+  private waiters: Array<() => void> = [];
+  /** Goals the last sweep found neither queued nor leased. */
+  private suspects = new Set<string>();
+
+  constructor(private readonly opts: WorkerPoolOptions) {
+    this.workerId = opts.workerId ?? `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
+    this.leaseMs = opts.leaseMs ?? DEFAULT_LEASE_MS;
+  }
+
+  /** Starts polling; resumes interrupted goals whose leases have expired. */
+  start(): void {
+    if (this.running) return;
+    this.running = true;
+    const pollMs = this.opts.pollMs ?? 1000;
+    this.timer = setInterval(() => this.kick(), pollMs);
+    this.sweeper = setInterval(() => void this.sweep().catch((err: unknown) => this.opts.logger.error({ err }, 'sweep failed')), this.opts.sweepMs ?? Math.max(200, this.leaseMs / 3));
+    this.timer.unref();
+    this.sweeper.unref();
+    void this.sweep().catch((err: unknown) => this.opts.logger.error({ err }, 'sweep failed'));
+    this.kick();
+  }
+
+  get activeCount(): number {
+    return this.active.size;
+  }
+
+  /** Looks at the queue now (after an enqueue in this process) instead of at the next poll. */
+  kick(): void {
+    if (!this.running) return;
+    if (this.pumping) {
+      this.again = true;
+      return;
+    }
+    this.pumping = this.pump()
+      .catch((err: unknown) => this.opts.logger.error({ err }, 'queue poll failed'))
+      .finally(() => {
+        this.pumping = undefined;
+        if (this.again) {
+          this.again = false;
+          this.kick();
+        } else this.notifyIfIdle();
+      });
+  }
+
+  /**
+   * Enqueues a run for every unfinished goal that nobody holds and nobody queued, two sweeps in
+   * a row: what a dead worker left behind. (Two, because a job is briefly neither queued nor
+   * leased while a worker takes it.) Returns how many it queued.
+   */
+  async sweep(): Promise<number> {
+    const { ledger, queue } = this.opts;
+    // Queue before leases: a job claimed between the two reads shows up as a lease (or not at all).
+    const queued = await queue.listQueued();
+    const [goals, leases] = await Promise.all([ledger.listGoals(), ledger.listLeases()]);
+    const held = new Set(leases.filter((l) => l.live).map((l) => l.name));
+    const pending = new Set(queued.map((j) => goalLeaseName(j.key)));
+    const orphans = new Set<string>();
+    let n = 0;
+    for (const goal of goals) {
+      const name = goalLeaseName(goal);
+      if (RESTING_STATES.has(goal.state) || held.has(name) || pending.has(name) || this.active.has(name)) continue;
+      if (!(this.opts.resumable?.(goal) ?? true)) continue;
+      orphans.add(name);
+      if (!this.suspects.has(name)) continue;
+      this.opts.logger.info({ goal: name, state: goal.state }, 'resuming a goal whose worker stopped');
+      await queue.enqueue({ key: { repo: goal.repo, goalId: goal.goalId }, mode: 'run', priority: goal.priority });
+      orphans.delete(name);
+      n += 1;
+    }
+    this.suspects = orphans;
+    if (n) this.kick();
+    return n;
+  }
+
+  /** Resolves when this pool has nothing running and the queue has nothing due. */
+  async idle(): Promise<void> {
+    for (;;) {
+      if (this.active.size === 0 && !this.pumping) {
+        const due = (await this.opts.queue.listQueued()).filter((j) => !j.notBefore || Date.parse(j.notBefore) <= Date.now());
+        if (due.length === 0 && this.active.size === 0 && !this.pumping) return;
+        this.kick();
+      }
+      await new Promise<void>((resolve) => {
+        this.waiters.push(resolve);
+        setTimeout(resolve, 50).unref();
+      });
+    }
+  }
+
+  /**
+   * Stops taking work and waits up to `graceMs` for running goals; goals still running then are
+   * abandoned (their state untouched) and their leases released, so another worker resumes them.
+   */
+  async close(graceMs = 10_000): Promise<void> {
+    this.running = false;
+    clearInterval(this.timer);
+    clearInterval(this.sweeper);
+    await this.pumping;
+    const all = () => Promise.allSettled([...this.active.values()].map((a) => a.done));
+    const timedOut = await Promise.race([all().then(() => false), new Promise<boolean>((r) => setTimeout(() => r(true), graceMs).unref())]);
+    if (timedOut) {
+      for (const a of this.active.values()) a.abandon.abort();
+      await all();
+    }
+  }
+
+  private async pump(): Promise<void> {
+    while (this.running && this.active.size < this.opts.concurrency) {
+      const job = await this.opts.queue.claim();
+      if (!job) return;
+      await this.begin(job);
+    }
+  }
+
+  private async begin(job: QueuedJob): Promise<void> {
+    const { ledger, queue, logger } = this.opts;
+    const name = goalLeaseName(job.key);
+    if (this.active.has(name) || !(await ledger.acquireLease(name, this.workerId, this.leaseMs))) {
+      // Someone works the goal now: ask again once they are likely done with this step.
+      await queue.enqueue({ key: job.key, mode: job.mode, priority: job.priority }, { delayMs: Math.min(2000, this.leaseMs / 2) });
+      return;
+    }
+    const goal = await ledger.getGoal(job.key);
+    if (!goal || (job.mode === 'run' && goal.control && RESTING_STATES.has(goal.state))) {
+      // The goal is gone, or a human paused or stopped it after this run was asked for.
+      logger.info({ goal: name, mode: job.mode }, 'dropping a job the goal no longer wants');
+      await ledger.releaseLease(name, this.workerId);
+      return;
+    }
+    const held = keepLease(ledger, name, this.workerId, this.leaseMs, logger);
+    const abandon = new AbortController();
+    held.lost.addEventListener('abort', () => abandon.abort(), { once: true });
+    const log = logger.child({ goal: name, worker: this.workerId });
+    log.info({ mode: job.mode }, 'working goal');
+    const done = this.opts
+      .work(job, { workerId: this.workerId, abandon: abandon.signal })
+      .catch((err: unknown) => {
+        if (err instanceof GoalAbandonedError) log.warn('goal abandoned; another worker will resume it');
+        else log.error({ err }, 'goal work failed');
+      })
+      .finally(async () => {
+        await held.release();
+        this.active.delete(name);
+        this.kick();
+        this.notifyIfIdle();
+      });
+    this.active.set(name, { done, abandon });
+  }
+
+  private notifyIfIdle(): void {
+    if (this.active.size === 0 && !this.pumping) for (const w of this.waiters.splice(0)) w();
+  }
+}
