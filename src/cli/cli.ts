@@ -3,6 +3,7 @@ import { SpecValidationError, formatSpecError } from '../goal/parse.js';
 import { EXIT } from '../loop/result.js';
 import { SandboxUnavailableError } from '../ports/sandbox.js';
 import { MCP_USAGE, mcpCommand } from './commands/mcp.js';
+import { MCP_USAGE, mcpCommand } from './commands/mcp.js';
 import { PLAN_USAGE, planCommand } from './commands/plan.js';
 import { RUN_USAGE, runCommand } from './commands/run.js';
 import { SERVE_USAGE, serveCommand } from './commands/serve.js';
@@ -23,6 +24,8 @@ ${SERVE_USAGE}
 
 ${MCP_USAGE}
 
+${MCP_USAGE}
+
 ${WORKER_USAGE}
 
 Exit codes: 0 complete, 1 bad input or usage, 2 escalated, 3 stopped by a safeguard, 4 internal error.`;
@@ -32,6 +35,7 @@ const COMMANDS: Record<string, (argv: string[]) => Promise<number>> = {
   plan: planCommand,
   status: statusCommand,
   serve: serveCommand,
+  mcp: mcpCommand,
   mcp: mcpCommand,
   worker: workerCommand,
 };

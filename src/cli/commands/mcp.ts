@@ -1,0 +1,59 @@
+import { readFileSync } from 'node:fs';
+import { parseArgs } from 'node:util';
+import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
+import { openLedger } from '../../ledger/open-ledger.js';
+import { createLogger } from '../../logging.js';
+import { createGoalLoopMcpServer } from '../../mcp/server/mcp-server.js';
+import { normalizeRepo } from '../paths.js';
+
+export const MCP_USAGE = `goal-loop mcp [--repo <path>] [--config <goal-loop.yml>] [--approve <task-id|all>]...
+
+  Serves the goal loop over MCP on stdio for an external agent (Claude Code, an IDE agent):
+  tools goal_plan, goal_start, next_task, task_complete, goal_status, goal_config; resources
+  goal://<goal_id>/ledger and goal://<goal_id>/spec. Same workspace, branch, checkpoints and
+  ledger as \`run\`. --approve pre-approves risky tasks; other approvals ask the human.`;
+
+export async function mcpCommand(argv: string[]): Promise<number> {
+  const { values } = parseArgs({
+    args: argv,
+    options: { repo: { type: 'string' }, config: { type: 'string' }, approve: { type: 'string', multiple: true } },
+    strict: true,
+    allowPositionals: false,
+  });
+  const ledger = openLedger();
+  const logger = createLogger();
+  const { server, sessions } = createGoalLoopMcpServer({
+    ledger,
+    logger,
+    version: packageVersion(),
+    ...(values.repo ? { repo: normalizeRepo(values.repo) } : {}),
+    ...(values.config ? { configFile: values.config } : {}),
+    ...(values.approve ? { approve: values.approve } : {}),
+  });
+  try {
+    await server.connect(new StdioServerTransport());
+    logger.info('goal-loop MCP server ready on stdio');
+    // Serve until the client goes away (stdin closes) or we are told to stop.
+    await new Promise<void>((resolve) => {
+      server.server.onclose = resolve;
+      process.stdin.once('end', resolve);
+      process.stdin.once('close', resolve);
+      process.once('SIGINT', resolve);
+      process.once('SIGTERM', resolve);
+    });
+    return 0;
+  } finally {
+    // Running goals pause (their attempt is rolled back); the next goal_start resumes them.
+    await sessions.closeAll();
+    await server.close().catch(() => undefined);
+    await ledger.close();
+  }
+}
+
+function packageVersion(): string {
+  try {
+    return (JSON.parse(readFileSync(new URL('../../../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
+  } catch {
+    return '0.0.0';
+  }
+}
