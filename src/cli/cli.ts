@@ -3,7 +3,6 @@ import { SpecValidationError, formatSpecError } from '../goal/parse.js';
 import { EXIT } from '../loop/result.js';
 import { SandboxUnavailableError } from '../ports/sandbox.js';
 import { MCP_USAGE, mcpCommand } from './commands/mcp.js';
-import { MCP_USAGE, mcpCommand } from './commands/mcp.js';
 import { PLAN_USAGE, planCommand } from './commands/plan.js';
 import { RUN_USAGE, runCommand } from './commands/run.js';
 import { SERVE_USAGE, serveCommand } from './commands/serve.js';
@@ -24,8 +23,6 @@ ${SERVE_USAGE}
 
 ${MCP_USAGE}
 
-${MCP_USAGE}
-
 ${WORKER_USAGE}
 
 Exit codes: 0 complete, 1 bad input or usage, 2 escalated, 3 stopped by a safeguard, 4 internal error.`;
@@ -35,7 +32,6 @@ const COMMANDS: Record<string, (argv: string[]) => Promise<number>> = {
   plan: planCommand,
   status: statusCommand,
   serve: serveCommand,
-  mcp: mcpCommand,
   mcp: mcpCommand,
   worker: workerCommand,
 };
