@@ -23,6 +23,11 @@ export interface Workspace {
   preserveIgnored(): Promise<void>;
   /** The current checkpoint commit. */
   head(): Promise<string>;
+  /**
+   * Deletes the workspace once its goal is at rest (COMPLETE, ESCALATED, STOPPED); the caller
+   * decides when. Optional: a workspace without it keeps its files.
+   */
+  release?(): Promise<void>;
 }
 
 export interface CheckpointInput {

@@ -1,8 +1,10 @@
 import { existsSync } from 'node:fs';
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
+import { crashPoint } from '../crash-point.js';
 import { CheckpointRefusedError, type Checkpoint, type CheckpointInput, type Workspace } from '../ports/workspace.js';
 import { Git, GitError, type GitOptions } from './git.js';
+import type { MirrorCache } from './mirror-cache.js';
 import { protectedMatches } from './protected-paths.js';
 import { CHECKPOINT_LOG_FORMAT, checkpointMessage, parseCheckpointLog } from './trailers.js';
 
@@ -21,6 +23,11 @@ export interface GitWorkspaceOptions extends GitOptions {
    * human made in between is still never lost: our push is then rejected, and the retry syncs.
    */
   syncIntervalMs?: number;
+  /**
+   * Clone from a local mirror of the remote (kept up to date incrementally) instead of
+   * downloading the repository again for every goal.
+   */
+  mirrorCache?: MirrorCache;
 }
 
 const REMOTE = 'origin';
@@ -35,6 +42,8 @@ export class GitWorkspace implements Workspace {
   private readonly git: Git;
   /** The last checkpoint known to be on the remote: rollback target. */
   private lastCheckpoint = '';
+  /** The goal branch's tip on the remote as last seen ('' when it has none): the push's lease. */
+  private remoteTip = '';
   /** `.git/config` as we wrote it; restored if anything changes it. */
   private trustedConfig = '';
   /** `git clean -e` patterns for ignored paths that survive a rollback (setup's output). */
@@ -50,6 +59,7 @@ export class GitWorkspace implements Workspace {
 
   async prepare(): Promise<Checkpoint[]> {
     await this.cloneOrReuse();
+    await this.opts.mirrorCache?.pin(this.opts.remote, this.dir);
     this.lastFetchAt = Date.now();
     const remoteRef = `refs/remotes/${REMOTE}/${this.branch}`;
     const onRemote = await this.git.tryRun(this.dir, ['rev-parse', '--verify', '--quiet', `${remoteRef}^{commit}`]);
@@ -57,6 +67,7 @@ export class GitWorkspace implements Workspace {
     await this.git.run(this.dir, ['checkout', '--quiet', '--force', '-B', this.branch, start]);
     await this.git.run(this.dir, ['clean', '-ffdxq']);
     this.lastCheckpoint = start;
+    this.remoteTip = onRemote ?? '';
     return onRemote ? this.readCheckpoints(remoteRef) : [];
   }
 
@@ -65,6 +76,7 @@ export class GitWorkspace implements Workspace {
     if (!this.mustSync && Date.now() - this.lastFetchAt < (this.opts.syncIntervalMs ?? 5000)) return;
     const remoteTip = await this.fetchBranch();
     this.mustSync = false;
+    this.remoteTip = remoteTip ?? '';
     if (!remoteTip || remoteTip === this.lastCheckpoint) return;
     // Someone else (a human) pushed to the goal branch: their commits win, ours are already pushed.
     await this.git.run(this.dir, ['reset', '--quiet', '--hard', remoteTip]);
@@ -95,8 +107,11 @@ export class GitWorkspace implements Workspace {
     }
     await this.git.run(this.dir, ['commit', '--quiet', '--no-verify', '--allow-empty', '--cleanup=verbatim', '-F', '-'], checkpointMessage(input));
     const sha = await this.committedHead();
+    crashPoint('checkpoint-committed');
     try {
-      await this.git.run(this.dir, ['push', '--quiet', '--porcelain', REMOTE, `HEAD:refs/heads/${this.branch}`]);
+      // The lease is the tip we last saw: a push someone made since is never overwritten (ours is
+      // rejected, and the retry syncs to theirs first).
+      await this.git.run(this.dir, ['push', '--quiet', '--porcelain', `--force-with-lease=refs/heads/${this.branch}:${this.remoteTip}`, REMOTE, `HEAD:refs/heads/${this.branch}`]);
     } catch (err) {
       // Not pushed means not a checkpoint: forget the local commit so a retry starts clean.
       await this.git.run(this.dir, ['reset', '--quiet', '--hard', this.lastCheckpoint]).catch(() => undefined);
@@ -104,6 +119,7 @@ export class GitWorkspace implements Workspace {
       throw err;
     }
     this.lastCheckpoint = sha;
+    this.remoteTip = sha;
     return { taskId: input.taskId, sha, attempt: input.attempt };
   }
 
@@ -144,10 +160,26 @@ export class GitWorkspace implements Workspace {
     } else {
       await rm(this.dir, { recursive: true, force: true });
       await mkdir(dirname(this.dir), { recursive: true });
-      await this.git.run(dirname(this.dir), ['clone', '--quiet', '--no-hardlinks', '--no-tags', '--no-checkout', this.opts.remote, this.dir]);
+      if (this.opts.mirrorCache) await this.cloneFromMirror(this.opts.mirrorCache);
+      else await this.git.run(dirname(this.dir), ['clone', '--quiet', '--no-hardlinks', '--no-tags', '--no-checkout', this.opts.remote, this.dir]);
       this.trustedConfig = await readFile(this.configPath(), 'utf8');
       await writeFile(this.trustedConfigCopy(), this.trustedConfig, { mode: 0o600 });
     }
+  }
+
+  /**
+   * A local copy of the mirror, then `origin` pointed back at the real remote. --no-hardlinks:
+   * the workspace shares no inode with the mirror, so a write in its `.git` cannot reach the
+   * mirror, and the workspace outlives the mirror's eviction.
+   */
+  private async cloneFromMirror(cache: MirrorCache): Promise<void> {
+    const current = await cache.withMirror(this.opts.remote, this.git, async (mirror) => {
+      await this.git.run(dirname(this.dir), ['clone', '--quiet', '--no-hardlinks', '--no-tags', '--no-checkout', mirror.path, this.dir]);
+      return mirror.current;
+    });
+    await this.git.run(this.dir, ['remote', 'set-url', REMOTE, this.opts.remote]);
+    // A mirror fetched just now is the remote's state; an older one is topped up with what is new.
+    if (!current) await this.git.run(this.dir, ['fetch', '--quiet', '--prune', '--no-tags', REMOTE]);
   }
 
   private async isOurClone(): Promise<boolean> {
@@ -185,9 +217,18 @@ export class GitWorkspace implements Workspace {
     return parseCheckpointLog(log, this.opts.goalId);
   }
 
+  /**
+   * Deletes the workspace (clone, trusted config copy, logs) and lets its mirror be evicted.
+   * For a goal at rest (COMPLETE, ESCALATED, STOPPED): the checkpoints are on the remote, and
+   * a later run prepares a new workspace. The caller decides when; nothing may use it after.
+   */
+  async release(): Promise<void> {
+    await releaseWorkspace(this.opts);
+  }
+
   /** Kept beside the clone, outside anything a sandboxed command can write. */
   private trustedConfigCopy(): string {
-    return `${this.dir}.trusted-gitconfig`;
+    return trustedConfigCopy(this.dir);
   }
 
   private configPath(): string {
@@ -205,4 +246,19 @@ export class GitWorkspace implements Workspace {
     const current = await readFile(this.configPath(), 'utf8').catch(() => '');
     if (current !== this.trustedConfig) await writeFile(this.configPath(), this.trustedConfig, { mode: 0o644 });
   }
+}
+
+/** `GitWorkspace.release` for a caller that has the options but no instance. */
+export async function releaseWorkspace(opts: Pick<GitWorkspaceOptions, 'dir' | 'remote' | 'mirrorCache'>): Promise<void> {
+  await rm(opts.dir, { recursive: true, force: true });
+  await rm(trustedConfigCopy(opts.dir), { force: true });
+  await rm(`${opts.dir}.logs`, { recursive: true, force: true });
+  if (opts.mirrorCache) {
+    await opts.mirrorCache.unpin(opts.remote, opts.dir);
+    await opts.mirrorCache.evict();
+  }
+}
+
+function trustedConfigCopy(dir: string): string {
+  return `${dir}.trusted-gitconfig`;
 }
