@@ -36,7 +36,7 @@ export class FileLock {
   /** Waits until the lock is ours; LockTimeoutError after `timeoutMs`. */
   async acquire(): Promise<void> {
     const deadline = Date.now() + (this.opts.timeoutMs ?? 600_000);
-    for (let pause = 10; ; pause = Math.min(pause * 2, 250)) {
+    for (let pause = 10; ; pause = Math.min(pause * 2, 100)) {
       if (await this.tryAcquire()) return;
       if (Date.now() > deadline) throw new LockTimeoutError(`timed out waiting for the lock ${this.path} (${await this.describeHolder()})`);
       await sleep(pause);
