@@ -30,10 +30,14 @@ export function openSqliteStore(path: string): Store {
 }
 
 /**
- * The store the environment asks for: PostgreSQL when `DATABASE_URL` is set (scale-out),
- * else the SQLite file at `GOAL_LOOP_DB` (embedded default).
+ * Where this process keeps goals and their queue: PostgreSQL (ledger + pg-boss) when
+ * `DATABASE_URL` is a postgres:// URL, else the SQLite file at `GOAL_LOOP_DB`.
  */
 export async function openStore(env: NodeJS.ProcessEnv = process.env): Promise<Store> {
-  if (env.DATABASE_URL) throw new Error('DATABASE_URL: the PostgreSQL store is not wired yet');
-  return openSqliteStore(resolve(env.GOAL_LOOP_DB || DEFAULT_DB_PATH));
+  const url = env.DATABASE_URL;
+  if (!url) return openSqliteStore(resolve(env.GOAL_LOOP_DB || DEFAULT_DB_PATH));
+  if (!/^postgres(ql)?:\/\//.test(url)) throw new Error('DATABASE_URL must be a postgres:// (or postgresql://) URL');
+  // Loaded on demand: the embedded store never needs pg or pg-boss.
+  const { openPostgresStore } = await import('./postgres/open-postgres.js');
+  return openPostgresStore(url);
 }

@@ -1,6 +1,6 @@
 import type Database from 'better-sqlite3';
 import type { GoalSpec } from '../../goal/schema.js';
-import type { GoalState, TaskStatus } from '../../loop/states.js';
+import type { GoalState } from '../../loop/states.js';
 import type {
   AttemptRecord,
   ControlRequest,
@@ -14,44 +14,24 @@ import type {
   TaskRecord,
   Usage,
 } from '../../ports/ledger.js';
+import {
+  counterDeltas,
+  TASK_COLUMNS,
+  toAttempt,
+  toEvent,
+  toGoal,
+  toInboxEntry,
+  toTask,
+  unknownGoal,
+  type AttemptRow,
+  type DeliveryRow,
+  type EventRow,
+  type GoalRow,
+  type TaskRow,
+} from '../rows.js';
 import { trimForLedger } from '../trim.js';
 import { openSqlite } from './database.js';
 import { SqliteLeases } from './sqlite-leases.js';
-
-interface GoalRow {
-  id: number;
-  repo: string;
-  goal_id: string;
-  objective: string;
-  spec_json: string;
-  state: string;
-  stop_reason: string | null;
-  branch: string;
-  priority: string;
-  control: string | null;
-  iterations: number;
-  errors: number;
-  errors_recovered: number;
-  input_tokens: number;
-  output_tokens: number;
-  cache_read_tokens: number;
-  cache_write_tokens: number;
-  cost_usd: number;
-  created_at: string;
-  updated_at: string;
-  meta_json: string;
-}
-
-interface TaskRow {
-  task_id: string;
-  position: number;
-  title: string;
-  status: string;
-  attempts: number;
-  checkpoint_sha: string | null;
-  last_error: string | null;
-  approved: number;
-}
 
 const now = () => new Date().toISOString();
 
@@ -115,31 +95,15 @@ export class SqliteLedger implements Ledger {
 
   async listTasks(key: GoalKey): Promise<TaskRecord[]> {
     const goal = this.requireGoal(key).id;
-    return (this.db.prepare('SELECT * FROM tasks WHERE goal = ? ORDER BY position').all(goal) as TaskRow[]).map((r) => ({
-      taskId: r.task_id,
-      position: r.position,
-      title: r.title,
-      status: r.status as TaskStatus,
-      attempts: r.attempts,
-      checkpointSha: r.checkpoint_sha,
-      lastError: r.last_error,
-      approved: r.approved === 1,
-    }));
+    return (this.db.prepare('SELECT * FROM tasks WHERE goal = ? ORDER BY position').all(goal) as TaskRow[]).map(toTask);
   }
 
   async updateTask(key: GoalKey, taskId: string, patch: Partial<Omit<TaskRecord, 'taskId' | 'position' | 'title'>>): Promise<void> {
     const goal = this.requireGoal(key).id;
     const sets: string[] = [];
     const values: unknown[] = [];
-    const column: Record<string, string> = {
-      status: 'status',
-      attempts: 'attempts',
-      checkpointSha: 'checkpoint_sha',
-      lastError: 'last_error',
-      approved: 'approved',
-    };
     for (const [k, v] of Object.entries(patch)) {
-      const col = column[k];
+      const col = TASK_COLUMNS[k];
       if (!col || v === undefined) continue;
       sets.push(`${col} = ?`);
       values.push(typeof v === 'boolean' ? Number(v) : k === 'lastError' && typeof v === 'string' ? trimForLedger(v) : v);
@@ -167,29 +131,14 @@ export class SqliteLedger implements Ledger {
       taskId
         ? this.db.prepare('SELECT * FROM attempts WHERE goal = ? AND task_id = ? ORDER BY id').all(goal, taskId)
         : this.db.prepare('SELECT * FROM attempts WHERE goal = ? ORDER BY id').all(goal)
-    ) as Array<{ task_id: string; attempt: number; phase: string; passed: number; exit_code: number | null; output: string; log_path: string | null; duration_ms: number }>;
-    return rows.map((r) => ({
-      taskId: r.task_id,
-      attempt: r.attempt,
-      phase: r.phase,
-      passed: r.passed === 1,
-      exitCode: r.exit_code,
-      output: r.output,
-      ...(r.log_path ? { logPath: r.log_path } : {}),
-      durationMs: r.duration_ms,
-    }));
+    ) as AttemptRow[];
+    return rows.map(toAttempt);
   }
 
   async listEvents(key: GoalKey): Promise<EventRecord[]> {
     const goal = this.requireGoal(key).id;
-    const rows = this.db.prepare('SELECT * FROM events WHERE goal = ? ORDER BY id').all(goal) as Array<{
-      at: string;
-      from_state: string | null;
-      to_state: string;
-      event: string;
-      detail: string | null;
-    }>;
-    return rows.map((r) => ({ at: r.at, from: r.from_state as GoalState | null, to: r.to_state as GoalState, event: r.event, detail: r.detail }));
+    const rows = this.db.prepare('SELECT * FROM events WHERE goal = ? ORDER BY id').all(goal) as EventRow[];
+    return rows.map(toEvent);
   }
 
   async addCounters(key: GoalKey, delta: Partial<Omit<Counters, 'tokens'>> & { tokens?: Partial<Usage> }): Promise<Counters> {
@@ -200,20 +149,8 @@ export class SqliteLedger implements Ledger {
            cache_write_tokens = cache_write_tokens + ?, cost_usd = cost_usd + ?, updated_at = ?
          WHERE repo = ? AND goal_id = ? RETURNING *`,
       )
-      .get(
-        delta.iterations ?? 0,
-        delta.errors ?? 0,
-        delta.errors_recovered ?? 0,
-        delta.tokens?.input ?? 0,
-        delta.tokens?.output ?? 0,
-        delta.tokens?.cache_read ?? 0,
-        delta.tokens?.cache_write ?? 0,
-        delta.cost_usd ?? 0,
-        now(),
-        key.repo,
-        key.goalId,
-      ) as GoalRow | undefined;
-    if (!row) throw new Error(`ledger: unknown goal ${key.goalId} in ${key.repo}`);
+      .get(...counterDeltas(delta), now(), key.repo, key.goalId) as GoalRow | undefined;
+    if (!row) throw unknownGoal(key);
     return toGoal(row).counters;
   }
 
@@ -248,8 +185,8 @@ export class SqliteLedger implements Ledger {
   async unhandledDeliveries(): Promise<InboxEntry[]> {
     const rows = this.db
       .prepare('SELECT id, event_json, received_at FROM deliveries WHERE event_json IS NOT NULL AND handled_at IS NULL ORDER BY received_at, rowid')
-      .all() as Array<{ id: string; event_json: string; received_at: string }>;
-    return rows.map((r) => ({ id: r.id, event: JSON.parse(r.event_json) as unknown, receivedAt: r.received_at }));
+      .all() as DeliveryRow[];
+    return rows.map(toInboxEntry);
   }
 
   async acquireLease(name: string, holder: string, ttlMs: number): Promise<boolean> {
@@ -278,31 +215,7 @@ export class SqliteLedger implements Ledger {
 
   private requireGoal(key: GoalKey): GoalRow {
     const row = this.goalRow(key);
-    if (!row) throw new Error(`ledger: unknown goal ${key.goalId} in ${key.repo}`);
+    if (!row) throw unknownGoal(key);
     return row;
   }
-}
-
-function toGoal(r: GoalRow): GoalRecord {
-  return {
-    repo: r.repo,
-    goalId: r.goal_id,
-    objective: r.objective,
-    spec: JSON.parse(r.spec_json) as GoalSpec,
-    state: r.state as GoalState,
-    stopReason: r.stop_reason,
-    branch: r.branch,
-    priority: r.priority,
-    control: r.control as ControlRequest | null,
-    meta: JSON.parse(r.meta_json) as Record<string, unknown>,
-    counters: {
-      iterations: r.iterations,
-      errors: r.errors,
-      errors_recovered: r.errors_recovered,
-      tokens: { input: r.input_tokens, output: r.output_tokens, cache_read: r.cache_read_tokens, cache_write: r.cache_write_tokens },
-      cost_usd: r.cost_usd,
-    },
-    createdAt: r.created_at,
-    updatedAt: r.updated_at,
-  };
 }

@@ -1,0 +1,66 @@
+import pg from 'pg';
+
+/** Our tables live in their own schema, apart from pg-boss's (`pgboss`) and anyone else's. */
+export const LEDGER_SCHEMA = 'goal_loop';
+
+const parseTimestamp = pg.types.getTypeParser(pg.types.builtins.TIMESTAMPTZ);
+const asText = (value: string) => value;
+
+/**
+ * Rows come back shaped like the SQLite ones, so both stores share one row→record mapping:
+ * timestamps as ISO 8601 text, JSON as its text, and bigint as a number (ids and counters stay
+ * far below 2^53).
+ */
+const types: pg.CustomTypesConfig = {
+  getTypeParser: ((oid: number, format?: 'text' | 'binary') => {
+    switch (oid) {
+      case pg.types.builtins.INT8:
+        return Number;
+      case pg.types.builtins.TIMESTAMPTZ:
+        return (value: string) => (parseTimestamp(value) as Date).toISOString();
+      case pg.types.builtins.JSON:
+      case pg.types.builtins.JSONB:
+        return asText;
+      default:
+        return pg.types.getTypeParser(oid, format);
+    }
+  }) as pg.CustomTypesConfig['getTypeParser'],
+};
+
+/** A pool on `url` whose connections resolve unqualified names in the ledger's schema. */
+export function createPool(url: string, max = 10): pg.Pool {
+  return new pg.Pool({
+    connectionString: url,
+    max,
+    types,
+    application_name: 'goal-loop',
+    onConnect: async (client) => {
+      await client.query(`SET search_path TO ${LEDGER_SCHEMA}`);
+    },
+  });
+}
+
+/** Runs `fn` in one transaction on one connection: committed when it returns, rolled back when it throws. */
+export async function withTransaction<T>(pool: pg.Pool, fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+  const client = await pool.connect();
+  try {
+    await client.query('BEGIN');
+    const result = await fn(client);
+    await client.query('COMMIT');
+    return result;
+  } catch (err) {
+    await client.query('ROLLBACK').catch(() => undefined);
+    throw err;
+  } finally {
+    client.release();
+  }
+}
+
+/**
+ * PostgreSQL text cannot hold U+0000, which tool output sometimes does: it becomes U+FFFD
+ * instead of failing the write (SQLite keeps it).
+ */
+export const pgText = <T extends string | null>(text: T): T => (text === null ? text : (text.replaceAll('\0', '\uFFFD') as T));
+
+/** JSON for a `jsonb` column, which rejects `\u0000` even escaped (`json` columns take it). */
+export const toJsonb = (value: unknown): string => JSON.stringify(value, (_k, v: unknown) => (typeof v === 'string' ? pgText(v) : v));

@@ -1,0 +1,248 @@
+import type pg from 'pg';
+import type { GoalSpec } from '../../goal/schema.js';
+import type { GoalState } from '../../loop/states.js';
+import type {
+  AttemptRecord,
+  ControlRequest,
+  Counters,
+  EventRecord,
+  GoalKey,
+  GoalRecord,
+  InboxEntry,
+  LeaseRecord,
+  Ledger,
+  TaskRecord,
+  Usage,
+} from '../../ports/ledger.js';
+import {
+  counterDeltas,
+  TASK_COLUMNS,
+  toAttempt,
+  toEvent,
+  toGoal,
+  toInboxEntry,
+  toTask,
+  unknownGoal,
+  type AttemptRow,
+  type DeliveryRow,
+  type EventRow,
+  type GoalRow,
+  type TaskRow,
+} from '../rows.js';
+import { trimForLedger } from '../trim.js';
+import { migratePostgres } from './migrations.js';
+import { PostgresLeases } from './postgres-leases.js';
+import { createPool, pgText, toJsonb, withTransaction } from './pool.js';
+
+/**
+ * The scale-out ledger: PostgreSQL shared by any number of processes on any number of machines.
+ * Behaves exactly like SqliteLedger; every write that reads before it writes is one statement or
+ * one transaction with the goal row locked, and times come from the database's clock.
+ */
+export class PostgresLedger implements Ledger {
+  private readonly leases: PostgresLeases;
+
+  /** Shares an already migrated pool (see `open`); `close` ends it. */
+  constructor(private readonly pool: pg.Pool) {
+    this.leases = new PostgresLeases(pool);
+  }
+
+  /** Connects to `url` and migrates the schema. */
+  static async open(url: string): Promise<PostgresLedger> {
+    const pool = createPool(url);
+    try {
+      await migratePostgres(pool);
+    } catch (err) {
+      await pool.end();
+      throw err;
+    }
+    return new PostgresLedger(pool);
+  }
+
+  async upsertGoal(key: GoalKey, input: { spec: GoalSpec; branch: string; priority?: string }): Promise<GoalRecord> {
+    const { spec } = input;
+    const row = await withTransaction(this.pool, async (c) => {
+      const { rows } = await c.query<GoalRow>(
+        `INSERT INTO goals (repo, goal_id, objective, spec_json, state, branch, priority, created_at, updated_at)
+         VALUES ($1, $2, $3, $4, 'INITIALIZING', $5, COALESCE($6::text, 'P2'), clock_timestamp(), clock_timestamp())
+         ON CONFLICT (repo, goal_id) DO UPDATE SET objective = excluded.objective, spec_json = excluded.spec_json,
+           branch = excluded.branch, priority = COALESCE($6, goals.priority), updated_at = excluded.updated_at
+         RETURNING *`,
+        [key.repo, key.goalId, pgText(spec.objective), JSON.stringify(spec), input.branch, input.priority ?? null],
+      );
+      const goal = rows[0]!;
+      const ids = spec.tasks.map((t) => t.id);
+      await c.query('DELETE FROM tasks WHERE goal = $1 AND NOT (task_id = ANY($2::text[]))', [goal.id, ids]);
+      await c.query(
+        `INSERT INTO tasks (goal, task_id, position, title, status, updated_at)
+         SELECT $1, t.id, t.n - 1, t.title, 'pending', clock_timestamp() FROM unnest($2::text[], $3::text[]) WITH ORDINALITY AS t(id, title, n)
+         ON CONFLICT (goal, task_id) DO UPDATE SET position = excluded.position, title = excluded.title`,
+        [goal.id, ids, spec.tasks.map((t) => pgText(t.title))],
+      );
+      return goal;
+    });
+    return toGoal(row);
+  }
+
+  async getGoal(key: GoalKey): Promise<GoalRecord | undefined> {
+    const row = await this.goalRow(this.pool, key);
+    return row && toGoal(row);
+  }
+
+  async listGoals(): Promise<GoalRecord[]> {
+    const { rows } = await this.pool.query<GoalRow>('SELECT * FROM goals ORDER BY updated_at DESC, id DESC');
+    return rows.map(toGoal);
+  }
+
+  async setState(key: GoalKey, state: GoalState, event: string, detail?: string | null, stopReason?: string | null): Promise<void> {
+    await withTransaction(this.pool, async (c) => {
+      // Locked, so the event's `from` is the state this change replaced, even under concurrent changes.
+      const row = await this.goalRow(c, key, 'FOR UPDATE');
+      if (!row) throw unknownGoal(key);
+      const { rows } = await c.query<{ updated_at: string }>(
+        'UPDATE goals SET state = $1, stop_reason = $2, updated_at = clock_timestamp() WHERE id = $3 RETURNING updated_at',
+        [state, stopReason === undefined ? row.stop_reason : pgText(stopReason), row.id],
+      );
+      await c.query('INSERT INTO events (goal, at, from_state, to_state, event, detail) VALUES ($1, $2, $3, $4, $5, $6)', [
+        row.id,
+        rows[0]!.updated_at,
+        row.state,
+        state,
+        event,
+        pgText(detail ?? null),
+      ]);
+    });
+  }
+
+  async listTasks(key: GoalKey): Promise<TaskRecord[]> {
+    const goal = await this.requireGoalId(key);
+    const { rows } = await this.pool.query<TaskRow>('SELECT * FROM tasks WHERE goal = $1 ORDER BY position', [goal]);
+    return rows.map(toTask);
+  }
+
+  async updateTask(key: GoalKey, taskId: string, patch: Partial<Omit<TaskRecord, 'taskId' | 'position' | 'title'>>): Promise<void> {
+    const goal = await this.requireGoalId(key);
+    const sets: string[] = [];
+    const values: unknown[] = [goal, taskId];
+    for (const [k, v] of Object.entries(patch)) {
+      const col = TASK_COLUMNS[k];
+      if (!col || v === undefined) continue;
+      values.push(k === 'lastError' && typeof v === 'string' ? pgText(trimForLedger(v)) : v);
+      sets.push(`${col} = $${values.length}`);
+    }
+    if (sets.length === 0) return;
+    const { rowCount } = await this.pool.query(`UPDATE tasks SET ${sets.join(', ')}, updated_at = clock_timestamp() WHERE goal = $1 AND task_id = $2`, values);
+    if (rowCount === 0) throw new Error(`ledger: goal ${key.goalId} has no task "${taskId}"`);
+  }
+
+  async recordAttempt(key: GoalKey, a: AttemptRecord): Promise<void> {
+    const { rowCount } = await this.pool.query(
+      `INSERT INTO attempts (goal, task_id, attempt, phase, passed, exit_code, output, log_path, duration_ms, at)
+       SELECT id, $3, $4, $5, $6, $7, $8, $9, $10, clock_timestamp() FROM goals WHERE repo = $1 AND goal_id = $2`,
+      [key.repo, key.goalId, a.taskId, a.attempt, a.phase, a.passed, a.exitCode, pgText(trimForLedger(a.output)), a.logPath ?? null, Math.round(a.durationMs)],
+    );
+    if (rowCount === 0) throw unknownGoal(key);
+  }
+
+  async listAttempts(key: GoalKey, taskId?: string): Promise<AttemptRecord[]> {
+    const goal = await this.requireGoalId(key);
+    const { rows } = taskId
+      ? await this.pool.query<AttemptRow>('SELECT * FROM attempts WHERE goal = $1 AND task_id = $2 ORDER BY id', [goal, taskId])
+      : await this.pool.query<AttemptRow>('SELECT * FROM attempts WHERE goal = $1 ORDER BY id', [goal]);
+    return rows.map(toAttempt);
+  }
+
+  async listEvents(key: GoalKey): Promise<EventRecord[]> {
+    const goal = await this.requireGoalId(key);
+    const { rows } = await this.pool.query<EventRow>('SELECT * FROM events WHERE goal = $1 ORDER BY id', [goal]);
+    return rows.map(toEvent);
+  }
+
+  async addCounters(key: GoalKey, delta: Partial<Omit<Counters, 'tokens'>> & { tokens?: Partial<Usage> }): Promise<Counters> {
+    const { rows } = await this.pool.query<GoalRow>(
+      `UPDATE goals SET iterations = iterations + $3, errors = errors + $4, errors_recovered = errors_recovered + $5,
+         input_tokens = input_tokens + $6, output_tokens = output_tokens + $7, cache_read_tokens = cache_read_tokens + $8,
+         cache_write_tokens = cache_write_tokens + $9, cost_usd = cost_usd + $10, updated_at = clock_timestamp()
+       WHERE repo = $1 AND goal_id = $2 RETURNING *`,
+      [key.repo, key.goalId, ...counterDeltas(delta)],
+    );
+    if (!rows[0]) throw unknownGoal(key);
+    return toGoal(rows[0]).counters;
+  }
+
+  async setControl(key: GoalKey, control: ControlRequest | null): Promise<void> {
+    const { rowCount } = await this.pool.query('UPDATE goals SET control = $3, updated_at = clock_timestamp() WHERE repo = $1 AND goal_id = $2', [
+      key.repo,
+      key.goalId,
+      control,
+    ]);
+    if (rowCount === 0) throw unknownGoal(key);
+  }
+
+  async setMeta(key: GoalKey, patch: Record<string, unknown>): Promise<Record<string, unknown>> {
+    // One statement: concurrent patches to different keys both land.
+    const set: Record<string, unknown> = {};
+    const drop: string[] = [];
+    for (const [k, v] of Object.entries(patch)) {
+      if (v === null || v === undefined) drop.push(k);
+      else set[k] = v;
+    }
+    const { rows } = await this.pool.query<{ meta_json: string }>(
+      `UPDATE goals SET meta_json = (meta_json || $3::jsonb) - $4::text[], updated_at = clock_timestamp()
+       WHERE repo = $1 AND goal_id = $2 RETURNING meta_json`,
+      [key.repo, key.goalId, toJsonb(set), drop],
+    );
+    if (!rows[0]) throw unknownGoal(key);
+    return JSON.parse(rows[0].meta_json) as Record<string, unknown>;
+  }
+
+  async recordDelivery(id: string, event?: unknown): Promise<boolean> {
+    const { rowCount } = await this.pool.query(
+      'INSERT INTO deliveries (id, received_at, event_json) VALUES ($1, clock_timestamp(), $2) ON CONFLICT (id) DO NOTHING',
+      [id, event === undefined ? null : JSON.stringify(event)],
+    );
+    return rowCount === 1;
+  }
+
+  async markDeliveryHandled(id: string): Promise<void> {
+    await this.pool.query('UPDATE deliveries SET handled_at = clock_timestamp() WHERE id = $1 AND handled_at IS NULL', [id]);
+  }
+
+  async unhandledDeliveries(): Promise<InboxEntry[]> {
+    const { rows } = await this.pool.query<DeliveryRow>(
+      'SELECT id, event_json, received_at FROM deliveries WHERE event_json IS NOT NULL AND handled_at IS NULL ORDER BY received_at, id',
+    );
+    return rows.map(toInboxEntry);
+  }
+
+  async acquireLease(name: string, holder: string, ttlMs: number): Promise<boolean> {
+    return this.leases.acquire(name, holder, ttlMs);
+  }
+
+  async renewLease(name: string, holder: string, ttlMs: number): Promise<boolean> {
+    return this.leases.renew(name, holder, ttlMs);
+  }
+
+  async releaseLease(name: string, holder: string): Promise<void> {
+    await this.leases.release(name, holder);
+  }
+
+  async listLeases(): Promise<LeaseRecord[]> {
+    return this.leases.list();
+  }
+
+  async close(): Promise<void> {
+    await this.pool.end();
+  }
+
+  private async goalRow(db: pg.Pool | pg.PoolClient, key: GoalKey, lock = ''): Promise<GoalRow | undefined> {
+    const { rows } = await db.query<GoalRow>(`SELECT * FROM goals WHERE repo = $1 AND goal_id = $2 ${lock}`, [key.repo, key.goalId]);
+    return rows[0];
+  }
+
+  private async requireGoalId(key: GoalKey): Promise<number> {
+    const { rows } = await this.pool.query<{ id: number }>('SELECT id FROM goals WHERE repo = $1 AND goal_id = $2', [key.repo, key.goalId]);
+    if (!rows[0]) throw unknownGoal(key);
+    return rows[0].id;
+  }
+}

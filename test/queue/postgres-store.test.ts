@@ -1,0 +1,13 @@
+import { openPostgresStore } from '../../src/ledger/postgres/open-postgres.js';
+import { describeStoreContract } from '../helpers/store-contract.js';
+import { freshDatabase } from '../helpers/postgres.js';
+
+let url = '';
+describeStoreContract(
+  'PostgreSQL',
+  async () => {
+    url = await freshDatabase();
+    return openPostgresStore(url);
+  },
+  async () => openPostgresStore(url),
+);
