@@ -39,3 +39,47 @@ export interface CommandResult {
 export class SandboxUnavailableError extends Error {
   override name = 'SandboxUnavailableError';
 }
+
+/**
+ * A long-lived process in the sandbox (an MCP server for the agent), talking over stdin and
+ * stdout. Same isolation as `run`: cleared environment, workspace the only writable place.
+ */
+export interface SpawnRequest {
+  /** The program (looked up on the sandbox's PATH) and its arguments; no shell. */
+  program: string;
+  args: string[];
+  /** The workspace; the process's working directory. */
+  cwd: string;
+  /** GOAL_* variables only, as for `run`. */
+  env?: Record<string, string>;
+  /**
+   * Host variables the repo config names explicitly for this process (never the bot's own
+   * credentials: the caller filters them). PATH and HOME stay the sandbox's.
+   */
+  passEnv?: Record<string, string>;
+  /** The process is killed after this long (the goal's lifetime bound). */
+  lifetimeMs: number;
+  /** Its stderr goes here (bounded). */
+  logPath?: string;
+}
+
+export interface SandboxProcess {
+  readonly stdin: NodeJS.WritableStream;
+  /** Only what the process itself wrote: the jail's start marker is removed. */
+  readonly stdout: NodeJS.ReadableStream;
+  /** Settles once the process and everything it started are gone. */
+  readonly exited: Promise<{ code: number | null; signal: string | null }>;
+  /** The last few KiB of its stderr, for error messages. */
+  stderrTail(): string;
+  /** Kills the process and its whole jail. */
+  kill(): void;
+}
+
+/** A sandbox that can also run long-lived processes. */
+export interface SpawningSandbox extends Sandbox {
+  spawn(request: SpawnRequest): Promise<SandboxProcess>;
+}
+
+export function canSpawn(sandbox: Sandbox): sandbox is SpawningSandbox {
+  return typeof (sandbox as Partial<SpawningSandbox>).spawn === 'function';
+}

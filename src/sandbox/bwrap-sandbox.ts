@@ -4,7 +4,7 @@ import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { availableParallelism, homedir, tmpdir } from 'node:os';
 import { isAbsolute, join } from 'node:path';
 import type { Logger } from 'pino';
-import { SandboxUnavailableError, type CommandRequest, type CommandResult, type Sandbox } from '../ports/sandbox.js';
+import { SandboxUnavailableError, type CommandRequest, type CommandResult, type SandboxProcess, type SpawningSandbox, type SpawnRequest } from '../ports/sandbox.js';
 import { jailArgv, type BwrapFeatures, type JailSpec } from './bwrap-args.js';
 import { createCommandCgroup, detectCgroups, type CgroupSupport, type CommandCgroup } from './cgroup.js';
 import { sandboxEnvironment } from './environment.js';
@@ -14,6 +14,7 @@ import { scratchPath } from './scratch.js';
 import { discoverToolchain, findProgram, isUnder, type Toolchain } from './toolchain.js';
 import { handOverWorkspace } from './workspace-owner.js';
 import { explainJailFailure, StartFilter } from './jail-start.js';
+import { shellLine, wrapSpawned } from './spawned-process.js';
 
 /** Hard limits of one jailed command. */
 export interface JailLimits {
@@ -85,7 +86,7 @@ export interface BwrapSandboxOptions {
  * - a pid namespace: when the command ends, times out or is aborted, every process it started
  *   dies with it.
  */
-export class BwrapSandbox implements Sandbox {
+export class BwrapSandbox implements SpawningSandbox {
   readonly kind = 'bwrap';
   readonly mode: 'nested' | 'direct';
   /** The bot runs as root: the jail gets its own uid (and the workspace is handed to it). */
@@ -132,6 +133,49 @@ export class BwrapSandbox implements Sandbox {
   }
 
   async run(req: CommandRequest): Promise<CommandResult> {
+    const jail = await this.openJail(req, true);
+    try {
+      const capture = new StartFilter(new OutputCapture(this.capture, req.logPath));
+      const result = await runCaptured(
+        (output) => spawn(this.toolchain.bash, jail.launcherArgs, { cwd: '/', env: LAUNCH_ENV, detached: true, stdio: ['ignore', output, output] }),
+        capture,
+        req,
+      );
+      if (!capture.started && !result.aborted) {
+        const why = explainJailFailure(result.output);
+        throw new SandboxUnavailableError(`the bwrap jail did not start (exit ${result.exitCode ?? result.signal ?? '?'}): ${result.output.trim() || '(no output)'}${why ? `\n${why.reason}. Fix: ${why.fix}` : ''}`);
+      }
+      if (jail.cgroup?.oomKilled()) {
+        result.output += `\n[goal-loop: a process was killed by the sandbox memory limit (${mib(this.limits.memoryBytes)})]`;
+      }
+      return result;
+    } finally {
+      await jail.close();
+    }
+  }
+
+  /** A long-lived jailed process (an MCP server): stdin and stdout piped, stderr kept apart. */
+  async spawn(req: SpawnRequest): Promise<SandboxProcess> {
+    const jail = await this.openJail({ command: shellLine(req.program, req.args), cwd: req.cwd, env: req.env, timeoutMs: req.lifetimeMs }, false, req.passEnv);
+    try {
+      const child = spawn(this.toolchain.bash, jail.launcherArgs, { cwd: '/', env: LAUNCH_ENV, detached: true, stdio: ['pipe', 'pipe', 'pipe'] });
+      return wrapSpawned(child, { stripStartMarker: true, lifetimeMs: req.lifetimeMs, ...(req.logPath ? { logPath: req.logPath } : {}), cleanup: () => jail.close() });
+    } catch (err) {
+      await jail.close();
+      throw err;
+    }
+  }
+
+  /**
+   * Everything one jailed command needs: the workspace handed to the jail uid, the generated
+   * /etc, a cgroup, and the launcher's argv. `merge` sends stderr into stdout (captured runs).
+   * `close` waits for every process of the jail to be gone and removes what was made.
+   */
+  private async openJail(
+    req: Pick<CommandRequest, 'command' | 'cwd' | 'env' | 'network' | 'timeoutMs'>,
+    merge: boolean,
+    passEnv: Record<string, string> = {},
+  ): Promise<{ launcherArgs: string[]; cgroup: CommandCgroup | undefined; close: () => Promise<void> }> {
     const workspace = checkWorkspace(req.cwd);
     const uid = this.uidFor(workspace);
     const gid = this.root ? uid : process.getgid!();
@@ -144,6 +188,11 @@ export class BwrapSandbox implements Sandbox {
     const scratch = scratchPath('jail');
     await mkdir(scratch, { mode: 0o755 });
     let cgroup: CommandCgroup | undefined;
+    const close = async () => {
+      await this.awaitGone(uid, cgroup);
+      await cgroup?.remove().catch((err: unknown) => this.opts.logger?.warn({ err }, 'cannot remove the command cgroup'));
+      await rm(scratch, { recursive: true, force: true });
+    };
     try {
       const files = await this.jailFiles(scratch, uid, gid, req.network === true);
       const emptyFile = join(scratch, 'empty');
@@ -162,7 +211,7 @@ export class BwrapSandbox implements Sandbox {
         workspace,
         hasGitDir: git !== undefined,
         home: JAIL_HOME,
-        env: sandboxEnvironment({ path: this.toolchain.path, home: JAIL_HOME, extra: req.env }),
+        env: { ...passEnv, ...sandboxEnvironment({ path: this.toolchain.path, home: JAIL_HOME, extra: req.env }) },
         network: req.network === true,
         features: this.features,
         tmpBytes: this.limits.tmpBytes,
@@ -183,28 +232,15 @@ export class BwrapSandbox implements Sandbox {
         String(Math.max(1, Math.ceil(this.limits.maxFileBytes / 1024))),
         String(cpu),
         String(this.limits.maxOpenFiles),
+        merge ? '1' : '0',
         String(cgroup?.procsFiles.length ?? 0),
         ...(cgroup?.procsFiles ?? []),
         ...argv,
       ];
-      const capture = new StartFilter(new OutputCapture(this.capture, req.logPath));
-      const result = await runCaptured(
-        (output) => spawn(this.toolchain.bash, launcherArgs, { cwd: '/', env: { PATH: '/usr/bin:/bin', LANG: 'C.UTF-8' }, detached: true, stdio: ['ignore', output, output] }),
-        capture,
-        req,
-      );
-      if (!capture.started && !result.aborted) {
-        const why = explainJailFailure(result.output);
-        throw new SandboxUnavailableError(`the bwrap jail did not start (exit ${result.exitCode ?? result.signal ?? '?'}): ${result.output.trim() || '(no output)'}${why ? `\n${why.reason}. Fix: ${why.fix}` : ''}`);
-      }
-      if (cgroup?.oomKilled()) {
-        result.output += `\n[goal-loop: a process was killed by the sandbox memory limit (${mib(this.limits.memoryBytes)})]`;
-      }
-      return result;
-    } finally {
-      await this.awaitGone(uid, cgroup);
-      await cgroup?.remove().catch((err: unknown) => this.opts.logger?.warn({ err }, 'cannot remove the command cgroup'));
-      await rm(scratch, { recursive: true, force: true });
+      return { launcherArgs, cgroup, close };
+    } catch (err) {
+      await close();
+      throw err;
     }
   }
 
@@ -262,6 +298,8 @@ export class BwrapSandbox implements Sandbox {
   }
 }
 
+const LAUNCH_ENV = { PATH: '/usr/bin:/bin', LANG: 'C.UTF-8' };
+
 /** Host files the jail may read: dynamic linker, time zone, CA certificates, alternatives. No secrets. */
 const HOST_ETC = ['/etc/ld.so.cache', '/etc/ld.so.conf', '/etc/ld.so.conf.d', '/etc/localtime', '/etc/nsswitch.conf', '/etc/alternatives', '/etc/ssl/certs', '/etc/ca-certificates', '/etc/os-release'];
 /** Only for commands given the network (the setup step). */
@@ -278,8 +316,8 @@ for fd in /proc/$$/fd/*; do
   fd=\${fd##*/}
   if [ "$fd" -gt 2 ] 2>/dev/null; then eval "exec $fd>&-" 2>/dev/null || true; fi
 done
-nproc=$1 fsize=$2 cpu=$3 nofile=$4 n=$5
-shift 5
+nproc=$1 fsize=$2 cpu=$3 nofile=$4 merge=$5 n=$6
+shift 6
 while [ "$n" -gt 0 ]; do
   echo $$ > "$1" || { echo "goal-loop: cannot join the cgroup $1" >&2; exit 125; }
   shift; n=$((n - 1))
@@ -295,7 +333,8 @@ limit() {
 # CPU: SIGXCPU at the soft limit ("CPU time limit exceeded"), SIGKILL 10 s later.
 limit -u "$nproc" && limit -f "$fsize" && limit -t "$cpu" "$((cpu + 10))" && limit -n "$nofile" && limit -c 0 ||
   { echo "goal-loop: cannot set the resource limits" >&2; exit 125; }
-exec "$@" 2>&1`;
+# Captured commands get stderr in stdout; a long-lived process (MCP server) keeps them apart.
+if [ "$merge" = 1 ]; then exec "$@" 2>&1; else exec "$@"; fi`;
 
 function bwrapFeatures(bwrap: string): BwrapFeatures {
   const help = spawnSync(bwrap, ['--help'], { encoding: 'utf8', timeout: 10_000 });

@@ -1,17 +1,18 @@
 import { spawn } from 'node:child_process';
 import { mkdir, rm } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import type { CommandRequest, CommandResult, Sandbox } from '../ports/sandbox.js';
+import type { CommandRequest, CommandResult, SandboxProcess, SpawningSandbox, SpawnRequest } from '../ports/sandbox.js';
 import { DEFAULT_SANDBOX_PATH, sandboxEnvironment } from './environment.js';
 import { DEFAULT_CAPTURE, OutputCapture, type CaptureLimits } from './output-capture.js';
 import { runCaptured } from './run-captured.js';
 import { scratchPath } from './scratch.js';
+import { wrapSpawned } from './spawned-process.js';
 
 /**
  * A plain process runner: cleared environment, own process group killed on timeout, capped
  * output. It isolates nothing else; the bwrap sandbox is the real jail.
  */
-export class ProcessSandbox implements Sandbox {
+export class ProcessSandbox implements SpawningSandbox {
   readonly kind = 'process';
 
   constructor(private readonly capture: CaptureLimits = DEFAULT_CAPTURE) {}
@@ -29,5 +30,18 @@ export class ProcessSandbox implements Sandbox {
     } finally {
       await rm(home, { recursive: true, force: true });
     }
+  }
+
+  async spawn(req: SpawnRequest): Promise<SandboxProcess> {
+    const home = scratchPath('home');
+    await mkdir(home, { mode: 0o700 });
+    const base = sandboxEnvironment({ path: `${dirname(process.execPath)}:${DEFAULT_SANDBOX_PATH}`, home, extra: req.env });
+    const child = spawn(req.program, req.args, { cwd: req.cwd, env: { ...req.passEnv, ...base }, detached: true, stdio: ['pipe', 'pipe', 'pipe'] });
+    return wrapSpawned(child, {
+      stripStartMarker: false,
+      lifetimeMs: req.lifetimeMs,
+      ...(req.logPath ? { logPath: req.logPath } : {}),
+      cleanup: () => rm(home, { recursive: true, force: true }),
+    });
   }
 }
