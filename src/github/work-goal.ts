@@ -10,7 +10,8 @@ import type { GoalState } from '../loop/states.js';
 import type { TaskAgent } from '../ports/agent.js';
 import type { GoalKey, GoalRecord, Ledger, Usage } from '../ports/ledger.js';
 import { SandboxUnavailableError, type Sandbox } from '../ports/sandbox.js';
-import { GitWorkspace } from '../workspace/git-workspace.js';
+import { GitWorkspace, releaseWorkspace } from '../workspace/git-workspace.js';
+import type { MirrorCache } from '../workspace/mirror-cache.js';
 import { tokenHeaderConfig } from './git-auth.js';
 import { GitHubForge, type Octokit } from './github-forge.js';
 import { readGitHubGoal, type GitHubGoal } from './github-goal.js';
@@ -24,6 +25,8 @@ export interface WorkGoalDeps {
   /** An Octokit authenticated as the installation. */
   auth: (installationId: number) => Promise<Octokit>;
   workspaceRoot: string;
+  /** Clone goal workspaces from a local mirror per repository (see MirrorCache.fromEnv). */
+  mirrorCache?: MirrorCache;
   sandboxFor: (config: RepoConfig) => Promise<Sandbox>;
   minUpdateIntervalMs?: number;
   controlPollMs?: number;
@@ -139,14 +142,27 @@ function makeWorkspace(deps: WorkGoalDeps, octokit: Octokit, g: GitHubGoal, goal
   };
   return new GitWorkspace({
     remote: g.cloneUrl,
-    dir: join(deps.workspaceRoot, `${g.owner}-${g.repo}`.replace(/[^A-Za-z0-9._-]/g, '_'), String(g.issueNumber)),
+    dir: goalWorkspaceDir(deps.workspaceRoot, g),
     goalId,
     branch: g.branch,
     baseBranch: g.defaultBranch,
     protectedPaths: config.protected_paths,
     identity: deps.identity ?? { name: 'goal-loop[bot]', email: 'goal-loop[bot]@users.noreply.github.com' },
     remoteConfig: tokenConfig,
+    ...(deps.mirrorCache ? { mirrorCache: deps.mirrorCache } : {}),
   });
+}
+
+function goalWorkspaceDir(root: string, g: GitHubGoal): string {
+  return join(root, `${g.owner}-${g.repo}`.replace(/[^A-Za-z0-9._-]/g, '_'), String(g.issueNumber));
+}
+
+/**
+ * Deletes a goal's workspace once the goal is at rest (COMPLETE, ESCALATED, STOPPED), and lets
+ * its mirror be evicted. For the worker to call, outside a run of that goal.
+ */
+export async function releaseGoalWorkspace(deps: Pick<WorkGoalDeps, 'workspaceRoot' | 'mirrorCache'>, g: GitHubGoal): Promise<void> {
+  await releaseWorkspace({ dir: goalWorkspaceDir(deps.workspaceRoot, g), remote: g.cloneUrl, ...(deps.mirrorCache ? { mirrorCache: deps.mirrorCache } : {}) });
 }
 
 function extractsBlock(body: string | null | undefined): boolean {

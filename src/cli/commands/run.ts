@@ -1,3 +1,4 @@
+import { isAbsolute } from 'node:path';
 import { parseArgs } from 'node:util';
 import { checkAgentChoice, selectAgent, type AgentChoice } from '../../agent/select-agent.js';
 import { ConsoleForge } from '../../forge/console-forge.js';
@@ -10,6 +11,7 @@ import { selectSandbox } from '../../sandbox/select-sandbox.js';
 import { resolveLimits } from '../../config/limits.js';
 import { configLimits } from '../../config/repo-config.js';
 import { GitWorkspace } from '../../workspace/git-workspace.js';
+import { MirrorCache } from '../../workspace/mirror-cache.js';
 import { UsageError } from '../errors.js';
 import { acquireLock } from '../lock.js';
 import { normalizeRepo, workspaceDir, workspaceRoot } from '../paths.js';
@@ -84,6 +86,8 @@ export async function runCommand(argv: string[]): Promise<number> {
         ...(values.base ? { baseBranch: values.base } : {}),
         protectedPaths: config.protected_paths,
         identity: { name: 'goal-loop', email: 'goal-loop@users.noreply.github.com' },
+        // A local path is already cloned by copying its object files; a URL is worth mirroring.
+        ...(isAbsolute(repo) ? {} : { mirrorCache: MirrorCache.fromEnv(workspaceRoot(), process.env, logger) }),
       }),
       sandbox,
       forge: new ConsoleForge(),
