@@ -29,7 +29,7 @@ const types: pg.CustomTypesConfig = {
 
 /** A pool on `url` whose connections resolve unqualified names in the ledger's schema. */
 export function createPool(url: string, max = 10): pg.Pool {
-  return new pg.Pool({
+  const pool = new pg.Pool({
     connectionString: url,
     max,
     types,
@@ -38,6 +38,10 @@ export function createPool(url: string, max = 10): pg.Pool {
       await client.query(`SET search_path TO ${LEDGER_SCHEMA}`);
     },
   });
+  // An idle connection the server dropped (restart, failover) is replaced on next use; the query
+  // that needs it reports any lasting outage. Unhandled, this event would end the process.
+  pool.on('error', () => undefined);
+  return pool;
 }
 
 /** Runs `fn` in one transaction on one connection: committed when it returns, rolled back when it throws. */

@@ -1,0 +1,273 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { validateGoalSpec } from '../../src/goal/parse.js';
+import type { GoalSpec } from '../../src/goal/schema.js';
+import type { GoalKey, Ledger } from '../../src/ports/ledger.js';
+import { rawSpec, rawTask } from './spec-builders.js';
+
+export const key: GoalKey = { repo: '/repos/app', goalId: 'add-slugify' };
+export const spec = (ids = ['a', 'b', 'c'], extra: Record<string, unknown> = {}): GoalSpec =>
+  validateGoalSpec(rawSpec(ids.map((id, i) => rawTask(id, i > 0 ? [ids[i - 1]!] : [])), { goal_id: key.goalId, ...extra }));
+
+/**
+ * The Ledger behaviour every store (SQLite, PostgreSQL) must share: goals, tasks, attempts,
+ * events, counters, control and meta. `open` returns a fresh, empty ledger; `openAgain` another
+ * connection to the same one. (The inbox and leases are in the store contract.)
+ */
+export function describeLedgerContract(name: string, open: () => Promise<Ledger>, openAgain: () => Promise<Ledger>): void {
+  describe(`${name} ledger contract`, () => {
+    let l: Ledger;
+    const extra: Ledger[] = [];
+    beforeEach(async () => {
+      l = await open();
+    });
+    afterEach(async () => {
+      for (const other of extra.splice(0)) await other.close();
+      await l.close();
+    });
+    const second = async () => {
+      const other = await openAgain();
+      extra.push(other);
+      return other;
+    };
+
+    describe('goals and tasks', () => {
+      it('records a new goal with its spec, branch, state and zero counters', async () => {
+        const s = spec(['a'], { constraints: ['keep it small'] });
+        const g = await l.upsertGoal(key, { spec: s, branch: 'goal/add-slugify' });
+        expect(g).toMatchObject({
+          repo: key.repo,
+          goalId: key.goalId,
+          objective: s.objective,
+          state: 'INITIALIZING',
+          stopReason: null,
+          branch: 'goal/add-slugify',
+          priority: 'P2',
+          control: null,
+          meta: {},
+          counters: { iterations: 0, errors: 0, errors_recovered: 0, tokens: { input: 0, output: 0, cache_read: 0, cache_write: 0 }, cost_usd: 0 },
+        });
+        expect(g.spec).toEqual(s);
+        expect(Number.isNaN(Date.parse(g.createdAt))).toBe(false);
+        expect(await l.getGoal(key)).toEqual(g);
+      });
+
+      it('lists the tasks in spec order, pending, with no attempts', async () => {
+        await l.upsertGoal(key, { spec: spec(['z', 'y', 'x']), branch: 'b' });
+        const tasks = await l.listTasks(key);
+        expect(tasks.map((t) => t.taskId)).toEqual(['z', 'y', 'x']);
+        expect(tasks.map((t) => t.position)).toEqual([0, 1, 2]);
+        for (const t of tasks) expect(t).toMatchObject({ status: 'pending', attempts: 0, checkpointSha: null, lastError: null, approved: false });
+        expect(tasks[0]!.title).toBe('Title of z');
+      });
+
+      it('an unknown goal is undefined to get, and an error to change', async () => {
+        const unknown = { repo: 'x', goalId: 'y' };
+        expect(await l.getGoal(unknown)).toBeUndefined();
+        await expect(l.listTasks(unknown)).rejects.toThrow(/unknown goal/);
+        await expect(l.setState(unknown, 'EXECUTING', 'start')).rejects.toThrow(/unknown goal/);
+        await expect(l.addCounters(unknown, { iterations: 1 })).rejects.toThrow(/unknown goal/);
+        await expect(l.updateTask(unknown, 'a', { status: 'done' })).rejects.toThrow(/unknown goal/);
+        await expect(l.recordAttempt(unknown, { taskId: 'a', attempt: 1, phase: 'run', passed: true, exitCode: 0, output: '', durationMs: 1 })).rejects.toThrow(/unknown goal/);
+        await expect(l.setControl(unknown, 'stop')).rejects.toThrow(/unknown goal/);
+        await expect(l.setMeta(unknown, { a: 1 })).rejects.toThrow(/unknown goal/);
+        await expect(l.listEvents(unknown)).rejects.toThrow(/unknown goal/);
+        expect(await l.listGoals()).toEqual([]);
+      });
+
+      it('the same goal id in two repositories is two goals', async () => {
+        const other = { repo: '/repos/other', goalId: key.goalId };
+        await l.upsertGoal(key, { spec: spec(['a']), branch: 'b1' });
+        await l.upsertGoal(other, { spec: spec(['p', 'q']), branch: 'b2' });
+        await l.addCounters(other, { iterations: 3 });
+        expect((await l.listTasks(key)).map((t) => t.taskId)).toEqual(['a']);
+        expect((await l.listTasks(other)).map((t) => t.taskId)).toEqual(['p', 'q']);
+        expect((await l.getGoal(key))!.counters.iterations).toBe(0);
+        expect((await l.listGoals()).map((g) => g.repo).sort()).toEqual(['/repos/app', '/repos/other']);
+      });
+
+      it('lists goals most recently updated first', async () => {
+        const other = { repo: '/repos/other', goalId: 'g2' };
+        await l.upsertGoal(key, { spec: spec(['a']), branch: 'b1' });
+        await l.upsertGoal(other, { spec: spec(['a']), branch: 'b2' });
+        await new Promise((r) => setTimeout(r, 5));
+        await l.setState(key, 'EXECUTING', 'start');
+        expect((await l.listGoals()).map((g) => g.goalId)).toEqual([key.goalId, 'g2']);
+      });
+
+      it('upserting again refreshes the spec and keeps counters, history and task progress', async () => {
+        await l.upsertGoal(key, { spec: spec(['a', 'b', 'c']), branch: 'goal/x', priority: 'P0' });
+        await l.updateTask(key, 'a', { status: 'done', attempts: 2, checkpointSha: 'abc1234' });
+        await l.addCounters(key, { iterations: 2, errors_recovered: 1 });
+        await l.setState(key, 'ESCALATED', 'verified', 'b', 'task b failed');
+
+        const next = spec(['b', 'a', 'd'], { objective: 'A new objective' });
+        const g = await l.upsertGoal(key, { spec: next, branch: 'goal/x' });
+        expect(g.objective).toBe('A new objective');
+        expect(g.spec).toEqual(next);
+        expect(g.counters).toMatchObject({ iterations: 2, errors_recovered: 1 });
+        expect(g.priority).toBe('P0');
+        expect(g.state).toBe('ESCALATED');
+
+        const tasks = await l.listTasks(key);
+        expect(tasks.map((t) => t.taskId)).toEqual(['b', 'a', 'd']);
+        expect(tasks.find((t) => t.taskId === 'a')).toMatchObject({ status: 'done', attempts: 2, checkpointSha: 'abc1234' });
+        expect(tasks.find((t) => t.taskId === 'd')).toMatchObject({ status: 'pending', attempts: 0 });
+        expect((await l.listEvents(key)).length).toBe(1);
+        expect((await l.upsertGoal(key, { spec: next, branch: 'goal/x', priority: 'P3' })).priority).toBe('P3');
+      });
+
+      it('updates a task field by field, and refuses an unknown task', async () => {
+        await l.upsertGoal(key, { spec: spec(), branch: 'b' });
+        await l.updateTask(key, 'b', { status: 'running', attempts: 1 });
+        await l.updateTask(key, 'b', { lastError: 'exit 1', approved: true });
+        expect((await l.listTasks(key))[1]).toMatchObject({ taskId: 'b', status: 'running', attempts: 1, lastError: 'exit 1', approved: true });
+        await l.updateTask(key, 'b', { status: 'done', checkpointSha: 'f00', lastError: null });
+        expect((await l.listTasks(key))[1]).toMatchObject({ status: 'done', attempts: 1, checkpointSha: 'f00', lastError: null, approved: true });
+        await l.updateTask(key, 'b', {});
+        await expect(l.updateTask(key, 'nope', { status: 'done' })).rejects.toThrow(/nope/);
+      });
+
+      it('keeps only the head and tail of a long last error', async () => {
+        await l.upsertGoal(key, { spec: spec(['a']), branch: 'b' });
+        const long = `HEAD-${'x'.repeat(100_000)}-TAIL`;
+        await l.updateTask(key, 'a', { lastError: long });
+        const stored = (await l.listTasks(key))[0]!.lastError!;
+        expect(stored.length).toBeLessThan(20_000);
+        expect(stored.startsWith('HEAD-')).toBe(true);
+        expect(stored.endsWith('-TAIL')).toBe(true);
+      });
+    });
+
+    describe('states, attempts, counters, control, meta', () => {
+      it('every state change is an event with from, to, event and detail; the stop reason follows the rules', async () => {
+        await l.upsertGoal(key, { spec: spec(), branch: 'b' });
+        await l.setState(key, 'DECOMPOSING', 'start', 'spec loaded');
+        await l.setState(key, 'EXECUTING', 'start');
+        await l.setState(key, 'STOPPED', 'executed', null, 'cost_cap_usd reached');
+        expect((await l.getGoal(key))!).toMatchObject({ state: 'STOPPED', stopReason: 'cost_cap_usd reached' });
+        await l.setState(key, 'STOPPED', 'noop');
+        expect((await l.getGoal(key))!.stopReason).toBe('cost_cap_usd reached');
+        await l.setState(key, 'EXECUTING', 'start', null, null);
+        expect((await l.getGoal(key))!.stopReason).toBeNull();
+
+        const events = await l.listEvents(key);
+        expect(events.map((e) => [e.from, e.to, e.event, e.detail])).toEqual([
+          ['INITIALIZING', 'DECOMPOSING', 'start', 'spec loaded'],
+          ['DECOMPOSING', 'EXECUTING', 'start', null],
+          ['EXECUTING', 'STOPPED', 'executed', null],
+          ['STOPPED', 'STOPPED', 'noop', null],
+          ['STOPPED', 'EXECUTING', 'start', null],
+        ]);
+        expect(events.every((e) => !Number.isNaN(Date.parse(e.at)))).toBe(true);
+        expect((await l.getGoal(key))!.updatedAt).toBe(events.at(-1)!.at);
+      });
+
+      it('records attempts with exit codes and output, in order, per task', async () => {
+        await l.upsertGoal(key, { spec: spec(), branch: 'b' });
+        await l.recordAttempt(key, { taskId: 'a', attempt: 1, phase: 'verify', passed: false, exitCode: 1, output: 'expected 2', durationMs: 12, logPath: '/logs/a-1.log' });
+        await l.recordAttempt(key, { taskId: 'b', attempt: 1, phase: 'run', passed: false, exitCode: null, output: 'killed', durationMs: 5 });
+        await l.recordAttempt(key, { taskId: 'a', attempt: 2, phase: 'verify', passed: true, exitCode: 0, output: 'ok', durationMs: 9 });
+        expect(await l.listAttempts(key, 'a')).toEqual([
+          { taskId: 'a', attempt: 1, phase: 'verify', passed: false, exitCode: 1, output: 'expected 2', logPath: '/logs/a-1.log', durationMs: 12 },
+          { taskId: 'a', attempt: 2, phase: 'verify', passed: true, exitCode: 0, output: 'ok', durationMs: 9 },
+        ]);
+        expect((await l.listAttempts(key)).map((a) => `${a.taskId}#${a.attempt}`)).toEqual(['a#1', 'b#1', 'a#2']);
+        expect((await l.listAttempts(key, 'b'))[0]!.exitCode).toBeNull();
+      });
+
+      it('trims long attempt output, keeping its head and tail', async () => {
+        await l.upsertGoal(key, { spec: spec(), branch: 'b' });
+        await l.recordAttempt(key, { taskId: 'a', attempt: 1, phase: 'verify', passed: false, exitCode: 2, output: `FIRST${'y'.repeat(1_000_000)}LAST`, durationMs: 1 });
+        const [a] = await l.listAttempts(key, 'a');
+        expect(a!.output.length).toBeLessThan(20_000);
+        expect(a!.output.startsWith('FIRST')).toBe(true);
+        expect(a!.output.endsWith('LAST')).toBe(true);
+      });
+
+      it('stores text with NUL characters (binary tool output) without failing', async () => {
+        await l.upsertGoal(key, { spec: spec(['a']), branch: 'b' });
+        await l.recordAttempt(key, { taskId: 'a', attempt: 1, phase: 'run', passed: false, exitCode: 1, output: 'before\0after', durationMs: 1 });
+        await l.updateTask(key, 'a', { lastError: 'bad\0byte' });
+        await l.setState(key, 'ESCALATED', 'verified', 'detail\0here', 'reason\0here');
+        await l.setMeta(key, { title: 'nul\0title' });
+        const [a] = await l.listAttempts(key, 'a');
+        expect(a!.output).toMatch(/^before.after$/);
+        expect((await l.listTasks(key))[0]!.lastError).toMatch(/^bad.byte$/);
+        expect((await l.getGoal(key))!.meta.title).toMatch(/^nul.title$/);
+      });
+
+      it('adds to the counters and returns the totals', async () => {
+        await l.upsertGoal(key, { spec: spec(), branch: 'b' });
+        await l.addCounters(key, { iterations: 2, errors: 1, tokens: { input: 100, output: 20 }, cost_usd: 0.25 });
+        const totals = await l.addCounters(key, { iterations: 1, errors_recovered: 1, tokens: { input: 5, cache_read: 7, cache_write: 3 }, cost_usd: 0.5 });
+        expect(totals).toEqual({
+          iterations: 3,
+          errors: 1,
+          errors_recovered: 1,
+          tokens: { input: 105, output: 20, cache_read: 7, cache_write: 3 },
+          cost_usd: 0.75,
+        });
+        expect((await l.getGoal(key))!.counters).toEqual(totals);
+      });
+
+      it('counts every increment from concurrent connections', async () => {
+        await l.upsertGoal(key, { spec: spec(), branch: 'b' });
+        const others = [l, await second(), await second()];
+        await Promise.all(others.flatMap((c) => Array.from({ length: 10 }, () => c.addCounters(key, { iterations: 1, tokens: { input: 2 } }))));
+        expect((await l.getGoal(key))!.counters).toMatchObject({ iterations: 30, tokens: { input: 60 } });
+      });
+
+      it('holds a pause/stop request until it is cleared', async () => {
+        await l.upsertGoal(key, { spec: spec(), branch: 'b' });
+        await l.setControl(key, 'pause');
+        expect((await l.getGoal(key))!.control).toBe('pause');
+        await l.setControl(key, 'stop');
+        expect((await l.getGoal(key))!.control).toBe('stop');
+        await l.setControl(key, null);
+        expect((await l.getGoal(key))!.control).toBeNull();
+      });
+
+      it('merges meta shallowly; a key set to null is removed', async () => {
+        await l.upsertGoal(key, { spec: spec(), branch: 'b' });
+        expect(await l.setMeta(key, { issue: 7, comment: { id: 3 } })).toEqual({ issue: 7, comment: { id: 3 } });
+        expect(await l.setMeta(key, { pr: 12, comment: { id: 4 }, gone: null })).toEqual({ issue: 7, comment: { id: 4 }, pr: 12 });
+        expect(await l.setMeta(key, { issue: null })).toEqual({ comment: { id: 4 }, pr: 12 });
+        expect((await l.getGoal(key))!.meta).toEqual({ comment: { id: 4 }, pr: 12 });
+        await l.upsertGoal(key, { spec: spec(), branch: 'b' });
+        expect((await l.getGoal(key))!.meta).toEqual({ comment: { id: 4 }, pr: 12 });
+      });
+
+      it('keeps every key of concurrent meta patches from several connections', async () => {
+        await l.upsertGoal(key, { spec: spec(), branch: 'b' });
+        const conns = [l, await second(), await second()];
+        await Promise.all(conns.flatMap((c, i) => Array.from({ length: 5 }, (_, n) => c.setMeta(key, { [`k${i}-${n}`]: n }))));
+        expect(Object.keys((await l.getGoal(key))!.meta)).toHaveLength(15);
+      });
+
+      it('a second connection sees the writes (status while a run is going)', async () => {
+        const reader = await second();
+        await l.upsertGoal(key, { spec: spec(), branch: 'b' });
+        await l.setState(key, 'EXECUTING', 'start');
+        expect((await reader.getGoal(key))!.state).toBe('EXECUTING');
+        await reader.setControl(key, 'stop');
+        expect((await l.getGoal(key))!.control).toBe('stop');
+      });
+    });
+
+    it('reopening keeps goals, tasks, attempts, events and counters', async () => {
+      await l.upsertGoal(key, { spec: spec(), branch: 'goal/add-slugify' });
+      await l.updateTask(key, 'a', { status: 'done', attempts: 1, checkpointSha: 'deadbee' });
+      await l.recordAttempt(key, { taskId: 'a', attempt: 1, phase: 'verify', passed: true, exitCode: 0, output: 'ok', durationMs: 3 });
+      await l.setState(key, 'ESCALATED', 'verified', 'b', 'task b failed after 3 attempt(s)');
+      await l.addCounters(key, { iterations: 4, cost_usd: 1.5 });
+      await l.setMeta(key, { issue: 1 });
+      const snapshot = async (x: Ledger) => ({ goal: await x.getGoal(key), tasks: await x.listTasks(key), attempts: await x.listAttempts(key), events: await x.listEvents(key) });
+      const before = await snapshot(l);
+
+      await l.close();
+      l = await openAgain();
+      expect(await snapshot(l)).toEqual(before);
+      expect(before.goal).toMatchObject({ state: 'ESCALATED', stopReason: 'task b failed after 3 attempt(s)', meta: { issue: 1 } });
+    });
+  });
+}

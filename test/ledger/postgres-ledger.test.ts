@@ -1,0 +1,105 @@
+import { execFile } from 'node:child_process';
+import { resolve } from 'node:path';
+import { promisify } from 'node:util';
+import Database from 'better-sqlite3';
+import { describe, expect, it } from 'vitest';
+import { POSTGRES_MIGRATIONS } from '../../src/ledger/postgres/migrations.js';
+import { PostgresLedger } from '../../src/ledger/postgres/postgres-ledger.js';
+import { migrate, SQLITE_MIGRATIONS } from '../../src/ledger/sqlite/migrations.js';
+import { describeLedgerContract, key, spec } from '../helpers/ledger-contract.js';
+import { adminQuery, freshDatabase } from '../helpers/postgres.js';
+
+let contractUrl = '';
+describeLedgerContract(
+  'PostgreSQL',
+  async () => {
+    contractUrl = await freshDatabase({ empty: true });
+    return PostgresLedger.open(contractUrl);
+  },
+  async () => PostgresLedger.open(contractUrl),
+);
+
+const versions = async (url: string) =>
+  (await adminQuery(url, 'SELECT version FROM goal_loop.schema_version ORDER BY version')).rows.map((r: { version: number }) => r.version);
+
+/** Table → sorted column names, for comparing the two schema histories. */
+async function postgresColumns(url: string): Promise<Record<string, string[]>> {
+  const { rows } = await adminQuery(
+    url,
+    `SELECT table_name, column_name FROM information_schema.columns WHERE table_schema = 'goal_loop' AND table_name <> 'schema_version' ORDER BY 1, 2`,
+  );
+  const out: Record<string, string[]> = {};
+  for (const r of rows as Array<{ table_name: string; column_name: string }>) (out[r.table_name] ??= []).push(r.column_name);
+  return out;
+}
+
+function sqliteColumns(): Record<string, string[]> {
+  const db = new Database(':memory:');
+  try {
+    migrate(db);
+    const tables = db.prepare(`SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name`).all() as Array<{ name: string }>;
+    return Object.fromEntries(tables.map(({ name }) => [name, (db.pragma(`table_info(${name})`) as Array<{ name: string }>).map((c) => c.name).sort()]));
+  } finally {
+    db.close();
+  }
+}
+
+describe('PostgresLedger: migrations', () => {
+  it('records each migration in schema_version, and reopening does not migrate again', async () => {
+    const url = await freshDatabase({ empty: true });
+    let l = await PostgresLedger.open(url);
+    await l.upsertGoal(key, { spec: spec(), branch: 'b' });
+    await l.close();
+    expect(await versions(url)).toEqual(POSTGRES_MIGRATIONS.map((_, i) => i + 1));
+    l = await PostgresLedger.open(url);
+    try {
+      expect((await l.listTasks(key)).map((t) => t.taskId)).toEqual(['a', 'b', 'c']);
+    } finally {
+      await l.close();
+    }
+    expect(await versions(url)).toEqual(POSTGRES_MIGRATIONS.map((_, i) => i + 1));
+  });
+
+  it('follows the SQLite history: same versions, tables and columns (the queue table names its pg-boss job)', async () => {
+    expect(POSTGRES_MIGRATIONS.length).toBe(SQLITE_MIGRATIONS.length);
+    const url = await freshDatabase({ empty: true });
+    await (await PostgresLedger.open(url)).close();
+    const expected = sqliteColumns();
+    expected.goal_jobs = [...expected.goal_jobs!.filter((c) => c !== 'id'), 'job_id'].sort();
+    expect(await postgresColumns(url)).toEqual(expected);
+  });
+
+  it('refuses a database written by a newer goal-loop, and leaves its data alone', async () => {
+    const url = await freshDatabase({ empty: true });
+    await adminQuery(
+      url,
+      `CREATE SCHEMA goal_loop;
+       CREATE TABLE goal_loop.schema_version (version INTEGER PRIMARY KEY, applied_at TIMESTAMPTZ NOT NULL DEFAULT now());
+       INSERT INTO goal_loop.schema_version (version) VALUES (${POSTGRES_MIGRATIONS.length + 1});
+       CREATE TABLE goal_loop.future (x TEXT);
+       INSERT INTO goal_loop.future VALUES ('keep me');`,
+    );
+    await expect(PostgresLedger.open(url)).rejects.toThrow(/newer/);
+    expect((await adminQuery(url, 'SELECT x FROM goal_loop.future')).rows).toEqual([{ x: 'keep me' }]);
+    expect((await adminQuery(url, `SELECT to_regclass('goal_loop.goals') AS t`)).rows).toEqual([{ t: null }]);
+    expect(await versions(url)).toEqual([POSTGRES_MIGRATIONS.length + 1]);
+  });
+
+  it('several processes opening an empty database at once all succeed, and it is migrated once', async () => {
+    const url = await freshDatabase({ empty: true });
+    // The built store (global setup compiles dist/): ledger migrations and pg-boss's own schema.
+    const script = `
+      const { openPostgresStore } = await import(${JSON.stringify(resolve('dist/src/ledger/postgres/open-postgres.js'))});
+      const store = await openPostgresStore(process.env.DATABASE_URL);
+      await store.queue.enqueue({ key: { repo: 'r', goalId: 'g-' + process.pid }, mode: 'run', priority: 'P2' });
+      await store.close();
+      console.log('ok');`;
+    const run = promisify(execFile);
+    const results = await Promise.all(
+      [1, 2, 3].map(() => run(process.execPath, ['--input-type=module', '-e', script], { env: { ...process.env, DATABASE_URL: url }, timeout: 60_000 })),
+    );
+    expect(results.map((r) => r.stdout.trim())).toEqual(['ok', 'ok', 'ok']);
+    expect(await versions(url)).toEqual(POSTGRES_MIGRATIONS.map((_, i) => i + 1));
+    expect((await adminQuery(url, 'SELECT count(*)::int AS n FROM goal_loop.goal_jobs')).rows).toEqual([{ n: 3 }]);
+  });
+});
