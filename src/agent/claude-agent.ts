@@ -12,6 +12,7 @@ import { ContextWindow, gatherLedgerFacts, renderLedger, renderTask, textOf, typ
 import { addUsage, ModelError, NO_USAGE, type Model, type ModelResponse, type TextBlock, type ToolResultBlock, type ToolUseBlock } from './model.js';
 import { agentSystemPrompt } from './prompts.js';
 import { Scratchpad } from './scratchpad.js';
+import { isMcpSelector, mcpToolFilter, type ExternalToolSource } from './mcp-tools.js';
 import { toolDefinitions, ToolBox, toolsForTask, type ToolLimits } from './tools.js';
 
 export interface ClaudeAgentOptions {
@@ -32,6 +33,8 @@ export interface ClaudeAgentOptions {
   toolLimits?: Partial<ToolLimits>;
   /** The ripgrep binary for `search` (default `rg`). */
   rgPath?: string;
+  /** Tools of the repo's MCP servers, offered next to the built-in ones. */
+  mcp?: ExternalToolSource;
   logger?: Logger;
 }
 
@@ -48,6 +51,11 @@ class ClaudeAgent implements TaskAgent {
 
   constructor(private readonly opts: ClaudeAgentOptions) {}
 
+  /** Stops the MCP servers started for the goal. */
+  async close(): Promise<void> {
+    await this.opts.mcp?.close();
+  }
+
   async work(input: AgentInput): Promise<AgentOutcome> {
     const { opts } = this;
     const { goal, task, attempt, signal } = input;
@@ -60,7 +68,12 @@ class ClaudeAgent implements TaskAgent {
       await scratch.init();
       const transcript = join(scratch.dir, 'transcript.jsonl');
       const { tools: toolNames, unknown } = toolsForTask(task.mcp_tools);
-      if (unknown.length) log?.warn({ unknown }, 'mcp_tools names no built-in tool (MCP server tools are not wired yet); ignored');
+      const stray = unknown.filter((n) => !isMcpSelector(n));
+      if (stray.length) log?.warn({ unknown: stray }, 'mcp_tools names neither a built-in tool nor an mcp__<server>__<tool>; ignored');
+      await opts.mcp?.prepare(input.workspaceDir, goal.goal_id);
+      const mcpTools = opts.mcp?.definitions(mcpToolFilter(task.mcp_tools)) ?? [];
+      const mcpNames = new Set(mcpTools.map((t) => t.name));
+      const notices = opts.mcp?.notices() ?? [];
       const maxTurns = opts.maxTurns ?? DEFAULT_MAX_TURNS;
       const timeoutS = goal.limits?.task_timeout_s ?? opts.taskTimeoutS ?? DEFAULT_LIMITS.task_timeout_s;
       const protectedPaths = opts.protectedPaths ?? DEFAULT_PROTECTED_PATHS;
@@ -89,15 +102,15 @@ class ClaudeAgent implements TaskAgent {
           task,
           attempt,
           ...(maxAttempts ? { maxAttempts } : {}),
-          tools: toolNames,
+          tools: [...toolNames, ...mcpNames],
           maxTurns,
           ...(input.previousFailure !== undefined ? { previousFailure: input.previousFailure } : {}),
           ...(failureLogId ? { failureLogId } : {}),
-        }),
+        }) + (notices.length ? `\n\n${notices.map((n) => `Note: ${n}`).join('\n')}` : ''),
         opts.window,
       );
       const system: TextBlock[] = [{ type: 'text', text: agentSystemPrompt({ protectedPaths }), cache_control: { type: 'ephemeral' } }];
-      const tools = toolDefinitions(toolNames);
+      const tools = [...toolDefinitions(toolNames), ...mcpTools];
       let thinkingRetried = false;
 
       for (let turn = 1; turn <= maxTurns; turn++) {
@@ -140,7 +153,9 @@ class ClaudeAgent implements TaskAgent {
         for (const call of calls) {
           const out = signal.aborted
             ? { content: 'not run: the attempt was interrupted', isError: true, summary: `${call.name} → not run` }
-            : await toolbox.run(call.name, call.input);
+            : mcpNames.has(call.name)
+              ? await opts.mcp!.call(call.name, call.input, signal)
+              : await toolbox.run(call.name, call.input);
           results.push({ type: 'tool_result', tool_use_id: call.id, content: out.content, ...(out.isError ? { is_error: true } : {}) });
           summaries.push(out.summary);
         }

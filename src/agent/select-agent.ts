@@ -1,6 +1,8 @@
 import type { Logger } from 'pino';
 import { UsageError } from '../cli/errors.js';
 import type { TaskAgent } from '../ports/agent.js';
+import type { McpServerConfig } from '../config/repo-config.js';
+import { McpToolHub } from '../mcp/client/tool-hub.js';
 import type { Sandbox } from '../ports/sandbox.js';
 import { createAnthropicModel } from './anthropic-model.js';
 import { createClaudeAgent, type ClaudeAgentOptions } from './claude-agent.js';
@@ -19,6 +21,10 @@ export interface AgentDeps {
   taskTimeoutS?: number;
   /** Where the agent's scratchpad logs go (default `<workspace>.logs/agent`). */
   scratchDir?: string;
+  /** The repo config's `mcp_servers`: started in the sandbox for the goal, their tools offered to the agent. */
+  mcpServers?: readonly McpServerConfig[];
+  /** Upper bound on an MCP server's life, in minutes (the goal's max_wall_minutes). */
+  maxWallMinutes?: number;
   /** Further agent options (turn limit, window sizes…). */
   agent?: Partial<Omit<ClaudeAgentOptions, 'model' | 'sandbox'>>;
 }
@@ -52,5 +58,8 @@ export function selectAgent(choice: AgentChoice, deps?: AgentDeps, env: NodeJS.P
     ...(deps.protectedPaths ? { protectedPaths: deps.protectedPaths } : {}),
     ...(deps.taskTimeoutS ? { taskTimeoutS: deps.taskTimeoutS } : {}),
     ...(deps.scratchDir ? { scratchDir: deps.scratchDir } : {}),
+    ...(deps.mcpServers?.length
+      ? { mcp: new McpToolHub(deps.mcpServers, { sandbox: deps.sandbox, logger: deps.logger, hostEnv: env, ...(deps.maxWallMinutes ? { lifetimeMs: deps.maxWallMinutes * 60_000 } : {}) }) }
+      : {}),
   });
 }

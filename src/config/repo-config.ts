@@ -10,12 +10,20 @@ const command = z.string().trim().min(1);
 
 export const McpServerSchema = z
   .strictObject({
-    name: z.string().regex(/^[a-z0-9_-]+$/i, 'must match [A-Za-z0-9_-]+').describe('Namespace of the server\'s tools.'),
-    command: command.describe('Program that starts the stdio MCP server, run inside the sandbox.'),
+    name: z
+      .string()
+      .regex(/^[a-z0-9_-]+$/i, 'must match [A-Za-z0-9_-]+')
+      .describe('Namespace of the server\'s tools: the agent sees them as `mcp__<name>__<tool>`.'),
+    command: command.describe('Program that starts the stdio MCP server, run inside the goal\'s sandbox with the workspace as its directory.'),
     args: z.array(z.string()).default([]).describe('Arguments for the command.'),
-    env: z.array(z.string().regex(/^[A-Z_][A-Z0-9_]*$/)).default([]).describe('Names of host variables to pass to the server.'),
+    env: z
+      .array(z.string().regex(/^[A-Z_][A-Z0-9_]*$/, 'must be an environment variable name'))
+      .default([])
+      .describe('Names of host variables to pass to the server; nothing else from the host is passed, and never the bot\'s own credentials.'),
   })
-  .describe('An MCP server whose tools the agent may use.');
+  .describe('A stdio MCP server whose tools the Claude agent may use.');
+
+export type McpServerConfig = z.output<typeof McpServerSchema>;
 
 /** `.github/goal-loop.yml`: every key optional, every key documented. */
 export const RepoConfigSchema = z
@@ -47,7 +55,11 @@ export const RepoConfigSchema = z
       .describe('`bwrap`: the bubblewrap jail (required by default). `process`: an unisolated fallback, warned about on every run.'),
     network: z.enum(['none', 'setup']).default('none').describe('`setup` gives the network to the setup commands only; never to tasks.'),
     model: z.string().trim().min(1).optional().describe('Claude model id for the agent and planner (default: GOAL_LOOP_MODEL or a current Sonnet).'),
-    mcp_servers: z.array(McpServerSchema).default([]).describe('Extra MCP servers whose tools the agent may use.'),
+    mcp_servers: z
+      .array(McpServerSchema)
+      .default([])
+      .refine((servers) => new Set(servers.map((s) => s.name)).size === servers.length, 'server names must be unique')
+      .describe('Stdio MCP servers started in the sandbox for the goal\'s lifetime; the Claude agent gets their tools as `mcp__<name>__<tool>` (a task\'s `mcp_tools` narrows them).'),
   })
   .describe('goal-loop repository configuration (.github/goal-loop.yml).');
 

@@ -8,6 +8,8 @@ import type { Usage } from './ledger.js';
 export interface TaskAgent {
   readonly name: string;
   work(input: AgentInput): Promise<AgentOutcome>;
+  /** Ends what the agent keeps for the goal's lifetime (e.g. its MCP servers); called after the run. */
+  close?(): Promise<void>;
 }
 
 export interface AgentInput {

@@ -65,15 +65,21 @@ export async function runCommand(argv: string[]): Promise<number> {
   };
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
+  let onExit: () => Promise<void> | undefined = () => undefined;
   try {
     const sandbox = await selectSandbox({ mode: config.sandbox, logger });
+    const limits = resolveLimits(configLimits(config), spec.limits);
     const agent = selectAgent(values.agent as AgentChoice, {
       sandbox,
       logger,
       ...(config.model ? { model: config.model } : {}),
       protectedPaths: config.protected_paths,
-      taskTimeoutS: resolveLimits(configLimits(config), spec.limits).task_timeout_s,
+      taskTimeoutS: limits.task_timeout_s,
+      mcpServers: config.mcp_servers,
+      maxWallMinutes: limits.max_wall_minutes,
     });
+    // The agent's MCP servers live as long as this run.
+    onExit = () => agent?.close?.();
     const result = await runGoal({
       repo,
       spec,
@@ -103,6 +109,7 @@ export async function runCommand(argv: string[]): Promise<number> {
     if (values.json) process.stdout.write(`${JSON.stringify(result)}\n`);
     return exitCodeFor(result.status);
   } finally {
+    await onExit()?.catch((err: unknown) => logger.warn({ err }, 'cannot stop the agent\'s MCP servers'));
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
     await ledger.close();
