@@ -4,6 +4,7 @@ import { selectSandbox } from '../src/sandbox/select-sandbox.js';
 import { checkpointOverhead } from './checkpoint-overhead.js';
 import { contextBench } from './context-bench.js';
 import { webhookLatency } from './webhook-latency.js';
+import { workspacePrep } from './workspace-prep.js';
 import { printVerdicts, type Verdict } from './stats.js';
 
 /** `npm run bench`: every benchmark, each with its own baseline measured in the same run. */
@@ -19,6 +20,8 @@ async function main(): Promise<number> {
   verdicts.push(...(await webhookLatency()));
   process.stdout.write('\n');
   verdicts.push(...(await contextBench()));
+  process.stdout.write('\n');
+  verdicts.push(...(await workspacePrep()));
   process.stdout.write('\nsummary\n');
   printVerdicts(verdicts);
   return verdicts.every((v) => v.pass) ? 0 : 1;
