@@ -20,8 +20,8 @@ interface RequestRow {
   not_before: string;
 }
 
-/** pg-boss hands out the highest number first: P0 → 0, P3 → -3 (anything else ranks as P2). */
-export const bossPriority = (priority: string): number => -Number(/^P(\d)$/.exec(priority)?.[1] ?? 2);
+/** pg-boss hands out the highest number first: P0 → 9 … P9 → 0 (anything else ranks as P2). */
+export const bossPriority = (priority: string): number => 9 - Number(/^P(\d)$/.exec(priority)?.[1] ?? 2);
 
 /** Lets pg-boss run its statements on our connection, inside our transaction. */
 const onClient = (client: pg.PoolClient): PgBoss.Db => ({ executeSql: (text, values) => client.query(text, values) });

@@ -108,37 +108,45 @@ const MIGRATION_LOCK = `hashtextextended('${LEDGER_SCHEMA}.migrate', 0)`;
  */
 export async function migratePostgres(pool: pg.Pool): Promise<number> {
   const client = await pool.connect();
+  let failure: Error | undefined;
   try {
     await client.query(`SELECT pg_advisory_lock(${MIGRATION_LOCK})`);
     try {
-      await client.query(
-        `CREATE SCHEMA IF NOT EXISTS ${LEDGER_SCHEMA};
-         CREATE TABLE IF NOT EXISTS ${LEDGER_SCHEMA}.schema_version (
-           version INTEGER PRIMARY KEY,
-           applied_at TIMESTAMPTZ NOT NULL DEFAULT clock_timestamp()
-         )`,
-      );
-      const { rows } = await client.query<{ v: number }>(`SELECT COALESCE(max(version), 0) AS v FROM ${LEDGER_SCHEMA}.schema_version`);
-      const current = rows[0]!.v;
-      if (current > POSTGRES_MIGRATIONS.length) {
-        throw new Error(`ledger schema version ${current} is newer than this goal-loop (${POSTGRES_MIGRATIONS.length}); upgrade goal-loop`);
-      }
-      for (let v = current; v < POSTGRES_MIGRATIONS.length; v++) {
-        await client.query('BEGIN');
-        try {
-          await client.query(POSTGRES_MIGRATIONS[v]!);
-          await client.query(`INSERT INTO ${LEDGER_SCHEMA}.schema_version (version) VALUES ($1)`, [v + 1]);
-          await client.query('COMMIT');
-        } catch (err) {
-          await client.query('ROLLBACK');
-          throw err;
-        }
-      }
-      return POSTGRES_MIGRATIONS.length;
+      return await applyPending(client);
     } finally {
       await client.query(`SELECT pg_advisory_unlock(${MIGRATION_LOCK})`);
     }
+  } catch (err) {
+    failure = err as Error;
+    throw err;
   } finally {
-    client.release();
+    client.release(failure); // a failed connection is dropped, never pooled with the lock held
   }
+}
+
+async function applyPending(client: pg.PoolClient): Promise<number> {
+  await client.query(
+    `CREATE SCHEMA IF NOT EXISTS ${LEDGER_SCHEMA};
+     CREATE TABLE IF NOT EXISTS ${LEDGER_SCHEMA}.schema_version (
+       version INTEGER PRIMARY KEY,
+       applied_at TIMESTAMPTZ NOT NULL DEFAULT clock_timestamp()
+     )`,
+  );
+  const { rows } = await client.query<{ v: number }>(`SELECT COALESCE(max(version), 0) AS v FROM ${LEDGER_SCHEMA}.schema_version`);
+  const current = rows[0]!.v;
+  if (current > POSTGRES_MIGRATIONS.length) {
+    throw new Error(`ledger schema version ${current} is newer than this goal-loop (${POSTGRES_MIGRATIONS.length}); upgrade goal-loop`);
+  }
+  for (let v = current; v < POSTGRES_MIGRATIONS.length; v++) {
+    await client.query('BEGIN');
+    try {
+      await client.query(POSTGRES_MIGRATIONS[v]!);
+      await client.query(`INSERT INTO ${LEDGER_SCHEMA}.schema_version (version) VALUES ($1)`, [v + 1]);
+      await client.query('COMMIT');
+    } catch (err) {
+      await client.query('ROLLBACK');
+      throw err;
+    }
+  }
+  return POSTGRES_MIGRATIONS.length;
 }

@@ -27,8 +27,11 @@ const types: pg.CustomTypesConfig = {
   }) as pg.CustomTypesConfig['getTypeParser'],
 };
 
-/** A pool on `url` whose connections resolve unqualified names in the ledger's schema. */
-export function createPool(url: string, max = 10): pg.Pool {
+/**
+ * A pool on `url` whose connections resolve unqualified names in the ledger's schema. Small by
+ * default: every serve/worker process holds one, and statements are short.
+ */
+export function createPool(url: string, max = 5): pg.Pool {
   const pool = new pg.Pool({
     connectionString: url,
     max,
