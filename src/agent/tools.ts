@@ -336,11 +336,12 @@ export class ToolBox {
   }
 }
 
-function failure(label: string, message: string): ToolOutcome {
+/** A tool call that failed, as the model sees it. */
+export function failure(label: string, message: string): ToolOutcome {
   return { content: message, isError: true, summary: `${label} → error: ${firstLine(message)}` };
 }
 
-function firstLine(text: string, max = 120): string {
+export function firstLine(text: string, max = 120): string {
   const line = text.split('\n')[0] ?? '';
   return line.length > max ? `${line.slice(0, max)}…` : line;
 }

@@ -2,20 +2,9 @@ import { existsSync, readFileSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { createSampleRepo } from '../../src/demo/sample-repo.js';
 import { checkpointCommits, git } from '../helpers/git.js';
 import { connectGoalLoop } from '../helpers/mcp-client.js';
-import { tempDir } from '../helpers/temp.js';
-
-/** A sample repository, a ledger and workspaces in a temp dir, and a repo config file. */
-export async function mcpProject(config = 'sandbox: process\n') {
-  const root = await tempDir();
-  const repo = await createSampleRepo(join(root, 'sample'));
-  const configFile = join(root, 'goal-loop.yml');
-  await writeFile(configFile, config);
-  const env = { GOAL_LOOP_DB: join(root, 'ledger.db'), GOAL_LOOP_WORKSPACES: join(root, 'workspaces') };
-  return { root, repo, configFile, env, args: ['--repo', repo.bare, '--config', configFile] };
-}
+import { mcpProject } from '../helpers/mcp-project.js';
 
 const GOAL = `goal_id: mcp-e2e
 objective: Three tasks driven by an external agent

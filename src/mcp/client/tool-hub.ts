@@ -3,7 +3,7 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { Logger } from 'pino';
 import { MCP_PREFIX, type ExternalToolSource } from '../../agent/mcp-tools.js';
 import type { ToolDefinition } from '../../agent/model.js';
-import type { ToolOutcome } from '../../agent/tools.js';
+import { failure, firstLine, type ToolOutcome } from '../../agent/tools.js';
 import type { McpServerConfig } from '../../config/repo-config.js';
 import type { Sandbox } from '../../ports/sandbox.js';
 import { McpServerConnection, McpToolError } from './server-connection.js';
@@ -142,13 +142,4 @@ export class McpToolHub implements ExternalToolSource {
     const isError = result.isError === true;
     return { content: text, isError, summary: `${label} → ${isError ? 'error: ' : ''}${firstLine(text)}` };
   }
-}
-
-function failure(label: string, message: string): ToolOutcome {
-  return { content: message, isError: true, summary: `${label} → error: ${firstLine(message)}` };
-}
-
-function firstLine(text: string, max = 120): string {
-  const line = text.split('\n')[0] ?? '';
-  return line.length > max ? `${line.slice(0, max)}…` : line;
 }
