@@ -71,7 +71,6 @@ export class PgBossWorkQueue implements WorkQueue {
   }
 
   async enqueue(job: GoalJob, opts: { delayMs?: number } = {}): Promise<void> {
-    const { repo, goalId } = job.key;
     await withTransaction(this.pool, async (c) => {
       // xmax = 0 only on a freshly inserted row: the first request for this goal.
       const { rows } = await c.query<RequestRow & { created: boolean }>(
@@ -82,22 +81,34 @@ export class PgBossWorkQueue implements WorkQueue {
            priority = LEAST(r.priority, excluded.priority),
            not_before = LEAST(r.not_before, excluded.not_before)
          RETURNING *, xmax = 0 AS created`,
-        [repo, goalId, job.mode, job.priority, Math.max(0, opts.delayMs ?? 0), MODES_BY_RANK],
+        [job.key.repo, job.key.goalId, job.mode, job.priority, Math.max(0, opts.delayMs ?? 0), MODES_BY_RANK],
       );
       const req = rows[0]!;
-      const priority = bossPriority(req.priority);
-      if (req.created) {
-        const sent = await this.boss.send(QUEUE, { repo, goalId }, { id: req.job_id, priority, startAfter: req.not_before, db: onClient(c) });
-        if (!sent) throw new Error(`queue: pg-boss refused the job for ${goalId} (is its queue "${QUEUE}" missing?)`);
-        return;
-      }
+      if (req.created) return this.send(c, req);
       // A job being claimed right now is locked: skip it, the claimer returns the merged row.
-      await c.query(
+      const moved = await c.query(
         `UPDATE ${PGBOSS_SCHEMA}.job SET priority = $3, start_after = $4
          WHERE name = $1 AND id = (SELECT id FROM ${PGBOSS_SCHEMA}.job WHERE name = $1 AND id = $2 AND state = 'created' FOR UPDATE SKIP LOCKED)`,
-        [QUEUE, req.job_id, priority, req.not_before],
+        [QUEUE, req.job_id, bossPriority(req.priority), req.not_before],
       );
+      if (moved.rowCount === 0 && !(await this.jobIsLive(c, req.job_id))) {
+        // Its job vanished (pg-boss storage cleared by hand): the request gets a new one.
+        const fresh = await c.query<{ job_id: string }>('UPDATE goal_jobs SET job_id = gen_random_uuid() WHERE job_id = $1 RETURNING job_id', [req.job_id]);
+        await this.send(c, { ...req, job_id: fresh.rows[0]!.job_id });
+      }
     });
+  }
+
+  private async send(c: pg.PoolClient, req: RequestRow): Promise<void> {
+    const data = { repo: req.repo, goalId: req.goal_id };
+    const sent = await this.boss.send(QUEUE, data, { id: req.job_id, priority: bossPriority(req.priority), startAfter: req.not_before, db: onClient(c) });
+    if (!sent) throw new Error(`queue: pg-boss refused the job for ${req.goal_id} (is its queue "${QUEUE}" missing?)`);
+  }
+
+  /** True while pg-boss may still hand the job out (a claim in progress holds it locked, unseen). */
+  private async jobIsLive(c: pg.PoolClient, id: string): Promise<boolean> {
+    const { rowCount } = await c.query(`SELECT 1 FROM ${PGBOSS_SCHEMA}.job WHERE name = $1 AND id = $2 AND state IN ('created', 'retry', 'active')`, [QUEUE, id]);
+    return rowCount === 1;
   }
 
   async claim(): Promise<QueuedJob | undefined> {

@@ -90,6 +90,16 @@ describe('PgBossWorkQueue (beyond the store contract)', () => {
     expect(await bossJobs(url)).toEqual({ cancelled: 1, completed: 2 });
   });
 
+  it('gives a request whose pg-boss job vanished a new job on the next enqueue', async () => {
+    const s = await store(true);
+    await s.queue.enqueue({ key: goal(1), mode: 'run', priority: 'P1' });
+    await adminQuery(url, `DELETE FROM pgboss.job WHERE name = 'goal-work'`);
+    expect(await s.queue.claim()).toBeUndefined();
+    await s.queue.enqueue({ key: goal(1), mode: 'run', priority: 'P1' });
+    expect(await bossJobs(url)).toEqual({ created: 1 });
+    expect((await s.queue.claim())?.key).toEqual(goal(1));
+  });
+
   it('an enqueue does not wait for a claim in progress, and the claim hands out the merged request', async () => {
     const s = await store(true);
     await s.queue.enqueue({ key: goal(1), mode: 'status', priority: 'P3' });

@@ -232,7 +232,7 @@ export class PostgresLedger implements Ledger {
   }
 
   async close(): Promise<void> {
-    await this.pool.end();
+    if (!this.pool.ended) await this.pool.end();
   }
 
   private async goalRow(db: pg.Pool | pg.PoolClient, key: GoalKey, lock = ''): Promise<GoalRow | undefined> {
