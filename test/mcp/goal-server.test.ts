@@ -133,4 +133,19 @@ describe('goal-loop mcp driven by a real MCP client', () => {
     expect(existsSync(join(again.workspace, 'version.txt'))).toBe(false);
     expect(readFileSync(join(again.workspace, 'notes.txt'), 'utf8')).toBe('n\n');
   });
+
+  it('reports progress during a long verification, so a client with a short timeout keeps waiting', async () => {
+    const p = await mcpProject();
+    const c = await connectGoalLoop({ env: p.env, args: p.args });
+    await c.ok('goal_start', { spec: 'goal_id: slow\nobjective: x\ntasks:\n  - { id: t, title: T, verification: "sleep 15" }\n' });
+    const ticks: number[] = [];
+    const r = await c.client.callTool({ name: 'task_complete', arguments: { task_id: 't' } }, undefined, {
+      timeout: 11_000,
+      resetTimeoutOnProgress: true,
+      onprogress: (p) => ticks.push(p.progress),
+    });
+    expect(r.isError).toBeFalsy();
+    expect(JSON.parse((r.content as Array<{ text: string }>)[0]!.text).completed.decision).toBe('CHECKPOINTED');
+    expect(ticks).toEqual([1]);
+  });
 });

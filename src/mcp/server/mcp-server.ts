@@ -1,5 +1,6 @@
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js';
+import type { CallToolResult, ServerNotification, ServerRequest } from '@modelcontextprotocol/sdk/types.js';
 import type { Logger } from 'pino';
 import { z } from 'zod';
 import { UsageError } from '../../cli/errors.js';
@@ -166,15 +167,30 @@ export function createGoalLoopMcpServer(opts: SessionsOptions & { version: strin
   return { server, sessions };
 }
 
+/** How often a long call (setup, verification) reports progress, so clients keep waiting. */
+const PROGRESS_EVERY_MS = 10_000;
+
 /** A tool handler: its value becomes JSON text; a driver's mistake becomes a tool error, never a crash. */
 function wrap(logger: Logger) {
   return <A>(handler: (args: A) => Promise<unknown>) =>
-    async (args: A): Promise<CallToolResult> => {
+    async (args: A, extra: RequestHandlerExtra<ServerRequest, ServerNotification>): Promise<CallToolResult> => {
+      const token = extra._meta?.progressToken;
+      let ticks = 0;
+      const progress =
+        token === undefined
+          ? undefined
+          : setInterval(() => {
+              ticks += 1;
+              const params = { progressToken: token, progress: ticks, message: 'the loop is working (setup, verification or checkpoint)' };
+              extra.sendNotification({ method: 'notifications/progress', params }).catch(() => undefined);
+            }, PROGRESS_EVERY_MS);
       try {
         const value = await handler(args);
         return { content: [{ type: 'text', text: typeof value === 'string' ? value : JSON.stringify(value, null, 2) }] };
       } catch (err) {
         return { isError: true, content: [{ type: 'text', text: errorText(err, logger) }] };
+      } finally {
+        clearInterval(progress);
       }
     };
 }
