@@ -2,9 +2,14 @@
 import { EXIT } from '../loop/result.js';
 import { main } from './cli.js';
 
-main(process.argv.slice(2)).then(
+// Services exit once their orderly shutdown is done, whatever client timers are still armed.
+const SERVICES = new Set(['serve', 'worker']);
+const argv = process.argv.slice(2);
+
+main(argv).then(
   (code) => {
     process.exitCode = code;
+    if (SERVICES.has(argv[0] ?? '')) process.exit(code);
   },
   (err: unknown) => {
     process.stderr.write(`goal-loop: ${String(err)}\n`);

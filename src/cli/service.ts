@@ -8,10 +8,15 @@ export function sandboxForConfig(logger: Logger): (config: RepoConfig) => Promis
   return (config) => selectSandbox({ mode: config.sandbox, logger });
 }
 
-/** Resolves on the first SIGTERM or SIGINT. */
+/** Resolves on the first SIGTERM or SIGINT; keeps the process alive until then. */
 export function untilSignal(): Promise<void> {
+  // The worker pool's timers do not hold the process open (so embedding it never blocks an exit).
+  const keepAlive = setInterval(() => undefined, 1 << 30);
   return new Promise<void>((resolve) => {
-    const stop = () => resolve();
+    const stop = () => {
+      clearInterval(keepAlive);
+      resolve();
+    };
     process.once('SIGTERM', stop);
     process.once('SIGINT', stop);
   });

@@ -3,10 +3,10 @@ import type { Logger } from 'pino';
 import { createNodeMiddleware, createProbot, type Probot } from 'probot';
 import type { RepoConfig } from '../config/repo-config.js';
 import { claudeHooks } from '../github/claude-hooks.js';
-import { GoalLoopOctokit } from '../github/octokit.js';
 import { createRuntime, type GoalLoopRuntime } from '../github/runtime.js';
 import type { Store } from '../ledger/open-ledger.js';
 import type { Sandbox } from '../ports/sandbox.js';
+import { pick, serviceSettings } from './settings.js';
 
 export const DEFAULT_WEBHOOK_PATH = '/api/github/webhooks';
 
@@ -43,7 +43,9 @@ export interface RunningServer {
  */
 export async function startServer(opts: ServeOptions): Promise<RunningServer> {
   const env = opts.env ?? process.env;
-  const probot = createProbot({ env, ...opts.probotOverrides, overrides: { Octokit: GoalLoopOctokit, ...opts.probotOverrides?.overrides } });
+  const settings = serviceSettings(env);
+  const probot = createProbot({ env, ...opts.probotOverrides, overrides: { Octokit: settings.Octokit, ...opts.probotOverrides?.overrides } });
+  await probot.ready(); // Probot 14 builds its logger and auth asynchronously
   const log = probot.log.child({ name: 'goal-loop' });
   const runtime = createRuntime({
     probot,
@@ -52,10 +54,10 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
     logger: log,
     workspaceRoot: opts.workspaceRoot,
     sandboxFor: opts.sandboxFor,
-    concurrency: opts.concurrency ?? concurrencyFrom(env),
-    ...(opts.leaseMs ? { leaseMs: opts.leaseMs } : {}),
-    ...(opts.pollMs ? { pollMs: opts.pollMs } : {}),
-    ...(opts.minUpdateIntervalMs !== undefined ? { minUpdateIntervalMs: opts.minUpdateIntervalMs } : {}),
+    concurrency: opts.concurrency ?? settings.concurrency,
+    ...pick(opts.leaseMs ?? settings.leaseMs, (leaseMs) => ({ leaseMs })),
+    ...pick(opts.pollMs ?? settings.pollMs, (pollMs) => ({ pollMs })),
+    ...pick(opts.minUpdateIntervalMs ?? settings.minUpdateIntervalMs, (minUpdateIntervalMs) => ({ minUpdateIntervalMs })),
     ...(opts.controlPollMs !== undefined ? { controlPollMs: opts.controlPollMs } : {}),
     claude: claudeHooks(env, log),
   });
@@ -105,8 +107,3 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
   };
 }
 
-/** GOAL_LOOP_CONCURRENCY: goals one process works at once (default 2). */
-export function concurrencyFrom(env: NodeJS.ProcessEnv): number {
-  const n = Number.parseInt(env.GOAL_LOOP_CONCURRENCY ?? '', 10);
-  return Number.isFinite(n) && n > 0 ? n : 2;
-}

@@ -2,11 +2,10 @@ import type { Logger } from 'pino';
 import { createProbot } from 'probot';
 import type { RepoConfig } from '../config/repo-config.js';
 import { claudeHooks } from '../github/claude-hooks.js';
-import { GoalLoopOctokit } from '../github/octokit.js';
 import { createRuntime, type GoalLoopRuntime } from '../github/runtime.js';
 import type { Store } from '../ledger/open-ledger.js';
 import type { Sandbox } from '../ports/sandbox.js';
-import { concurrencyFrom } from './serve.js';
+import { pick, serviceSettings } from './settings.js';
 
 export interface WorkerOptions {
   store: Pick<Store, 'ledger' | 'queue'>;
@@ -36,7 +35,9 @@ export interface RunningWorker {
  */
 export async function startWorker(opts: WorkerOptions): Promise<RunningWorker> {
   const env = opts.env ?? process.env;
-  const probot = createProbot({ env, ...opts.probotOverrides, overrides: { Octokit: GoalLoopOctokit, ...opts.probotOverrides?.overrides } });
+  const settings = serviceSettings(env);
+  const probot = createProbot({ env, ...opts.probotOverrides, overrides: { Octokit: settings.Octokit, ...opts.probotOverrides?.overrides } });
+  await probot.ready(); // Probot 14 builds its logger and auth asynchronously
   const log = probot.log.child({ name: 'goal-loop-worker' });
   const runtime = createRuntime({
     probot,
@@ -45,16 +46,16 @@ export async function startWorker(opts: WorkerOptions): Promise<RunningWorker> {
     logger: log,
     workspaceRoot: opts.workspaceRoot,
     sandboxFor: opts.sandboxFor,
-    concurrency: opts.concurrency ?? concurrencyFrom(env),
+    concurrency: opts.concurrency ?? settings.concurrency,
     ...(opts.workerId ? { workerId: opts.workerId } : {}),
-    ...(opts.leaseMs ? { leaseMs: opts.leaseMs } : {}),
-    ...(opts.pollMs ? { pollMs: opts.pollMs } : {}),
-    ...(opts.minUpdateIntervalMs !== undefined ? { minUpdateIntervalMs: opts.minUpdateIntervalMs } : {}),
+    ...pick(opts.leaseMs ?? settings.leaseMs, (leaseMs) => ({ leaseMs })),
+    ...pick(opts.pollMs ?? settings.pollMs, (pollMs) => ({ pollMs })),
+    ...pick(opts.minUpdateIntervalMs ?? settings.minUpdateIntervalMs, (minUpdateIntervalMs) => ({ minUpdateIntervalMs })),
     ...(opts.controlPollMs !== undefined ? { controlPollMs: opts.controlPollMs } : {}),
     claude: claudeHooks(env, log),
   });
   const workerId = runtime.pool!.workerId;
   const resumed = await runtime.resumeInterrupted();
-  log.info({ workerId, resumed, concurrency: opts.concurrency ?? concurrencyFrom(env) }, 'goal-loop worker is running');
+  log.info({ workerId, resumed, concurrency: opts.concurrency ?? settings.concurrency }, 'goal-loop worker is running');
   return { runtime, log, workerId, close: (graceMs) => runtime.close(graceMs) };
 }

@@ -34,7 +34,6 @@ export async function serveCommand(argv: string[]): Promise<number> {
       workspaceRoot: workspaceRoot(env),
       sandboxFor: sandboxForConfig(logger),
       env,
-      ...leaseSettings(env),
     });
     await untilSignal();
     running.log.info('shutting down: no new work; running goals get 10 s, then another worker (or the next start) resumes them');
@@ -45,13 +44,3 @@ export async function serveCommand(argv: string[]): Promise<number> {
   }
 }
 
-/** GOAL_LOOP_LEASE_MS / GOAL_LOOP_POLL_MS: lease time to live and queue poll interval (tuning, tests). */
-export function leaseSettings(env: NodeJS.ProcessEnv): { leaseMs?: number; pollMs?: number } {
-  const num = (v: string | undefined) => {
-    const n = Number.parseInt(v ?? '', 10);
-    return Number.isFinite(n) && n > 0 ? n : undefined;
-  };
-  const leaseMs = num(env.GOAL_LOOP_LEASE_MS);
-  const pollMs = num(env.GOAL_LOOP_POLL_MS);
-  return { ...(leaseMs ? { leaseMs } : {}), ...(pollMs ? { pollMs } : {}) };
-}

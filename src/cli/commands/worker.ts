@@ -5,7 +5,6 @@ import { startWorker } from '../../server/work.js';
 import { UsageError } from '../errors.js';
 import { sandboxForConfig, untilSignal } from '../service.js';
 import { workspaceRoot } from '../paths.js';
-import { leaseSettings } from './serve.js';
 
 export const WORKER_USAGE = `goal-loop worker [--concurrency N]
 
@@ -34,7 +33,6 @@ export async function workerCommand(argv: string[]): Promise<number> {
       sandboxFor: sandboxForConfig(logger),
       env,
       ...(concurrency ? { concurrency } : {}),
-      ...leaseSettings(env),
     });
     await untilSignal();
     worker.log.info('shutting down: no new work; running goals get 10 s, then another worker resumes them');

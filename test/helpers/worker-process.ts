@@ -1,0 +1,75 @@
+import type { ChildProcess } from 'node:child_process';
+import { createRuntime, type GoalLoopRuntime } from '../../src/github/runtime.js';
+import type { Store } from '../../src/ledger/open-ledger.js';
+import type { GoalKey, GoalRecord } from '../../src/ports/ledger.js';
+import { ProcessSandbox } from '../../src/sandbox/process-sandbox.js';
+import { startCli, type CliResult } from './cli.js';
+import type { GitHubBridge } from './github-bridge.js';
+import { privateKey, silent, testProbot } from './github-app-harness.js';
+import { toEvent, type WebhookEventName } from './webhook-payloads.js';
+
+export interface WorkerProcess {
+  child: ChildProcess;
+  done: Promise<CliResult>;
+  kill(signal?: NodeJS.Signals): Promise<CliResult>;
+}
+
+/** A real `goal-loop worker` process acting as the app, reaching the fake GitHub through the bridge. */
+export function startWorkerProcess(o: { bridge: GitHubBridge; store: Record<string, string>; workspaces: string; env?: Record<string, string> }): WorkerProcess {
+  const { child, done } = startCli(['worker'], {
+    APP_ID: '1',
+    PRIVATE_KEY: privateKey(),
+    ...o.bridge.env,
+    ...o.store,
+    GOAL_LOOP_WORKSPACES: o.workspaces,
+    GOAL_LOOP_LEASE_MS: '1000',
+    GOAL_LOOP_POLL_MS: '50',
+    GOAL_LOOP_CONCURRENCY: '1',
+    GOAL_LOOP_STATUS_INTERVAL_MS: '0',
+    GOAL_LOOP_GITHUB_WRITE_INTERVAL_MS: '0',
+    LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'warn',
+    ...o.env,
+  });
+  return {
+    child,
+    done,
+    async kill(signal = 'SIGKILL') {
+      if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+      return done;
+    },
+  };
+}
+
+/** The webhook side (`serve` in scale-out): an in-process intake on the shared store. */
+export async function webhookSide(store: Store): Promise<{ runtime: GoalLoopRuntime; deliver(name: WebhookEventName, payload: object, id?: string): Promise<void> }> {
+  const probot = testProbot();
+  const runtime = createRuntime({ probot, store, role: 'webhooks', logger: silent, workspaceRoot: '/nonexistent', sandboxFor: async () => new ProcessSandbox() });
+  await probot.load(runtime.appFn);
+  return {
+    runtime,
+    async deliver(name, payload, id) {
+      await probot.receive(toEvent(name, payload, id));
+      await runtime.idle();
+    },
+  };
+}
+
+/** Polls the ledger until the goal reaches a state in `states` (or throws after `ms`). */
+export async function waitForGoal(store: Store, key: GoalKey, states: string[], ms = 60_000): Promise<GoalRecord> {
+  const end = Date.now() + ms;
+  for (;;) {
+    const goal = await store.ledger.getGoal(key);
+    if (goal && states.includes(goal.state)) return goal;
+    if (Date.now() > end) throw new Error(`goal ${key.goalId} did not reach ${states.join('/')} (now ${goal?.state ?? 'absent'})`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+/** Polls until `check` is true (or throws after `ms`). */
+export async function waitUntil(check: () => boolean | Promise<boolean>, what: string, ms = 30_000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!(await check())) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}

@@ -1,0 +1,108 @@
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it, onTestFinished } from 'vitest';
+import { createSampleRepo } from '../../src/demo/sample-repo.js';
+import { STATUS_MARKER } from '../../src/github/status-comment.js';
+import { openSqliteStore } from '../../src/ledger/open-ledger.js';
+import { fakeGitHub } from '../helpers/fake-github.js';
+import { githubBridge } from '../helpers/github-bridge.js';
+import { goalBlock, INSTALLATION, OWNER, REPO } from '../helpers/github-app-harness.js';
+import { checkpointCommits } from '../helpers/git.js';
+import { tempDir } from '../helpers/temp.js';
+import { issuesLabeled } from '../helpers/webhook-payloads.js';
+import { startWorkerProcess, waitForGoal, waitUntil, webhookSide } from '../helpers/worker-process.js';
+
+const BODY = goalBlock(`
+objective: Four steps that survive crashes
+tasks:
+  - { id: t1, title: One, run: "echo 1 > t1", verification: "test -f t1" }
+  - { id: t2, title: Two, run: "touch started-t2; sleep 1; echo 2 > t2", verification: "test -f t2", dependencies: [t1] }
+  - { id: t3, title: Three, run: "echo 3 > t3", verification: "test -f t3", dependencies: [t2] }
+  - { id: t4, title: Four, run: "echo 4 > t4", verification: "test -f t4", dependencies: [t3] }
+`);
+const ISSUE = { number: 31, title: 'Crash me', body: BODY, user: 'alice', labels: ['goal'] };
+const BRANCH = 'goal/31-crash-me';
+const KEY = { repo: `${OWNER}/${REPO}`, goalId: '31' };
+
+async function scene() {
+  const root = await tempDir();
+  const repo = await createSampleRepo(join(root, 'sample'));
+  const fake = fakeGitHub({ owner: OWNER, repo: REPO, installationId: INSTALLATION, collaborators: { alice: 'write' }, issues: [ISSUE], strictAuth: true });
+  fake.setFile('.github/goal-loop.yml', 'sandbox: process\n');
+  const bridge = await githubBridge();
+  const dbPath = join(root, 'ledger.db');
+  const store = openSqliteStore(dbPath);
+  const workers: Array<ReturnType<typeof startWorkerProcess>> = [];
+  onTestFinished(async () => {
+    const ends = await Promise.all(workers.map((w) => w.kill()));
+    if (process.env.DEBUG_WORKERS) for (const e of ends) console.log(e.stdout, e.stderr);
+    await bridge.close();
+    await store.close();
+    fake.stop();
+  });
+  const webhooks = await webhookSide(store);
+  const workspaces = join(root, 'workspaces');
+  return {
+    root,
+    repo,
+    fake,
+    bridge,
+    store,
+    workspaces,
+    worker(env: Record<string, string> = {}) {
+      const w = startWorkerProcess({ bridge, store: { GOAL_LOOP_DB: dbPath }, workspaces, env });
+      workers.push(w);
+      return w;
+    },
+    label: () => webhooks.deliver('issues', issuesLabeled({ owner: OWNER, repo: REPO, installationId: INSTALLATION, cloneUrl: repo.bare, sender: 'alice', issue: ISSUE, label: 'goal' })),
+  };
+}
+
+type Scene = Awaited<ReturnType<typeof scene>>;
+
+/** A fresh worker finishes the goal; then everything happened exactly once. */
+async function finishesExactlyOnce(s: Scene): Promise<void> {
+  const second = s.worker();
+  await waitForGoal(s.store, KEY, ["LOOP_COMPLETE"], 50_000);
+  await second.kill('SIGTERM');
+  expect(checkpointCommits(s.repo.bare, BRANCH).map((c) => c.task)).toEqual(['t1', 't2', 't3', 't4']);
+  expect(s.fake.commentsOn(31).filter((c) => c.body.includes(STATUS_MARKER))).toHaveLength(1);
+  expect(s.fake.pulls).toHaveLength(1);
+  expect(s.fake.pulls[0]!.head).toBe(BRANCH);
+  expect(s.fake.violations).toEqual([]);
+  expect(s.fake.unhandled).toEqual([]);
+}
+
+describe('goal-loop worker processes: SIGKILL at the worst moments, then a new worker', () => {
+  it('during a task: the new worker redoes only that task', async () => {
+    const s = await scene();
+    const first = s.worker();
+    await s.label();
+    const started = () => existsSync(join(s.workspaces, `${OWNER}-${REPO}`, '31', 'started-t2'));
+    await waitUntil(started, 'task t2 to start');
+    expect((await first.kill()).signal).toBe('SIGKILL');
+    expect(checkpointCommits(s.repo.bare, BRANCH).map((c) => c.task)).toEqual(['t1']);
+    await finishesExactlyOnce(s);
+  });
+
+  it('between a commit and its push: the unpushed commit is not a checkpoint and is not duplicated', async () => {
+    const s = await scene();
+    const first = s.worker({ GOAL_LOOP_CRASH_AT: 'checkpoint-committed' });
+    await s.label();
+    const r = await first.done;
+    expect(r.signal, r.stderr).toBe('SIGKILL');
+    expect(checkpointCommits(s.repo.bare, BRANCH)).toEqual([]);
+    await finishesExactlyOnce(s);
+  });
+
+  it('during a status update: GitHub made the comment, the worker died before it heard back', async () => {
+    const s = await scene();
+    const held = s.bridge.holdResponse((r) => r.method === 'POST' && /\/issues\/31\/comments$/.test(r.path) && r.body.includes('goal-loop:status'));
+    const first = s.worker();
+    await s.label();
+    await held;
+    expect((await first.kill()).signal).toBe('SIGKILL');
+    expect(s.fake.commentsOn(31).filter((c) => c.body.includes(STATUS_MARKER))).toHaveLength(1);
+    await finishesExactlyOnce(s);
+  });
+});
