@@ -1,11 +1,17 @@
 import { defineConfig } from 'vitest/config';
 
+/** The GitHub App's integration suites, which run once per store. */
+const INTEGRATION = ['test/github/**/*.test.ts', 'test/server/**/*.test.ts'];
+
 export default defineConfig({
   test: {
-    include: ['test/**/*.test.ts'],
     globalSetup: ['test/global-setup.ts'],
     testTimeout: 60_000,
     hookTimeout: 60_000,
     pool: 'forks',
+    projects: [
+      { extends: true, test: { name: 'sqlite', include: ['test/**/*.test.ts'] } },
+      { extends: true, test: { name: 'postgres', include: INTEGRATION, env: { GOAL_LOOP_TEST_STORE: 'postgres' } } },
+    ],
   },
 });

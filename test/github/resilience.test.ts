@@ -31,11 +31,14 @@ class DyingSandbox implements Sandbox {
 }
 
 describe('GitHub App: redeliveries, restarts, flaky GitHub', () => {
-  it('handles a webhook delivered twice only once', async () => {
+  it('handles a webhook redelivered three times only once, even while the first is being worked', async () => {
     const h = await appHarness({ issues: [ISSUE] });
     const payload = issuesLabeled({ ...h.repoSpec, issue: ISSUE, label: 'goal' });
+    await h.probot.receive({ id: 'delivery-1', name: 'issues', payload } as never);
     await h.deliver('issues', payload, 'delivery-1');
     await h.deliver('issues', payload, 'delivery-1');
+    await h.deliver('issues', payload, 'delivery-1');
+    expect(await h.ledger.listGoals()).toHaveLength(1);
     expect(checkpointCommits(h.repo.bare, BRANCH)).toHaveLength(3);
     expect(statusComments(h)).toHaveLength(1);
     expect(h.fake.pulls).toHaveLength(1);

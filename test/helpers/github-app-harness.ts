@@ -7,12 +7,13 @@ import { createSampleRepo, type SampleRepo } from '../../src/demo/sample-repo.js
 import { claudeHooks } from '../../src/github/claude-hooks.js';
 import { goalLoopOctokit } from '../../src/github/octokit.js';
 import { createRuntime, type GoalLoopRuntime } from '../../src/github/runtime.js';
-import { openSqliteStore, type Store } from '../../src/ledger/open-ledger.js';
+import type { Store } from '../../src/ledger/open-ledger.js';
 import type { Ledger } from '../../src/ports/ledger.js';
 import type { Sandbox } from '../../src/ports/sandbox.js';
 import { ProcessSandbox } from '../../src/sandbox/process-sandbox.js';
 import { fakeGitHub, type FakeGitHub, type FakeGitHubOptions } from './fake-github.js';
 import { tempDir } from './temp.js';
+import { openTestStore } from './test-store.js';
 import { toEvent, type RepoSpec, type WebhookEventName } from './webhook-payloads.js';
 
 export const OWNER = 'octo-org';
@@ -74,7 +75,7 @@ export async function appHarness(
       throw new Error(`GitHub API misuse:\n${[...fake.violations, ...fake.unhandled.map((u) => `unhandled ${u}`)].join('\n')}`);
     }
   });
-  const store = openSqliteStore(join(root, 'ledger.db'));
+  const store = await openTestStore(root);
   const ledger = store.ledger;
   onTestFinished(() => store.close());
   let alive = { value: true };

@@ -1,6 +1,5 @@
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { openSqliteStore } from '../../src/ledger/open-ledger.js';
 import { ProcessSandbox } from '../../src/sandbox/process-sandbox.js';
 import { startServer } from '../../src/server/serve.js';
 import { createSampleRepo } from '../../src/demo/sample-repo.js';
@@ -8,6 +7,7 @@ import { fakeGitHub } from '../helpers/fake-github.js';
 import { goalBlock, INSTALLATION, OWNER, privateKey, REPO, SECRET, silent, TestOctokit } from '../helpers/github-app-harness.js';
 import { checkpointCommits } from '../helpers/git.js';
 import { tempDir } from '../helpers/temp.js';
+import { openTestStore } from '../helpers/test-store.js';
 import { deliverWebhook, issuesLabeled } from '../helpers/webhook-payloads.js';
 
 describe('goal-loop serve: the real HTTP server', () => {
@@ -21,7 +21,7 @@ tasks:
 `);
     const issue = { number: 21, title: 'Served', body, user: 'alice', labels: ['goal'] };
     const fake = fakeGitHub({ owner: OWNER, repo: REPO, installationId: INSTALLATION, collaborators: { alice: 'admin' }, issues: [issue], strictAuth: true });
-    const store = openSqliteStore(join(root, 'ledger.db'));
+    const store = await openTestStore(root);
     const server = await startServer({
       store,
       workspaceRoot: join(root, 'ws'),
