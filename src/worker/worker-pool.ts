@@ -188,6 +188,7 @@ export class WorkerPool {
         else log.error({ err }, 'goal work failed');
       })
       .finally(async () => {
+        log.info({ mode: job.mode }, 'goal work ended');
         await held.release();
         this.active.delete(name);
         this.kick();
