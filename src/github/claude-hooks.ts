@@ -10,7 +10,19 @@ export function claudeHooks(env: NodeJS.ProcessEnv, logger: Logger): Pick<WorkGo
   if (!env.ANTHROPIC_API_KEY?.trim()) return {};
   return {
     agentFor: (sandbox, config, taskTimeoutS) =>
-      selectAgent('auto', { sandbox, logger, ...(config.model ? { model: config.model } : {}), protectedPaths: config.protected_paths, taskTimeoutS }, env),
+      selectAgent(
+        'auto',
+        {
+          sandbox,
+          logger,
+          ...(config.model ? { model: config.model } : {}),
+          protectedPaths: config.protected_paths,
+          taskTimeoutS,
+          mcpServers: config.mcp_servers,
+          maxWallMinutes: resolveLimits(configLimits(config)).max_wall_minutes,
+        },
+        env,
+      ),
     planner: async ({ objective, repoDir, goalId, config }) => {
       const result = await planGoal({
         model: createAnthropicModel({ ...(config.model ? { model: config.model } : {}), env, logger }),

@@ -4,6 +4,7 @@ import type { RepoConfig } from '../config/repo-config.js';
 import type { Store } from '../ledger/open-ledger.js';
 import type { Sandbox } from '../ports/sandbox.js';
 import type { WorkerPool } from '../worker/worker-pool.js';
+import { MirrorCache } from '../workspace/mirror-cache.js';
 import { createGoalWorkers } from './goal-workers.js';
 import type { Octokit } from './github-forge.js';
 import { createIntake, type Intake } from './intake.js';
@@ -25,6 +26,8 @@ export interface RuntimeOptions {
   controlPollMs?: number;
   /** The Claude agent and planner (see claude-hooks.ts); without them goals use run steps only. */
   claude?: Pick<WorkGoalDeps, 'agentFor' | 'planner'>;
+  /** Bare mirrors that goal workspaces are prepared from; default: `<workspaceRoot>/mirrors`, bounded by GOAL_LOOP_CACHE_MB. */
+  mirrorCache?: MirrorCache;
 }
 
 /** The GitHub App's parts, wired: thin handlers -> inbox -> event processor -> durable queue -> workers. */
@@ -59,6 +62,7 @@ export function createRuntime(opts: RuntimeOptions): GoalLoopRuntime {
           ...(opts.pollMs ? { pollMs: opts.pollMs } : {}),
           ...(opts.minUpdateIntervalMs !== undefined ? { minUpdateIntervalMs: opts.minUpdateIntervalMs } : {}),
           ...(opts.controlPollMs !== undefined ? { controlPollMs: opts.controlPollMs } : {}),
+          mirrorCache: opts.mirrorCache ?? MirrorCache.fromEnv(opts.workspaceRoot, process.env, opts.logger),
           ...opts.claude,
         });
   const intake = createIntake({

@@ -5,7 +5,7 @@ import { configLimits, RepoConfigError, type RepoConfig } from '../config/repo-c
 import { extractGoalBlock } from '../goal/parse.js';
 import type { GoalSpec } from '../goal/schema.js';
 import { runGoal } from '../loop/controller.js';
-import type { GoalSnapshot } from '../loop/result.js';
+import type { GoalSnapshot, LoopResult } from '../loop/result.js';
 import type { GoalState } from '../loop/states.js';
 import type { TaskAgent } from '../ports/agent.js';
 import type { GoalKey, GoalRecord, Ledger, Usage } from '../ports/ledger.js';
@@ -112,25 +112,32 @@ export async function workGoal(deps: WorkGoalDeps, key: GoalKey, mode: GoalMode)
     return rest('STOPPED', 'no sandbox on this host', `goal-loop will not run this repository's commands without a sandbox:\n\n\`\`\`text\n${err.message}\n\`\`\``);
   }
   const agent = deps.agentFor?.(sandbox, config, resolveLimits(limits, spec.limits).task_timeout_s);
-  const result = await runGoal({
-    repo: key.repo,
-    spec: withBudget(spec, goal),
-    ledger: deps.ledger,
-    workspace,
-    sandbox,
-    forge,
-    ...(agent ? { agent } : {}),
-    logger: log,
-    configLimits: limits,
-    gate: config.gate,
-    setup: config.setup,
-    setupNetwork: config.network === 'setup',
-    priority: goal.priority,
-    // A pause or stop recorded while the goal waited for a worker is the human's newest word.
-    honorPendingControl: true,
-    ...(deps.abandon ? { abandon: deps.abandon } : {}),
-    ...(deps.controlPollMs !== undefined ? { controlPollMs: deps.controlPollMs } : {}),
-  });
+  let result: LoopResult;
+  try {
+    result = await runGoal({
+      repo: key.repo,
+      spec: withBudget(spec, goal),
+      ledger: deps.ledger,
+      workspace,
+      sandbox,
+      forge,
+      ...(agent ? { agent } : {}),
+      logger: log,
+      configLimits: limits,
+      gate: config.gate,
+      setup: config.setup,
+      setupNetwork: config.network === 'setup',
+      priority: goal.priority,
+      // A pause or stop recorded while the goal waited for a worker is the human's newest word.
+      honorPendingControl: true,
+      ...(deps.abandon ? { abandon: deps.abandon } : {}),
+      ...(deps.controlPollMs !== undefined ? { controlPollMs: deps.controlPollMs } : {}),
+    });
+  } finally {
+    await agent?.close?.(); // stops the goal's MCP servers
+  }
+  // The goal rests: its clone goes (the branch on GitHub is the truth; the mirror stays warm).
+  if (result.status !== 'PAUSED') await releaseGoalWorkspace(deps, g).catch((err: unknown) => log.warn({ err }, 'cannot remove the goal workspace'));
   await answerReviews(octokit, deps.ledger, key, g, result.checkpoints);
   log.info({ status: result.status, stop_reason: result.stop_reason }, 'goal run ended');
 }

@@ -1,3 +1,5 @@
+import { existsSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ESCALATION_MARKER, STATUS_MARKER } from '../../src/github/status-comment.js';
 import { appHarness, goalBlock } from '../helpers/github-app-harness.js';
@@ -55,6 +57,9 @@ describe('GitHub App: a goal from label to ready pull request', () => {
     const runs = h.fake.checkRuns.filter((c) => c.name === 'goal-loop');
     expect(runs.at(-1)).toMatchObject({ status: 'completed', conclusion: 'success', headSha: git(h.repo.bare, 'rev-parse', BRANCH) });
     expect((await h.ledger.getGoal({ repo: 'octo-org/widgets', goalId: '7' }))?.state).toBe('LOOP_COMPLETE');
+    // The finished goal's clone is gone; the repository's mirror stays for the next goal.
+    expect(existsSync(join(h.root, 'workspaces', 'octo-org-widgets', '7'))).toBe(false);
+    expect(readdirSync(join(h.root, 'workspaces', 'mirrors')).filter((n) => n.endsWith('.git'))).toHaveLength(1);
   });
 
   it('escalates with a comment, a label and a mention, then continues after a fix and /goal retry', async () => {
