@@ -6,6 +6,7 @@ import { contextBench } from './context-bench.js';
 import { webhookLatency } from './webhook-latency.js';
 import { workspacePrep } from './workspace-prep.js';
 import { printVerdicts, type Verdict } from './stats.js';
+import { throughput } from './throughput.js';
 
 /** `npm run bench`: every benchmark, each with its own baseline measured in the same run. */
 async function main(): Promise<number> {
@@ -22,6 +23,8 @@ async function main(): Promise<number> {
   verdicts.push(...(await contextBench()));
   process.stdout.write('\n');
   verdicts.push(...(await workspacePrep()));
+  process.stdout.write('\n');
+  verdicts.push(...(await throughput()));
   process.stdout.write('\nsummary\n');
   printVerdicts(verdicts);
   return verdicts.every((v) => v.pass) ? 0 : 1;
