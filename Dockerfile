@@ -1,4 +1,7 @@
 # goal-loop: the GitHub App (`serve`), scale-out workers (`worker`) and the CLI, in one image.
+# Embedded: `docker run … -v goal-loop:/data goal-loop serve` (SQLite ledger and queue in /data).
+# Scale-out: set DATABASE_URL=postgres://… and run `serve` (webhooks only) and any number of
+# `worker` containers (the CMD below is `serve`; pass `worker` to run one). See README, "Durable work".
 # The bot runs as the unprivileged `node` user; each command runs in a bubblewrap jail, which needs
 # user namespaces inside the container: run it with
 #   --security-opt seccomp=unconfined --security-opt apparmor=unconfined --security-opt systempaths=unconfined
@@ -12,6 +15,7 @@ WORKDIR /app
 COPY package.json package-lock.json tsconfig.json tsconfig.build.json ./
 COPY src ./src
 COPY bench ./bench
+COPY test/helpers/postgres-cluster.ts ./test/helpers/postgres-cluster.ts
 RUN npm ci --no-audit --no-fund && npm prune --omit=dev
 
 FROM node:20-bookworm-slim
