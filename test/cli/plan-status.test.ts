@@ -4,7 +4,11 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { createSampleRepo } from '../../src/demo/sample-repo.js';
+import { validateGoalSpec } from '../../src/goal/parse.js';
+import { openSqliteStore } from '../../src/ledger/open-ledger.js';
+import { goalLeaseName } from '../../src/worker/lease.js';
 import { runCli } from '../helpers/cli.js';
+import { rawSpec, rawTask } from '../helpers/spec-builders.js';
 import { tempDir } from '../helpers/temp.js';
 
 const SEED = fileURLToPath(new URL('../../../shared/seeds/', import.meta.url));
@@ -79,6 +83,28 @@ describe('goal-loop status', () => {
     ]);
     const text = await runCli(['status'], env);
     expect(text.stdout).toMatch(/demo-slugify {2}LOOP_COMPLETE {2}4\/4 tasks {2}5 iterations/);
+    expect(text.stdout).toMatch(/idle/);
+  });
+
+  it('shows which goals are queued and which are leased, by which worker and how fresh its heartbeat is', async () => {
+    const root = await tempDir();
+    const path = join(root, 'ledger.db');
+    const store = openSqliteStore(path);
+    const spec = (id: string) => validateGoalSpec(rawSpec([rawTask('a')], { goal_id: id, limits: { cost_cap_usd: 4 } }));
+    await store.ledger.upsertGoal({ repo: 'o/r', goalId: 'waiting' }, { spec: spec('waiting'), branch: 'goal/waiting', priority: 'P1' });
+    await store.ledger.upsertGoal({ repo: 'o/r', goalId: 'working' }, { spec: spec('working'), branch: 'goal/working' });
+    await store.queue.enqueue({ key: { repo: 'o/r', goalId: 'waiting' }, mode: 'run', priority: 'P1' });
+    await store.ledger.acquireLease(goalLeaseName({ repo: 'o/r', goalId: 'working' }), 'host-a:123:abc', 60_000);
+    await store.close();
+    const r = await runCli(['status', '--json'], { GOAL_LOOP_DB: path });
+    const rows = JSON.parse(r.stdout) as Array<Record<string, unknown>>;
+    const byId = new Map(rows.map((x) => [x.goal_id, x]));
+    expect(byId.get('waiting')).toMatchObject({ queued: { mode: 'run' }, leased: null, cost_cap_usd: 4 });
+    expect(byId.get('working')).toMatchObject({ queued: null, leased: { worker: 'host-a:123:abc' } });
+    expect((byId.get('working')!.leased as { heartbeat_age_s: number }).heartbeat_age_s).toBeLessThan(30);
+    const text = await runCli(['status'], { GOAL_LOOP_DB: path });
+    expect(text.stdout).toMatch(/working .*\n.*leased by host-a:123:abc \(heartbeat \d+(\.\d)?s ago\)/);
+    expect(text.stdout).toMatch(/waiting .*\$0\.00 of \$4\.00.*\n.*queued \(run\) since/);
   });
 });
 
