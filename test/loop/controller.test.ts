@@ -2,6 +2,8 @@ import { existsSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { validateGoalSpec } from '../../src/goal/parse.js';
+import { GoalAbandonedError } from '../../src/loop/controller.js';
 import { checkpointCommits, git } from '../helpers/git.js';
 import { goalHarness } from '../helpers/goal-harness.js';
 import { ScriptedAgent } from '../helpers/scripted-agent.js';
@@ -257,6 +259,36 @@ describe('runGoal with real git, SQLite and processes', () => {
     const result = await h.run({ goal_id: 'ctrlc', objective: 'abort', tasks: [task('long', { run: 'sleep 30' })] }, { signal: abort.signal });
     expect(result.status).toBe('STOPPED');
     expect(result.stop_reason).toMatch(/stopped by the user/);
+  });
+
+  it('lets go of the goal when abandoned (lease lost): no new state is written, and the next run resumes it', async () => {
+    const h = await goalHarness();
+    const abandon = new AbortController();
+    h.forge.onUpdate = (s) => {
+      if (s.state === 'EXECUTING' && s.tasks.find((t) => t.id === 'b')?.status === 'running') setTimeout(() => abandon.abort(), 100);
+    };
+    const spec = { goal_id: 'handover', objective: 'hand over', tasks: [task('a', { run: 'echo a > a' }), task('b', { run: 'sleep 30; echo b > b', dependencies: ['a'] })] };
+    await expect(h.run(spec, { abandon: abandon.signal })).rejects.toBeInstanceOf(GoalAbandonedError);
+    const key = { repo: h.repo.bare, goalId: 'handover' };
+    expect((await h.ledger.getGoal(key))!.state).not.toMatch(/STOPPED|FAILED|PAUSED/);
+    h.forge.onUpdate = undefined;
+    const again = await h.run({ ...spec, tasks: [spec.tasks[0]!, task('b', { run: 'echo b > b', dependencies: ['a'] })] });
+    expect(again.status).toBe('LOOP_COMPLETE');
+    expect(checkpointCommits(h.repo.bare, 'goal/handover').map((c) => c.task)).toEqual(['a', 'b']);
+  });
+
+  it('honors a pause recorded before the run when asked to (the App worker), and clears it otherwise (the CLI)', async () => {
+    const h = await goalHarness();
+    const spec = { goal_id: 'pending', objective: 'pending pause', tasks: [task('a', { run: 'echo a > a' })] };
+    const key = { repo: h.repo.bare, goalId: 'pending' };
+    await h.ledger.upsertGoal(key, { spec: validateGoalSpec(spec), branch: 'goal/pending' });
+    await h.ledger.setControl(key, 'pause');
+    const honored = await h.run(spec, { honorPendingControl: true });
+    expect(honored.status).toBe('PAUSED');
+    expect(checkpointCommits(h.repo.bare, 'goal/pending')).toEqual([]);
+    await h.ledger.setControl(key, 'pause');
+    const cleared = await h.run(spec);
+    expect(cleared.status).toBe('LOOP_COMPLETE');
   });
 
   it('escalates on a failing final gate with the failing check named', async () => {
