@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { crashPoint } from '../crash-point.js';
 import { CheckpointRefusedError, type Checkpoint, type CheckpointInput, type Workspace } from '../ports/workspace.js';
@@ -7,6 +7,7 @@ import { Git, GitError, type GitOptions } from './git.js';
 import type { MirrorCache } from './mirror-cache.js';
 import { protectedMatches } from './protected-paths.js';
 import { CHECKPOINT_LOG_FORMAT, checkpointMessage, parseCheckpointLog } from './trailers.js';
+import { scrubParkedTree } from './warm-scrub.js';
 
 export interface GitWorkspaceOptions extends GitOptions {
   /** Path or URL of the repository to clone and push to. */
@@ -58,14 +59,21 @@ export class GitWorkspace implements Workspace {
   }
 
   async prepare(): Promise<Checkpoint[]> {
-    await this.cloneOrReuse();
+    const parked = await this.cloneOrReuse();
     await this.opts.mirrorCache?.pin(this.opts.remote, this.dir);
     this.lastFetchAt = Date.now();
     const remoteRef = `refs/remotes/${REMOTE}/${this.branch}`;
     const onRemote = await this.git.tryRun(this.dir, ['rev-parse', '--verify', '--quiet', `${remoteRef}^{commit}`]);
     const start = onRemote ?? (await this.baseCommit());
+    // A parked tree: index the files already there (hashed, not rewritten), so the checkout
+    // writes only those that differ from `start`. Exit status ignored: checkout --force decides.
+    if (parked) {
+      await this.git.run(this.dir, ['read-tree', start]);
+      await this.git.tryRun(this.dir, ['update-index', '-q', '--refresh']);
+    }
     await this.git.run(this.dir, ['checkout', '--quiet', '--force', '-B', this.branch, start]);
     await this.git.run(this.dir, ['clean', '-ffdxq']);
+    if (parked) await this.emptySubmoduleDirs();
     this.lastCheckpoint = start;
     this.remoteTip = onRemote ?? '';
     return onRemote ? this.readCheckpoints(remoteRef) : [];
@@ -151,7 +159,8 @@ export class GitWorkspace implements Workspace {
     return /^[0-9a-f]{40,64}\n?$/.test(loose) ? loose.trim() : this.head();
   }
 
-  private async cloneOrReuse(): Promise<void> {
+  /** True when the workspace is a parked tree (with a fresh `.git`) that still needs its checkout. */
+  private async cloneOrReuse(): Promise<boolean> {
     if (existsSync(join(this.dir, '.git')) && existsSync(this.trustedConfigCopy())) {
       await this.restoreTrustedConfig();
     }
@@ -160,11 +169,14 @@ export class GitWorkspace implements Workspace {
     } else {
       await rm(this.dir, { recursive: true, force: true });
       await mkdir(dirname(this.dir), { recursive: true });
-      if (this.opts.mirrorCache) await this.cloneFromMirror(this.opts.mirrorCache);
+      let parked = false;
+      if (this.opts.mirrorCache) parked = await this.cloneFromMirror(this.opts.mirrorCache);
       else await this.git.run(dirname(this.dir), ['clone', '--quiet', '--no-hardlinks', '--no-tags', '--no-checkout', this.opts.remote, this.dir]);
       this.trustedConfig = await readFile(this.configPath(), 'utf8');
       await writeFile(this.trustedConfigCopy(), this.trustedConfig, { mode: 0o600 });
+      return parked;
     }
+    return false;
   }
 
   /**
@@ -172,14 +184,47 @@ export class GitWorkspace implements Workspace {
    * the workspace shares no inode with the mirror, so a write in its `.git` cannot reach the
    * mirror, and the workspace outlives the mirror's eviction.
    */
-  private async cloneFromMirror(cache: MirrorCache): Promise<void> {
-    const current = await cache.withMirror(this.opts.remote, this.git, async (mirror) => {
-      await this.git.run(dirname(this.dir), ['clone', '--quiet', '--no-hardlinks', '--no-tags', '--no-checkout', mirror.path, this.dir]);
-      return mirror.current;
+  private async cloneFromMirror(cache: MirrorCache): Promise<boolean> {
+    const fresh = freshCloneDir(this.dir);
+    await rm(fresh, { recursive: true, force: true });
+    const { current, parked } = await cache.withMirror(this.opts.remote, this.git, async (mirror) => {
+      // A tree parked by an earlier goal on this remote: its files are mostly the ones to check
+      // out. It gets the `.git` of a clone made beside it; its own is never trusted.
+      const parked = await mirror.takeParked(this.dir);
+      await this.git.run(dirname(this.dir), ['clone', '--quiet', '--no-hardlinks', '--no-tags', '--no-checkout', mirror.path, parked ? fresh : this.dir]);
+      return { current: mirror.current, parked };
     });
+    const reused = parked && (await this.adoptParkedTree(fresh));
     await this.git.run(this.dir, ['remote', 'set-url', REMOTE, this.opts.remote]);
     // A mirror fetched just now is the remote's state; an older one is topped up with what is new.
     if (!current) await this.git.run(this.dir, ['fetch', '--quiet', '--prune', '--no-tags', REMOTE]);
+    return reused;
+  }
+
+  /** Scrubs the taken tree and moves the fresh `.git` in; false: it could not, the plain clone is used. */
+  private async adoptParkedTree(fresh: string): Promise<boolean> {
+    try {
+      await scrubParkedTree(this.dir);
+      await rename(join(fresh, '.git'), join(this.dir, '.git'));
+      await rm(fresh, { recursive: true, force: true });
+      return true;
+    } catch {
+      await rm(this.dir, { recursive: true, force: true });
+      await rename(fresh, this.dir);
+      return false;
+    }
+  }
+
+  /** A fresh checkout leaves a submodule's folder empty; a parked tree may still hold its files. */
+  private async emptySubmoduleDirs(): Promise<void> {
+    const gitlinks = (await this.git.run(this.dir, ['ls-files', '--stage', '-z']))
+      .split('\0')
+      .filter((e) => e.startsWith('160000 '))
+      .map((e) => e.slice(e.indexOf('\t') + 1));
+    for (const path of gitlinks) {
+      await rm(join(this.dir, path), { recursive: true, force: true });
+      await mkdir(join(this.dir, path), { recursive: true });
+    }
   }
 
   private async isOurClone(): Promise<boolean> {
@@ -218,7 +263,8 @@ export class GitWorkspace implements Workspace {
   }
 
   /**
-   * Deletes the workspace (clone, trusted config copy, logs) and lets its mirror be evicted.
+   * Deletes the workspace (clone, trusted config copy, logs) and lets its mirror be evicted;
+   * with a mirror cache, the working tree is parked for the next goal on the remote instead.
    * For a goal at rest (COMPLETE, ESCALATED, STOPPED): the checkpoints are on the remote, and
    * a later run prepares a new workspace. The caller decides when; nothing may use it after.
    */
@@ -250,9 +296,12 @@ export class GitWorkspace implements Workspace {
 
 /** `GitWorkspace.release` for a caller that has the options but no instance. */
 export async function releaseWorkspace(opts: Pick<GitWorkspaceOptions, 'dir' | 'remote' | 'mirrorCache'>): Promise<void> {
-  await rm(opts.dir, { recursive: true, force: true });
   await rm(trustedConfigCopy(opts.dir), { force: true });
   await rm(`${opts.dir}.logs`, { recursive: true, force: true });
+  await rm(freshCloneDir(opts.dir), { recursive: true, force: true });
+  // The working tree is parked for the next goal on this remote when the cache keeps one.
+  if (opts.mirrorCache && existsSync(opts.dir)) await opts.mirrorCache.park(opts.remote, opts.dir).catch(() => false);
+  await rm(opts.dir, { recursive: true, force: true });
   if (opts.mirrorCache) {
     await opts.mirrorCache.unpin(opts.remote, opts.dir);
     await opts.mirrorCache.evict();
@@ -261,4 +310,9 @@ export async function releaseWorkspace(opts: Pick<GitWorkspaceOptions, 'dir' | '
 
 function trustedConfigCopy(dir: string): string {
   return `${dir}.trusted-gitconfig`;
+}
+
+/** Where the `.git` for a parked tree is cloned, beside the workspace (same filesystem). */
+function freshCloneDir(dir: string): string {
+  return `${dir}.fresh-clone`;
 }

@@ -1,13 +1,15 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
-import { basename, join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import type { Logger } from 'pino';
 import { FileLock } from './file-lock.js';
 import { Git, GitError } from './git.js';
 import { directoryBytes, sweepLeftovers } from './mirror-disk.js';
 import { MirrorPins } from './mirror-pins.js';
+import { WarmPool } from './warm-pool.js';
 
 export const DEFAULT_CACHE_MB = 2048;
+export const DEFAULT_WARM_PER_REMOTE = 2;
 const META = 'goal-loop-mirror.json';
 /** Incremental fetches add one pack each; past this many they are merged (geometric repack). */
 const MAX_PACKS = 16;
@@ -16,8 +18,12 @@ const HEADS = '+refs/heads/*:refs/heads/*';
 export interface MirrorCacheOptions {
   /** Folder holding the mirrors, e.g. `<GOAL_LOOP_WORKSPACES>/mirrors`. */
   dir: string;
-  /** Size bound of all mirrors; least recently used ones beyond it are evicted. */
+  /** Size bound of all mirrors and parked trees; beyond it parked trees go first, then mirrors (LRU). */
   maxBytes?: number;
+  /** Folder of the released working trees parked for reuse; default `<dir>/../warm`. */
+  warmDir?: string;
+  /** Parked trees kept per remote (default 2); 0: released workspaces are deleted. */
+  warmPerRemote?: number;
   /**
    * A mirror fetched less than this long ago is used as it is (default 10 s); the workspace
    * then fetches what is newer itself. A burst of goals on one repository fetches it once.
@@ -32,6 +38,11 @@ export interface MirrorUse {
   path: string;
   /** Fetched from the remote during this call: a clone of it needs no fetch of its own. */
   current: boolean;
+  /**
+   * Moves a working tree parked for this remote to `dest` (which must not exist); false when
+   * there is none. Only here, under the mirror's lock: no two preparations take one tree.
+   */
+  takeParked(dest: string): Promise<boolean>;
 }
 
 export interface MirrorInfo {
@@ -51,11 +62,14 @@ type Meta = Omit<MirrorInfo, 'path'>;
 export class MirrorCache {
   readonly dir: string;
   readonly maxBytes: number;
+  /** Working trees of released goals, per remote, for the next goal on that remote. */
+  readonly warm: WarmPool;
   private readonly local = new Git();
 
   constructor(private readonly opts: MirrorCacheOptions) {
     this.dir = opts.dir;
     this.maxBytes = opts.maxBytes ?? DEFAULT_CACHE_MB * 1024 * 1024;
+    this.warm = new WarmPool(opts.warmDir ?? join(dirname(opts.dir), 'warm'), opts.warmPerRemote ?? DEFAULT_WARM_PER_REMOTE);
   }
 
   /** `<workspaceRoot>/mirrors`, bounded by `GOAL_LOOP_CACHE_MB` (default 2048). */
@@ -68,9 +82,13 @@ export class MirrorCache {
 
   /** Readable name plus a hash of the exact remote, so two remotes never share a mirror. */
   pathFor(remote: string): string {
+    return join(this.dir, `${this.keyFor(remote)}.git`);
+  }
+
+  /** The mirror's name without `.git`: also names the remote's pool of parked trees. */
+  keyFor(remote: string): string {
     const name = basename(remote.replace(/\.git\/?$/, '').replace(/\/+$/, '')).replace(/[^A-Za-z0-9._-]/g, '_') || 'repo';
-    const hash = createHash('sha256').update(remote).digest('hex').slice(0, 12);
-    return join(this.dir, `${name}-${hash}.git`);
+    return `${name}-${createHash('sha256').update(remote).digest('hex').slice(0, 12)}`;
   }
 
   /**
@@ -93,7 +111,8 @@ export class MirrorCache {
       }
       const now = Date.now();
       await writeMeta(path, { remote, usedAt: now, fetchedAt: current || !meta ? now : meta.fetchedAt, bytes: await directoryBytes(path) });
-      const result = await use({ path, current });
+      const takeParked = (dest: string) => this.warm.take(this.keyFor(remote), remote, dest);
+      const result = await use({ path, current, takeParked });
       // Still under our lock, so this mirror (the one just used) is never the one evicted.
       await this.evict();
       return result;
@@ -111,6 +130,14 @@ export class MirrorCache {
     await this.pinsFor(this.pathFor(remote)).remove(holder);
   }
 
+  /**
+   * Parks the working tree of a released workspace of `remote` for the next goal on it (its
+   * `.git` is deleted). False: parking is off or impossible, and `tree` is left in place.
+   */
+  async park(remote: string, tree: string): Promise<boolean> {
+    return this.warm.park(this.keyFor(remote), remote, tree);
+  }
+
   async list(): Promise<MirrorInfo[]> {
     const names = await readdir(this.dir).catch(() => [] as string[]);
     const out: MirrorInfo[] = [];
@@ -123,14 +150,24 @@ export class MirrorCache {
   }
 
   /**
-   * Removes least recently used mirrors until the cache fits its bound. A mirror that is
+   * Removes parked trees (oldest first), then least recently used mirrors, until the cache fits
+   * its bound: a parked tree only saves a checkout, a mirror saves a download. A mirror that is
    * locked (being fetched or cloned from) or pinned by a live workspace is skipped.
    */
   async evict(): Promise<string[]> {
     await sweepLeftovers(this.dir);
+    await this.warm.sweep();
+    const parked = await this.warm.list();
     const mirrors = (await this.list()).sort((a, b) => a.usedAt - b.usedAt);
-    let total = mirrors.reduce((sum, m) => sum + m.bytes, 0);
+    let total = [...parked, ...mirrors].reduce((sum, m) => sum + m.bytes, 0);
     const removed: string[] = [];
+    for (const p of parked) {
+      if (total <= this.maxBytes) break;
+      total -= p.bytes; // taken meanwhile counts as gone too: it is a live workspace now
+      if (!(await this.warm.discard(p.path))) continue;
+      removed.push(p.path);
+      this.opts.logger?.info({ parked: p.path, bytes: p.bytes, cache_bytes: total, max_bytes: this.maxBytes }, 'parked tree evicted');
+    }
     for (const m of mirrors) {
       if (total <= this.maxBytes) break;
       const pins = this.pinsFor(m.path);

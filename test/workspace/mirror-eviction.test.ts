@@ -9,9 +9,9 @@ import { MirrorCache } from '../../src/workspace/mirror-cache.js';
 import { git } from '../helpers/git.js';
 import { foreignLock, mirrorSetup } from './mirror-helpers.js';
 
-/** Three repositories, one goal workspace each, prepared oldest first. */
+/** Three repositories, one goal workspace each, prepared oldest first (no parked trees: mirrors only). */
 async function threeRepos() {
-  const s = await mirrorSetup();
+  const s = await mirrorSetup({ warmPerRemote: 0 });
   const remotes = [s.repo.bare];
   for (const name of ['two', 'three']) remotes.push((await createSampleRepo(join(s.root, name))).bare);
   const workspaces = [];
