@@ -11,23 +11,22 @@ import { join } from 'node:path';
  *   read them, and a planted one (e.g. `text`) could make an altered file hash as unchanged;
  * - files with more than one link go (git restores tracked ones): two paths sharing an inode would
  *   make a write to one change the other;
- * - modes a fresh checkout never has are reset: set-id and sticky bits, world-writable entries,
- *   and files or directories their owner cannot read or write (a read-only directory would also
- *   make `git clean` fail). Directories get `u+rwx` before find descends into them.
+ * - files whose mode a fresh checkout would not give (0666 or 0777 less the umask) go, so set-id
+ *   bits, read-only or world-writable files do not survive; directories get the checkout's mode
+ *   back, one at a time, before find descends into them (set-group-ID kept: a directory under a
+ *   set-gid parent has it in a fresh clone too).
  * `find -P` never follows a symlink, so a link the goal planted redirects nothing.
  */
 export async function scrubParkedTree(dir: string): Promise<void> {
   await rm(join(dir, '.git'), { recursive: true, force: true });
+  const umask = process.umask();
+  const [file, exe] = [0o666 & ~umask, 0o777 & ~umask].map((m) => m.toString(8));
   const args = [
     '-P', '.',
     '(', '-name', '.git', '-o', '-name', '.gitattributes', ')', '-prune', '-exec', 'rm', '-rf', '{}', '+',
     '-o', '-type', 'l',
-    '-o', '-type', 'f', '-links', '+1', '-exec', 'rm', '-f', '{}', '+',
-    '-o', '-type', 'f', '(', '-perm', '/7002', '-o', '!', '-perm', '-u=rw', ')', '-exec', 'chmod', 'u+rw,ug-s,o-w,-t', '{}', '+',
-    // One at a time: find then descends into the directory it just made readable.
-    '-o', '-type', 'd', '!', '-perm', '-u=rwx', '-exec', 'chmod', 'u+rwx,u-s,o-w,-t', '{}', ';',
-    // Set-group-ID is left on directories: one under a set-gid parent has it in a fresh clone too.
-    '-o', '-type', 'd', '-perm', '/5002', '-exec', 'chmod', 'u-s,o-w,-t', '{}', '+',
+    '-o', '-type', 'f', '(', '-links', '+1', '-o', '!', '-perm', file!, '!', '-perm', exe!, ')', '-exec', 'rm', '-f', '{}', '+',
+    '-o', '-type', 'd', '!', '-perm', exe!, '!', '-perm', (0o2000 | (0o777 & ~umask)).toString(8), '-exec', 'chmod', symbolic(0o777 & ~umask), '{}', ';',
   ];
   await new Promise<void>((resolve, reject) => {
     execFile('find', args, { cwd: dir, env: { PATH: '/usr/bin:/bin', LC_ALL: 'C' }, maxBuffer: 1024 * 1024 }, (err, _stdout, stderr) => {
@@ -35,4 +34,10 @@ export async function scrubParkedTree(dir: string): Promise<void> {
       else resolve();
     });
   });
+}
+
+/** `u=rwx,g=rx,o=rx,u-s,-t` for 0755: symbolic, because numeric chmod keeps a directory's set-id bits. */
+function symbolic(mode: number): string {
+  const bits = (shift: number) => ['r', 'w', 'x'].filter((_, i) => mode & (0o4 << shift >> i)).join('');
+  return `u=${bits(6)},g=${bits(3)},o=${bits(0)},u-s,-t`;
 }
