@@ -1,5 +1,4 @@
-import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync, appendFileSync } from 'node:fs';
+import { appendFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -11,6 +10,7 @@ import type { GoalSnapshot, LoopResult } from '../src/loop/result.js';
 import type { Forge } from '../src/ports/forge.js';
 import type { Sandbox } from '../src/ports/sandbox.js';
 import { GitWorkspace } from '../src/workspace/git-workspace.js';
+import { makeBareRepo, sh } from './bench-repo.js';
 import { median, ms, printVerdicts, type Verdict } from './stats.js';
 
 const FILES = 2000;
@@ -84,23 +84,9 @@ class TimingForge implements Forge {
 }
 
 function makeRepo(root: string): string {
-  const work = join(root, 'seed');
-  mkdirSync(work);
-  sh(work, 'git', 'init', '-q', '--initial-branch=main');
-  for (let i = 0; i < FILES; i++) {
-    const dir = join(work, 'src', `d${i % 40}`);
-    mkdirSync(dir, { recursive: true });
-    writeFileSync(join(dir, `f${i}.txt`), `file ${i}\n${'x'.repeat(200)}\n`);
-  }
-  sh(work, 'git', 'add', '-A');
-  sh(work, 'git', '-c', 'user.name=b', '-c', 'user.email=b@b', 'commit', '-q', '-m', 'seed');
-  const bare = join(root, 'origin.git');
-  sh(root, 'git', 'clone', '-q', '--bare', work, bare);
-  return bare;
-}
-
-function sh(cwd: string, cmd: string, ...args: string[]): void {
-  execFileSync(cmd, args, { cwd, stdio: ['ignore', 'ignore', 'inherit'] });
+  const files: Record<string, string> = {};
+  for (let i = 0; i < FILES; i++) files[`src/d${i % 40}/f${i}.txt`] = `file ${i}\n${'x'.repeat(200)}\n`;
+  return makeBareRepo(root, files);
 }
 
 export { printVerdicts };

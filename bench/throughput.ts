@@ -1,5 +1,4 @@
-import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -13,6 +12,7 @@ import { ProcessSandbox } from '../src/sandbox/process-sandbox.js';
 import { WorkerPool } from '../src/worker/worker-pool.js';
 import { GitWorkspace } from '../src/workspace/git-workspace.js';
 import { adminQuery, startThrowawayCluster, withDatabase, type Cluster } from '../test/helpers/postgres-cluster.js';
+import { makeBareRepo } from './bench-repo.js';
 import type { Verdict } from './stats.js';
 
 const GOALS = 20;
@@ -130,17 +130,5 @@ async function database(url: string, label: string): Promise<string> {
 }
 
 function makeRepo(root: string): string {
-  const work = join(root, 'seed');
-  mkdirSync(work, { recursive: true });
-  sh(work, 'git', 'init', '-q', '--initial-branch=main');
-  for (let i = 0; i < 50; i++) writeFileSync(join(work, `f${i}.txt`), `file ${i}\n`);
-  sh(work, 'git', 'add', '-A');
-  sh(work, 'git', '-c', 'user.name=b', '-c', 'user.email=b@b', 'commit', '-q', '-m', 'seed');
-  const bare = join(root, 'origin.git');
-  sh(root, 'git', 'clone', '-q', '--bare', work, bare);
-  return bare;
-}
-
-function sh(cwd: string, cmd: string, ...args: string[]): void {
-  execFileSync(cmd, args, { cwd, stdio: ['ignore', 'ignore', 'inherit'] });
+  return makeBareRepo(root, Object.fromEntries(Array.from({ length: 50 }, (_, i) => [`f${i}.txt`, `file ${i}\n`])));
 }

@@ -1,31 +1,16 @@
 import { createServer, type Server } from 'node:http';
 import type { Logger } from 'pino';
-import { createNodeMiddleware, createProbot, type Probot } from 'probot';
-import type { RepoConfig } from '../config/repo-config.js';
-import { claudeHooks } from '../github/claude-hooks.js';
-import { createRuntime, type GoalLoopRuntime } from '../github/runtime.js';
-import type { Store } from '../ledger/open-ledger.js';
-import type { Sandbox } from '../ports/sandbox.js';
-import { pick, serviceSettings } from './settings.js';
+import { createNodeMiddleware, type Probot } from 'probot';
+import type { GoalLoopRuntime } from '../github/runtime.js';
+import { createAppRuntime, type AppServiceOptions } from './app-runtime.js';
 
 export const DEFAULT_WEBHOOK_PATH = '/api/github/webhooks';
 
-export interface ServeOptions {
-  store: Pick<Store, 'ledger' | 'queue'>;
+export interface ServeOptions extends AppServiceOptions {
   /** `both` (embedded: webhooks and workers in this process) or `webhooks` only (scale-out). */
   role?: 'both' | 'webhooks';
-  leaseMs?: number;
-  pollMs?: number;
-  workspaceRoot: string;
-  sandboxFor: (config: RepoConfig) => Promise<Sandbox>;
-  env?: NodeJS.ProcessEnv;
-  /** Overrides for tests (appId, privateKey, secret, log, Octokit, request). */
-  probotOverrides?: Parameters<typeof createProbot>[0];
   port?: number;
   host?: string;
-  concurrency?: number;
-  minUpdateIntervalMs?: number;
-  controlPollMs?: number;
 }
 
 export interface RunningServer {
@@ -43,24 +28,7 @@ export interface RunningServer {
  */
 export async function startServer(opts: ServeOptions): Promise<RunningServer> {
   const env = opts.env ?? process.env;
-  const settings = serviceSettings(env);
-  const probot = createProbot({ env, ...opts.probotOverrides, overrides: { Octokit: settings.Octokit, ...opts.probotOverrides?.overrides } });
-  await probot.ready(); // Probot 14 builds its logger and auth asynchronously
-  const log = probot.log.child({ name: 'goal-loop' });
-  const runtime = createRuntime({
-    probot,
-    store: opts.store,
-    role: opts.role ?? 'both',
-    logger: log,
-    workspaceRoot: opts.workspaceRoot,
-    sandboxFor: opts.sandboxFor,
-    concurrency: opts.concurrency ?? settings.concurrency,
-    ...pick(opts.leaseMs ?? settings.leaseMs, (leaseMs) => ({ leaseMs })),
-    ...pick(opts.pollMs ?? settings.pollMs, (pollMs) => ({ pollMs })),
-    ...pick(opts.minUpdateIntervalMs ?? settings.minUpdateIntervalMs, (minUpdateIntervalMs) => ({ minUpdateIntervalMs })),
-    ...(opts.controlPollMs !== undefined ? { controlPollMs: opts.controlPollMs } : {}),
-    claude: claudeHooks(env, log),
-  });
+  const { probot, runtime, log } = await createAppRuntime(opts, opts.role ?? 'both', 'goal-loop');
   const webhooksPath = env.WEBHOOK_PATH || DEFAULT_WEBHOOK_PATH;
   const middleware = await createNodeMiddleware(runtime.appFn, { probot, webhooksPath });
   let ready = false;

@@ -1,0 +1,54 @@
+import type { Logger } from 'pino';
+import { createProbot, type Probot } from 'probot';
+import type { RepoConfig } from '../config/repo-config.js';
+import { claudeHooks } from '../github/claude-hooks.js';
+import { createRuntime, type GoalLoopRuntime, type RuntimeOptions } from '../github/runtime.js';
+import type { Store } from '../ledger/open-ledger.js';
+import type { Sandbox } from '../ports/sandbox.js';
+import { pick, serviceSettings } from './settings.js';
+
+/** What `serve` and `worker` share: the store, workspaces, sandbox, and tuning (else from env). */
+export interface AppServiceOptions {
+  store: Pick<Store, 'ledger' | 'queue'>;
+  workspaceRoot: string;
+  sandboxFor: (config: RepoConfig) => Promise<Sandbox>;
+  env?: NodeJS.ProcessEnv;
+  /** Overrides for tests (appId, privateKey, secret, log, Octokit, request). */
+  probotOverrides?: Parameters<typeof createProbot>[0];
+  concurrency?: number;
+  workerId?: string;
+  leaseMs?: number;
+  pollMs?: number;
+  minUpdateIntervalMs?: number;
+  controlPollMs?: number;
+}
+
+/** A ready Probot (credentials from the environment) and the app's runtime in the given role. */
+export async function createAppRuntime(
+  opts: AppServiceOptions,
+  role: NonNullable<RuntimeOptions['role']>,
+  logName: string,
+): Promise<{ probot: Probot; runtime: GoalLoopRuntime; log: Logger; concurrency: number }> {
+  const env = opts.env ?? process.env;
+  const settings = serviceSettings(env);
+  const probot = createProbot({ env, ...opts.probotOverrides, overrides: { Octokit: settings.Octokit, ...opts.probotOverrides?.overrides } });
+  await probot.ready(); // Probot 14 builds its logger and auth asynchronously
+  const log = probot.log.child({ name: logName });
+  const concurrency = opts.concurrency ?? settings.concurrency;
+  const runtime = createRuntime({
+    probot,
+    store: opts.store,
+    role,
+    logger: log,
+    workspaceRoot: opts.workspaceRoot,
+    sandboxFor: opts.sandboxFor,
+    concurrency,
+    ...pick(opts.workerId, (workerId) => ({ workerId })),
+    ...pick(opts.leaseMs ?? settings.leaseMs, (leaseMs) => ({ leaseMs })),
+    ...pick(opts.pollMs ?? settings.pollMs, (pollMs) => ({ pollMs })),
+    ...pick(opts.minUpdateIntervalMs ?? settings.minUpdateIntervalMs, (minUpdateIntervalMs) => ({ minUpdateIntervalMs })),
+    ...pick(opts.controlPollMs, (controlPollMs) => ({ controlPollMs })),
+    claude: claudeHooks(env, log),
+  });
+  return { probot, runtime, log, concurrency };
+}
