@@ -1,6 +1,8 @@
+import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { performance } from 'node:perf_hooks';
 import { pino } from 'pino';
 import { validateGoalSpec } from '../src/goal/parse.js';
@@ -51,15 +53,12 @@ export async function throughput(): Promise<Verdict[]> {
       let peak = 0;
       for (const concurrency of CONCURRENCY) {
         const label = `${kind}-c${concurrency}`;
-        const store = kind === 'sqlite' ? openSqliteStore(join(root, `${label}.db`)) : await openPostgresStore(await database(pgUrl, label));
-        try {
-          const r = await runSetting(store, repos, join(root, label), concurrency, label);
-          perMinute.set(concurrency, r.goalsPerMinute);
-          peak = Math.max(peak, r.peakRssMb);
-          process.stdout.write(`  ${kind.padEnd(8)} concurrency ${concurrency}: ${r.goalsPerMinute.toFixed(1).padStart(6)} goals/min  (${(r.ms / 1000).toFixed(1)} s)  peak RSS ${r.peakRssMb.toFixed(0)} MB\n`);
-        } finally {
-          await store.close();
-        }
+        const store = kind === 'sqlite' ? join(root, `${label}.db`) : await database(pgUrl, label);
+        // Each setting runs in a process of its own, so its peak RSS is that setting's alone.
+        const r = settingInChild({ kind, store, repos, dir: join(root, label), concurrency, label });
+        perMinute.set(concurrency, r.goalsPerMinute);
+        peak = Math.max(peak, r.peakRssMb);
+        process.stdout.write(`  ${kind.padEnd(8)} concurrency ${concurrency}: ${r.goalsPerMinute.toFixed(1).padStart(6)} goals/min  (${(r.ms / 1000).toFixed(1)} s)  peak RSS ${r.peakRssMb.toFixed(0)} MB\n`);
       }
       const speedup = perMinute.get(4)! / perMinute.get(1)!;
       process.stdout.write(`  ${kind.padEnd(8)} 4 workers vs 1: ${speedup.toFixed(2)}x\n`);
@@ -73,7 +72,49 @@ export async function throughput(): Promise<Verdict[]> {
   }
 }
 
-async function runSetting(store: Store, repos: string[], dir: string, concurrency: number, label: string): Promise<{ goalsPerMinute: number; ms: number; peakRssMb: number }> {
+interface Setting {
+  kind: 'sqlite' | 'postgres';
+  /** The SQLite file or the PostgreSQL URL. */
+  store: string;
+  repos: string[];
+  dir: string;
+  concurrency: number;
+  label: string;
+}
+
+interface SettingResult {
+  goalsPerMinute: number;
+  ms: number;
+  peakRssMb: number;
+}
+
+function settingInChild(setting: Setting): SettingResult {
+  const out = execFileSync(process.execPath, [fileURLToPath(import.meta.url), JSON.stringify(setting)], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'], maxBuffer: 1 << 20 });
+  return JSON.parse(out.trim().split('\n').at(-1)!) as SettingResult;
+}
+
+/** The child: opens the store, runs the setting, prints its result as one JSON line. */
+async function childMain(setting: Setting): Promise<void> {
+  const store = setting.kind === 'sqlite' ? openSqliteStore(setting.store) : await openPostgresStore(setting.store);
+  try {
+    const r = await runSetting(store, setting.repos, setting.dir, setting.concurrency, setting.label);
+    process.stdout.write(`${JSON.stringify(r)}\n`);
+  } finally {
+    await store.close();
+  }
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url) && process.argv[2]) {
+  childMain(JSON.parse(process.argv[2]) as Setting).then(
+    () => process.exit(0),
+    (err: unknown) => {
+      process.stderr.write(`throughput setting failed: ${String(err)}\n`);
+      process.exit(1);
+    },
+  );
+}
+
+async function runSetting(store: Store, repos: string[], dir: string, concurrency: number, label: string): Promise<SettingResult> {
   const sandbox = new ProcessSandbox();
   const specs = new Map<string, { spec: ReturnType<typeof validateGoalSpec>; repo: string }>();
   for (let g = 0; g < GOALS; g++) {
