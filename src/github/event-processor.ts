@@ -12,6 +12,7 @@ import type { GoalMode } from '../ports/queue.js';
 import { priorityFromLabels } from './labels.js';
 import { planFromIssue } from './plan-from-issue.js';
 import { loadRepoConfig } from './repo-config-loader.js';
+import { settleRestingControl } from './resting-control.js';
 import { quoteUntrusted } from './untrusted.js';
 
 export interface EventProcessorDeps {
@@ -183,12 +184,11 @@ export class EventProcessor {
     await this.deps.cancel(key); // no queued run may start the goal again behind the human's back
     // Always recorded: a running loop picks it up within seconds, and a worker that takes the
     // goal after this moment honors it instead of running on.
+    await this.deps.ledger.setMeta(key, { controlReason: reason });
     await this.deps.ledger.setControl(key, request);
-    if (await this.deps.isRunning(key)) return undefined;
-    if (request === 'stop' ? goal.state !== 'STOPPED' : !RESTING_STATES.has(goal.state) || goal.state === 'AWAITING_APPROVAL' || goal.state === 'ESCALATED') {
-      await this.deps.ledger.setState(key, request === 'pause' ? 'PAUSED' : 'STOPPED', request, reason, reason);
-      await this.deps.schedule(key, 'status', goal.priority);
-    }
+    if (!(await this.deps.isRunning(key))) await settleRestingControl(this.deps.ledger, key);
+    // A loop that was just finishing may have missed it: the status turn settles it after.
+    await this.deps.schedule(key, 'status', goal.priority);
     return undefined;
   }
 

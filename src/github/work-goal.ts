@@ -18,6 +18,7 @@ import { readGitHubGoal, type GitHubGoal } from './github-goal.js';
 import type { GoalMode } from '../ports/queue.js';
 import { planFromIssue, TEMPLATE_COMMENT } from './plan-from-issue.js';
 import { loadRepoConfig } from './repo-config-loader.js';
+import { settleRestingControl } from './resting-control.js';
 
 export interface WorkGoalDeps {
   ledger: Ledger;
@@ -60,7 +61,10 @@ export async function workGoal(deps: WorkGoalDeps, key: GoalKey, mode: GoalMode)
     if (!(err instanceof RepoConfigError)) throw err;
     return rest('STOPPED', 'invalid .github/goal-loop.yml', `goal-loop cannot run: \`.github/goal-loop.yml\` is invalid.\n\n${err.problems.map((p) => `- ${p}`).join('\n')}\n\nFix the file and comment \`/goal start\`.`);
   }
-  if (mode === 'status') return forge.flush(await snapshotFromLedger(deps.ledger, key, g, configLimits(config)));
+  if (mode === 'status') {
+    await settleRestingControl(deps.ledger, key);
+    return forge.flush(await snapshotFromLedger(deps.ledger, key, g, configLimits(config)));
+  }
 
   // The status comment appears at once, before any planning.
   if (goal.state === 'INITIALIZING') await forge.flush(await snapshotFromLedger(deps.ledger, key, g, configLimits(config)));

@@ -174,7 +174,8 @@ export async function runGoal(opts: RunGoalOptions): Promise<LoopResult> {
       if (!next) break;
       event = next;
     }
-    if (abort.signal.aborted && (state.phase === 'PAUSED' || state.phase === 'STOPPED')) await ledger.setControl(key, null);
+    // The request is answered; a newer one (a stop after this pause) stays for whoever is next.
+    if (abort.signal.aborted && (state.phase === 'PAUSED' || state.phase === 'STOPPED')) await ledger.clearControl(key, interruption.request);
     if (!RESTING_STATES.has(state.phase)) throw new Error(`loop ended in non-resting state ${state.phase}`);
     return await finish(state, opts.forge, snapshot, startedAt, clock, ledger, key, log);
   } catch (err) {

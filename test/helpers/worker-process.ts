@@ -1,12 +1,18 @@
 import type { ChildProcess } from 'node:child_process';
+import { join } from 'node:path';
+import { onTestFinished } from 'vitest';
+import { createSampleRepo } from '../../src/demo/sample-repo.js';
+import { openSqliteStore } from '../../src/ledger/open-ledger.js';
 import { createRuntime, type GoalLoopRuntime } from '../../src/github/runtime.js';
 import type { Store } from '../../src/ledger/open-ledger.js';
 import type { GoalKey, GoalRecord } from '../../src/ports/ledger.js';
 import { ProcessSandbox } from '../../src/sandbox/process-sandbox.js';
 import { startCli, type CliResult } from './cli.js';
-import type { GitHubBridge } from './github-bridge.js';
-import { privateKey, silent, testProbot } from './github-app-harness.js';
-import { toEvent, type WebhookEventName } from './webhook-payloads.js';
+import { fakeGitHub } from './fake-github.js';
+import { githubBridge, type GitHubBridge } from './github-bridge.js';
+import { INSTALLATION, OWNER, privateKey, REPO, silent, testProbot } from './github-app-harness.js';
+import { tempDir } from './temp.js';
+import { issueCommentCreated, issuesLabeled, toEvent, type WebhookEventName } from './webhook-payloads.js';
 
 export interface WorkerProcess {
   child: ChildProcess;
@@ -72,4 +78,57 @@ export async function waitUntil(check: () => boolean | Promise<boolean>, what: s
     if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 25));
   }
+}
+
+export interface IssueSeed {
+  number: number;
+  title: string;
+  body: string;
+  user: string;
+  labels: string[];
+}
+
+/**
+ * One repository, the fake GitHub (reached by worker processes through the bridge), a SQLite
+ * store shared by the in-process webhook side and the worker processes, and helpers to start
+ * workers and deliver the issue's events. Everything stops when the test ends.
+ */
+export async function workerScene(issue: IssueSeed) {
+  const root = await tempDir();
+  const repo = await createSampleRepo(join(root, 'sample'));
+  const fake = fakeGitHub({ owner: OWNER, repo: REPO, installationId: INSTALLATION, collaborators: { alice: 'write' }, issues: [issue], strictAuth: true });
+  fake.setFile('.github/goal-loop.yml', 'sandbox: process\n');
+  const bridge = await githubBridge();
+  const dbPath = join(root, 'ledger.db');
+  const store = openSqliteStore(dbPath);
+  const workers: WorkerProcess[] = [];
+  onTestFinished(async () => {
+    const ends = await Promise.all(workers.map((w) => w.kill()));
+    if (process.env.DEBUG_WORKERS) for (const e of ends) console.log(e.stdout, e.stderr);
+    await bridge.close();
+    await store.close();
+    fake.stop();
+  });
+  const webhooks = await webhookSide(store);
+  const workspaces = join(root, 'workspaces');
+  const repoSpec = { owner: OWNER, repo: REPO, installationId: INSTALLATION, cloneUrl: repo.bare, sender: 'alice' };
+  return {
+    root,
+    repo,
+    fake,
+    bridge,
+    store,
+    workspaces,
+    worker(env: Record<string, string> = {}) {
+      const w = startWorkerProcess({ bridge, store: { GOAL_LOOP_DB: dbPath }, workspaces, env });
+      workers.push(w);
+      return w;
+    },
+    label: () => webhooks.deliver('issues', issuesLabeled({ ...repoSpec, issue, label: 'goal' })),
+    /** A human's comment on the issue, delivered as GitHub would. */
+    comment: async (body: string) => {
+      const c = fake.addComment(issue.number, body, 'alice');
+      await webhooks.deliver('issue_comment', issueCommentCreated({ ...repoSpec, issue, comment: { id: c.id, body, user: 'alice' } }));
+    },
+  };
 }

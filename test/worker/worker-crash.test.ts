@@ -1,16 +1,10 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { describe, expect, it, onTestFinished } from 'vitest';
-import { createSampleRepo } from '../../src/demo/sample-repo.js';
+import { describe, expect, it } from 'vitest';
 import { STATUS_MARKER } from '../../src/github/status-comment.js';
-import { openSqliteStore } from '../../src/ledger/open-ledger.js';
-import { fakeGitHub } from '../helpers/fake-github.js';
-import { githubBridge } from '../helpers/github-bridge.js';
-import { goalBlock, INSTALLATION, OWNER, REPO } from '../helpers/github-app-harness.js';
+import { goalBlock, OWNER, REPO } from '../helpers/github-app-harness.js';
 import { checkpointCommits } from '../helpers/git.js';
-import { tempDir } from '../helpers/temp.js';
-import { issuesLabeled } from '../helpers/webhook-payloads.js';
-import { startWorkerProcess, waitForGoal, waitUntil, webhookSide } from '../helpers/worker-process.js';
+import { waitForGoal, waitUntil, workerScene } from '../helpers/worker-process.js';
 
 const BODY = goalBlock(`
 objective: Four steps that survive crashes
@@ -24,39 +18,7 @@ const ISSUE = { number: 31, title: 'Crash me', body: BODY, user: 'alice', labels
 const BRANCH = 'goal/31-crash-me';
 const KEY = { repo: `${OWNER}/${REPO}`, goalId: '31' };
 
-async function scene() {
-  const root = await tempDir();
-  const repo = await createSampleRepo(join(root, 'sample'));
-  const fake = fakeGitHub({ owner: OWNER, repo: REPO, installationId: INSTALLATION, collaborators: { alice: 'write' }, issues: [ISSUE], strictAuth: true });
-  fake.setFile('.github/goal-loop.yml', 'sandbox: process\n');
-  const bridge = await githubBridge();
-  const dbPath = join(root, 'ledger.db');
-  const store = openSqliteStore(dbPath);
-  const workers: Array<ReturnType<typeof startWorkerProcess>> = [];
-  onTestFinished(async () => {
-    const ends = await Promise.all(workers.map((w) => w.kill()));
-    if (process.env.DEBUG_WORKERS) for (const e of ends) console.log(e.stdout, e.stderr);
-    await bridge.close();
-    await store.close();
-    fake.stop();
-  });
-  const webhooks = await webhookSide(store);
-  const workspaces = join(root, 'workspaces');
-  return {
-    root,
-    repo,
-    fake,
-    bridge,
-    store,
-    workspaces,
-    worker(env: Record<string, string> = {}) {
-      const w = startWorkerProcess({ bridge, store: { GOAL_LOOP_DB: dbPath }, workspaces, env });
-      workers.push(w);
-      return w;
-    },
-    label: () => webhooks.deliver('issues', issuesLabeled({ owner: OWNER, repo: REPO, installationId: INSTALLATION, cloneUrl: repo.bare, sender: 'alice', issue: ISSUE, label: 'goal' })),
-  };
-}
+const scene = () => workerScene(ISSUE);
 
 type Scene = Awaited<ReturnType<typeof scene>>;
 
