@@ -1,8 +1,10 @@
+import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { ApplicationFunction } from 'probot';
 import type { Ledger } from '../ports/ledger.js';
 import type { WorkQueue } from '../ports/queue.js';
-import { isGoalLeased, withLease } from '../worker/lease.js';
+import { isGoalLeased, keepLease, withLease } from '../worker/lease.js';
+import { DEFAULT_LEASE_MS } from '../worker/worker-pool.js';
 import { goalLoopApp } from './app.js';
 import { EventProcessor } from './event-processor.js';
 import type { GoalEvent } from './events.js';
@@ -15,6 +17,8 @@ export interface IntakeOptions {
   auth: (installationId: number) => Promise<Octokit>;
   /** Who this process is, for the per-repository command lease. */
   holder: string;
+  /** Lease time to live: a server that dies handling a delivery leaves it to others after this. */
+  leaseMs?: number;
   /** Called after a goal job is enqueued (an in-process pool looks at once). */
   onEnqueued?: () => void;
 }
@@ -23,7 +27,7 @@ export interface IntakeOptions {
 export interface Intake {
   appFn: ApplicationFunction;
   processor: EventProcessor;
-  /** Handles inbox entries left unhandled by a crash; returns how many. */
+  /** Handles inbox entries left unhandled (a crash, a lost server); safe to call any time. Returns how many it found. */
   replayInbox(): Promise<number>;
   /** Resolves when every accepted event is handled. */
   idle(): Promise<void>;
@@ -50,8 +54,21 @@ export function createIntake(opts: IntakeOptions): Intake {
   });
   let inflight = Promise.resolve();
   const handle = (id: string, event: GoalEvent) => {
-    const run = () =>
-      withLease(ledger, `events:${event.owner}/${event.repo}`, opts.holder, () => processor.handle(event), { logger }).then(() => ledger.markDeliveryHandled(id));
+    const run = async () => {
+      // One handler per delivery, across servers and replays: whoever holds its lease.
+      const claim = `delivery:${id}`;
+      const holder = `${opts.holder}#${randomBytes(4).toString('hex')}`;
+      const ttl = opts.leaseMs ?? DEFAULT_LEASE_MS;
+      if (!(await ledger.acquireLease(claim, holder, ttl))) return;
+      const held = keepLease(ledger, claim, holder, ttl, logger);
+      try {
+        if (!(await ledger.unhandledDeliveries()).some((d) => d.id === id)) return; // handled meanwhile
+        await withLease(ledger, `events:${event.owner}/${event.repo}`, holder, () => processor.handle(event), { logger, ttlMs: ttl });
+        await ledger.markDeliveryHandled(id);
+      } finally {
+        await held.release();
+      }
+    };
     inflight = inflight.then(run).catch((err: unknown) => logger.error({ err, delivery: id, type: event.type }, 'event failed'));
     return inflight;
   };

@@ -10,6 +10,8 @@ import type { Octokit } from './github-forge.js';
 import { createIntake, type Intake } from './intake.js';
 import type { WorkGoalDeps } from './work-goal.js';
 
+const INBOX_REPLAY_MS = 60_000;
+
 export interface RuntimeOptions {
   probot: Probot;
   store: Pick<Store, 'ledger' | 'queue'>;
@@ -71,9 +73,16 @@ export function createRuntime(opts: RuntimeOptions): GoalLoopRuntime {
     logger: opts.logger,
     auth,
     holder: pool?.workerId ?? `webhooks:${process.pid}`,
+    ...(opts.leaseMs ? { leaseMs: opts.leaseMs } : {}),
     ...(pool ? { onEnqueued: () => pool.kick() } : {}),
   });
   pool?.start();
+  // Another server that died mid-event leaves inbox entries behind: look for them now and then.
+  const replay =
+    role === 'workers'
+      ? undefined
+      : setInterval(() => void intake.replayInbox().catch((err: unknown) => opts.logger.warn({ err }, 'inbox replay failed')), INBOX_REPLAY_MS);
+  replay?.unref();
   return {
     appFn: intake.appFn,
     intake,
@@ -92,6 +101,7 @@ export function createRuntime(opts: RuntimeOptions): GoalLoopRuntime {
       await pool?.idle();
     },
     close: async (graceMs = 10_000) => {
+      clearInterval(replay);
       await pool?.close(graceMs);
     },
   };

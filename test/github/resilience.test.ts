@@ -45,6 +45,24 @@ describe('GitHub App: redeliveries, restarts, flaky GitHub', () => {
     expect(h.fake.calls('GET', /collaborators\/alice\/permission/)).toHaveLength(1);
   });
 
+  it('handles a delivery accepted just before the process died: the next process replays it from the inbox, once', async () => {
+    const h = await appHarness({ issues: [ISSUE] });
+    // Answered (recorded in the inbox), then the process freezes before acting on it.
+    await h.probot.receive({ id: 'd-dying', name: 'issues', payload: issuesLabeled({ ...h.repoSpec, issue: ISSUE, label: 'goal' }) } as never);
+    const runtime = await h.restart();
+    const end = Date.now() + 20_000;
+    while (checkpointCommits(h.repo.bare, BRANCH).length < 3) {
+      if (Date.now() > end) throw new Error('the accepted delivery was never handled');
+      await runtime.resumeInterrupted();
+      await runtime.idle();
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    expect(await h.ledger.unhandledDeliveries()).toEqual([]);
+    expect(statusComments(h)).toHaveLength(1);
+    expect(h.fake.pulls).toHaveLength(1);
+    expect(h.fake.calls('GET', /collaborators\/alice\/permission/).length).toBeLessThanOrEqual(2);
+  });
+
   it('resumes a goal after a restart mid-goal without duplicating comments, PRs or commits', async () => {
     // The first process dies in the middle of step two (its 4th sandbox command).
     const h = await appHarness({ issues: [ISSUE], sandbox: new DyingSandbox(4) });
