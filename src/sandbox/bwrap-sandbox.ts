@@ -1,8 +1,8 @@
-import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, lstatSync, readdirSync, readFileSync, realpathSync, statSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { mkdir, rm, writeFile } from 'node:fs/promises';
-import { availableParallelism, homedir, tmpdir } from 'node:os';
-import { isAbsolute, join } from 'node:path';
+import { availableParallelism } from 'node:os';
+import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { SandboxUnavailableError, type CommandRequest, type CommandResult, type SandboxProcess, type SpawningSandbox, type SpawnRequest } from '../ports/sandbox.js';
 import { jailArgv, type BwrapFeatures, type JailSpec } from './bwrap-args.js';
@@ -11,10 +11,11 @@ import { sandboxEnvironment } from './environment.js';
 import { DEFAULT_CAPTURE, OutputCapture, type CaptureLimits } from './output-capture.js';
 import { runCaptured } from './run-captured.js';
 import { scratchPath } from './scratch.js';
-import { discoverToolchain, findProgram, isUnder, type Toolchain } from './toolchain.js';
+import { discoverToolchain, findProgram, type Toolchain } from './toolchain.js';
 import { handOverWorkspace } from './workspace-owner.js';
 import { explainJailFailure, StartFilter } from './jail-start.js';
 import { shellLine, wrapSpawned } from './spawned-process.js';
+import { bwrapFeatures, checkWorkspace, fnv1a, JAIL_HOME, livePidsOfUid, lstatOrUndefined, mib, realOrUndefined } from './jail-host.js';
 
 /** Hard limits of one jailed command. */
 export interface JailLimits {
@@ -43,7 +44,7 @@ export const DEFAULT_JAIL_LIMITS: Readonly<JailLimits> = Object.freeze({
 });
 
 /** The jail's home: a private tmpfs. */
-export const JAIL_HOME = '/home/goal-loop';
+export { JAIL_HOME };
 /** Jail uids, when the bot is root: one per workspace, in [base, base + span). */
 export const DEFAULT_UID_BASE = 1_000_000_000;
 export const DEFAULT_UID_SPAN = 1_000_000;
@@ -335,85 +336,3 @@ limit -u "$nproc" && limit -f "$fsize" && limit -t "$cpu" "$((cpu + 10))" && lim
   { echo "goal-loop: cannot set the resource limits" >&2; exit 125; }
 # Captured commands get stderr in stdout; a long-lived process (MCP server) keeps them apart.
 if [ "$merge" = 1 ]; then exec "$@" 2>&1; else exec "$@"; fi`;
-
-function bwrapFeatures(bwrap: string): BwrapFeatures {
-  const help = spawnSync(bwrap, ['--help'], { encoding: 'utf8', timeout: 10_000 });
-  const text = `${help.stdout ?? ''}${help.stderr ?? ''}`;
-  const missing = ['--unshare-all', '--die-with-parent', '--new-session', '--cap-drop', '--clearenv', '--perms'].filter((f) => !text.includes(f));
-  if (help.error || missing.length > 0) {
-    throw new SandboxUnavailableError(
-      help.error ? `cannot run ${bwrap}: ${help.error.message}` : `${bwrap} is too old (no ${missing.join(', ')}): install bubblewrap 0.5 or newer (0.8 recommended)`,
-    );
-  }
-  return { disableUserns: text.includes('--disable-userns'), tmpfsSize: text.includes('--size') };
-}
-
-/** The workspace must be an existing directory that is not a system directory (it gets chowned). */
-function checkWorkspace(cwd: string): string {
-  if (!isAbsolute(cwd)) throw new SandboxUnavailableError(`the workspace must be an absolute path: ${cwd}`);
-  let real: string;
-  try {
-    real = realpathSync(cwd);
-    if (!statSync(real).isDirectory()) throw new Error('not a directory');
-  } catch (err) {
-    throw new SandboxUnavailableError(`the workspace ${cwd} is not a directory: ${(err as Error).message}`);
-  }
-  const forbidden = ['/usr', '/etc', '/proc', '/sys', '/dev', '/boot', '/bin', '/sbin', '/lib', '/lib32', '/lib64', '/libx32', '/run', JAIL_HOME];
-  const parts = real.split('/').filter(Boolean);
-  if (parts.length < 2 || forbidden.some((f) => isUnder(real, f)) || isUnder(homedir(), real) || real === tmpdir()) {
-    throw new SandboxUnavailableError(`refusing to use ${real} as a sandbox workspace: it is a system or home directory`);
-  }
-  return real;
-}
-
-/** Host pids of the live (not zombie) processes whose real uid is `uid`. */
-function livePidsOfUid(uid: number): number[] {
-  const out: number[] = [];
-  let names: string[];
-  try {
-    names = readdirSync('/proc');
-  } catch {
-    return out;
-  }
-  for (const name of names) {
-    if (name.charCodeAt(0) < 48 || name.charCodeAt(0) > 57) continue;
-    try {
-      const status = readFileSync(`/proc/${name}/status`, 'latin1');
-      const m = /\nUid:\t(\d+)/.exec(status);
-      if (m && Number(m[1]) === uid && !/\nState:\t[ZX]/.test(status)) out.push(Number(name));
-    } catch {
-      /* exited meanwhile */
-    }
-  }
-  return out;
-}
-
-function lstatOrUndefined(p: string) {
-  try {
-    return lstatSync(p);
-  } catch {
-    return undefined;
-  }
-}
-
-function realOrUndefined(p: string): string | undefined {
-  try {
-    return realpathSync(p);
-  } catch {
-    return undefined;
-  }
-}
-
-
-function fnv1a(s: string): number {
-  let h = 0x811c9dc5;
-  for (const byte of Buffer.from(s)) {
-    h ^= byte;
-    h = Math.imul(h, 0x01000193) >>> 0;
-  }
-  return h;
-}
-
-function mib(bytes: number): string {
-  return `${Math.round(bytes / 1024 / 1024)} MiB`;
-}

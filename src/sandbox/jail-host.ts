@@ -1,0 +1,94 @@
+import { spawnSync } from 'node:child_process';
+import { lstatSync, readdirSync, readFileSync, realpathSync, statSync } from 'node:fs';
+import { homedir, tmpdir } from 'node:os';
+import { isAbsolute } from 'node:path';
+import { SandboxUnavailableError } from '../ports/sandbox.js';
+import type { BwrapFeatures } from './bwrap-args.js';
+import { isUnder } from './toolchain.js';
+
+// What the jail needs to know about the host: bwrap's features, a safe workspace, live processes.
+
+/** The jailed user's home inside the jail (never a host path). */
+export const JAIL_HOME = '/home/goal-loop';
+
+export function bwrapFeatures(bwrap: string): BwrapFeatures {
+  const help = spawnSync(bwrap, ['--help'], { encoding: 'utf8', timeout: 10_000 });
+  const text = `${help.stdout ?? ''}${help.stderr ?? ''}`;
+  const missing = ['--unshare-all', '--die-with-parent', '--new-session', '--cap-drop', '--clearenv', '--perms'].filter((f) => !text.includes(f));
+  if (help.error || missing.length > 0) {
+    throw new SandboxUnavailableError(
+      help.error ? `cannot run ${bwrap}: ${help.error.message}` : `${bwrap} is too old (no ${missing.join(', ')}): install bubblewrap 0.5 or newer (0.8 recommended)`,
+    );
+  }
+  return { disableUserns: text.includes('--disable-userns'), tmpfsSize: text.includes('--size') };
+}
+
+/** The workspace must be an existing directory that is not a system directory (it gets chowned). */
+export function checkWorkspace(cwd: string): string {
+  if (!isAbsolute(cwd)) throw new SandboxUnavailableError(`the workspace must be an absolute path: ${cwd}`);
+  let real: string;
+  try {
+    real = realpathSync(cwd);
+    if (!statSync(real).isDirectory()) throw new Error('not a directory');
+  } catch (err) {
+    throw new SandboxUnavailableError(`the workspace ${cwd} is not a directory: ${(err as Error).message}`);
+  }
+  const forbidden = ['/usr', '/etc', '/proc', '/sys', '/dev', '/boot', '/bin', '/sbin', '/lib', '/lib32', '/lib64', '/libx32', '/run', JAIL_HOME];
+  const parts = real.split('/').filter(Boolean);
+  if (parts.length < 2 || forbidden.some((f) => isUnder(real, f)) || isUnder(homedir(), real) || real === tmpdir()) {
+    throw new SandboxUnavailableError(`refusing to use ${real} as a sandbox workspace: it is a system or home directory`);
+  }
+  return real;
+}
+
+/** Host pids of the live (not zombie) processes whose real uid is `uid`. */
+export function livePidsOfUid(uid: number): number[] {
+  const out: number[] = [];
+  let names: string[];
+  try {
+    names = readdirSync('/proc');
+  } catch {
+    return out;
+  }
+  for (const name of names) {
+    if (name.charCodeAt(0) < 48 || name.charCodeAt(0) > 57) continue;
+    try {
+      const status = readFileSync(`/proc/${name}/status`, 'latin1');
+      const m = /\nUid:\t(\d+)/.exec(status);
+      if (m && Number(m[1]) === uid && !/\nState:\t[ZX]/.test(status)) out.push(Number(name));
+    } catch {
+      /* exited meanwhile */
+    }
+  }
+  return out;
+}
+
+export function lstatOrUndefined(p: string) {
+  try {
+    return lstatSync(p);
+  } catch {
+    return undefined;
+  }
+}
+
+export function realOrUndefined(p: string): string | undefined {
+  try {
+    return realpathSync(p);
+  } catch {
+    return undefined;
+  }
+}
+
+
+export function fnv1a(s: string): number {
+  let h = 0x811c9dc5;
+  for (const byte of Buffer.from(s)) {
+    h ^= byte;
+    h = Math.imul(h, 0x01000193) >>> 0;
+  }
+  return h;
+}
+
+export function mib(bytes: number): string {
+  return `${Math.round(bytes / 1024 / 1024)} MiB`;
+}
