@@ -6,8 +6,10 @@ import { describe, expect, it } from 'vitest';
 import { createSampleRepo } from '../../src/demo/sample-repo.js';
 import { validateGoalSpec } from '../../src/goal/parse.js';
 import { openSqliteStore } from '../../src/ledger/open-ledger.js';
+import { openPostgresStore } from '../../src/ledger/postgres/open-postgres.js';
 import { goalLeaseName } from '../../src/worker/lease.js';
 import { runCli } from '../helpers/cli.js';
+import { freshDatabase } from '../helpers/postgres.js';
 import { rawSpec, rawTask } from '../helpers/spec-builders.js';
 import { tempDir } from '../helpers/temp.js';
 
@@ -84,6 +86,17 @@ describe('goal-loop status', () => {
     const text = await runCli(['status'], env);
     expect(text.stdout).toMatch(/demo-slugify {2}LOOP_COMPLETE {2}4\/4 tasks {2}5 iterations/);
     expect(text.stdout).toMatch(/idle/);
+  });
+
+  it('reads the PostgreSQL ledger and queue when DATABASE_URL is set', async () => {
+    const url = await freshDatabase();
+    const store = await openPostgresStore(url);
+    await store.ledger.upsertGoal({ repo: 'o/r', goalId: 'shared' }, { spec: validateGoalSpec(rawSpec([rawTask('a')], { goal_id: 'shared' })), branch: 'goal/shared' });
+    await store.queue.enqueue({ key: { repo: 'o/r', goalId: 'shared' }, mode: 'run', priority: 'P0' });
+    await store.close();
+    const r = await runCli(['status', '--json'], { DATABASE_URL: url, GOAL_LOOP_DB: '/nonexistent/never.db' });
+    expect(r.code, r.stderr).toBe(0);
+    expect(JSON.parse(r.stdout)).toEqual([expect.objectContaining({ goal_id: 'shared', queued: expect.objectContaining({ mode: 'run' }), leased: null })]);
   });
 
   it('shows which goals are queued and which are leased, by which worker and how fresh its heartbeat is', async () => {
