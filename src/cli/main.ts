@@ -14,5 +14,6 @@ main(argv).then(
   (err: unknown) => {
     process.stderr.write(`goal-loop: ${String(err)}\n`);
     process.exitCode = EXIT.internal;
+    if (SERVICES.has(argv[0] ?? '')) process.exit(EXIT.internal); // no half-started service left listening
   },
 );

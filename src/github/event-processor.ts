@@ -39,11 +39,11 @@ export class EventProcessor {
 
   constructor(private readonly deps: EventProcessorDeps) {}
 
-  /** Queues an event; resolves when it has been handled. */
+  /** Queues an event; resolves when it has been handled, rejects when handling it failed. */
   handle(event: GoalEvent): Promise<void> {
     const next = this.chain.then(() => this.process(event));
-    this.chain = next.catch((err: unknown) => this.deps.logger.error({ err, delivery: event.deliveryId, type: event.type }, 'event failed'));
-    return this.chain;
+    this.chain = next.catch(() => undefined); // one failed event does not hold up the next
+    return next;
   }
 
   private async process(e: GoalEvent): Promise<void> {
@@ -81,7 +81,12 @@ export class EventProcessor {
   private async start(e: Extract<GoalEvent, { type: 'labeled' | 'command' }>): Promise<void> {
     const key = goalKeyFor(e.owner, e.repo, e.issue.number);
     const existing = await this.deps.ledger.getGoal(key);
-    if (existing && !RESTING_STATES.has(existing.state) && (await this.deps.isRunning(key))) return; // already working
+    if (existing && !RESTING_STATES.has(existing.state) && (await this.deps.isRunning(key))) {
+      // Already working; a pause on its way in is overruled, and a run follows if it rests first.
+      await this.deps.ledger.setControl(key, null);
+      await this.deps.schedule(key, 'run', existing.priority);
+      return;
+    }
     const g = githubGoalFrom(e.repository, e.issue, e.installationId);
     const priority = priorityFromLabels(e.issue.labels ?? []);
     const plan = planFromIssue(e.issue.body ?? '', key.goalId, existing?.meta.extraTasks);
@@ -151,6 +156,7 @@ export class EventProcessor {
         } else {
           await ledger.setMeta(key, { planApproved: true });
         }
+        await ledger.setControl(key, null); // "go ahead" is newer than any pause
         await this.deps.schedule(key, 'run', goal.priority);
         return undefined;
       case 'pause':
@@ -165,7 +171,10 @@ export class EventProcessor {
       case 'skip':
         if (!taskExists(cmd.taskId)) return `There is no task \`${cmd.taskId}\` in this goal.`;
         await ledger.updateTask(key, cmd.taskId, { status: 'skipped' });
-        if (RESTING_STATES.has(goal.state)) await this.deps.schedule(key, 'run', goal.priority);
+        if (RESTING_STATES.has(goal.state)) {
+          await ledger.setControl(key, null);
+          await this.deps.schedule(key, 'run', goal.priority);
+        }
         return undefined;
       case 'status':
         await this.deps.schedule(key, 'status', goal.priority);

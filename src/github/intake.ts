@@ -10,6 +10,9 @@ import { EventProcessor } from './event-processor.js';
 import type { GoalEvent } from './events.js';
 import type { Octokit } from './github-forge.js';
 
+/** Attempts at one event (across replays in this process) before it is dropped with an error. */
+const MAX_EVENT_ATTEMPTS = 3;
+
 export interface IntakeOptions {
   ledger: Ledger;
   queue: WorkQueue;
@@ -53,7 +56,11 @@ export function createIntake(opts: IntakeOptions): Intake {
     cancel: (key) => queue.cancel(key),
   });
   let inflight = Promise.resolve();
+  const chained = new Set<string>();
+  const failures = new Map<string, number>();
   const handle = (id: string, event: GoalEvent) => {
+    if (chained.has(id)) return inflight; // already waiting its turn in this process
+    chained.add(id);
     const run = async () => {
       // One handler per delivery, across servers and replays: whoever holds its lease.
       const claim = `delivery:${id}`;
@@ -63,13 +70,29 @@ export function createIntake(opts: IntakeOptions): Intake {
       const held = keepLease(ledger, claim, holder, ttl, logger);
       try {
         if (!(await ledger.unhandledDeliveries()).some((d) => d.id === id)) return; // handled meanwhile
-        await withLease(ledger, `events:${event.owner}/${event.repo}`, holder, () => processor.handle(event), { logger, ttlMs: ttl });
+        try {
+          await withLease(ledger, `events:${event.owner}/${event.repo}`, holder, () => processor.handle(event), { logger, ttlMs: ttl });
+        } catch (err) {
+          // Left in the inbox for the next replay (GitHub or the database may be back by then),
+          // unless it failed too often: a poisoned event must not be retried forever.
+          const n = (failures.get(id) ?? 0) + 1;
+          failures.set(id, n);
+          if (n < MAX_EVENT_ATTEMPTS) {
+            logger.warn({ err, delivery: id, type: event.type, attempt: n }, 'event failed; it will be retried');
+            return;
+          }
+          logger.error({ err, delivery: id, type: event.type, attempts: n }, 'event failed; giving up on it');
+        }
+        failures.delete(id);
         await ledger.markDeliveryHandled(id);
       } finally {
         await held.release();
       }
     };
-    inflight = inflight.then(run).catch((err: unknown) => logger.error({ err, delivery: id, type: event.type }, 'event failed'));
+    inflight = inflight
+      .then(run)
+      .catch((err: unknown) => logger.error({ err, delivery: id, type: event.type }, 'event failed'))
+      .finally(() => chained.delete(id));
     return inflight;
   };
   return {

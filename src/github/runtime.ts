@@ -89,11 +89,8 @@ export function createRuntime(opts: RuntimeOptions): GoalLoopRuntime {
     pool,
     async resumeInterrupted() {
       const replayed = role === 'workers' ? 0 : await intake.replayInbox();
-      if (!pool) return replayed;
-      // A sweep resumes what two sweeps in a row found orphaned; the pool keeps sweeping after this.
-      await pool.sweep();
-      await new Promise((r) => setTimeout(r, 50));
-      return replayed + (await pool.sweep());
+      // A sweep resumes what the sweep before it (a sweep interval ago) also found orphaned.
+      return replayed + ((await pool?.sweep()) ?? 0);
     },
     async idle() {
       // Handling an event may queue work; work queues no events. So: events, then work.
@@ -102,7 +99,8 @@ export function createRuntime(opts: RuntimeOptions): GoalLoopRuntime {
     },
     close: async (graceMs = 10_000) => {
       clearInterval(replay);
-      await pool?.close(graceMs);
+      // Events being handled get the grace time too; what is left is replayed from the inbox.
+      await Promise.all([pool?.close(graceMs), Promise.race([intake.idle(), new Promise((r) => setTimeout(r, graceMs).unref())])]);
     },
   };
 }

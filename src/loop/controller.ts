@@ -174,8 +174,8 @@ export async function runGoal(opts: RunGoalOptions): Promise<LoopResult> {
       if (!next) break;
       event = next;
     }
-    // The request is answered; a newer one (a stop after this pause) stays for whoever is next.
-    if (abort.signal.aborted && (state.phase === 'PAUSED' || state.phase === 'STOPPED')) await ledger.clearControl(key, interruption.request);
+    // A pause or stop that was honored stays recorded: it is the human's last word until a newer
+    // one (resume, retry, start) clears it, so a run queued before it can never undo it.
     if (!RESTING_STATES.has(state.phase)) throw new Error(`loop ended in non-resting state ${state.phase}`);
     return await finish(state, opts.forge, snapshot, startedAt, clock, ledger, key, log);
   } catch (err) {

@@ -86,8 +86,6 @@ export interface Ledger {
   /** Adds to the goal's counters and returns the new totals. */
   addCounters(key: GoalKey, delta: Partial<Omit<Counters, 'tokens'>> & { tokens?: Partial<Usage> }): Promise<Counters>;
   setControl(key: GoalKey, control: ControlRequest | null): Promise<void>;
-  /** Clears the pending request only if it is still `request` (a newer one is kept); true when cleared. */
-  clearControl(key: GoalKey, request: ControlRequest): Promise<boolean>;
   /** Shallow-merges into the goal's meta; a key set to null is removed. */
   setMeta(key: GoalKey, patch: Record<string, unknown>): Promise<Record<string, unknown>>;
   /**

@@ -20,7 +20,7 @@ export function serviceSettings(env: NodeJS.ProcessEnv): ServiceSettings {
     const n = Number.parseInt(v ?? '', 10);
     return Number.isFinite(n) && n >= min ? n : undefined;
   };
-  const leaseMs = num(env.GOAL_LOOP_LEASE_MS, 1);
+  const leaseMs = num(env.GOAL_LOOP_LEASE_MS, 300); // shorter leases expire between heartbeats
   const pollMs = num(env.GOAL_LOOP_POLL_MS, 1);
   const minUpdateIntervalMs = num(env.GOAL_LOOP_STATUS_INTERVAL_MS, 0);
   const writeMinTimeMs = num(env.GOAL_LOOP_GITHUB_WRITE_INTERVAL_MS, 0);

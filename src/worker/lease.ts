@@ -23,15 +23,23 @@ export interface HeldLease {
 export function keepLease(ledger: Ledger, name: string, holder: string, ttlMs: number, logger: Logger): HeldLease {
   const lost = new AbortController();
   let released = false;
+  let renewedAt = Date.now();
+  const giveUp = (why: string) => {
+    if (released || lost.signal.aborted) return;
+    logger.warn({ lease: name, holder }, `lease lost: ${why}`);
+    lost.abort();
+  };
   const beat = setInterval(() => {
     ledger.renewLease(name, holder, ttlMs).then(
       (ok) => {
-        if (!ok && !released && !lost.signal.aborted) {
-          logger.warn({ lease: name, holder }, 'lease lost: another worker took over');
-          lost.abort();
-        }
+        if (ok) renewedAt = Date.now();
+        else giveUp('another worker took over');
       },
-      (err: unknown) => logger.warn({ err, lease: name }, 'lease heartbeat failed; retrying'),
+      (err: unknown) => {
+        logger.warn({ err, lease: name }, 'lease heartbeat failed; retrying');
+        // Unrenewed for a whole ttl, the lease may be someone else's by now: stop acting on it.
+        if (Date.now() - renewedAt >= ttlMs) giveUp('no heartbeat reached the store for a whole lease');
+      },
     );
   }, Math.max(50, Math.floor(ttlMs / 3)));
   beat.unref();

@@ -50,6 +50,8 @@ export class WorkerPool {
   private waiters: Array<() => void> = [];
   /** Goals the last sweep found neither queued nor leased. */
   private suspects = new Set<string>();
+  /** Goals whose work failed here, and until when the sweep leaves them alone. */
+  private readonly failures = new Map<string, { count: number; until: number }>();
 
   constructor(private readonly opts: WorkerPoolOptions) {
     this.workerId = opts.workerId ?? `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
@@ -108,6 +110,7 @@ export class WorkerPool {
     for (const goal of goals) {
       const name = goalLeaseName(goal);
       if (RESTING_STATES.has(goal.state) || held.has(name) || pending.has(name) || this.active.has(name)) continue;
+      if ((this.failures.get(name)?.until ?? 0) > Date.now()) continue;
       if (!(this.opts.resumable?.(goal) ?? true)) continue;
       orphans.add(name);
       if (!this.suspects.has(name)) continue;
@@ -149,15 +152,30 @@ export class WorkerPool {
     const timedOut = await Promise.race([all().then(() => false), new Promise<boolean>((r) => setTimeout(() => r(true), graceMs).unref())]);
     if (timedOut) {
       for (const a of this.active.values()) a.abandon.abort();
-      await all();
+      // Abandoning stops the loop between steps; a step that ignores it (a push, a planner call)
+      // gets a last grace period, then its lease simply expires.
+      await Promise.race([all(), new Promise((r) => setTimeout(r, Math.max(graceMs, 5000)).unref())]);
     }
+  }
+
+  /** How long a job waits before it is offered again after it could not start. */
+  private retryDelayMs(): number {
+    return Math.min(2000, this.leaseMs / 2);
   }
 
   private async pump(): Promise<void> {
     while (this.running && this.active.size < this.opts.concurrency) {
       const job = await this.opts.queue.claim();
       if (!job) return;
-      await this.begin(job);
+      try {
+        await this.begin(job);
+      } catch (err) {
+        // The job left the queue but was not started: put it back rather than lose it.
+        this.opts.logger.error({ err, goal: goalLeaseName(job.key) }, 'cannot start a job; it goes back to the queue');
+        await this.opts.queue.enqueue({ key: job.key, mode: job.mode, priority: job.priority }, { delayMs: this.retryDelayMs() });
+        await this.opts.ledger.releaseLease(goalLeaseName(job.key), this.workerId).catch(() => undefined);
+        return;
+      }
     }
   }
 
@@ -166,7 +184,7 @@ export class WorkerPool {
     const name = goalLeaseName(job.key);
     if (this.active.has(name) || !(await ledger.acquireLease(name, this.workerId, this.leaseMs))) {
       // Someone works the goal now: ask again once they are likely done with this step.
-      await queue.enqueue({ key: job.key, mode: job.mode, priority: job.priority }, { delayMs: Math.min(2000, this.leaseMs / 2) });
+      await queue.enqueue({ key: job.key, mode: job.mode, priority: job.priority }, { delayMs: this.retryDelayMs() });
       return;
     }
     const goal = await ledger.getGoal(job.key);
@@ -183,10 +201,20 @@ export class WorkerPool {
     log.info({ mode: job.mode }, 'working goal');
     const done = this.opts
       .work(job, { workerId: this.workerId, abandon: abandon.signal })
-      .catch((err: unknown) => {
-        if (err instanceof GoalAbandonedError) log.warn('goal abandoned; another worker will resume it');
-        else log.error({ err }, 'goal work failed');
-      })
+      .then(
+        () => {
+          this.failures.delete(name);
+        },
+        (err: unknown) => {
+          if (err instanceof GoalAbandonedError) return log.warn('goal abandoned; another worker will resume it');
+          // The sweep would resume it at once; back off (30 s, doubling to 15 min) so a goal that
+          // fails before its loop starts (GitHub down, app uninstalled) is not retried in a spin.
+          const count = (this.failures.get(name)?.count ?? 0) + 1;
+          const waitMs = Math.min(15 * 60_000, 30_000 * 2 ** (count - 1));
+          this.failures.set(name, { count, until: Date.now() + waitMs });
+          log.error({ err, failures: count, retryInS: waitMs / 1000 }, 'goal work failed');
+        },
+      )
       .finally(async () => {
         log.info({ mode: job.mode }, 'goal work ended');
         await held.release();

@@ -63,6 +63,20 @@ describe('GitHub App: redeliveries, restarts, flaky GitHub', () => {
     expect(h.fake.calls('GET', /collaborators\/alice\/permission/).length).toBeLessThanOrEqual(2);
   });
 
+  it('keeps an event whose handling failed (GitHub down) in the inbox, and handles it on the next replay', async () => {
+    const h = await appHarness({ issues: [ISSUE] });
+    // Every attempt of the client (the first and its 3 retries) gets a 502: the event fails.
+    h.fake.failNext(4, 502, { method: 'GET', path: /collaborators\/alice\/permission/ });
+    await h.deliver('issues', issuesLabeled({ ...h.repoSpec, issue: ISSUE, label: 'goal' }), 'd-flaky');
+    expect(checkpointCommits(h.repo.bare, BRANCH)).toEqual([]);
+    expect((await h.ledger.unhandledDeliveries()).map((d) => d.id)).toEqual(['d-flaky']);
+    expect(h.fake.pendingFaults()).toBe(0); // GitHub is back
+    await h.runtime.resumeInterrupted();
+    await h.runtime.idle();
+    expect(await h.ledger.unhandledDeliveries()).toEqual([]);
+    expect(checkpointCommits(h.repo.bare, BRANCH).map((c) => c.task)).toEqual(['s1', 's2', 's3']);
+  });
+
   it('resumes a goal after a restart mid-goal without duplicating comments, PRs or commits', async () => {
     // The first process dies in the middle of step two (its 4th sandbox command).
     const h = await appHarness({ issues: [ISSUE], sandbox: new DyingSandbox(4) });

@@ -227,15 +227,6 @@ export function describeLedgerContract(name: string, open: () => Promise<Ledger>
         expect((await l.getGoal(key))!.control).toBeNull();
       });
 
-      it('clears a request only while it is still the one answered (a newer request is kept)', async () => {
-        await l.upsertGoal(key, { spec: spec(), branch: 'b' });
-        await l.setControl(key, 'stop'); // a stop arrived after the pause the loop answered
-        expect(await l.clearControl(key, 'pause')).toBe(false);
-        expect((await l.getGoal(key))!.control).toBe('stop');
-        expect(await l.clearControl(key, 'stop')).toBe(true);
-        expect((await l.getGoal(key))!.control).toBeNull();
-        expect(await l.clearControl(key, 'stop')).toBe(false);
-      });
 
       it('merges meta shallowly; a key set to null is removed', async () => {
         await l.upsertGoal(key, { spec: spec(), branch: 'b' });

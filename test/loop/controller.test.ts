@@ -247,7 +247,7 @@ describe('runGoal with real git, SQLite and processes', () => {
     expect(result.status).toBe('PAUSED');
     expect(result.duration_s).toBeLessThan(15);
     expect(existsSync(join(h.workspaceDir, 'partial'))).toBe(false);
-    expect((await h.ledger.getGoal({ repo: h.repo.bare, goalId: 'pausable' }))!.control).toBeNull();
+    expect((await h.ledger.getGoal({ repo: h.repo.bare, goalId: 'pausable' }))!.control).toBe('pause'); // the human's last word, until a newer one
   });
 
   it('stops cleanly when the caller aborts (Ctrl-C)', async () => {

@@ -37,6 +37,9 @@ export function createPool(url: string, max = 5): pg.Pool {
     max,
     types,
     application_name: 'goal-loop',
+    // A half-open connection must fail a heartbeat, not hang it past the lease.
+    connectionTimeoutMillis: 10_000,
+    query_timeout: 30_000,
     onConnect: async (client) => {
       await client.query(`SET search_path TO ${LEDGER_SCHEMA}`);
     },
@@ -50,6 +53,10 @@ export function createPool(url: string, max = 5): pg.Pool {
 /** Runs `fn` in one transaction on one connection: committed when it returns, rolled back when it throws. */
 export async function withTransaction<T>(pool: pg.Pool, fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
   const client = await pool.connect();
+  // A checked-out client has no pool listener: a server that goes away mid-transaction would
+  // otherwise raise an uncaught 'error' and end the process. The failing query reports it.
+  const ignore = () => undefined;
+  client.on('error', ignore);
   try {
     await client.query('BEGIN');
     const result = await fn(client);
@@ -59,6 +66,7 @@ export async function withTransaction<T>(pool: pg.Pool, fn: (client: pg.PoolClie
     await client.query('ROLLBACK').catch(() => undefined);
     throw err;
   } finally {
+    client.off('error', ignore);
     client.release();
   }
 }

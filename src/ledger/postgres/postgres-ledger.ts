@@ -179,15 +179,6 @@ export class PostgresLedger implements Ledger {
     if (rowCount === 0) throw unknownGoal(key);
   }
 
-  async clearControl(key: GoalKey, request: ControlRequest): Promise<boolean> {
-    await this.requireGoalId(key);
-    const { rowCount } = await this.pool.query('UPDATE goals SET control = NULL, updated_at = clock_timestamp() WHERE repo = $1 AND goal_id = $2 AND control = $3', [
-      key.repo,
-      key.goalId,
-      request,
-    ]);
-    return rowCount === 1;
-  }
 
   async setMeta(key: GoalKey, patch: Record<string, unknown>): Promise<Record<string, unknown>> {
     // One statement: concurrent patches to different keys both land.

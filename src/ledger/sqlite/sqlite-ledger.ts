@@ -158,10 +158,6 @@ export class SqliteLedger implements Ledger {
     this.db.prepare('UPDATE goals SET control = ?, updated_at = ? WHERE id = ?').run(control, now(), this.requireGoal(key).id);
   }
 
-  async clearControl(key: GoalKey, request: ControlRequest): Promise<boolean> {
-    const info = this.db.prepare('UPDATE goals SET control = NULL, updated_at = ? WHERE id = ? AND control = ?').run(now(), this.requireGoal(key).id, request);
-    return info.changes === 1;
-  }
 
   async setMeta(key: GoalKey, patch: Record<string, unknown>): Promise<Record<string, unknown>> {
     return this.db.transaction(() => {
