@@ -109,6 +109,12 @@ export interface Ledger {
   releaseLease(name: string, holder: string): Promise<void>;
   /** Every lease row, live or expired, ordered by name. */
   listLeases(): Promise<LeaseRecord[]>;
+  /**
+   * Housekeeping: drops leases expired for longer than `expiredLeasesMs`, and handled inbox
+   * entries received longer than `handledDeliveriesMs` ago (a redelivery of one of those is then
+   * handled again, so keep that longer than GitHub's redelivery window). Returns the rows dropped.
+   */
+  prune(opts: { expiredLeasesMs: number; handledDeliveriesMs: number }): Promise<{ leases: number; deliveries: number }>;
   close(): Promise<void>;
 }
 

@@ -33,6 +33,7 @@ export interface WorkerPoolOptions {
 }
 
 export const DEFAULT_LEASE_MS = 30_000;
+const PRUNE_EVERY_MS = 10 * 60_000;
 
 /**
  * Works goals from the durable queue: at most `concurrency` at a time, each under a lease with
@@ -50,6 +51,7 @@ export class WorkerPool {
   private waiters: Array<() => void> = [];
   /** Goals the last sweep found neither queued nor leased. */
   private suspects = new Set<string>();
+  private prunedAt = 0;
   /** Goals whose work failed here, and until when the sweep leaves them alone. */
   private readonly failures = new Map<string, { count: number; until: number }>();
 
@@ -121,6 +123,11 @@ export class WorkerPool {
     }
     this.suspects = orphans;
     if (n) this.kick();
+    if (Date.now() - this.prunedAt > PRUNE_EVERY_MS) {
+      this.prunedAt = Date.now();
+      const dropped = await ledger.prune({ expiredLeasesMs: 60 * 60_000, handledDeliveriesMs: 30 * 24 * 60 * 60_000 });
+      if (dropped.leases || dropped.deliveries) this.opts.logger.info(dropped, 'pruned expired leases and old handled deliveries');
+    }
     return n;
   }
 

@@ -91,6 +91,21 @@ export function describeStoreContract(name: string, open: () => Promise<Store>, 
         expect(await l.acquireLease('goal:c', 'w2', 10_000)).toBe(false);
       });
 
+      it('prunes leases long expired and handled deliveries long past, and nothing else', async () => {
+        const l = store.ledger;
+        await l.acquireLease('old', 'w1', 50);
+        await l.acquireLease('live', 'w1', 60_000);
+        await l.recordDelivery('handled', { n: 1 });
+        await l.markDeliveryHandled('handled');
+        await l.recordDelivery('pending', { n: 2 });
+        await sleep(150);
+        expect(await l.prune({ expiredLeasesMs: 60_000, handledDeliveriesMs: 60_000 })).toEqual({ leases: 0, deliveries: 0 });
+        expect(await l.prune({ expiredLeasesMs: 50, handledDeliveriesMs: 50 })).toEqual({ leases: 1, deliveries: 1 });
+        expect((await l.listLeases()).map((x) => x.name)).toEqual(['live']);
+        expect((await l.unhandledDeliveries()).map((d) => d.id)).toEqual(['pending']);
+        expect(await l.recordDelivery('pending', { n: 2 })).toBe(false); // unhandled ones keep deduplicating
+      });
+
       it('never grants one lease to two racing holders', async () => {
         const conns = [store.ledger, (await second()).ledger, (await second()).ledger];
         for (let round = 0; round < 5; round++) {

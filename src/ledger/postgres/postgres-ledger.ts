@@ -232,6 +232,15 @@ export class PostgresLedger implements Ledger {
     return this.leases.list();
   }
 
+  async prune(opts: { expiredLeasesMs: number; handledDeliveriesMs: number }): Promise<{ leases: number; deliveries: number }> {
+    const leases = await this.pool.query("DELETE FROM leases WHERE expires_at < clock_timestamp() - $1 * interval '1 millisecond'", [opts.expiredLeasesMs]);
+    const deliveries = await this.pool.query(
+      "DELETE FROM deliveries WHERE handled_at IS NOT NULL AND received_at < clock_timestamp() - $1 * interval '1 millisecond'",
+      [opts.handledDeliveriesMs],
+    );
+    return { leases: leases.rowCount ?? 0, deliveries: deliveries.rowCount ?? 0 };
+  }
+
   async close(): Promise<void> {
     if (!this.pool.ended) await this.pool.end();
   }

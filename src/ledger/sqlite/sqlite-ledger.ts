@@ -206,6 +206,14 @@ export class SqliteLedger implements Ledger {
     return this.leases.list();
   }
 
+  async prune(opts: { expiredLeasesMs: number; handledDeliveriesMs: number }): Promise<{ leases: number; deliveries: number }> {
+    const at = Date.now();
+    const leases = this.db.prepare('DELETE FROM leases WHERE expires_at < ?').run(at - opts.expiredLeasesMs).changes;
+    const before = new Date(at - opts.handledDeliveriesMs).toISOString();
+    const deliveries = this.db.prepare('DELETE FROM deliveries WHERE handled_at IS NOT NULL AND received_at < ?').run(before).changes;
+    return { leases, deliveries };
+  }
+
   async close(): Promise<void> {
     this.db.close();
   }
