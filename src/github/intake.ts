@@ -3,7 +3,7 @@ import type { Logger } from 'pino';
 import type { ApplicationFunction } from 'probot';
 import type { Ledger } from '../ports/ledger.js';
 import type { WorkQueue } from '../ports/queue.js';
-import { isGoalLeased, keepLease, withLease } from '../worker/lease.js';
+import { isGoalLeased, withLease } from '../worker/lease.js';
 import { DEFAULT_LEASE_MS } from '../worker/worker-pool.js';
 import { goalLoopApp } from './app.js';
 import { EventProcessor } from './event-processor.js';
@@ -39,8 +39,8 @@ export interface Intake {
 /**
  * Handlers only record and enqueue: the delivery and its parsed event go into the inbox in one
  * write (a redelivery is dropped there), the webhook is answered, and the event is then handled
- * (authorized, recorded, goal work enqueued) under its repository's lease, so two commands on
- * one goal are serialized even when they reach different servers.
+ * (authorized, recorded, goal work enqueued) under its repository's lease, oldest first, so
+ * commands on one goal are serialized and ordered even when they reach different servers.
  */
 export function createIntake(opts: IntakeOptions): Intake {
   const { ledger, queue, logger } = opts;
@@ -55,45 +55,58 @@ export function createIntake(opts: IntakeOptions): Intake {
     isRunning: (key) => isGoalLeased(ledger, key),
     cancel: (key) => queue.cancel(key),
   });
-  let inflight = Promise.resolve();
-  const chained = new Set<string>();
+  const ttl = opts.leaseMs ?? DEFAULT_LEASE_MS;
+  const chains = new Map<string, Promise<void>>();
+  const queued = new Set<string>();
   const failures = new Map<string, number>();
-  const handle = (id: string, event: GoalEvent) => {
-    if (chained.has(id)) return inflight; // already waiting its turn in this process
-    chained.add(id);
-    const run = async () => {
-      // One handler per delivery, across servers and replays: whoever holds its lease.
-      const claim = `delivery:${id}`;
-      const holder = `${opts.holder}#${randomBytes(4).toString('hex')}`;
-      const ttl = opts.leaseMs ?? DEFAULT_LEASE_MS;
-      if (!(await ledger.acquireLease(claim, holder, ttl))) return;
-      const held = keepLease(ledger, claim, holder, ttl, logger);
-      try {
-        if (!(await ledger.unhandledDeliveries()).some((d) => d.id === id)) return; // handled meanwhile
-        try {
-          await withLease(ledger, `events:${event.owner}/${event.repo}`, holder, () => processor.handle(event), { logger, ttlMs: ttl });
-        } catch (err) {
-          // Left in the inbox for the next replay (GitHub or the database may be back by then),
-          // unless it failed too often: a poisoned event must not be retried forever.
-          const n = (failures.get(id) ?? 0) + 1;
-          failures.set(id, n);
-          if (n < MAX_EVENT_ATTEMPTS) {
-            logger.warn({ err, delivery: id, type: event.type, attempt: n }, 'event failed; it will be retried');
-            return;
-          }
-          logger.error({ err, delivery: id, type: event.type, attempts: n }, 'event failed; giving up on it');
-        }
-        failures.delete(id);
-        await ledger.markDeliveryHandled(id);
-      } finally {
-        await held.release();
-      }
-    };
-    inflight = inflight
-      .then(run)
+
+  /** Handles one inbox entry; the caller holds its repository's lease. */
+  const handleOne = async (id: string, event: GoalEvent): Promise<void> => {
+    try {
+      await processor.handle(event);
+    } catch (err) {
+      // Left in the inbox for the next replay (GitHub or the database may be back by then),
+      // unless it failed too often: a poisoned event must not be retried forever.
+      const n = (failures.get(id) ?? 0) + 1;
+      failures.set(id, n);
+      if (n < MAX_EVENT_ATTEMPTS) return logger.warn({ err, delivery: id, type: event.type, attempt: n }, 'event failed; it will be retried');
+      logger.error({ err, delivery: id, type: event.type, attempts: n }, 'event failed; giving up on it');
+    }
+    failures.delete(id);
+    await ledger.markDeliveryHandled(id);
+  };
+
+  /**
+   * Under the repository's lease, handles every unhandled entry of that repository, oldest
+   * first: commands apply in the order they arrived, whichever server received them.
+   */
+  const drain = async (repo: string): Promise<void> => {
+    const holder = `${opts.holder}#${randomBytes(4).toString('hex')}`;
+    await withLease(
+      ledger,
+      `events:${repo}`,
+      holder,
+      async () => {
+        const pending = (await ledger.unhandledDeliveries()).filter((d) => repoOf(d.event as GoalEvent) === repo);
+        for (const entry of pending) if ((failures.get(entry.id) ?? 0) === 0 || queued.has(entry.id)) await handleOne(entry.id, entry.event as GoalEvent);
+      },
+      { logger, ttlMs: ttl },
+    );
+  };
+
+  const handle = (id: string, event: GoalEvent): Promise<void> => {
+    const repo = repoOf(event);
+    queued.add(id);
+    // One chain per repository in this process, so one busy repository holds up no other.
+    const next = (chains.get(repo) ?? Promise.resolve())
+      .then(() => (queued.has(id) ? drain(repo) : undefined))
       .catch((err: unknown) => logger.error({ err, delivery: id, type: event.type }, 'event failed'))
-      .finally(() => chained.delete(id));
-    return inflight;
+      .finally(() => {
+        queued.delete(id);
+        if (chains.get(repo) === next) chains.delete(repo);
+      });
+    chains.set(repo, next);
+    return next;
   };
   return {
     appFn: goalLoopApp(async (event) => {
@@ -103,15 +116,13 @@ export function createIntake(opts: IntakeOptions): Intake {
     processor,
     async replayInbox() {
       const pending = await ledger.unhandledDeliveries();
-      for (const entry of pending) void handle(entry.id, entry.event as GoalEvent);
+      for (const entry of pending) if (!queued.has(entry.id)) void handle(entry.id, entry.event as GoalEvent);
       return pending.length;
     },
     async idle() {
-      for (;;) {
-        const seen = inflight;
-        await seen;
-        if (seen === inflight) return;
-      }
+      while (chains.size > 0) await Promise.all([...chains.values()]);
     },
   };
 }
+
+const repoOf = (e: Pick<GoalEvent, 'owner' | 'repo'>) => `${e.owner}/${e.repo}`;

@@ -4,7 +4,7 @@ import { ProcessSandbox } from '../../src/sandbox/process-sandbox.js';
 import { STATUS_MARKER } from '../../src/github/status-comment.js';
 import { appHarness, goalBlock } from '../helpers/github-app-harness.js';
 import { checkpointCommits } from '../helpers/git.js';
-import { issuesLabeled, pullRequestClosed, pullRequestReviewSubmitted } from '../helpers/webhook-payloads.js';
+import { issueCommentCreated, issuesLabeled, pullRequestClosed, pullRequestReviewSubmitted } from '../helpers/webhook-payloads.js';
 
 const THREE = goalBlock(`
 objective: Three steps
@@ -75,6 +75,39 @@ describe('GitHub App: redeliveries, restarts, flaky GitHub', () => {
     await h.runtime.idle();
     expect(await h.ledger.unhandledDeliveries()).toEqual([]);
     expect(checkpointCommits(h.repo.bare, BRANCH).map((c) => c.task)).toEqual(['s1', 's2', 's3']);
+  });
+
+  it('applies commands in the order they arrived, even when the server that got the first one died before acting', async () => {
+    const slow = goalBlock(`
+objective: Slow steps
+tasks:
+  - { id: s1, title: One, run: "sleep 1; echo 1 > s1", verification: "test -f s1" }
+  - { id: s2, title: Two, run: "sleep 1; echo 2 > s2", verification: "test -f s2", dependencies: [s1] }
+`);
+    const issue = { number: 12, title: 'Slow steps', body: slow, user: 'alice', labels: ['goal'] };
+    const h = await appHarness({ issues: [issue] });
+    await h.probot.receive({ id: 'start-12', name: 'issues', payload: issuesLabeled({ ...h.repoSpec, issue, label: 'goal' }) } as never);
+    const started = Date.now() + 20_000;
+    while (!h.fake.labels(12).includes('goal:running')) {
+      if (Date.now() > started) throw new Error('the goal never started');
+      await new Promise((r) => setTimeout(r, 25));
+    }
+    const say = (id: string, body: string) => {
+      const c = h.fake.addComment(12, body, 'alice');
+      return h.probot.receive({ id, name: 'issue_comment', payload: issueCommentCreated({ ...h.repoSpec, issue, comment: { id: c.id, body, user: 'alice' } }) } as never);
+    };
+    await say('pause-12', '/goal pause'); // server 1 records it, then dies before acting on it
+    const runtime = await h.restart();
+    await say('resume-12', '/goal resume'); // server 2: the pause must come first, then the resume
+    const end = Date.now() + 30_000;
+    while ((await h.ledger.getGoal({ repo: 'octo-org/widgets', goalId: '12' }))?.state !== 'LOOP_COMPLETE') {
+      if (Date.now() > end) throw new Error(`the goal did not complete: ${(await h.ledger.getGoal({ repo: 'octo-org/widgets', goalId: '12' }))?.state}`);
+      await runtime.resumeInterrupted();
+      await runtime.idle();
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    expect(await h.ledger.unhandledDeliveries()).toEqual([]);
+    expect(checkpointCommits(h.repo.bare, 'goal/12-slow-steps').map((c) => c.task)).toEqual(['s1', 's2']);
   });
 
   it('resumes a goal after a restart mid-goal without duplicating comments, PRs or commits', async () => {
