@@ -144,7 +144,7 @@ async function runSetting(store: Store, repos: string[], dir: string, concurrenc
     work: async (job, ctx) => {
       const { spec, repo } = specs.get(job.key.goalId)!;
       const workspace = new GitWorkspace({ remote: repo, dir: join(dir, job.key.goalId), goalId: spec.goal_id, branch: `goal/${spec.goal_id}`, identity: { name: 'goal-loop', email: 'bench@example.com' } });
-      const result = await runGoal({ repo, spec, ledger: store.ledger, workspace, sandbox, forge: new QuietForge(), logger: silent, abandon: ctx.abandon });
+      const result = await runGoal({ repo, spec, ledger: store.ledger, workspace, sandbox, forge: new QuietForge(), logger: silent, abandon: ctx.abandon, fence: ctx.fence });
       if (result.status !== 'LOOP_COMPLETE') throw new Error(`${spec.goal_id} ended ${result.status}: ${result.stop_reason}`);
       await workspace.release?.();
       done += 1;

@@ -27,6 +27,6 @@ export function createGoalWorkers(opts: GoalWorkersOptions): WorkerPool {
     ...(leaseMs ? { leaseMs } : {}),
     ...(pollMs ? { pollMs } : {}),
     resumable: (goal) => readGitHubGoal(goal.meta) !== undefined,
-    work: (job, ctx) => workGoal({ ...deps, abandon: ctx.abandon }, job.key, job.mode),
+    work: (job, ctx) => workGoal({ ...deps, abandon: ctx.abandon, fence: ctx.fence }, job.key, job.mode),
   });
 }

@@ -33,6 +33,8 @@ export interface WorkGoalDeps {
   controlPollMs?: number;
   /** Fires when this worker must let go of the goal (lease lost, shutdown). */
   abandon?: AbortSignal;
+  /** Re-checks this worker's hold on the goal before each transition is written. */
+  fence?: () => Promise<boolean>;
   identity?: { name: string; email: string };
   /** The Claude agent for a run, when a model is configured. */
   agentFor?: (sandbox: Sandbox, config: RepoConfig, taskTimeoutS: number) => TaskAgent | undefined;
@@ -135,6 +137,7 @@ export async function workGoal(deps: WorkGoalDeps, key: GoalKey, mode: GoalMode)
       // A pause or stop recorded while the goal waited for a worker is the human's newest word.
       honorPendingControl: true,
       ...(deps.abandon ? { abandon: deps.abandon } : {}),
+      ...(deps.fence ? { fence: deps.fence } : {}),
       ...(deps.controlPollMs !== undefined ? { controlPollMs: deps.controlPollMs } : {}),
     });
   } finally {

@@ -46,6 +46,11 @@ export interface RunGoalOptions {
    * fresh `goal-loop run` is itself the human's newest word.
    */
   honorPendingControl?: boolean;
+  /**
+   * Asked before each transition is written: false means this process no longer holds the goal
+   * (a worker's lease was taken over), and the run is abandoned before it writes anything more.
+   */
+  fence?: () => Promise<boolean>;
   /** How often the ledger is polled for pause/stop requests. */
   controlPollMs?: number;
   clock?: () => number;
@@ -160,6 +165,7 @@ export async function runGoal(opts: RunGoalOptions): Promise<LoopResult> {
     }
     for (;;) {
       abandoned(); // nothing this process decides after letting go may reach the ledger
+      if (opts.fence && !(await opts.fence())) throw new GoalAbandonedError(key);
       const decision = decide(state, event);
       await persist(ledger, key, state, decision, taskTimes, clock());
       state = decision.state;

@@ -11,6 +11,8 @@ export interface JobContext {
   workerId: string;
   /** Fires when the worker must let go of the goal: lease lost or shutdown (see runGoal's `abandon`). */
   abandon: AbortSignal;
+  /** Renews the goal's lease now; false when another worker holds it (see runGoal's `fence`). */
+  fence: () => Promise<boolean>;
 }
 
 export interface WorkerPoolOptions {
@@ -207,7 +209,7 @@ export class WorkerPool {
     const log = logger.child({ goal: name, worker: this.workerId });
     log.info({ mode: job.mode }, 'working goal');
     const done = this.opts
-      .work(job, { workerId: this.workerId, abandon: abandon.signal })
+      .work(job, { workerId: this.workerId, abandon: abandon.signal, fence: () => ledger.renewLease(name, this.workerId, this.leaseMs) })
       .then(
         () => {
           this.failures.delete(name);

@@ -277,6 +277,25 @@ describe('runGoal with real git, SQLite and processes', () => {
     expect(checkpointCommits(h.repo.bare, 'goal/handover').map((c) => c.task)).toEqual(['a', 'b']);
   });
 
+  it('writes nothing more once the fence says another worker holds the goal', async () => {
+    const h = await goalHarness();
+    const spec = { goal_id: 'fenced', objective: 'fenced', tasks: [task('a', { run: 'echo a > a' }), task('b', { run: 'echo b > b', dependencies: ['a'] })] };
+    let checks = 0;
+    let eventsAtLoss = -1;
+    const key = { repo: h.repo.bare, goalId: 'fenced' };
+    const fence = async () => {
+      checks += 1;
+      if (checkpointCommits(h.repo.bare, 'goal/fenced').length === 0) return true;
+      if (eventsAtLoss < 0) eventsAtLoss = (await h.ledger.listEvents(key)).length; // taken over right after task a
+      return false;
+    };
+    await expect(h.run(spec, { fence })).rejects.toBeInstanceOf(GoalAbandonedError);
+    expect(checks).toBeGreaterThan(1);
+    expect(checkpointCommits(h.repo.bare, 'goal/fenced').map((c) => c.task)).toEqual(['a']);
+    expect((await h.ledger.listEvents(key)).length).toBe(eventsAtLoss); // not one transition after the loss
+    expect((await h.ledger.getGoal(key))!.state).not.toMatch(/STOPPED|FAILED|PAUSED|COMPLETE/);
+  });
+
   it('honors a pause recorded before the run when asked to (the App worker), and clears it otherwise (the CLI)', async () => {
     const h = await goalHarness();
     const spec = { goal_id: 'pending', objective: 'pending pause', tasks: [task('a', { run: 'echo a > a' })] };
