@@ -54,6 +54,8 @@ export class WorkerPool {
   /** Goals the last sweep found neither queued nor leased. */
   private suspects = new Set<string>();
   private prunedAt = 0;
+  /** How many times in a row a goal's job found the goal held by another worker. */
+  private readonly contended = new Map<string, number>();
   /** Goals whose work failed here, and until when the sweep leaves them alone. */
   private readonly failures = new Map<string, { count: number; until: number }>();
 
@@ -192,10 +194,16 @@ export class WorkerPool {
     const { ledger, queue, logger } = this.opts;
     const name = goalLeaseName(job.key);
     if (this.active.has(name) || !(await ledger.acquireLease(name, this.workerId, this.leaseMs))) {
-      // Someone works the goal now: ask again once they are likely done with this step.
-      await queue.enqueue({ key: job.key, mode: job.mode, priority: job.priority }, { delayMs: this.retryDelayMs() });
+      // Someone works the goal now: ask again later, backing off (up to a lease's time) so a
+      // goal worked for hours does not churn the queue every few seconds.
+      const n = (this.contended.get(name) ?? 0) + 1;
+      this.contended.set(name, n);
+      const longest = Math.max(this.retryDelayMs(), Math.min(30_000, this.leaseMs));
+      const delayMs = Math.min(longest, this.retryDelayMs() * 2 ** (n - 1));
+      await queue.enqueue({ key: job.key, mode: job.mode, priority: job.priority }, { delayMs });
       return;
     }
+    this.contended.delete(name);
     const goal = await ledger.getGoal(job.key);
     if (!goal || (job.mode === 'run' && goal.control && RESTING_STATES.has(goal.state))) {
       // The goal is gone, or a human paused or stopped it after this run was asked for.
