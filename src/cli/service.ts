@@ -1,4 +1,6 @@
 import type { Logger } from 'pino';
+import { openStore, type Store } from '../ledger/open-ledger.js';
+import { workspaceRoot } from './paths.js';
 import type { RepoConfig } from '../config/repo-config.js';
 import type { Sandbox } from '../ports/sandbox.js';
 import { selectSandbox } from '../sandbox/select-sandbox.js';
@@ -20,4 +22,32 @@ export function untilSignal(): Promise<void> {
     process.once('SIGTERM', stop);
     process.once('SIGINT', stop);
   });
+}
+
+/** What a service started on a store gives back: its log and an orderly close. */
+export interface RunningService {
+  log: Logger;
+  close(): Promise<void>;
+}
+
+/**
+ * Opens the store the environment names, starts a service on it, runs until SIGTERM/SIGINT,
+ * then closes the service and the store. Returns the exit code.
+ */
+export async function runService(
+  env: NodeJS.ProcessEnv,
+  logger: Logger,
+  start: (common: { store: Store; workspaceRoot: string; sandboxFor: (config: RepoConfig) => Promise<Sandbox>; env: NodeJS.ProcessEnv }) => Promise<RunningService>,
+  shutdownMessage: string,
+): Promise<number> {
+  const store = await openStore(env);
+  try {
+    const running = await start({ store, workspaceRoot: workspaceRoot(env), sandboxFor: sandboxForConfig(logger), env });
+    await untilSignal();
+    running.log.info(shutdownMessage);
+    await running.close();
+    return 0;
+  } finally {
+    await store.close();
+  }
 }

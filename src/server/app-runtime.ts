@@ -1,27 +1,18 @@
 import type { Logger } from 'pino';
 import { createProbot, type Probot } from 'probot';
-import type { RepoConfig } from '../config/repo-config.js';
 import { claudeHooks } from '../github/claude-hooks.js';
 import { createRuntime, type GoalLoopRuntime, type RuntimeOptions } from '../github/runtime.js';
-import type { Store } from '../ledger/open-ledger.js';
-import type { Sandbox } from '../ports/sandbox.js';
 import { pick, serviceSettings } from './settings.js';
 
-/** What `serve` and `worker` share: the store, workspaces, sandbox, and tuning (else from env). */
-export interface AppServiceOptions {
-  store: Pick<Store, 'ledger' | 'queue'>;
-  workspaceRoot: string;
-  sandboxFor: (config: RepoConfig) => Promise<Sandbox>;
+/** What `serve` and `worker` share: the runtime's own options (tuning falls back to the env). */
+export type AppServiceOptions = Pick<
+  RuntimeOptions,
+  'store' | 'workspaceRoot' | 'sandboxFor' | 'concurrency' | 'workerId' | 'leaseMs' | 'pollMs' | 'minUpdateIntervalMs' | 'controlPollMs'
+> & {
   env?: NodeJS.ProcessEnv;
   /** Overrides for tests (appId, privateKey, secret, log, Octokit, request). */
   probotOverrides?: Parameters<typeof createProbot>[0];
-  concurrency?: number;
-  workerId?: string;
-  leaseMs?: number;
-  pollMs?: number;
-  minUpdateIntervalMs?: number;
-  controlPollMs?: number;
-}
+};
 
 /** A ready Probot (credentials from the environment) and the app's runtime in the given role. */
 export async function createAppRuntime(

@@ -1,11 +1,9 @@
 import { parseArgs } from 'node:util';
 import { run } from 'probot';
-import { openStore } from '../../ledger/open-ledger.js';
 import { createLogger } from '../../logging.js';
 import { GoalLoopOctokit } from '../../github/octokit.js';
 import { startServer } from '../../server/serve.js';
-import { sandboxForConfig, untilSignal } from '../service.js';
-import { workspaceRoot } from '../paths.js';
+import { runService } from '../service.js';
 
 export const SERVE_USAGE = `goal-loop serve
 
@@ -26,21 +24,11 @@ export async function serveCommand(argv: string[]): Promise<number> {
     await run(() => undefined, { env, Octokit: GoalLoopOctokit });
     return new Promise<number>(() => undefined); // the setup server runs until the process is stopped
   }
-  const store = await openStore(env);
-  try {
-    const running = await startServer({
-      store,
-      role: store.kind === 'postgres' ? 'webhooks' : 'both',
-      workspaceRoot: workspaceRoot(env),
-      sandboxFor: sandboxForConfig(logger),
-      env,
-    });
-    await untilSignal();
-    running.log.info('shutting down: no new work; running goals get 10 s, then another worker (or the next start) resumes them');
-    await running.close();
-    return 0;
-  } finally {
-    await store.close();
-  }
+  return runService(
+    env,
+    logger,
+    (common) => startServer({ ...common, role: common.store.kind === 'postgres' ? 'webhooks' : 'both' }),
+    'shutting down: no new work; running goals get 10 s, then another worker (or the next start) resumes them',
+  );
 }
 

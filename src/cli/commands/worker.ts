@@ -1,10 +1,8 @@
 import { parseArgs } from 'node:util';
-import { openStore } from '../../ledger/open-ledger.js';
 import { createLogger } from '../../logging.js';
 import { startWorker } from '../../server/work.js';
 import { UsageError } from '../errors.js';
-import { sandboxForConfig, untilSignal } from '../service.js';
-import { workspaceRoot } from '../paths.js';
+import { runService } from '../service.js';
 
 export const WORKER_USAGE = `goal-loop worker [--concurrency N]
 
@@ -25,20 +23,10 @@ export async function workerCommand(argv: string[]): Promise<number> {
     throw new UsageError('goal-loop worker needs APP_ID and PRIVATE_KEY (or PRIVATE_KEY_PATH) to act as the GitHub App');
   }
   const logger = createLogger(env.LOG_LEVEL ?? 'info');
-  const store = await openStore(env);
-  try {
-    const worker = await startWorker({
-      store,
-      workspaceRoot: workspaceRoot(env),
-      sandboxFor: sandboxForConfig(logger),
-      env,
-      ...(concurrency ? { concurrency } : {}),
-    });
-    await untilSignal();
-    worker.log.info('shutting down: no new work; running goals get 10 s, then another worker resumes them');
-    await worker.close();
-    return 0;
-  } finally {
-    await store.close();
-  }
+  return runService(
+    env,
+    logger,
+    (common) => startWorker({ ...common, ...(concurrency ? { concurrency } : {}) }),
+    'shutting down: no new work; running goals get 10 s, then another worker resumes them',
+  );
 }
