@@ -76,7 +76,8 @@ export interface Ledger {
   /** Creates the goal or refreshes its spec; keeps counters and history. */
   upsertGoal(key: GoalKey, input: { spec: GoalSpec; branch: string; priority?: string }): Promise<GoalRecord>;
   getGoal(key: GoalKey): Promise<GoalRecord | undefined>;
-  listGoals(): Promise<GoalRecord[]>;
+  /** Newest first; `exceptStates` leaves out goals in those states (e.g. the resting ones). */
+  listGoals(filter?: { exceptStates?: Iterable<GoalState> }): Promise<GoalRecord[]>;
   setState(key: GoalKey, state: GoalState, event: string, detail?: string | null, stopReason?: string | null): Promise<void>;
   listTasks(key: GoalKey): Promise<TaskRecord[]>;
   updateTask(key: GoalKey, taskId: string, patch: Partial<Omit<TaskRecord, 'taskId' | 'position' | 'title'>>): Promise<void>;

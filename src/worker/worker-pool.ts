@@ -108,14 +108,14 @@ export class WorkerPool {
     const { ledger, queue } = this.opts;
     // Queue before leases: a job claimed between the two reads shows up as a lease (or not at all).
     const queued = await queue.listQueued();
-    const [goals, leases] = await Promise.all([ledger.listGoals(), ledger.listLeases()]);
+    const [goals, leases] = await Promise.all([ledger.listGoals({ exceptStates: RESTING_STATES }), ledger.listLeases()]);
     const held = new Set(leases.filter((l) => l.live).map((l) => l.name));
     const pending = new Set(queued.map((j) => goalLeaseName(j.key)));
     const orphans = new Set<string>();
     let n = 0;
     for (const goal of goals) {
       const name = goalLeaseName(goal);
-      if (RESTING_STATES.has(goal.state) || held.has(name) || pending.has(name) || this.active.has(name)) continue;
+      if (held.has(name) || pending.has(name) || this.active.has(name)) continue;
       if ((this.failures.get(name)?.until ?? 0) > Date.now()) continue;
       if (!(this.opts.resumable?.(goal) ?? true)) continue;
       orphans.add(name);

@@ -94,6 +94,15 @@ export function describeLedgerContract(name: string, open: () => Promise<Ledger>
         expect((await l.listGoals()).map((g) => g.goalId)).toEqual([key.goalId, 'g2']);
       });
 
+      it('lists only the goals outside the given states when asked', async () => {
+        const other = { repo: '/repos/other', goalId: 'g2' };
+        await l.upsertGoal(key, { spec: spec(['a']), branch: 'b1' });
+        await l.upsertGoal(other, { spec: spec(['a']), branch: 'b2' });
+        await l.setState(other, 'LOOP_COMPLETE', 'done');
+        expect((await l.listGoals({ exceptStates: ['LOOP_COMPLETE', 'STOPPED'] })).map((g) => g.goalId)).toEqual([key.goalId]);
+        expect(await l.listGoals({ exceptStates: [] })).toHaveLength(2);
+      });
+
       it('upserting again refreshes the spec and keeps counters, history and task progress', async () => {
         await l.upsertGoal(key, { spec: spec(['a', 'b', 'c']), branch: 'goal/x', priority: 'P0' });
         await l.updateTask(key, 'a', { status: 'done', attempts: 2, checkpointSha: 'abc1234' });

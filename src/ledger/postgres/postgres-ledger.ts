@@ -89,8 +89,9 @@ export class PostgresLedger implements Ledger {
     return row && toGoal(row);
   }
 
-  async listGoals(): Promise<GoalRecord[]> {
-    const { rows } = await this.pool.query<GoalRow>('SELECT * FROM goals ORDER BY updated_at DESC, id DESC');
+  async listGoals(filter: { exceptStates?: Iterable<GoalState> } = {}): Promise<GoalRecord[]> {
+    const except = [...(filter.exceptStates ?? [])];
+    const { rows } = await this.pool.query<GoalRow>('SELECT * FROM goals WHERE NOT (state = ANY($1::text[])) ORDER BY updated_at DESC, id DESC', [except]);
     return rows.map(toGoal);
   }
 

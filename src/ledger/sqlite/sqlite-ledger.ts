@@ -76,8 +76,10 @@ export class SqliteLedger implements Ledger {
     return row ? toGoal(row) : undefined;
   }
 
-  async listGoals(): Promise<GoalRecord[]> {
-    return (this.db.prepare('SELECT * FROM goals ORDER BY updated_at DESC, id DESC').all() as GoalRow[]).map(toGoal);
+  async listGoals(filter: { exceptStates?: Iterable<GoalState> } = {}): Promise<GoalRecord[]> {
+    const except = [...(filter.exceptStates ?? [])];
+    const where = except.length ? `WHERE state NOT IN (${except.map(() => '?').join(', ')})` : '';
+    return (this.db.prepare(`SELECT * FROM goals ${where} ORDER BY updated_at DESC, id DESC`).all(...except) as GoalRow[]).map(toGoal);
   }
 
   async setState(key: GoalKey, state: GoalState, event: string, detail?: string | null, stopReason?: string | null): Promise<void> {
