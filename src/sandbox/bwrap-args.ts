@@ -75,7 +75,7 @@ export function jailArgv(spec: JailSpec): string[] {
     ...isolation(spec),
     '--bind', '/', '/',
     '--proc', '/proc',
-    '--dev', '/dev',
+    ...devices(spec),
     ...privateHome(spec),
     ...environment(spec),
     '--',
@@ -108,7 +108,7 @@ function layout(spec: JailSpec, role: 'outer' | 'direct'): string[] {
   for (const f of spec.files) a.push(...dirs(dirname(f.dest)), '--ro-bind', f.src, f.dest);
   // The outer (root) shows the inner bwrap the host's /proc; the inner mounts its own over it.
   a.push(...(role === 'outer' ? ['--bind', '/proc', '/proc'] : ['--proc', '/proc']));
-  a.push('--dev', '/dev');
+  a.push(...devices(spec));
   a.push('--perms', '01777', ...size(spec, spec.tmpBytes), '--tmpfs', '/tmp');
   // The home tmpfs is mounted by the process that runs as the jail uid, so the jail owns it.
   if (role === 'outer') a.push(...dirs(spec.home));
@@ -117,6 +117,18 @@ function layout(spec: JailSpec, role: 'outer' | 'direct'): string[] {
   a.push(...dirs(dirname(spec.workspace)), '--bind', spec.workspace, spec.workspace);
   if (spec.hasGitDir) a.push('--ro-bind', join(spec.workspace, '.git'), join(spec.workspace, '.git'));
   return a;
+}
+
+/** Size of the jail's /dev/shm: enough for POSIX semaphores and small shared memory. */
+export const DEV_SHM_BYTES = 64 * 1024 ** 2;
+
+/**
+ * bwrap's `--dev` is an unsized tmpfs the jail uid can write (and its /dev/shm a plain directory
+ * on it): /dev is made read-only and /dev/shm gets its own capped tmpfs. The device nodes and
+ * /dev/pts are separate mounts, so they keep working.
+ */
+function devices(spec: JailSpec): string[] {
+  return ['--dev', '/dev', '--perms', '01777', ...size(spec, DEV_SHM_BYTES), '--tmpfs', '/dev/shm', '--remount-ro', '/dev'];
 }
 
 function privateHome(spec: JailSpec): string[] {

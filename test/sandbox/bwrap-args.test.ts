@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { jailArgv, type JailSpec } from '../../src/sandbox/bwrap-args.js';
+import { DEV_SHM_BYTES, jailArgv, type JailSpec } from '../../src/sandbox/bwrap-args.js';
 import { OutputCapture } from '../../src/sandbox/output-capture.js';
 import { installPrefix } from '../../src/sandbox/toolchain.js';
 
@@ -67,8 +67,10 @@ describe('jailArgv', () => {
     const mask = argv.findIndex((a, i) => a === '--ro-bind' && argv[i + 2] === '/opt/node-20/etc/npmrc');
     const tool = argv.findIndex((a, i) => a === '--ro-bind' && argv[i + 1] === '/opt/node-20');
     expect(mask).toBeGreaterThan(tool);
-    expect(after(argv, '--tmpfs')).toEqual([['/tmp'], ['/home/goal-loop']]);
-    expect(after(argv, '--size')).toEqual([['1024'], ['2048']]);
+    // Outer and inner each mount a capped /dev/shm over a /dev made read-only.
+    expect(after(argv, '--tmpfs')).toEqual([['/dev/shm'], ['/tmp'], ['/dev/shm'], ['/home/goal-loop']]);
+    expect(after(argv, '--size')).toEqual([[String(DEV_SHM_BYTES)], ['1024'], [String(DEV_SHM_BYTES)], ['2048']]);
+    expect(after(argv, '--remount-ro')).toEqual([['/dev'], ['/dev']]);
   });
 
   it('sets exactly the given environment inside, after clearing it', () => {
