@@ -1,9 +1,9 @@
 import { join } from 'node:path';
 import type { Logger } from 'pino';
-import { resolveLimits, type LoopLimits } from '../config/limits.js';
+import { effectiveLimits, type LoopLimits } from '../config/limits.js';
 import { configLimits, RepoConfigError, type RepoConfig } from '../config/repo-config.js';
 import { extractGoalBlock } from '../goal/parse.js';
-import type { GoalSpec } from '../goal/schema.js';
+import type { GoalSpec, LimitsOverride } from '../goal/schema.js';
 import { runGoal } from '../loop/controller.js';
 import type { GoalSnapshot, LoopResult } from '../loop/result.js';
 import type { GoalState } from '../loop/states.js';
@@ -109,7 +109,8 @@ export async function workGoal(deps: WorkGoalDeps, key: GoalKey, mode: GoalMode)
     );
   }
 
-  const limits: Partial<LoopLimits> = { ...configLimits(config), ...(typeof goal.meta.budgetUsd === 'number' ? { cost_cap_usd: goal.meta.budgetUsd } : {}) };
+  const configured = configLimits(config);
+  const human = humanLimits(goal);
   let sandbox: Sandbox;
   try {
     sandbox = await deps.sandboxFor(config);
@@ -117,19 +118,20 @@ export async function workGoal(deps: WorkGoalDeps, key: GoalKey, mode: GoalMode)
     if (!(err instanceof SandboxUnavailableError)) throw err;
     return rest('STOPPED', 'no sandbox on this host', `goal-loop will not run this repository's commands without a sandbox:\n\n\`\`\`text\n${err.message}\n\`\`\``);
   }
-  const agent = deps.agentFor?.(sandbox, config, resolveLimits(limits, spec.limits).task_timeout_s);
+  const agent = deps.agentFor?.(sandbox, config, effectiveLimits(configured, spec.limits, human).task_timeout_s);
   let result: LoopResult;
   try {
     result = await runGoal({
       repo: key.repo,
-      spec: withBudget(spec, goal),
+      spec,
       ledger: deps.ledger,
       workspace,
       sandbox,
       forge,
       ...(agent ? { agent } : {}),
       logger: log,
-      configLimits: limits,
+      configLimits: configured,
+      ...(human ? { humanLimits: human } : {}),
       gate: config.gate,
       setup: config.setup,
       setupNetwork: config.network === 'setup',
@@ -183,10 +185,9 @@ function extractsBlock(body: string | null | undefined): boolean {
   return extractGoalBlock(body ?? '') !== undefined;
 }
 
-/** A `/goal budget` overrides the spec's own cost cap. */
-function withBudget(spec: GoalSpec, goal: GoalRecord): GoalSpec {
-  if (typeof goal.meta.budgetUsd !== 'number') return spec;
-  return { ...spec, limits: { ...spec.limits, cost_cap_usd: goal.meta.budgetUsd } };
+/** A maintainer's `/goal budget`: it may raise what the issue's spec may only lower. */
+function humanLimits(goal: GoalRecord): LimitsOverride | undefined {
+  return typeof goal.meta.budgetUsd === 'number' ? { cost_cap_usd: goal.meta.budgetUsd } : undefined;
 }
 
 interface PendingReview {
@@ -241,7 +242,7 @@ export async function snapshotFromLedger(ledger: Ledger, key: GoalKey, g: GitHub
     iterations: goal.counters.iterations,
     tokens: goal.counters.tokens,
     costUsd: goal.counters.cost_usd,
-    limits: resolveLimits(configured, goal.spec.limits, typeof goal.meta.budgetUsd === 'number' ? { cost_cap_usd: goal.meta.budgetUsd } : undefined),
+    limits: effectiveLimits(configured, goal.spec.limits, humanLimits(goal)),
     startedAt: Date.parse(goal.createdAt),
   };
 }

@@ -23,7 +23,7 @@ export const LimitsSchema = z
     task_timeout_s: z.number().int().positive().optional().describe('Seconds one command (run step, verification) may take.'),
     max_risk: z.enum(RISK_LEVELS).optional().describe('Tasks above this risk wait for approval.'),
   })
-  .describe('Overrides of the repository configuration for this goal.');
+  .describe('Stricter limits for this goal: each may only tighten the repository configuration; looser values are ignored.');
 export type LimitsOverride = z.infer<typeof LimitsSchema>;
 
 export const AcceptanceCriterionSchema = z.union([

@@ -8,7 +8,7 @@ import { createLogger } from '../../logging.js';
 import { runGoal } from '../../loop/controller.js';
 import { exitCodeFor } from '../../loop/result.js';
 import { selectSandbox } from '../../sandbox/select-sandbox.js';
-import { resolveLimits } from '../../config/limits.js';
+import { effectiveLimits } from '../../config/limits.js';
 import { configLimits } from '../../config/repo-config.js';
 import { GitWorkspace } from '../../workspace/git-workspace.js';
 import { MirrorCache } from '../../workspace/mirror-cache.js';
@@ -68,7 +68,7 @@ export async function runCommand(argv: string[]): Promise<number> {
   let onExit: () => Promise<void> | undefined = () => undefined;
   try {
     const sandbox = await selectSandbox({ mode: config.sandbox, logger });
-    const limits = resolveLimits(configLimits(config), spec.limits);
+    const limits = effectiveLimits(configLimits(config), spec.limits);
     const agent = selectAgent(values.agent as AgentChoice, {
       sandbox,
       logger,

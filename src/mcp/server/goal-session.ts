@@ -121,7 +121,7 @@ export class GoalSession {
     const log = opts.logger.child({ goal: opts.spec.goal_id, driver: 'mcp' });
     this.run = runGoal({
       repo: opts.repo,
-      // runGoal lets a spec's limits override the config's; here they are already the vetted ones.
+      // The limits in force, already vetted; the ledger's copy of the spec shows them to `status`.
       spec: { ...opts.spec, limits: { ...limits } },
       ledger: opts.ledger,
       workspace: new GitWorkspace({

@@ -1,44 +1,11 @@
-import { resolveLimits, riskExceeds, type LoopLimits } from '../../config/limits.js';
-import { RISK_LEVELS, type LimitsOverride } from '../../goal/schema.js';
+import type { LoopLimits } from '../../config/limits.js';
 import type { Counters } from '../../ports/ledger.js';
 
-type NumericLimit = Exclude<keyof LoopLimits, 'max_risk'>;
-const NUMERIC: readonly NumericLimit[] = ['max_iterations', 'max_retries', 'error_threshold', 'cost_cap_usd', 'max_wall_minutes', 'task_timeout_s'];
+// The rule itself lives with the limits, shared by the CLI, the App and this server.
+export { effectiveLimits, loosenedKeys, tighten } from '../../config/limits.js';
 
 /** Budgets a running goal enforces at once when lowered; the others apply from the next run. */
 export const LIVE_LIMITS: ReadonlySet<keyof LoopLimits> = new Set(['max_iterations', 'cost_cap_usd', 'max_wall_minutes']);
-
-/**
- * The limits of an externally driven goal. The driver may have written the spec itself, so the
- * spec's `limits` can only tighten the repo config's (unlike `goal-loop run`, where a human hands
- * in the spec). `overrides` are changes made through `goal_config`, already vetted.
- */
-export function effectiveLimits(config: Partial<LoopLimits>, spec: LimitsOverride | undefined, overrides: LimitsOverride = {}): LoopLimits {
-  return resolveLimits(tighten(resolveLimits(config), spec), overrides);
-}
-
-/** `base` with each key of `layer` applied only where it is stricter. */
-export function tighten(base: LoopLimits, layer: LimitsOverride | undefined): LoopLimits {
-  const out = { ...base };
-  if (!layer) return out;
-  for (const key of NUMERIC) {
-    const v = layer[key];
-    if (v !== undefined && v < out[key]) out[key] = v;
-  }
-  if (layer.max_risk && riskExceeds(out.max_risk, layer.max_risk)) out.max_risk = layer.max_risk;
-  return out;
-}
-
-/** The keys of `patch` that loosen `current` (more budget, or more risk without approval). */
-export function loosenedKeys(current: LoopLimits, patch: LimitsOverride): Array<keyof LoopLimits> {
-  const out: Array<keyof LoopLimits> = [];
-  for (const key of NUMERIC) {
-    const v = patch[key];
-    if (v !== undefined && v > current[key]) out.push(key);
-  }
-  if (patch.max_risk && RISK_LEVELS.indexOf(patch.max_risk) > RISK_LEVELS.indexOf(current.max_risk)) out.push('max_risk');
-  return out;
-}
 
 /**
  * The live budgets, checked whenever an attempt is handed to the external agent. The messages
