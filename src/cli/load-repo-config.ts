@@ -4,21 +4,19 @@ import { Git } from '../workspace/git.js';
 
 /**
  * The repo config for a CLI run: `--config <file>` if given; else `.github/goal-loop.yml` as
- * committed on the goal branch (or the base branch) of a local repository; else the defaults.
+ * committed on the base branch (`baseRef`) of a local repository; else the defaults. Never from
+ * the goal branch: the config is the owner's word, and a task writes that branch.
  */
-export async function loadRepoConfigForCli(repo: string, refs: string[], file?: string): Promise<RepoConfig> {
+export async function loadRepoConfigForCli(repo: string, baseRef: string, file?: string): Promise<RepoConfig> {
   if (file) {
     const text = await readFile(file, 'utf8').catch((err: NodeJS.ErrnoException) => {
       throw new RepoConfigError([`--config ${file}: ${err.code === 'ENOENT' ? 'file not found' : `cannot read (${err.code})`}`]);
     });
-    return parseRepoConfigText(text);
+    return parseRepoConfigText(text, file);
   }
   if (!repo.startsWith('/')) return parseRepoConfig(undefined);
   const git = new Git();
-  for (const ref of refs) {
-    if ((await git.tryRun(repo, ['rev-parse', '--verify', '--quiet', `${ref}^{commit}`])) === undefined) continue;
-    const text = await git.tryRun(repo, ['show', `${ref}:${REPO_CONFIG_PATH}`]);
-    return text === undefined ? parseRepoConfig(undefined) : parseRepoConfigText(text);
-  }
-  return parseRepoConfig(undefined);
+  if ((await git.tryRun(repo, ['rev-parse', '--verify', '--quiet', `${baseRef}^{commit}`])) === undefined) return parseRepoConfig(undefined);
+  const text = await git.tryRun(repo, ['show', `${baseRef}:${REPO_CONFIG_PATH}`]);
+  return text === undefined ? parseRepoConfig(undefined) : parseRepoConfigText(text);
 }

@@ -11,7 +11,7 @@ import { createLogger } from '../logging.js';
 import { Git } from '../workspace/git.js';
 import { UsageError } from './errors.js';
 import { loadRepoConfigForCli } from './load-repo-config.js';
-import { normalizeRepo } from './paths.js';
+import { repoArgument } from './paths.js';
 
 /** Exit code for a planner failure: a spec it could not repair is bad input; spend or API trouble is not. */
 export function plannerExitCode(err: PlannerError): number {
@@ -24,10 +24,10 @@ export async function planIssueWithClaude(issueText: string, issuePath: string, 
     throw new UsageError(`plan: ${issuePath} has no \`\`\`goal block; set ANTHROPIC_API_KEY to let Claude write the plan, or add a goal block`);
   }
   if (!repoArg) throw new UsageError('plan: --repo is needed to plan from free text (the planner reads the repository)');
-  const repo = normalizeRepo(repoArg);
-  const config = await loadRepoConfigForCli(repo, ['HEAD']);
+  const { repo, auth } = repoArgument(repoArg);
+  const config = await loadRepoConfigForCli(repo, 'HEAD');
   const logger = createLogger();
-  const git = new Git();
+  const git = new Git(auth);
   // The planner reads a working tree: a bare repository or a URL is cloned to a temporary folder.
   const bare = repo.startsWith('/') ? (await git.tryRun(repo, ['rev-parse', '--is-bare-repository'])) === 'true' : true;
   const tmp = bare ? await mkdtemp(join(tmpdir(), 'goal-loop-plan-')) : undefined;

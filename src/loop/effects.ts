@@ -92,7 +92,13 @@ export class EffectPerformer {
       await this.deps.ledger.recordAttempt(this.deps.key, attemptRecord(SETUP_TASK, 1, 'setup', result, output, passed));
       if (!passed) return output;
     }
-    await this.deps.workspace.preserveIgnored();
+    try {
+      await this.deps.workspace.preserveIgnored();
+    } catch (err) {
+      // What setup left (e.g. a nested repository) that no checkpoint may take: setup failed.
+      if (err instanceof CheckpointRefusedError) return `setup: ${err.message}`;
+      throw err;
+    }
     return undefined;
   }
 

@@ -42,7 +42,8 @@ export class SandboxUnavailableError extends Error {
 
 /**
  * A long-lived process in the sandbox (an MCP server for the agent), talking over stdin and
- * stdout. Same isolation as `run`: cleared environment, workspace the only writable place.
+ * stdout. Same isolation as `run` (cleared environment), but the workspace is read-only: the
+ * process lives beside the bot's own git and file tools, which must never race a writer.
  */
 export interface SpawnRequest {
   /** The program (looked up on the sandbox's PATH) and its arguments; no shell. */

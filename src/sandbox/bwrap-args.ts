@@ -34,6 +34,11 @@ export interface JailSpec {
   emptyFile: string;
   /** Real path of the workspace; bound read-write at the same path. */
   workspace: string;
+  /**
+   * Bind the workspace read-only: for processes that run beside the bot's own git and file
+   * tools (MCP servers), so nothing can change the tree between a check and its use.
+   */
+  workspaceReadOnly?: boolean;
   /** The workspace has a `.git` (bound read-only over itself). */
   hasGitDir: boolean;
   /** Private tmpfs home. */
@@ -114,7 +119,7 @@ function layout(spec: JailSpec, role: 'outer' | 'direct'): string[] {
   if (role === 'outer') a.push(...dirs(spec.home));
   for (const p of spec.toolchain.roBinds) a.push(...dirs(dirname(p)), '--ro-bind', p, p);
   for (const m of spec.toolchain.masks) a.push('--ro-bind', spec.emptyFile, m);
-  a.push(...dirs(dirname(spec.workspace)), '--bind', spec.workspace, spec.workspace);
+  a.push(...dirs(dirname(spec.workspace)), spec.workspaceReadOnly ? '--ro-bind' : '--bind', spec.workspace, spec.workspace);
   if (spec.hasGitDir) a.push('--ro-bind', join(spec.workspace, '.git'), join(spec.workspace, '.git'));
   return a;
 }

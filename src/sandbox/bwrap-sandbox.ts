@@ -157,7 +157,8 @@ export class BwrapSandbox implements SpawningSandbox {
 
   /** A long-lived jailed process (an MCP server): stdin and stdout piped, stderr kept apart. */
   async spawn(req: SpawnRequest): Promise<SandboxProcess> {
-    const jail = await this.openJail({ command: shellLine(req.program, req.args), cwd: req.cwd, env: req.env, timeoutMs: req.lifetimeMs }, false, req.passEnv);
+    // Read-only: it runs while the bot's git and file tools work on the same tree.
+    const jail = await this.openJail({ command: shellLine(req.program, req.args), cwd: req.cwd, env: req.env, timeoutMs: req.lifetimeMs }, false, req.passEnv, true);
     try {
       const child = spawn(this.toolchain.bash, jail.launcherArgs, { cwd: '/', env: LAUNCH_ENV, detached: true, stdio: ['pipe', 'pipe', 'pipe'] });
       return wrapSpawned(child, { stripStartMarker: true, lifetimeMs: req.lifetimeMs, ...(req.logPath ? { logPath: req.logPath } : {}), cleanup: () => jail.close() });
@@ -176,6 +177,7 @@ export class BwrapSandbox implements SpawningSandbox {
     req: Pick<CommandRequest, 'command' | 'cwd' | 'env' | 'network' | 'timeoutMs'>,
     merge: boolean,
     passEnv: Record<string, string> = {},
+    workspaceReadOnly = false,
   ): Promise<{ launcherArgs: string[]; cgroup: CommandCgroup | undefined; close: () => Promise<void> }> {
     const workspace = checkWorkspace(req.cwd);
     const uid = this.uidFor(workspace);
@@ -210,6 +212,7 @@ export class BwrapSandbox implements SpawningSandbox {
         files,
         emptyFile,
         workspace,
+        workspaceReadOnly,
         hasGitDir: git !== undefined,
         home: JAIL_HOME,
         env: { ...passEnv, ...sandboxEnvironment({ path: this.toolchain.path, home: JAIL_HOME, extra: req.env }) },

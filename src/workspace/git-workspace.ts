@@ -5,6 +5,7 @@ import { crashPoint } from '../crash-point.js';
 import { CheckpointRefusedError, type Checkpoint, type CheckpointInput, type Workspace } from '../ports/workspace.js';
 import { Git, GitError, type GitOptions } from './git.js';
 import type { MirrorCache } from './mirror-cache.js';
+import { refuseNestedRepositories, removeNestedRepositories } from './nested-repos.js';
 import { protectedMatches } from './protected-paths.js';
 import { CHECKPOINT_LOG_FORMAT, checkpointMessage, parseCheckpointLog } from './trailers.js';
 import { scrubParkedTree } from './warm-scrub.js';
@@ -60,6 +61,8 @@ export class GitWorkspace implements Workspace {
 
   async prepare(): Promise<Checkpoint[]> {
     const parked = await this.cloneOrReuse();
+    // A clone reused from an earlier run may hold what its last task left behind.
+    await removeNestedRepositories(this.dir);
     await this.opts.mirrorCache?.pin(this.opts.remote, this.dir);
     this.lastFetchAt = Date.now();
     const remoteRef = `refs/remotes/${REMOTE}/${this.branch}`;
@@ -87,6 +90,7 @@ export class GitWorkspace implements Workspace {
     this.remoteTip = remoteTip ?? '';
     if (!remoteTip || remoteTip === this.lastCheckpoint) return;
     // Someone else (a human) pushed to the goal branch: their commits win, ours are already pushed.
+    await removeNestedRepositories(this.dir);
     await this.git.run(this.dir, ['reset', '--quiet', '--hard', remoteTip]);
     await this.clean();
     this.lastCheckpoint = remoteTip;
@@ -94,7 +98,8 @@ export class GitWorkspace implements Workspace {
 
   async changedFiles(): Promise<string[]> {
     await this.guardGitDir();
-    const out = await this.git.run(this.dir, ['status', '--porcelain=v1', '-z', '--untracked-files=all', '--no-renames']);
+    await refuseNestedRepositories(this.dir);
+    const out = await this.git.run(this.dir, ['status', '--porcelain=v1', '-z', '--untracked-files=all', '--no-renames', '--ignore-submodules=all']);
     return out
       .split('\0')
       .filter((e) => e.length > 3)
@@ -103,6 +108,8 @@ export class GitWorkspace implements Workspace {
 
   async checkpoint(input: CheckpointInput): Promise<Checkpoint> {
     await this.guardGitDir();
+    // Before `add`: it would run a nested repository's filters (no setting stops that).
+    await refuseNestedRepositories(this.dir);
     await this.git.run(this.dir, ['add', '--all']);
     const staged = (await this.git.run(this.dir, ['diff', '--cached', '--name-only', '-z', '--no-renames', 'HEAD'])).split('\0').filter(Boolean);
     const hits = protectedMatches(staged, this.opts.protectedPaths ?? []);
@@ -133,12 +140,15 @@ export class GitWorkspace implements Workspace {
 
   async rollback(): Promise<void> {
     await this.guardGitDir();
+    await removeNestedRepositories(this.dir);
     await this.git.run(this.dir, ['reset', '--quiet', '--hard', this.lastCheckpoint]);
     await this.clean();
   }
 
   async preserveIgnored(): Promise<void> {
-    const out = await this.git.run(this.dir, ['status', '--porcelain=v1', '-z', '--ignored=matching', '--untracked-files=normal']);
+    await this.guardGitDir();
+    await refuseNestedRepositories(this.dir);
+    const out = await this.git.run(this.dir, ['status', '--porcelain=v1', '-z', '--ignored=matching', '--untracked-files=normal', '--ignore-submodules=all']);
     this.keepIgnored = out
       .split('\0')
       .filter((e) => e.startsWith('!! '))

@@ -2,7 +2,9 @@ import { spawn } from 'node:child_process';
 
 /**
  * Config that keeps the bot's own git from running anything a repository (or a task) planted:
- * no hooks, no fsmonitor, no pager, no signing programs, no ext:: transport.
+ * no hooks, no fsmonitor, no pager, no signing programs, no ext:: transport, no global
+ * attributes, and no look into submodules (whose own config git would obey). Command-scope
+ * config wins over every config file, the workspace's `.git/config` included.
  */
 export const HARDENED_CONFIG: Readonly<Record<string, string>> = Object.freeze({
   'core.hooksPath': '/dev/null',
@@ -19,6 +21,13 @@ export const HARDENED_CONFIG: Readonly<Record<string, string>> = Object.freeze({
   'maintenance.auto': 'false',
   'advice.detachedHead': 'false',
   'init.defaultBranch': 'main',
+  'core.attributesFile': '/dev/null',
+  'core.untrackedCache': 'false',
+  'diff.ignoreSubmodules': 'all',
+  'status.submoduleSummary': 'false',
+  'submodule.recurse': 'false',
+  'fetch.recurseSubmodules': 'false',
+  'push.recurseSubmodules': 'no',
   // The sandbox gives the worktree to the jail's uid (the bot's `.git` stays its own); git
   // would otherwise refuse the clone as "dubious ownership". Command-scope config, so honoured.
   'safe.directory': '*',
@@ -58,8 +67,9 @@ export class Git {
       config['user.name'] = this.opts.identity.name;
       config['user.email'] = this.opts.identity.email;
     }
-    if (REMOTE_COMMANDS.has(args[0] ?? '') && this.opts.remoteConfig) Object.assign(config, await this.opts.remoteConfig());
-    const result = await spawnGit(cwd, args, gitEnvironment(config), input);
+    const remote = REMOTE_COMMANDS.has(args[0] ?? '');
+    if (remote && this.opts.remoteConfig) Object.assign(config, await this.opts.remoteConfig());
+    const result = await spawnGit(cwd, args, gitEnvironment(config, remote), input);
     if (result.code !== 0) throw new GitError(args, result.code ?? undefined, result.stderr);
     return result.stdout.replace(/\n$/, '');
   }
@@ -75,8 +85,13 @@ export class Git {
   }
 }
 
-/** The host environment minus anything that redirects git, plus our config as GIT_CONFIG_* entries. */
-function gitEnvironment(config: Record<string, string>): Record<string, string> {
+/**
+ * The host environment minus anything that redirects git, plus our config as GIT_CONFIG_* entries.
+ * System config is never read. The user's global config (credential helpers, proxies) is read
+ * only by the commands that talk to the remote, which touch no working tree: a filter or diff
+ * driver defined there never meets a file a task or a repository wrote.
+ */
+function gitEnvironment(config: Record<string, string>, remote: boolean): Record<string, string> {
   const env: Record<string, string> = {};
   for (const [k, v] of Object.entries(process.env)) {
     if (v !== undefined && !k.startsWith('GIT_') && !/TOKEN|SECRET|API_KEY|PRIVATE_KEY|PASSWORD/i.test(k)) env[k] = v;
@@ -89,6 +104,7 @@ function gitEnvironment(config: Record<string, string>): Record<string, string> 
   });
   env.GIT_TERMINAL_PROMPT = '0';
   env.GIT_CONFIG_NOSYSTEM = '1';
+  if (!remote) env.GIT_CONFIG_GLOBAL = '/dev/null';
   env.LC_ALL = 'C';
   return env;
 }

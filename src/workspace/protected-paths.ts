@@ -1,6 +1,7 @@
 import picomatch from 'picomatch';
 
-export const DEFAULT_PROTECTED_PATHS = ['.github/workflows/**'];
+/** CI workflows run with the repository's secrets; the repo config is the owner's word. */
+export const DEFAULT_PROTECTED_PATHS = ['.github/workflows/**', '.github/goal-loop.yml'];
 
 /** The changed paths that match any protected glob. */
 export function protectedMatches(paths: readonly string[], globs: readonly string[]): string[] {

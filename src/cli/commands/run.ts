@@ -14,8 +14,9 @@ import { GitWorkspace } from '../../workspace/git-workspace.js';
 import { MirrorCache } from '../../workspace/mirror-cache.js';
 import { UsageError } from '../errors.js';
 import { acquireLock } from '../lock.js';
-import { normalizeRepo, workspaceDir, workspaceRoot } from '../paths.js';
+import { repoArgument, workspaceDir, workspaceRoot } from '../paths.js';
 import { checkRepoReachable } from '../repo-check.js';
+import { unknownApprovalsWarning } from '../approvals.js';
 import { loadRepoConfigForCli } from '../load-repo-config.js';
 
 export const RUN_USAGE = `goal-loop run --repo <path|url> --goal <file> [--agent auto|scripted|claude] [--json]
@@ -23,7 +24,7 @@ export const RUN_USAGE = `goal-loop run --repo <path|url> --goal <file> [--agent
 
   Clones --repo into a private workspace, works on branch goal/<goal_id> and pushes every
   verified task to it as a checkpoint. Running it again resumes from the checkpoints.
-  The repo config is --config, else .github/goal-loop.yml on the goal (or base) branch.`;
+  The repo config is --config, else .github/goal-loop.yml on the base branch.`;
 
 export async function runCommand(argv: string[]): Promise<number> {
   const { values } = parseArgs({
@@ -46,10 +47,13 @@ export async function runCommand(argv: string[]): Promise<number> {
 
   const spec = await loadGoalSpecFile(values.goal);
   checkAgentChoice(values.agent as AgentChoice);
-  const repo = normalizeRepo(values.repo);
-  await checkRepoReachable(repo);
+  // Credentials in the URL stay in memory, for the remote's git processes only.
+  const { repo, auth } = repoArgument(values.repo);
+  await checkRepoReachable(repo, values.base, auth);
+  const approvalWarning = unknownApprovalsWarning(spec, values.approve);
+  if (approvalWarning) process.stderr.write(`${approvalWarning}\n`);
   const branch = `goal/${spec.goal_id}`;
-  const config = await loadRepoConfigForCli(repo, [`refs/heads/${branch}`, values.base ? `refs/heads/${values.base}` : 'HEAD'], values.config);
+  const config = await loadRepoConfigForCli(repo, values.base ? `refs/heads/${values.base}` : 'HEAD', values.config);
 
   const dir = workspaceDir(workspaceRoot(), repo, spec.goal_id);
   const release = acquireLock(`${dir}.lock`);
@@ -86,6 +90,7 @@ export async function runCommand(argv: string[]): Promise<number> {
       ledger,
       workspace: new GitWorkspace({
         remote: repo,
+        ...auth,
         dir,
         goalId: spec.goal_id,
         branch,

@@ -2,7 +2,7 @@ import { resolve } from 'node:path';
 import type { Logger } from 'pino';
 import type { RepoConfig } from '../../config/repo-config.js';
 import { loadRepoConfigForCli } from '../../cli/load-repo-config.js';
-import { normalizeRepo, workspaceDir, workspaceRoot } from '../../cli/paths.js';
+import { repoArgument, workspaceDir, workspaceRoot } from '../../cli/paths.js';
 import { checkRepoReachable } from '../../cli/repo-check.js';
 import { loadGoalSpecFile, parseGoalSpec } from '../../goal/parse.js';
 import type { GoalSpec } from '../../goal/schema.js';
@@ -53,15 +53,16 @@ export class Sessions {
   /** The session of a goal (new, or the existing one when it is idle or already this goal). */
   async open(input: SpecSource & { repo?: string | undefined; base?: string | undefined }): Promise<GoalSession> {
     const spec = await loadSpec(input);
-    const repo = normalizeRepo(input.repo ?? this.opts.repo ?? process.cwd());
-    await checkRepoReachable(repo);
+    // Credentials in a URL stay in memory, for the remote's git processes only.
+    const { repo, auth } = repoArgument(input.repo ?? this.opts.repo ?? process.cwd());
+    await checkRepoReachable(repo, undefined, auth);
     const id = `${repo}\0${spec.goal_id}`;
     const existing = this.sessions.get(id);
     if (existing?.running) return existing;
-    const branch = `goal/${spec.goal_id}`;
-    const config = await loadRepoConfigForCli(repo, [`refs/heads/${branch}`, input.base ? `refs/heads/${input.base}` : 'HEAD'], this.opts.configFile);
+    const config = await loadRepoConfigForCli(repo, input.base ? `refs/heads/${input.base}` : 'HEAD', this.opts.configFile);
     const session = await GoalSession.open({
       repo,
+      auth,
       spec,
       config,
       ledger: this.opts.ledger,
