@@ -1,5 +1,5 @@
 import { spawnSync, type ChildProcess } from 'node:child_process';
-import { closeSync, constants, openSync, rmSync } from 'node:fs';
+import { closeSync, fchmodSync, constants, openSync, rmSync } from 'node:fs';
 import { Socket } from 'node:net';
 import type { CommandRequest, CommandResult } from '../ports/sandbox.js';
 import { scratchPath } from './scratch.js';
@@ -152,6 +152,10 @@ function openOutputChannel(): { read: number; write: number } {
       closeSync(read);
       throw err;
     }
+    // Once unlinked, only holders of the FIFO can reach it (through /proc/<pid>/fd): let the
+    // jail's own uid reopen it there, as `/dev/stdout` and `/dev/stderr` do.
+    rmSync(fifo, { force: true });
+    fchmodSync(write, 0o602);
     return { read, write };
   } finally {
     rmSync(fifo, { force: true });

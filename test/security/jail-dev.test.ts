@@ -36,9 +36,12 @@ const USE = [
   'head -c 32 /dev/urandom | wc -c',
   'head -c 8 /dev/zero | wc -c',
   'exec 3< /etc/hosts && head -n1 /dev/fd/3 >/dev/null && echo FD-OK',
-  // Through a pipe the jail made: the captured output is a FIFO the bot (another uid) owns.
+  // Through a pipe the jail made, and straight into the captured output: a FIFO the bot
+  // (another uid, when root) owns, which the jail reopens through /proc/self/fd.
   '{ echo STDOUT-OK > /dev/stdout; } | cat',
   '{ echo STDERR-OK > /dev/stderr; } 2>&1 | cat',
+  'echo DIRECT-STDOUT-OK > /dev/stdout',
+  'echo DIRECT-STDERR-OK > /dev/stderr',
   nodeScript("require('fs').writeFileSync('/dev/shm/node-x', 'y'); console.log('NODE-' + require('fs').readFileSync('/dev/shm/node-x', 'utf8'))"),
   'if command -v python3 >/dev/null; then python3 -c ' +
     `'import multiprocessing as m
@@ -84,6 +87,8 @@ describe.each(['nested', 'direct'] as const)('the jail /dev (%s)', (jailMode) =>
     expect(result.output).toContain('FD-OK');
     expect(result.output).toContain('STDOUT-OK');
     expect(result.output).toContain('STDERR-OK');
+    expect(result.output).toContain('DIRECT-STDOUT-OK');
+    expect(result.output).toContain('DIRECT-STDERR-OK');
     expect(result.output).toContain('NODE-y');
     expect(result.output).toContain(existsSync('/usr/bin/python3') ? 'PY 6' : 'NO-PYTHON');
     expect(result.output).toContain('end');
