@@ -6,6 +6,17 @@ import { createAppRuntime, type AppServiceOptions } from './app-runtime.js';
 
 export const DEFAULT_WEBHOOK_PATH = '/api/github/webhooks';
 
+/** Probot's fallback when no secret is configured: public, so it authenticates nothing. */
+const PROBOT_DEFAULT_SECRET = 'development';
+
+/** Why `secret` cannot authenticate webhooks (one line, for the operator), or undefined if it can. */
+export function webhookSecretProblem(secret: string | undefined): string | undefined {
+  const fix = "set it to a long random string (e.g. `openssl rand -hex 32`) and enter the same one as the GitHub App's webhook secret";
+  if (!secret?.trim()) return `WEBHOOK_SECRET is not set, so anyone could forge webhooks: ${fix}`;
+  if (secret === PROBOT_DEFAULT_SECRET) return `WEBHOOK_SECRET is Probot's public default "${PROBOT_DEFAULT_SECRET}", so anyone could forge webhooks: ${fix}`;
+  return undefined;
+}
+
 export interface ServeOptions extends AppServiceOptions {
   /** `both` (embedded: webhooks and workers in this process) or `webhooks` only (scale-out). */
   role?: 'both' | 'webhooks';
@@ -25,10 +36,16 @@ export interface RunningServer {
 /**
  * The GitHub App's HTTP server: Probot's webhook middleware at WEBHOOK_PATH (signatures
  * verified with WEBHOOK_SECRET), `GET /health`, and (embedded) the in-process goal workers.
+ * Refuses to start without a usable WEBHOOK_SECRET.
  */
 export async function startServer(opts: ServeOptions): Promise<RunningServer> {
   const env = opts.env ?? process.env;
-  const { probot, runtime, log } = await createAppRuntime(opts, opts.role ?? 'both', 'goal-loop');
+  // The same precedence as createProbot; passed on explicitly so Probot's fallback never applies.
+  const secret = opts.probotOverrides?.overrides?.secret ?? env.WEBHOOK_SECRET;
+  const problem = webhookSecretProblem(secret);
+  if (problem) throw new Error(problem);
+  const probotOverrides = { ...opts.probotOverrides, overrides: { ...opts.probotOverrides?.overrides, secret } };
+  const { probot, runtime, log } = await createAppRuntime({ ...opts, probotOverrides }, opts.role ?? 'both', 'goal-loop');
   const webhooksPath = env.WEBHOOK_PATH || DEFAULT_WEBHOOK_PATH;
   const middleware = await createNodeMiddleware(runtime.appFn, { probot, webhooksPath });
   let ready = false;

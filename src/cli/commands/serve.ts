@@ -2,7 +2,8 @@ import { parseArgs } from 'node:util';
 import { run } from 'probot';
 import { createLogger } from '../../logging.js';
 import { GoalLoopOctokit } from '../../github/octokit.js';
-import { startServer } from '../../server/serve.js';
+import { EXIT } from '../../loop/result.js';
+import { startServer, webhookSecretProblem } from '../../server/serve.js';
 import { runService } from '../service.js';
 
 export const SERVE_USAGE = `goal-loop serve
@@ -11,8 +12,8 @@ export const SERVE_USAGE = `goal-loop serve
   Embedded (no DATABASE_URL): the same process works the goals (GOAL_LOOP_CONCURRENCY at once)
   from a queue in the SQLite ledger. Scale-out (DATABASE_URL=postgres://...): webhooks only;
   run \`goal-loop worker\` processes for the work. Needs APP_ID, PRIVATE_KEY (or
-  PRIVATE_KEY_PATH) and WEBHOOK_SECRET; without them it starts Probot's setup flow, which
-  registers the app from app.yml.`;
+  PRIVATE_KEY_PATH) and WEBHOOK_SECRET; without APP_ID and the key it starts Probot's setup
+  flow, which registers the app from app.yml. With them but no WEBHOOK_SECRET it refuses (exit 1).`;
 
 export async function serveCommand(argv: string[]): Promise<number> {
   parseArgs({ args: argv, options: {}, strict: true, allowPositionals: false });
@@ -23,6 +24,12 @@ export async function serveCommand(argv: string[]): Promise<number> {
     // In setup mode Probot serves only its registration pages; restart once it has written .env.
     await run(() => undefined, { env, Octokit: GoalLoopOctokit });
     return new Promise<number>(() => undefined); // the setup server runs until the process is stopped
+  }
+  const secretProblem = webhookSecretProblem(env.WEBHOOK_SECRET);
+  if (secretProblem) {
+    // One line, no usage text: the fix is in the environment, not the command line.
+    process.stderr.write(`goal-loop: serve refuses to start: ${secretProblem}\n`);
+    return EXIT.badInput;
   }
   return runService(
     env,
