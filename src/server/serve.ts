@@ -1,8 +1,9 @@
-import { createServer, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
 import { createNodeMiddleware, type Probot } from 'probot';
 import type { GoalLoopRuntime } from '../github/runtime.js';
 import { createAppRuntime, type AppServiceOptions } from './app-runtime.js';
+import { MAX_WEBHOOK_BODY_BYTES, readCappedBody } from './body-cap.js';
 
 export const DEFAULT_WEBHOOK_PATH = '/api/github/webhooks';
 
@@ -35,8 +36,8 @@ export interface RunningServer {
 
 /**
  * The GitHub App's HTTP server: Probot's webhook middleware at WEBHOOK_PATH (signatures
- * verified with WEBHOOK_SECRET), `GET /health`, and (embedded) the in-process goal workers.
- * Refuses to start without a usable WEBHOOK_SECRET.
+ * verified with WEBHOOK_SECRET, bodies capped at 25 MB), `GET /health`, and (embedded) the
+ * in-process goal workers. Refuses to start without a usable WEBHOOK_SECRET.
  */
 export async function startServer(opts: ServeOptions): Promise<RunningServer> {
   const env = opts.env ?? process.env;
@@ -49,18 +50,25 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
   const webhooksPath = env.WEBHOOK_PATH || DEFAULT_WEBHOOK_PATH;
   const middleware = await createNodeMiddleware(runtime.appFn, { probot, webhooksPath });
   let ready = false;
-  const server = createServer((req, res) => {
+  const handle = async (req: IncomingMessage, res: ServerResponse) => {
     if (req.method === 'GET' && req.url === '/health') {
       res.writeHead(ready ? 200 : 503, { 'content-type': 'application/json' });
       res.end(JSON.stringify({ status: ready ? 'ok' : 'starting' }));
       return;
     }
-    void Promise.resolve(
-      middleware(req, res, () => {
-        res.writeHead(404, { 'content-type': 'text/plain' });
-        res.end('not found\n');
-      }),
-    ).catch((err: unknown) => {
+    if (req.method === 'POST' && isWebhookPath(req.url ?? '', webhooksPath)) {
+      const body = await readCappedBody(req, MAX_WEBHOOK_BODY_BYTES);
+      if (!body) return;
+      // @octokit/webhooks takes a pre-read body from `rawBody` and decodes it as it would the stream.
+      Object.assign(req, { body: {}, rawBody: body });
+    }
+    await middleware(req, res, () => {
+      res.writeHead(404, { 'content-type': 'text/plain' });
+      res.end('not found\n');
+    });
+  };
+  const server = createServer((req, res) => {
+    handle(req, res).catch((err: unknown) => {
       log.error({ err }, 'request failed');
       if (!res.headersSent) res.writeHead(500);
       res.end();
@@ -92,3 +100,13 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
   };
 }
 
+
+/** The path test of @octokit/webhooks' middleware, so that no request it reads escapes the cap. */
+function isWebhookPath(url: string, webhooksPath: string): boolean {
+  const trim = (p: string) => p.replace(/\/+$/, '') || '/';
+  try {
+    return new URL(trim(url), 'http://localhost').pathname === trim(webhooksPath);
+  } catch {
+    return false; // the middleware answers 422 without reading
+  }
+}
