@@ -1,6 +1,7 @@
 import { RepoConfigError } from '../config/repo-config.js';
 import { SpecValidationError, formatSpecError } from '../goal/parse.js';
 import { EXIT } from '../loop/result.js';
+import { LedgerOpenError } from '../ports/ledger.js';
 import { SandboxUnavailableError } from '../ports/sandbox.js';
 import { MCP_USAGE, mcpCommand } from './commands/mcp.js';
 import { PLAN_USAGE, planCommand } from './commands/plan.js';
@@ -8,8 +9,9 @@ import { RUN_USAGE, runCommand } from './commands/run.js';
 import { SERVE_USAGE, serveCommand } from './commands/serve.js';
 import { STATUS_USAGE, statusCommand } from './commands/status.js';
 import { WORKER_USAGE, workerCommand } from './commands/worker.js';
-import { UsageError } from './errors.js';
+import { InputError, UsageError } from './errors.js';
 import { LockedError } from './lock.js';
+import { redactError } from '../workspace/remote-auth.js';
 
 const USAGE = `usage: goal-loop <command> [options]
 
@@ -50,8 +52,11 @@ export async function main(argv: string[]): Promise<number> {
   try {
     return await command(rest);
   } catch (err) {
+    redactError(err); // a URL given with credentials may be quoted in it
     if (err instanceof SpecValidationError) {
-      process.stderr.write(`goal-loop: invalid goal spec ${err.source}\n${err.errors.map((e) => `  ${formatSpecError(e)}`).join('\n')}\n`);
+      const [only] = err.errors;
+      if (err.errors.length === 1 && only) process.stderr.write(`goal-loop: invalid goal spec ${err.source}: ${formatSpecError(only)}\n`);
+      else process.stderr.write(`goal-loop: invalid goal spec ${err.source}\n${err.errors.map((e) => `  ${formatSpecError(e)}`).join('\n')}\n`);
       return EXIT.badInput;
     }
     if (err instanceof UsageError || isParseArgsError(err)) {
@@ -59,6 +64,10 @@ export async function main(argv: string[]): Promise<number> {
       return EXIT.badInput;
     }
     if (err instanceof RepoConfigError) {
+      process.stderr.write(`goal-loop: ${err.message}\n`);
+      return EXIT.badInput;
+    }
+    if (err instanceof InputError || err instanceof LedgerOpenError) {
       process.stderr.write(`goal-loop: ${err.message}\n`);
       return EXIT.badInput;
     }

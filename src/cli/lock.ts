@@ -1,5 +1,7 @@
-import { closeSync, mkdirSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs';
+import { closeSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs';
 import { dirname } from 'node:path';
+import { makeDirs } from '../make-dirs.js';
+import { InputError } from './errors.js';
 
 export class LockedError extends Error {
   override name = 'LockedError';
@@ -7,7 +9,11 @@ export class LockedError extends Error {
 
 /** An exclusive lock on one goal's workspace, so two runs never work the same clone. */
 export function acquireLock(path: string): () => void {
-  mkdirSync(dirname(path), { recursive: true });
+  try {
+    makeDirs(dirname(path));
+  } catch (err) {
+    throw new InputError(`cannot create the workspace directory ${dirname(path)} (GOAL_LOOP_WORKSPACES): ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+  }
   for (let tries = 0; tries < 2; tries++) {
     try {
       const fd = openSync(path, 'wx', 0o600);

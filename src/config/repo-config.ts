@@ -67,13 +67,17 @@ export type RepoConfig = z.output<typeof RepoConfigSchema>;
 
 export class RepoConfigError extends Error {
   override name = 'RepoConfigError';
-  constructor(readonly problems: string[]) {
-    super(`invalid ${REPO_CONFIG_PATH}:\n${problems.map((p) => `  ${p}`).join('\n')}`);
+  /** `source`: the file as the user knows it (a `--config` path), for the message. */
+  constructor(
+    readonly problems: string[],
+    source: string = REPO_CONFIG_PATH,
+  ) {
+    super(problems.length === 1 ? `invalid ${source}: ${problems[0]}` : `invalid ${source}:\n${problems.map((p) => `  ${p}`).join('\n')}`);
   }
 }
 
 /** Validates a parsed config object; `undefined` (no file) gives the defaults. */
-export function parseRepoConfig(raw: unknown): RepoConfig {
+export function parseRepoConfig(raw: unknown, source?: string): RepoConfig {
   const result = RepoConfigSchema.safeParse(raw ?? {});
   if (result.success) return result.data;
   throw new RepoConfigError(
@@ -82,14 +86,21 @@ export function parseRepoConfig(raw: unknown): RepoConfig {
       if (i.code === 'unrecognized_keys') return `${key}: unknown key${i.keys.length > 1 ? 's' : ''} ${i.keys.join(', ')}`;
       return `${key}: ${i.message}`;
     }),
+    source,
   );
 }
 
-/** Parses the YAML text of `.github/goal-loop.yml`. */
-export function parseRepoConfigText(text: string): RepoConfig {
+/** Parses the YAML text of `.github/goal-loop.yml` (or of the file `source`). */
+export function parseRepoConfigText(text: string, source?: string): RepoConfig {
   const doc = parseDocument(text);
-  if (doc.errors.length > 0) throw new RepoConfigError(doc.errors.map((e) => e.message.split('\n')[0] ?? e.message));
-  return parseRepoConfig(doc.toJS());
+  if (doc.errors.length > 0) throw new RepoConfigError(doc.errors.map((e) => e.message.split('\n')[0] ?? e.message), source);
+  let raw: unknown;
+  try {
+    raw = doc.toJS(); // throws on an alias bomb (more than maxAliasCount expansions)
+  } catch (err) {
+    throw new RepoConfigError([`cannot read the YAML: ${(err as Error).message}`], source);
+  }
+  return parseRepoConfig(raw, source);
 }
 
 export function configLimits(config: RepoConfig): Partial<LoopLimits> {

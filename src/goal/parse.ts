@@ -4,7 +4,7 @@ import { parseDocument } from 'yaml';
 import type { z } from 'zod';
 import { validateGraph, type SpecError } from './dag.js';
 import { slugify } from './slug.js';
-import { GoalSpecSchema, type AcceptanceCriterion, type GoalSpec } from './schema.js';
+import { GOAL_ID_MAX, GoalSpecSchema, type AcceptanceCriterion, type GoalSpec } from './schema.js';
 
 export class SpecValidationError extends Error {
   constructor(
@@ -18,7 +18,9 @@ export class SpecValidationError extends Error {
 
 export function formatSpecError(e: SpecError): string {
   const where = e.path ? `${e.path}: ` : '';
-  const task = e.taskId && !e.message.includes(`"${e.taskId}"`) ? ` (task "${e.taskId}")` : '';
+  // A hostile id may be thousands of characters long: the message stays one readable line.
+  const id = e.taskId && e.taskId.length > 40 ? `${e.taskId.slice(0, 40)}…` : e.taskId;
+  const task = e.taskId && !e.message.includes(`"${e.taskId}"`) ? ` (task "${id}")` : '';
   return `${where}${e.message}${task}`;
 }
 
@@ -76,7 +78,7 @@ export async function loadGoalSpecFile(path: string): Promise<GoalSpec> {
 
 /** `Fix Login Bug!.yml` -> `fix-login-bug`. */
 export function deriveGoalId(name: string): string {
-  return slugify(basename(name, extname(name)), 60) || 'goal';
+  return slugify(basename(name, extname(name)), GOAL_ID_MAX) || 'goal';
 }
 
 function parseStructured(text: string, source: string): unknown {
@@ -92,7 +94,11 @@ function parseStructured(text: string, source: string): unknown {
       }),
     );
   }
-  return doc.toJS();
+  try {
+    return doc.toJS(); // throws on an alias bomb (more than maxAliasCount expansions)
+  } catch (err) {
+    throw new SpecValidationError(source, [{ path: '', message: `cannot read the YAML: ${(err as Error).message}` }]);
+  }
 }
 
 function zodErrors(error: z.ZodError, raw: unknown): SpecError[] {

@@ -5,6 +5,10 @@ export type Risk = (typeof RISK_LEVELS)[number];
 
 export const TASK_ID_PATTERN = /^[A-Za-z0-9._-]+$/;
 export const GOAL_ID_PATTERN = /^[a-z0-9-]+$/;
+/** Ids end up in branch names (`goal/<goal_id>`), paths and log file names: keep them short. */
+export const GOAL_ID_MAX = 64;
+export const TASK_ID_MAX = 100;
+const taskId = z.string().max(TASK_ID_MAX, `must be at most ${TASK_ID_MAX} characters`);
 
 const command = z.string().trim().min(1, 'must be a non-empty command');
 
@@ -36,10 +40,10 @@ export const AcceptanceCriterionSchema = z.union([
 export type AcceptanceCriterionInput = z.infer<typeof AcceptanceCriterionSchema>;
 
 export const TaskSchema = z.strictObject({
-  id: z.string().regex(TASK_ID_PATTERN, 'must match [A-Za-z0-9._-]+').describe('Unique task id.'),
+  id: taskId.regex(TASK_ID_PATTERN, 'must match [A-Za-z0-9._-]+').describe('Unique task id.'),
   title: z.string().trim().min(1).describe('One line: what the task achieves. Used as the commit subject.'),
   description: z.string().optional().describe('What to do, for the agent and the reader.'),
-  dependencies: z.array(z.string()).default([]).describe('Ids of the tasks that must be done first.'),
+  dependencies: z.array(taskId).default([]).describe('Ids of the tasks that must be done first.'),
   mcp_tools: z.array(z.string()).optional().describe('Allowlist of tools the agent may use for this task.'),
   run: z
     .union([command, z.array(command)])
@@ -55,6 +59,7 @@ export const TaskSchema = z.strictObject({
 export const GoalSpecSchema = z.strictObject({
   goal_id: z
     .string()
+    .max(GOAL_ID_MAX, `must be at most ${GOAL_ID_MAX} characters`)
     .regex(GOAL_ID_PATTERN, 'must match [a-z0-9-]+')
     .optional()
     .describe('Stable id of the goal; derived from the issue number or file name when absent.'),

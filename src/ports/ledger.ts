@@ -134,3 +134,14 @@ export interface LeaseRecord {
   /** False once `expiresAt` has passed (by the store's clock). */
   live: boolean;
 }
+
+/** The ledger cannot be opened (a bad path, not a database, a newer schema): bad input, not a crash. */
+export class LedgerOpenError extends Error {
+  override name = 'LedgerOpenError';
+  constructor(
+    readonly location: string,
+    readonly reason: string,
+  ) {
+    super(`cannot open the ledger ${location}: ${reason}`);
+  }
+}

@@ -1,6 +1,7 @@
-import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
+import { makeDirs } from '../../make-dirs.js';
+import { LedgerOpenError } from '../../ports/ledger.js';
 import { migrate } from './migrations.js';
 
 /**
@@ -8,8 +9,19 @@ import { migrate } from './migrations.js';
  * at a time, readers never blocked), and a busy timeout so a writer waits instead of failing.
  */
 export function openSqlite(path: string): Database.Database {
-  if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
-  const db = new Database(path);
+  if (path !== ':memory:') {
+    try {
+      makeDirs(dirname(path));
+    } catch (err) {
+      throw new LedgerOpenError(path, `cannot create its directory ${dirname(path)} (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
+    }
+  }
+  let db: Database.Database;
+  try {
+    db = new Database(path);
+  } catch (err) {
+    throw new LedgerOpenError(path, (err as Error).message);
+  }
   try {
     db.pragma('busy_timeout = 10000');
     migrate(db); // first: a ledger from a newer goal-loop is refused before anything changes it
@@ -18,7 +30,8 @@ export function openSqlite(path: string): Database.Database {
     db.pragma('foreign_keys = ON');
   } catch (err) {
     db.close();
-    throw err;
+    // A garbage file, a newer schema, a read-only place: the user's to fix, named in one line.
+    throw new LedgerOpenError(path, (err as Error).message);
   }
   return db;
 }
