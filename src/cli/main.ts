@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 import { EXIT } from '../loop/result.js';
 import { main } from './cli.js';
+import { redactUrls } from '../workspace/remote-auth.js';
 
 // Services exit once their orderly shutdown is done, whatever client timers are still armed.
 const SERVICES = new Set(['serve', 'worker']);
@@ -12,7 +13,7 @@ main(argv).then(
     if (SERVICES.has(argv[0] ?? '')) process.exit(code);
   },
   (err: unknown) => {
-    process.stderr.write(`goal-loop: ${String(err)}\n`);
+    process.stderr.write(`goal-loop: ${redactUrls(String(err))}\n`);
     process.exitCode = EXIT.internal;
     if (SERVICES.has(argv[0] ?? '')) process.exit(EXIT.internal); // no half-started service left listening
   },

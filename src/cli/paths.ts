@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { homedir } from 'node:os';
 import { basename, join, resolve } from 'node:path';
+import { splitRemoteCredentials, type RemoteWithAuth } from '../workspace/remote-auth.js';
 
 /** Root of the private clones: `GOAL_LOOP_WORKSPACES`, else the user's cache directory. */
 export function workspaceRoot(env: NodeJS.ProcessEnv = process.env): string {
@@ -18,4 +19,16 @@ export function workspaceDir(root: string, repo: string, goalId: string): string
 /** A URL stays as given; a path becomes absolute so the ledger key is stable. */
 export function normalizeRepo(repo: string): string {
   return /^[a-z][a-z0-9+.-]*:\/\//i.test(repo) || /^[^/]+@[^:]+:/.test(repo) ? repo : resolve(repo);
+}
+
+/**
+ * A `--repo` argument (or MCP `repo`): normalized, with credentials in an http(s) URL split off.
+ * Only `repo` is ever stored, shown or used to name a workspace; `auth` goes to the git
+ * processes that talk to the remote.
+ */
+export function repoArgument(arg: string): { repo: string; auth: RemoteWithAuth['auth'] } {
+  const { url, auth } = splitRemoteCredentials(normalizeRepo(arg));
+  // Our own argv still holds the secret, and /proc/<pid>/cmdline shows it to anyone: overwrite it.
+  if (auth.remoteConfig && process.argv.some((a) => a.includes(arg))) process.title = `goal-loop ${process.argv[2] ?? ''}`.trim();
+  return { repo: url, auth };
 }

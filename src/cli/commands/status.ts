@@ -2,6 +2,7 @@ import { parseArgs } from 'node:util';
 import { openStore } from '../../ledger/open-ledger.js';
 import type { GoalRecord } from '../../ports/ledger.js';
 import { goalLeaseName } from '../../worker/lease.js';
+import { redactUrls } from '../../workspace/remote-auth.js';
 
 export const STATUS_USAGE = `goal-loop status [--json]
 
@@ -22,7 +23,8 @@ export async function statusCommand(argv: string[]): Promise<number> {
         const job = queued.find((j) => j.key.repo === g.repo && j.key.goalId === g.goalId);
         return {
           goal_id: g.goalId,
-          repo: g.repo,
+          // A ledger written before credentials were split off the URL may still hold them.
+          repo: redactUrls(g.repo),
           state: g.state,
           branch: g.branch,
           priority: g.priority,
@@ -32,7 +34,7 @@ export async function statusCommand(argv: string[]): Promise<number> {
           tokens: g.counters.tokens,
           cost_usd: g.counters.cost_usd,
           cost_cap_usd: capOf(g),
-          stop_reason: g.stopReason,
+          stop_reason: g.stopReason && redactUrls(g.stopReason),
           updated_at: g.updatedAt,
           queued: job ? { mode: job.mode, since: job.enqueuedAt, not_before: job.notBefore } : null,
           leased: lease ? { worker: lease.holder, heartbeat_age_s: Math.max(0, Math.round((now - Date.parse(lease.heartbeatAt)) / 100) / 10) } : null,

@@ -7,6 +7,7 @@ import { runGoal } from '../../loop/controller.js';
 import type { LoopResult } from '../../loop/result.js';
 import type { AttemptRecord, GoalKey, GoalRecord, Ledger, TaskRecord } from '../../ports/ledger.js';
 import type { Sandbox } from '../../ports/sandbox.js';
+import type { GitOptions } from '../../workspace/git.js';
 import { GitWorkspace } from '../../workspace/git-workspace.js';
 import { Handoff, type ExternalReport, type PendingAttempt } from './handoff.js';
 import { effectiveLimits, liveBudgetTripped } from './limits-policy.js';
@@ -15,6 +16,8 @@ import { McpForge } from './mcp-forge.js';
 export interface GoalSessionOptions {
   /** The repository (normalized path or URL): clone source and push target. */
   repo: string;
+  /** Credentials split off `repo`, for the git processes that talk to the remote. */
+  auth?: Pick<GitOptions, 'remoteConfig'>;
   spec: GoalSpec;
   config: RepoConfig;
   ledger: Ledger;
@@ -126,6 +129,7 @@ export class GoalSession {
       ledger: opts.ledger,
       workspace: new GitWorkspace({
         remote: opts.repo,
+        ...opts.auth,
         dir: opts.workspaceDir,
         goalId: opts.spec.goal_id,
         branch: this.branch,
