@@ -31,7 +31,7 @@ describe('repo config', () => {
       require_plan_approval: false,
       setup: [],
       gate: [],
-      protected_paths: ['.github/workflows/**'],
+      protected_paths: ['.github/workflows/**', '.github/goal-loop.yml'],
       sandbox: 'bwrap',
       network: 'none',
       mcp_servers: [],
@@ -131,7 +131,7 @@ describe('repo config', () => {
   it('the default protected paths are not shared between parses', () => {
     const first = parseRepoConfig(undefined);
     first.protected_paths.push('mutated/**');
-    expect(parseRepoConfig(undefined).protected_paths).toEqual(['.github/workflows/**']);
+    expect(parseRepoConfig(undefined).protected_paths).toEqual(['.github/workflows/**', '.github/goal-loop.yml']);
   });
 
   it('publishes a JSON schema with every key for editors', () => {
