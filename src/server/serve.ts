@@ -100,7 +100,6 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
   };
 }
 
-
 /** The path test of @octokit/webhooks' middleware, so that no request it reads escapes the cap. */
 function isWebhookPath(url: string, webhooksPath: string): boolean {
   const trim = (p: string) => p.replace(/\/+$/, '') || '/';

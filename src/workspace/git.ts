@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { redactUrls } from './remote-auth.js';
 
 /**
  * Config that keeps the bot's own git from running anything a repository (or a task) planted:
@@ -40,7 +41,8 @@ export class GitError extends Error {
     readonly exitCode: number | undefined,
     readonly stderr: string,
   ) {
-    super(`git ${args.filter((a) => !a.includes('extraheader')).join(' ')} failed (exit ${exitCode ?? '?'}): ${stderr.trim().split('\n').slice(-3).join(' | ')}`);
+    // Arguments and stderr carry no credentials by construction; masking URL userinfo is a backstop.
+    super(redactUrls(`git ${args.filter((a) => !a.includes('extraheader')).join(' ')} failed (exit ${exitCode ?? '?'}): ${stderr.trim().split('\n').slice(-3).join(' | ')}`));
   }
 }
 
