@@ -5,7 +5,7 @@ import { crashPoint } from '../crash-point.js';
 import { CheckpointRefusedError, type Checkpoint, type CheckpointInput, type Workspace } from '../ports/workspace.js';
 import { Git, GitError, type GitOptions } from './git.js';
 import type { MirrorCache } from './mirror-cache.js';
-import { refuseNestedRepositories, removeNestedRepositories } from './nested-repos.js';
+import { NestedRepositoryError, refuseNestedRepositories, removeNestedRepositories } from './nested-repos.js';
 import { protectedMatches } from './protected-paths.js';
 import { CHECKPOINT_LOG_FORMAT, checkpointMessage, parseCheckpointLog } from './trailers.js';
 import { scrubParkedTree } from './warm-scrub.js';
@@ -111,8 +111,15 @@ export class GitWorkspace implements Workspace {
     // Before `add`: it would run a nested repository's filters (no setting stops that).
     await refuseNestedRepositories(this.dir);
     await this.git.run(this.dir, ['add', '--all']);
-    const staged = (await this.git.run(this.dir, ['diff', '--cached', '--name-only', '-z', '--no-renames', 'HEAD'])).split('\0').filter(Boolean);
-    const hits = protectedMatches(staged, this.opts.protectedPaths ?? []);
+    const staged = parseRawDiff(await this.git.run(this.dir, ['diff', '--cached', '--raw', '-z', '--no-renames', '--ignore-submodules=none', 'HEAD']));
+    // A second line behind the nested-repository scan: no checkpoint adds or moves a submodule
+    // pointer, so the only gitlinks are the repository's own (whose folders stay empty).
+    const gitlinks = staged.filter((e) => e.newMode === '160000').map((e) => e.path);
+    if (gitlinks.length > 0) {
+      await this.git.run(this.dir, ['reset', '--quiet']);
+      throw new NestedRepositoryError(gitlinks);
+    }
+    const hits = protectedMatches(staged.map((e) => e.path), this.opts.protectedPaths ?? []);
     if (hits.length > 0) {
       await this.git.run(this.dir, ['reset', '--quiet']);
       throw new CheckpointRefusedError(
@@ -325,4 +332,16 @@ function trustedConfigCopy(dir: string): string {
 /** Where the `.git` for a parked tree is cloned, beside the workspace (same filesystem). */
 function freshCloneDir(dir: string): string {
   return `${dir}.fresh-clone`;
+}
+
+/** `git diff --raw -z` entries: `:<old mode> <new mode> <old> <new> <status>\0<path>\0`. */
+function parseRawDiff(out: string): Array<{ newMode: string; path: string }> {
+  const parts = out.split('\0');
+  const entries: Array<{ newMode: string; path: string }> = [];
+  for (let i = 0; i + 1 < parts.length; i += 2) {
+    const meta = parts[i]!;
+    if (!meta.startsWith(':')) break;
+    entries.push({ newMode: meta.slice(1).split(' ')[1] ?? '', path: parts[i + 1]! });
+  }
+  return entries;
 }

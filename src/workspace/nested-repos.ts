@@ -1,12 +1,11 @@
-import { readdir, rm } from 'node:fs/promises';
-import { join } from 'node:path';
+import { chmod, readdir, rm } from 'node:fs/promises';
 import { CheckpointRefusedError } from '../ports/workspace.js';
 
 /**
  * A `.git` below the workspace root (a directory, a gitfile or a symlink). Git treats the folder
- * holding it as a repository of its own and, for status, add or diff, starts a git process
- * there that reads *that* repository's config: its filters, fsmonitor and the like would run on
- * the host, as the bot. None may exist when the bot's git runs.
+ * holding it as a repository of its own and, for `add`, starts a git process there that reads
+ * *that* repository's config: its filters would run on the host, as the bot. None may exist
+ * when the bot's git runs.
  */
 export class NestedRepositoryError extends CheckpointRefusedError {
   override name = 'NestedRepositoryError';
@@ -20,29 +19,31 @@ export class NestedRepositoryError extends CheckpointRefusedError {
 }
 
 const PARALLEL = 16;
+const DOT_GIT = Buffer.from('.git');
+const SLASH = Buffer.from('/');
 
 /**
- * Every `.git` entry below `root` (not the root's own), as paths relative to it. Symlinks are
- * never followed, so the walk stays inside the tree. Ignored folders are searched too: a rule in
- * `.gitignore` is the repository's word, not ours.
+ * Every `.git` entry below `root` (not the root's own), as raw byte paths relative to it. Names
+ * stay bytes end to end: a folder whose name is not UTF-8 must be searched like any other (as a
+ * string it would name a path that does not exist). Symlinks are never followed. Ignored
+ * folders are searched too: a rule in `.gitignore` is the repository's word, not ours. Any
+ * error fails the search: nothing else writes the tree while it runs, so a folder that cannot
+ * be read is a folder someone hid.
  */
-export async function findNestedGitEntries(root: string): Promise<string[]> {
-  const found: string[] = [];
-  let frontier: string[] = [''];
+async function findNested(root: string): Promise<Buffer[]> {
+  const found: Buffer[] = [];
+  let frontier: Buffer[] = [Buffer.alloc(0)];
+  const base = Buffer.from(root);
   while (frontier.length > 0) {
-    const next: string[] = [];
+    const next: Buffer[] = [];
     for (let i = 0; i < frontier.length; i += PARALLEL) {
       await Promise.all(
         frontier.slice(i, i + PARALLEL).map(async (rel) => {
-          const entries = await readdir(rel ? join(root, rel) : root, { withFileTypes: true }).catch((err: NodeJS.ErrnoException) => {
-            // Gone since it was listed, or not a directory any more: nothing of it to search.
-            if (err.code === 'ENOENT' || err.code === 'ENOTDIR') return [];
-            throw err;
-          });
-          for (const e of entries) {
-            const path = rel ? `${rel}/${e.name}` : e.name;
-            if (e.name === '.git') {
-              if (rel) found.push(path);
+          const dir = rel.length ? Buffer.concat([base, SLASH, rel]) : base;
+          for (const e of await readBytes(dir)) {
+            const path = rel.length ? Buffer.concat([rel, SLASH, e.name]) : e.name;
+            if (e.name.equals(DOT_GIT)) {
+              if (rel.length) found.push(path);
             } else if (e.isDirectory()) next.push(path);
           }
         }),
@@ -50,18 +51,42 @@ export async function findNestedGitEntries(root: string): Promise<string[]> {
     }
     frontier = next;
   }
-  return found.sort();
+  return found.sort(Buffer.compare);
+}
+
+/** A folder's entries, names as bytes; one that its owner made unreadable is opened up first. */
+async function readBytes(dir: Buffer): Promise<Array<{ name: Buffer; isDirectory(): boolean }>> {
+  try {
+    return await readdir(dir, { withFileTypes: true, encoding: 'buffer' });
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EACCES') throw err;
+    // A task may chmod 000 a folder it owns (the bot's own uid when the bot is not root).
+    await chmod(dir, 0o755);
+    return readdir(dir, { withFileTypes: true, encoding: 'buffer' });
+  }
+}
+
+/** For messages: bytes that are not UTF-8 shown as escapes, never as a lookalike. */
+function display(path: Buffer): string {
+  let out = '';
+  for (const byte of path) out += byte >= 0x20 && byte < 0x7f ? String.fromCharCode(byte) : `\\x${byte.toString(16).padStart(2, '0')}`;
+  return out;
+}
+
+/** Every nested `.git` below `root`, for messages. */
+export async function findNestedGitEntries(root: string): Promise<string[]> {
+  return (await findNested(root)).map(display);
 }
 
 /** Throws when the tree holds a nested repository (before a git that would read it runs). */
 export async function refuseNestedRepositories(root: string): Promise<void> {
-  const found = await findNestedGitEntries(root);
-  if (found.length > 0) throw new NestedRepositoryError(found);
+  const found = await findNested(root);
+  if (found.length > 0) throw new NestedRepositoryError(found.map(display));
 }
 
 /** Deletes every nested `.git` (before a rollback's git runs); returns what it removed. */
 export async function removeNestedRepositories(root: string): Promise<string[]> {
-  const found = await findNestedGitEntries(root);
-  for (const rel of found) await rm(join(root, rel), { recursive: true, force: true });
-  return found;
+  const found = await findNested(root);
+  for (const rel of found) await rm(Buffer.concat([Buffer.from(root), SLASH, rel]), { recursive: true, force: true });
+  return found.map(display);
 }

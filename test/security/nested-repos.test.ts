@@ -64,6 +64,24 @@ describe('nested repositories never reach the host git', () => {
     expect(JSON.stringify(result)).toContain('vendor/lib/.git');
   });
 
+  it('a repository in a folder whose name is not UTF-8 is found all the same', async () => {
+    const h = await goalHarness({ sandbox: jail() });
+    const marker = join(h.root, 'PWNED-bytes');
+    const result = await h.run({
+      goal_id: 'nested-bytes',
+      objective: 'hide a repository behind a name that is not UTF-8',
+      limits: { max_retries: 2 },
+      tasks: [
+        { id: 'plant', title: 'nested repo', run: `${filterPlanting('"$(printf \'vendor\\377\')"', marker)}; true`, verification: 'true' },
+        { id: 'touch', title: 'edit inside it', run: 'printf c > "$(printf \'vendor\\377\')/f"', verification: 'true' },
+      ],
+    });
+    expect(existsSync(marker)).toBe(false);
+    expect(result.status).toBe('ESCALATED');
+    expect(result.escalation?.last_error).toContain('vendor\\xff/.git');
+    expect(gitlinksIn(h.repo.bare)).toEqual([]);
+  });
+
   it('a nested repository in an ignored folder is refused too', async () => {
     const h = await goalHarness({ sandbox: jail(), files: { '.gitignore': 'deps/\n', 'README.md': 'x\n' } });
     const marker = join(h.root, 'PWNED-ignored');
