@@ -151,6 +151,8 @@ class ClaudeAgent implements TaskAgent {
         const results: ToolResultBlock[] = [];
         const summaries: string[] = [];
         for (const call of calls) {
+          // A task command never runs beside a live server (see ExternalToolSource.suspend).
+          if (call.name === 'run_command') await opts.mcp?.suspend();
           const out = signal.aborted
             ? { content: 'not run: the attempt was interrupted', isError: true, summary: `${call.name} → not run` }
             : mcpNames.has(call.name)
@@ -176,6 +178,9 @@ class ClaudeAgent implements TaskAgent {
       const message = err instanceof Error ? err.message : String(err);
       log?.error({ err: message }, 'agent failed');
       return fail('infra', `agent failed: ${message}`);
+    } finally {
+      // The verification, a checkpoint or a rollback comes next: no server may run beside it.
+      await opts.mcp?.suspend();
     }
   }
 }

@@ -17,6 +17,11 @@ export interface ExternalToolSource {
   notices(): string[];
   /** Calls a tool; every failure comes back as an `isError` outcome, never as a throw. */
   call(name: string, input: unknown, signal: AbortSignal): Promise<ToolOutcome>;
+  /**
+   * Stops the servers until the next call: before a task command runs and when the agent's turn
+   * ends, so no server is alive while a command or the bot's git works on the tree.
+   */
+  suspend(): Promise<void>;
   close(): Promise<void>;
 }
 

@@ -48,7 +48,7 @@ export const RepoConfigSchema = z
     protected_paths: z
       .array(z.string().min(1))
       .default(DEFAULT_PROTECTED_PATHS)
-      .describe('Globs no checkpoint may touch; a change to them fails the attempt.'),
+      .describe('Globs no checkpoint may touch; a change to them fails the attempt. `.github/goal-loop.yml` is protected whatever the list says.'),
     sandbox: z
       .enum(['bwrap', 'process'])
       .default('bwrap')
@@ -79,7 +79,13 @@ export class RepoConfigError extends Error {
 /** Validates a parsed config object; `undefined` (no file) gives the defaults. */
 export function parseRepoConfig(raw: unknown, source?: string): RepoConfig {
   const result = RepoConfigSchema.safeParse(raw ?? {});
-  if (result.success) return result.data;
+  if (result.success) {
+    // The config file itself stays protected whatever list the owner gives: a checkpoint that
+    // rewrote it would reach the base branch with the goal's pull request.
+    const paths = result.data.protected_paths;
+    if (!paths.includes(REPO_CONFIG_PATH)) result.data.protected_paths = [...paths, REPO_CONFIG_PATH];
+    return result.data;
+  }
   throw new RepoConfigError(
     result.error.issues.map((i) => {
       const key = i.path.map(String).join('.') || '(root)';

@@ -229,6 +229,9 @@ export class BwrapSandbox implements SpawningSandbox {
       const cores = availableParallelism();
       const cpu = this.limits.cpuSeconds ?? Math.max(1, Math.ceil(req.timeoutMs / 1000)) * cores;
       const launcherArgs = [
+        // With a socket on stdin (an MCP server's pipes) bash would read the bot's ~/.bashrc.
+        '--norc',
+        '--noprofile',
         '-c',
         LAUNCHER,
         'goal-loop-launch',

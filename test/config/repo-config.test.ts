@@ -72,7 +72,7 @@ describe('repo config', () => {
       require_plan_approval: true,
       setup: ['npm ci'],
       gate: ['npm run build', 'npm test'],
-      protected_paths: ['infra/**'],
+      protected_paths: ['infra/**', '.github/goal-loop.yml'],
       sandbox: 'process',
       network: 'setup',
       model: 'claude-sonnet-4-5',

@@ -65,4 +65,39 @@ describe('the repo config comes from the base branch only', () => {
     expect(JSON.parse(r.stdout).escalation.last_error).toContain('.github/goal-loop.yml');
     expect(checkpointCommits(p.repo.bare, 'goal/cfg-edit')).toEqual([]);
   });
+
+  it('a checkout with a goal branch checked out is refused without --base (its HEAD is what tasks wrote)', async () => {
+    const p = await project();
+    git(p.repo.work, 'checkout', '-q', '-b', 'goal/review-me');
+    await mkdir(join(p.repo.work, '.github'), { recursive: true });
+    await writeFile(join(p.repo.work, '.github', 'goal-loop.yml'), 'sandbox: process\n');
+    git(p.repo.work, 'add', '.github/goal-loop.yml');
+    git(p.repo.work, '-c', 'user.name=a', '-c', 'user.email=b', 'commit', '-qm', 'written by a task');
+    const goal = join(p.root, 'goal.yml');
+    await writeFile(goal, 'goal_id: look\nobjective: x\ntasks:\n  - id: one\n    title: one\n    run: echo 1 > one.txt\n    verification: test -f one.txt\n');
+    const r = await runCli(['run', '--repo', p.repo.work, '--goal', goal, '--agent', 'scripted'], p.env);
+    expect(r.code).toBe(1);
+    expect(r.stderr.trim().split('\n')).toHaveLength(1);
+    expect(r.stderr).toMatch(/goal\/review-me checked out.*--base/);
+    const ok = await runCli(['run', '--repo', p.repo.work, '--goal', goal, '--agent', 'scripted', '--base', 'main'], p.env);
+    expect(ok.stderr).not.toMatch(/sandbox: process/);
+    expect(ok.code).toBe(0);
+  });
+
+  it('an owner\'s own protected_paths list still protects the repo config', async () => {
+    const p = await project();
+    await mkdir(join(p.repo.work, '.github'), { recursive: true });
+    await writeFile(join(p.repo.work, '.github', 'goal-loop.yml'), 'protected_paths: ["migrations/**"]\n');
+    git(p.repo.work, 'add', '.github/goal-loop.yml');
+    git(p.repo.work, '-c', 'user.name=a', '-c', 'user.email=b', 'commit', '-qm', 'owner config');
+    git(p.repo.work, 'push', '-q', 'origin', 'main');
+    const goal = join(p.root, 'goal.yml');
+    await writeFile(
+      goal,
+      'goal_id: cfg-own\nobjective: x\ntasks:\n  - id: edit\n    title: edit\n    max_retries: 1\n    run: \'echo "sandbox: process" > .github/goal-loop.yml\'\n    verification: "true"\n',
+    );
+    const r = await runCli(['run', '--repo', p.repo.bare, '--goal', goal, '--agent', 'scripted', '--json'], p.env);
+    expect(r.code).toBe(2);
+    expect(JSON.parse(r.stdout).escalation.last_error).toContain('.github/goal-loop.yml');
+  });
 });

@@ -27,7 +27,7 @@ export class McpToolError extends Error {
   override name = 'McpToolError';
 }
 
-type State = 'idle' | 'ready' | 'failed' | 'crashed' | 'closed';
+type State = 'idle' | 'ready' | 'suspended' | 'failed' | 'crashed' | 'closed';
 
 /**
  * One repo-configured MCP server, started in the goal's sandbox over stdio. It never throws
@@ -40,6 +40,8 @@ export class McpServerConnection {
   /** Why the server is unavailable (for the model and the log). */
   problem: string | undefined;
   starts = 0;
+  /** Times it died on its own (a suspension is not a crash). */
+  crashes = 0;
   private client: Client | undefined;
   private proc: SandboxProcess | undefined;
   private malformed: string | undefined;
@@ -117,6 +119,22 @@ export class McpServerConnection {
     }
   }
 
+  /**
+   * Stops a ready server but keeps its tools: `start` brings it back. The loop suspends servers
+   * whenever a task command or the bot's own git is about to touch the workspace, so that no
+   * jailed process ever runs beside either (and none can hand the other a writable handle).
+   */
+  async suspend(): Promise<void> {
+    if (this.state !== 'ready') return;
+    const { client, proc } = this;
+    this.state = 'suspended';
+    this.client = undefined;
+    this.proc = undefined;
+    await client?.close().catch(() => undefined);
+    proc?.kill();
+    await proc?.exited;
+  }
+
   async close(): Promise<void> {
     const client = this.client;
     this.state = 'closed';
@@ -133,6 +151,7 @@ export class McpServerConnection {
     this.problem = `${how}${stderr ? `; its last stderr: ${lastLines(stderr)}` : ''}`;
     if (this.state === 'ready') {
       this.state = 'crashed';
+      this.crashes += 1;
       this.log.error({ code: exit.code, signal: exit.signal, stderr: lastLines(stderr) }, 'MCP server crashed');
     }
   }
