@@ -39,6 +39,18 @@ describe('splitRemoteCredentials', () => {
     expect(workspaceDir('/ws', withCreds.repo, 'g')).toBe(workspaceDir('/ws', without.repo, 'g'));
     expect(without.auth).toEqual({});
   });
+
+  it('refuses secrets the split cannot take out: a query or fragment, a password outside http(s)', () => {
+    for (const bad of ['https://host/o/r.git?token=s3cret', 'https://u:p@host/r.git#s3cret', 'ssh://git:s3cret@host/r.git', 'ftp://u:s3cret@host/r.git']) {
+      expect(() => repoArgument(bad), bad).toThrow(/--repo: .*refused/);
+      try {
+        repoArgument(bad);
+      } catch (err) {
+        expect((err as Error).message).not.toContain('s3cret');
+      }
+    }
+    for (const ok of ['ssh://git@host:22/o/r.git', 'git@host:o/r.git', 'https://host:8443/o/r.git']) expect(() => repoArgument(ok), ok).not.toThrow();
+  });
 });
 
 describe('redactUrls', () => {
