@@ -43,8 +43,10 @@ export async function mcpCommand(argv: string[]): Promise<number> {
     });
     return 0;
   } finally {
-    // Running goals pause (their attempt is rolled back); the next goal_start resumes them.
-    await sessions.closeAll();
+    // Running goals pause (their attempt is rolled back); the next goal_start resumes them. With
+    // stdin gone nothing else holds the event loop, and Node would exit mid-pause: hold it.
+    const hold = setInterval(() => undefined, 1000);
+    await sessions.closeAll().finally(() => clearInterval(hold));
     await server.close().catch(() => undefined);
     await ledger.close();
   }
