@@ -1,4 +1,3 @@
-import { readdirSync, readFileSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -10,10 +9,9 @@ import { openPostgresStore } from '../../src/ledger/postgres/open-postgres.js';
 import { goalLeaseName } from '../../src/worker/lease.js';
 import { runCli } from '../helpers/cli.js';
 import { freshDatabase } from '../helpers/postgres.js';
-import { rawSpec, rawTask } from '../helpers/spec-builders.js';
+import { rawSpec, rawTask, SEED_GOAL_FILE } from '../helpers/spec-builders.js';
 import { tempDir } from '../helpers/temp.js';
 
-const SEED = fileURLToPath(new URL('../../../shared/seeds/', import.meta.url));
 const DEMO_GOAL = fileURLToPath(new URL('../../examples/demo-goal.yml', import.meta.url));
 
 describe('goal-loop plan', () => {
@@ -42,17 +40,7 @@ describe('goal-loop plan', () => {
 
   it('accepts the seed document\'s example spec unchanged', async () => {
     const root = await tempDir();
-    const seedFile = readFileSync(join(SEED, readdirSeed()), 'utf8');
-    const start = seedFile.indexOf('{\n  "goal_id"');
-    let depth = 0;
-    let end = start;
-    for (; end < seedFile.length; end++) {
-      if (seedFile[end] === '{') depth++;
-      if (seedFile[end] === '}' && --depth === 0) break;
-    }
-    const spec = join(root, 'seed.json');
-    await writeFile(spec, seedFile.slice(start, end + 1));
-    const r = await runCli(['plan', '--repo', root, '--goal', spec, '--json']);
+    const r = await runCli(['plan', '--repo', root, '--goal', SEED_GOAL_FILE, '--json']);
     expect(r.code).toBe(0);
     const parsed = JSON.parse(r.stdout);
     expect(parsed.goal_id).toBe('goal-auth-migration-8841');
@@ -120,9 +108,3 @@ describe('goal-loop status', () => {
     expect(text.stdout).toMatch(/waiting .*\$0\.00 of \$4\.00.*\n.*queued \(run\) since/);
   });
 });
-
-function readdirSeed(): string {
-  const name = readdirSync(SEED).find((f) => f.startsWith('000_'));
-  if (!name) throw new Error('seed 000_* not found');
-  return name;
-}

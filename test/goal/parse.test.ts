@@ -31,12 +31,12 @@ function lines(fn: () => unknown): string[] {
 
 const json = (value: unknown) => JSON.stringify(value, null, 2);
 
-/** The YAML example of DESIGN.md section 2, verbatim. */
+/** The YAML example of DESIGN.md section 2, verbatim (from the excerpt copied into test/fixtures/design). */
 function designYamlExample(): string {
-  const design = readFileSync('/work/shared/DESIGN.md', 'utf8');
+  const design = readFileSync(new URL('../fixtures/design/goal-spec-section.md', import.meta.url), 'utf8');
   const section = design.slice(design.indexOf('## 2. Goal spec'));
   const m = /```yaml\n([\s\S]*?)\n```/.exec(section);
-  if (!m?.[1]) throw new Error('no yaml example in DESIGN.md section 2');
+  if (!m?.[1]) throw new Error('no yaml example in the DESIGN.md section 2 excerpt');
   return m[1];
 }
 

@@ -2,8 +2,8 @@
  * Builders for unit tests: raw goal specs (as a user would write them) and pure-controller
  * states (TaskView / LoopState), so each test states only what matters to it.
  */
-import { readdirSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { DEFAULT_LIMITS, type LoopLimits } from '../../src/config/limits.js';
 import { initialState, type LoopCounters, type LoopState, type TaskView } from '../../src/loop/transition.js';
 
@@ -31,48 +31,17 @@ export function rawSpec(tasks: RawTask[] = [rawTask('a')], extra: Record<string,
 // ---------------------------------------------------------------------------------------------
 // The seed example
 
-export const SEEDS_DIR = '/work/shared/seeds';
-
-/** The text of `seeds/000_*.txt`. */
-export function seedText(): string {
-  const name = readdirSync(SEEDS_DIR).find((f) => /^000_.*\.txt$/.test(f));
-  if (!name) throw new Error(`no 000_*.txt seed in ${SEEDS_DIR}`);
-  return readFileSync(join(SEEDS_DIR, name), 'utf8');
-}
+/** The seed's JSON goal example, copied byte for byte into the repository (see its README). */
+export const SEED_GOAL_FILE = fileURLToPath(new URL('../fixtures/seed/goal-auth-migration-8841.json', import.meta.url));
 
 /**
- * The seed's JSON goal example, verbatim: the balanced `{ ... }` object that starts at the first
- * line consisting of `{` and contains "goal-auth-migration-8841".
+ * The seed's JSON goal example, verbatim: the balanced `{ ... }` object that contains
+ * "goal-auth-migration-8841", without the newline that follows it in the seed.
  */
 export function seedGoalJson(): string {
-  const text = seedText();
-  let from = 0;
-  for (;;) {
-    const start = text.indexOf('\n{', from);
-    if (start < 0) throw new Error('no JSON object in the seed');
-    const open = start + 1;
-    const end = matchingBrace(text, open);
-    const candidate = text.slice(open, end + 1);
-    if (candidate.includes('goal-auth-migration-8841')) return candidate;
-    from = end + 1;
-  }
-}
-
-function matchingBrace(text: string, open: number): number {
-  let depth = 0;
-  let inString = false;
-  for (let i = open; i < text.length; i++) {
-    const c = text[i];
-    if (inString) {
-      if (c === '\\') i++;
-      else if (c === '"') inString = false;
-      continue;
-    }
-    if (c === '"') inString = true;
-    else if (c === '{') depth++;
-    else if (c === '}' && --depth === 0) return i;
-  }
-  throw new Error('unbalanced braces in the seed');
+  const text = readFileSync(SEED_GOAL_FILE, 'utf8');
+  if (!text.endsWith('}\n')) throw new Error(`${SEED_GOAL_FILE} does not end with "}" and one newline`);
+  return text.slice(0, -1);
 }
 
 // ---------------------------------------------------------------------------------------------
