@@ -6,19 +6,25 @@
 # user namespaces inside the container: run it with
 #   --security-opt seccomp=unconfined --security-opt apparmor=unconfined --security-opt systempaths=unconfined
 # (or a seccomp profile that allows clone/unshare with CLONE_NEWUSER). `no-new-privileges` is fine:
-# Debian's bwrap is not setuid. See README, "Sandbox and threat model".
+# Debian's bwrap is not setuid. See README, "Sandbox", and SECURITY.md.
 
-FROM node:20-bookworm-slim AS build
+# Node 24: the current LTS (Node 20 is past its end of life). The package still runs on >= 20.19.
+FROM node:24-bookworm-slim AS build
 RUN apt-get update && apt-get install -y --no-install-recommends python3 make g++ git \
     && rm -rf /var/lib/apt/lists/*
 WORKDIR /app
-COPY package.json package-lock.json tsconfig.json tsconfig.build.json ./
+# Dependencies first, so a source change does not reinstall them (`prepare` would build: skipped
+# here, and better-sqlite3's own install script run on its own).
+COPY package.json package-lock.json ./
+RUN npm ci --no-audit --no-fund --ignore-scripts && npm rebuild better-sqlite3
+COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
 COPY bench ./bench
 COPY test/helpers/postgres-cluster.ts ./test/helpers/postgres-cluster.ts
-RUN npm ci --no-audit --no-fund && npm prune --omit=dev
+# Only the app ships: the benchmarks and the test helper are built with it, then dropped.
+RUN npm run build && rm -rf dist/bench dist/test && npm prune --omit=dev
 
-FROM node:20-bookworm-slim
+FROM node:24-bookworm-slim
 RUN apt-get update && apt-get install -y --no-install-recommends git bubblewrap ripgrep ca-certificates tini \
     && rm -rf /var/lib/apt/lists/*
 WORKDIR /app
@@ -26,7 +32,7 @@ COPY --from=build /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
 COPY package.json app.yml ./
 COPY examples ./examples
-RUN mkdir -p /data && chown node:node /data
+RUN mkdir -p /data/workspaces && chown -R node:node /data
 USER node
 ENV NODE_ENV=production \
     GOAL_LOOP_DB=/data/ledger.db \
@@ -34,5 +40,9 @@ ENV NODE_ENV=production \
     PORT=3000
 VOLUME ["/data"]
 EXPOSE 3000
+# `serve` answers /health; a `worker` container has no HTTP server, so it counts as healthy
+# while its process lives (run workers with --no-healthcheck to skip the probe altogether).
+HEALTHCHECK --interval=30s --timeout=5s --start-period=30s --retries=3 \
+  CMD ["node", "-e", "const w=require('fs').readFileSync('/proc/1/cmdline','utf8').includes('worker');if(w)process.exit(0);fetch('http://127.0.0.1:'+(process.env.PORT||3000)+'/health').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
 ENTRYPOINT ["/usr/bin/tini", "--", "node", "/app/dist/src/cli/main.js"]
 CMD ["serve"]
