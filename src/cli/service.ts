@@ -1,4 +1,4 @@
-import type { Logger } from 'pino';
+import { pino, type Logger } from 'pino';
 import { openStore, type Store } from '../ledger/open-ledger.js';
 import { workspaceRoot } from './paths.js';
 import type { RepoConfig } from '../config/repo-config.js';
@@ -8,6 +8,20 @@ import { selectSandbox } from '../sandbox/select-sandbox.js';
 /** The sandbox a repository's config asks for (refused with a fix when the host cannot give it). */
 export function sandboxForConfig(logger: Logger): (config: RepoConfig) => Promise<Sandbox> {
   return (config) => selectSandbox({ mode: config.sandbox, logger });
+}
+
+/**
+ * Whether the bubblewrap jail works on this host, for the start line: `bwrap usable`, or
+ * `bwrap unusable: <why>` (goals whose repo config asks for `sandbox: bwrap`, the default, are then refused).
+ */
+export async function jailStatus(): Promise<string> {
+  try {
+    await selectSandbox({ mode: 'bwrap', logger: pino({ level: 'silent' }) });
+    return 'bwrap usable';
+  } catch (err) {
+    const reason = ((err as Error).message.split('\n')[0] ?? '').replace(/^cannot run untrusted commands: /, '');
+    return `bwrap unusable: ${reason}`;
+  }
 }
 
 /** Resolves on the first SIGTERM or SIGINT; keeps the process alive until then. */

@@ -4,6 +4,7 @@ import { createNodeMiddleware, type Probot } from 'probot';
 import type { GoalLoopRuntime } from '../github/runtime.js';
 import { createAppRuntime, type AppServiceOptions } from './app-runtime.js';
 import { MAX_WEBHOOK_BODY_BYTES, readCappedBody } from './body-cap.js';
+import { startWebhookRelay } from './webhook-relay.js';
 
 export const DEFAULT_WEBHOOK_PATH = '/api/github/webhooks';
 
@@ -23,6 +24,8 @@ export interface ServeOptions extends AppServiceOptions {
   role?: 'both' | 'webhooks';
   port?: number;
   host?: string;
+  /** Whether the jail works here (`bwrap usable` / `bwrap unusable: why`), for the start line. */
+  jail?: string;
 }
 
 export interface RunningServer {
@@ -56,6 +59,9 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
       res.end(JSON.stringify({ status: ready ? 'ok' : 'starting' }));
       return;
     }
+    // Probot's manifest flow registers `<the URL its setup page was opened on>/` as the webhook URL
+    // (when no WEBHOOK_PROXY_URL is set): a POST to the root is a delivery too.
+    if (req.method === 'POST' && isWebhookPath(req.url ?? '', '/')) req.url = webhooksPath;
     if (req.method === 'POST' && isWebhookPath(req.url ?? '', webhooksPath)) {
       const body = await readCappedBody(req, MAX_WEBHOOK_BODY_BYTES);
       if (!body) return;
@@ -81,9 +87,20 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
   });
   const address = server.address();
   const actualPort = typeof address === 'object' && address ? address.port : port;
+  const listenHost = typeof address === 'object' && address ? (address.family === 'IPv6' ? `[${address.address}]` : address.address) : (opts.host ?? env.HOST ?? '');
+  const proxyUrl = env.WEBHOOK_PROXY_URL;
+  const relayHost = !listenHost || listenHost === '0.0.0.0' || listenHost === '[::]' ? '127.0.0.1' : listenHost;
+  const relay = proxyUrl ? await startWebhookRelay(proxyUrl, `http://${relayHost}:${actualPort}${webhooksPath}`, log) : undefined;
   const resumed = await runtime.resumeInterrupted();
   ready = true;
-  log.info({ port: actualPort, webhooksPath, resumed, role: opts.role ?? 'both' }, 'goal-loop is listening');
+  // The one line a successful start prints at the default level: where, as which app, on what, jailed or not.
+  const appId = String(opts.probotOverrides?.overrides?.appId ?? env.APP_ID ?? '');
+  const store = describeStore(opts.store as { kind?: 'sqlite' | 'postgres'; location?: string });
+  const role = opts.role ?? 'both';
+  log.info(
+    { host: listenHost, port: actualPort, webhooksPath, appId, store, jail: opts.jail, resumed, role },
+    `goal-loop is listening on ${listenHost}:${actualPort}${webhooksPath}${relay ? ` (relayed from ${proxyUrl})` : ''} (app ${appId}, store ${store}${opts.jail ? `, jail ${opts.jail}` : ''}, ${role === 'both' ? 'webhooks and workers' : 'webhooks only'})`,
+  );
   return {
     server,
     port: actualPort,
@@ -92,12 +109,25 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
     log,
     async close() {
       ready = false;
+      await relay?.stop();
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeAllConnections();
       await closed;
       await runtime.close();
     },
   };
+}
+
+/** The store for a log line: the SQLite file, or the PostgreSQL host and database (never credentials). */
+export function describeStore(store: { kind?: 'sqlite' | 'postgres'; location?: string }): string {
+  if (store.kind === 'sqlite') return `SQLite ${store.location}`;
+  if (store.kind !== 'postgres' || !store.location) return store.kind ?? 'in-memory';
+  try {
+    const url = new URL(store.location);
+    return `PostgreSQL ${url.host}${url.pathname}`;
+  } catch {
+    return 'PostgreSQL';
+  }
 }
 
 /** The path test of @octokit/webhooks' middleware, so that no request it reads escapes the cap. */

@@ -20,6 +20,7 @@ describe('goal-loop serve and worker as processes', () => {
     });
     let out = '';
     child.stdout!.on('data', (c: Buffer) => (out += c.toString()));
+    child.stderr!.on('data', (c: Buffer) => (out += c.toString())); // the logs (Probot's too) are on stderr
     const end = Date.now() + 30_000;
     let port: number | undefined;
     while (!port) {

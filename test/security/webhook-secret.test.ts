@@ -130,6 +130,7 @@ describe('serve refuses to take webhooks it cannot authenticate', () => {
     });
     let out = '';
     child.stdout!.on('data', (c: Buffer) => (out += c.toString()));
+    child.stderr!.on('data', (c: Buffer) => (out += c.toString())); // the logs (Probot's too) are on stderr
     let exited: CliResult | undefined;
     void done.then((r) => (exited = r));
     while (!/goal-loop worker is running/.test(out)) {

@@ -34,10 +34,10 @@ interface Span {
 }
 
 /** Start/end of each goal's work, from a worker's JSON log. */
-function spans(stdout: string): Span[] {
+function spans(log: string): Span[] {
   const open = new Map<string, { worker: string; start: number }>();
   const out: Span[] = [];
-  for (const line of stdout.split('\n')) {
+  for (const line of log.split('\n')) {
     if (!line.startsWith('{')) continue;
     const e = JSON.parse(line) as { msg?: string; goal?: string; worker?: string; time: number };
     if (e.msg === 'working goal' && e.goal && e.worker) open.set(e.goal, { worker: e.worker, start: e.time });
@@ -83,7 +83,7 @@ describe('two goal-loop worker processes on one PostgreSQL', () => {
     expect(fake.pulls).toHaveLength(GOALS);
     expect(new Set(fake.pulls.map((p) => p.head)).size).toBe(GOALS);
 
-    const all = ends.flatMap((e) => spans(e.stdout));
+    const all = ends.flatMap((e) => spans(e.stderr)); // the logs, Probot's included, are on stderr
     const byWorker = new Map<string, number>();
     for (const s of all) byWorker.set(s.worker, (byWorker.get(s.worker) ?? 0) + 1);
     expect([...byWorker.values()].every((n) => n > 0)).toBe(true);

@@ -4,7 +4,8 @@ import { createLogger } from '../../logging.js';
 import { GoalLoopOctokit } from '../../github/octokit.js';
 import { EXIT } from '../../loop/result.js';
 import { startServer, webhookSecretProblem } from '../../server/serve.js';
-import { runService } from '../service.js';
+import { loadDotEnv, missingAppCredentials } from '../dotenv.js';
+import { jailStatus, runService } from '../service.js';
 
 export const SERVE_USAGE = `goal-loop serve
 
@@ -12,17 +13,37 @@ export const SERVE_USAGE = `goal-loop serve
   Embedded (no DATABASE_URL): the same process works the goals (GOAL_LOOP_CONCURRENCY at once)
   from a queue in the SQLite ledger. Scale-out (DATABASE_URL=postgres://...): webhooks only;
   run \`goal-loop worker\` processes for the work. Needs APP_ID, PRIVATE_KEY (or
-  PRIVATE_KEY_PATH) and WEBHOOK_SECRET; without APP_ID and the key it starts Probot's setup
-  flow, which registers the app from app.yml. With them but no WEBHOOK_SECRET it refuses (exit 1).`;
+  PRIVATE_KEY_PATH) and WEBHOOK_SECRET, from the environment or ./.env (the environment wins).
+  Without APP_ID and the key it starts Probot's setup flow, which registers the app from app.yml
+  and writes .env (not with NODE_ENV=production: then it refuses, exit 1). With them but no
+  WEBHOOK_SECRET it refuses (exit 1).`;
 
 export async function serveCommand(argv: string[]): Promise<number> {
   parseArgs({ args: argv, options: {}, strict: true, allowPositionals: false });
   const env = process.env;
+  // Before anything reads a variable: the setup flow leaves the credentials in ./.env.
+  loadDotEnv(process.cwd(), env);
+  // One logger for the process (ours: JSON on stderr, URL credentials masked), Probot's included.
   const logger = createLogger(env.LOG_LEVEL ?? 'info');
-  if (!env.APP_ID || !(env.PRIVATE_KEY || env.PRIVATE_KEY_PATH)) {
-    logger.warn('APP_ID or PRIVATE_KEY is not set: starting the setup flow (open the printed URL to register the app from app.yml)');
-    // In setup mode Probot serves only its registration pages; restart once it has written .env.
-    await run(() => undefined, { env, Octokit: GoalLoopOctokit });
+  const missing = missingAppCredentials(env);
+  if (missing.length > 0) {
+    if (env.NODE_ENV === 'production') {
+      // The setup flow is a development aid; in production a missing credential is a config error.
+      process.stderr.write(
+        `goal-loop: serve refuses to start: ${missing.join(' and ')} ${missing.length > 1 ? 'are' : 'is'} not set (NODE_ENV=production; set APP_ID and PRIVATE_KEY or PRIVATE_KEY_PATH, or register the app with the setup flow outside production)\n`,
+      );
+      return EXIT.badInput;
+    }
+    logger.warn(`${missing.join(' and ')} not set: starting the setup flow (open the printed URL to register the app from app.yml, then restart)`);
+    // In setup mode Probot serves only its registration pages. Probot's run() also reads .env,
+    // overriding the environment: should that give it credentials we did not see (a variable set
+    // but empty here), it would start an app with no handlers. Refuse that instead.
+    await run(
+      () => {
+        throw new Error('the environment blanks APP_ID or PRIVATE_KEY that .env sets: unset them (or fix .env) and restart');
+      },
+      { env, Octokit: GoalLoopOctokit, log: logger },
+    );
     return new Promise<number>(() => undefined); // the setup server runs until the process is stopped
   }
   const secretProblem = webhookSecretProblem(env.WEBHOOK_SECRET);
@@ -31,11 +52,17 @@ export async function serveCommand(argv: string[]): Promise<number> {
     process.stderr.write(`goal-loop: serve refuses to start: ${secretProblem}\n`);
     return EXIT.badInput;
   }
+  const jail = await jailStatus();
   return runService(
     env,
     logger,
-    (common) => startServer({ ...common, role: common.store.kind === 'postgres' ? 'webhooks' : 'both' }),
+    (common) =>
+      startServer({
+        ...common,
+        role: common.store.kind === 'postgres' ? 'webhooks' : 'both',
+        jail,
+        probotOverrides: { overrides: { log: logger } },
+      }),
     'shutting down: no new work; running goals get 10 s, then another worker (or the next start) resumes them',
   );
 }
-

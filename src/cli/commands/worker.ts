@@ -2,6 +2,7 @@ import { parseArgs } from 'node:util';
 import { createLogger } from '../../logging.js';
 import { startWorker } from '../../server/work.js';
 import { UsageError } from '../errors.js';
+import { loadDotEnv, missingAppCredentials } from '../dotenv.js';
 import { runService } from '../service.js';
 
 export const WORKER_USAGE = `goal-loop worker [--concurrency N]
@@ -9,7 +10,8 @@ export const WORKER_USAGE = `goal-loop worker [--concurrency N]
   Works goals from the shared queue (scale-out: DATABASE_URL=postgres://...; or several
   processes on one host sharing the SQLite GOAL_LOOP_DB). Each goal is held under a lease with
   a heartbeat; if a worker dies, another resumes its goals from their last checkpoint.
-  Needs APP_ID and PRIVATE_KEY (or PRIVATE_KEY_PATH). --concurrency overrides GOAL_LOOP_CONCURRENCY.`;
+  Needs APP_ID and PRIVATE_KEY (or PRIVATE_KEY_PATH), from the environment or ./.env.
+  --concurrency overrides GOAL_LOOP_CONCURRENCY.`;
 
 export async function workerCommand(argv: string[]): Promise<number> {
   const { values } = parseArgs({ args: argv, options: { concurrency: { type: 'string' } }, strict: true, allowPositionals: false });
@@ -19,14 +21,15 @@ export async function workerCommand(argv: string[]): Promise<number> {
     concurrency = Number(values.concurrency);
     if (!Number.isInteger(concurrency) || concurrency < 1) throw new UsageError(`--concurrency must be a whole number of at least 1, not "${values.concurrency}"`);
   }
-  if (!env.APP_ID || !(env.PRIVATE_KEY || env.PRIVATE_KEY_PATH)) {
+  loadDotEnv(process.cwd(), env); // the credentials the setup flow wrote; the environment wins
+  if (missingAppCredentials(env).length > 0) {
     throw new UsageError('goal-loop worker needs APP_ID and PRIVATE_KEY (or PRIVATE_KEY_PATH) to act as the GitHub App');
   }
   const logger = createLogger(env.LOG_LEVEL ?? 'info');
   return runService(
     env,
     logger,
-    (common) => startWorker({ ...common, ...(concurrency ? { concurrency } : {}) }),
+    (common) => startWorker({ ...common, ...(concurrency ? { concurrency } : {}), probotOverrides: { overrides: { log: logger } } }),
     'shutting down: no new work; running goals get 10 s, then another worker resumes them',
   );
 }
