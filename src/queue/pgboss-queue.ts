@@ -51,7 +51,9 @@ export class PgBossWorkQueue implements WorkQueue {
   /**
    * Starts pg-boss on `url` (installing or upgrading its schema) beside a ledger pool already
    * migrated to v3. pg-boss keeps its own small pool for its maintenance; errors there are
-   * retried on its next round and reported to `onError`.
+   * retried on its next round and reported to `onError`. Callers hold the start-up lock
+   * (`withStartupLock`, as `openPostgresStore` does): two processes creating the queue at once
+   * can deadlock inside pg-boss's create_queue. If creating the queue fails, pg-boss is stopped again.
    */
   static async start(pool: pg.Pool, url: string, onError: (err: Error) => void = () => undefined): Promise<PgBossWorkQueue> {
     const boss = new PgBoss({
@@ -64,9 +66,16 @@ export class PgBossWorkQueue implements WorkQueue {
       maintenanceIntervalMinutes: 10,
     });
     boss.on('error', onError);
-    await boss.start();
-    // A pending request is only ever removed by claim or cancel, never by pg-boss's retention.
-    await boss.createQueue(QUEUE, { name: QUEUE, policy: 'standard', retentionMinutes: 10 * 365 * 24 * 60 });
+    try {
+      await boss.start();
+      // A pending request is only ever removed by claim or cancel, never by pg-boss's retention.
+      await boss.createQueue(QUEUE, { name: QUEUE, policy: 'standard', retentionMinutes: 10 * 365 * 24 * 60 });
+    } catch (err) {
+      // Its pool would otherwise keep the process alive. (After a failed start() this is a no-op:
+      // pg-boss counts itself stopped until start() succeeds.)
+      await boss.stop({ graceful: false, close: true }).catch(() => undefined);
+      throw err;
+    }
     return new PgBossWorkQueue(pool, boss);
   }
 

@@ -2,8 +2,11 @@ import { execFile } from 'node:child_process';
 import { resolve } from 'node:path';
 import { promisify } from 'node:util';
 import Database from 'better-sqlite3';
+import pg from 'pg';
 import { describe, expect, it } from 'vitest';
+import type { Store } from '../../src/ledger/open-ledger.js';
 import { POSTGRES_MIGRATIONS } from '../../src/ledger/postgres/migrations.js';
+import { openPostgresStore } from '../../src/ledger/postgres/open-postgres.js';
 import { PostgresLedger } from '../../src/ledger/postgres/postgres-ledger.js';
 import { migrate, SQLITE_MIGRATIONS } from '../../src/ledger/sqlite/migrations.js';
 import { describeLedgerContract, key, spec } from '../helpers/ledger-contract.js';
@@ -85,8 +88,11 @@ describe('PostgresLedger: migrations', () => {
     expect(await versions(url)).toEqual([POSTGRES_MIGRATIONS.length + 1]);
   });
 
-  it('several processes opening an empty database at once all succeed, and it is migrated once', async () => {
-    const url = await freshDatabase({ empty: true });
+  it('several processes opening an empty database at once all succeed, and it is migrated once', { timeout: 240_000 }, async () => {
+    // Six at once, on three fresh databases: before the start-up lock covered pg-boss, two
+    // processes creating its queue together deadlocked (40P01) in about one round in three.
+    const PROCESSES = 6;
+    const ROUNDS = 3;
     // The built store (global setup compiles dist/): ledger migrations and pg-boss's own schema.
     const script = `
       const { openPostgresStore } = await import(${JSON.stringify(resolve('dist/src/ledger/postgres/open-postgres.js'))});
@@ -95,11 +101,65 @@ describe('PostgresLedger: migrations', () => {
       await store.close();
       console.log('ok');`;
     const run = promisify(execFile);
-    const results = await Promise.all(
-      [1, 2, 3].map(() => run(process.execPath, ['--input-type=module', '-e', script], { env: { ...process.env, DATABASE_URL: url }, timeout: 60_000 })),
-    );
-    expect(results.map((r) => r.stdout.trim())).toEqual(['ok', 'ok', 'ok']);
-    expect(await versions(url)).toEqual(POSTGRES_MIGRATIONS.map((_, i) => i + 1));
-    expect((await adminQuery(url, 'SELECT count(*)::int AS n FROM goal_loop.goal_jobs')).rows).toEqual([{ n: 3 }]);
+    for (let round = 1; round <= ROUNDS; round++) {
+      const url = await freshDatabase({ empty: true });
+      const results = await Promise.allSettled(
+        Array.from({ length: PROCESSES }, () =>
+          run(process.execPath, ['--input-type=module', '-e', script], { env: { ...process.env, DATABASE_URL: url }, timeout: 60_000 }),
+        ),
+      );
+      const outcomes = results.map((r) => (r.status === 'fulfilled' ? r.value.stdout.trim() : String((r.reason as { stderr?: string }).stderr ?? r.reason)));
+      expect(outcomes, `round ${round}`).toEqual(Array(PROCESSES).fill('ok'));
+      expect(await versions(url)).toEqual(POSTGRES_MIGRATIONS.map((_, i) => i + 1));
+      expect((await adminQuery(url, 'SELECT count(*)::int AS n FROM goal_loop.goal_jobs')).rows).toEqual([{ n: PROCESSES }]);
+      expect((await adminQuery(url, 'SELECT name FROM pgboss.queue')).rows).toEqual([{ name: 'goal-work' }]);
+      expect((await adminQuery(url, `SELECT count(*)::int AS n FROM pgboss.job WHERE name = 'goal-work'`)).rows).toEqual([{ n: PROCESSES }]);
+    }
+  });
+
+  it('opening holds one advisory lock from the migrations until pg-boss has created its queue', async () => {
+    const url = await freshDatabase({ empty: true });
+    // The key the migrations have always locked: it must not change, or an older process
+    // starting during a rolling upgrade would no longer wait.
+    const LOCK = `hashtextextended('goal_loop.migrate', 0)`;
+    const probe = new pg.Client({ connectionString: url });
+    await probe.connect();
+    let store: Store | undefined;
+    try {
+      await probe.query(`SELECT pg_advisory_lock(${LOCK})`);
+      let settled = false;
+      const opening = openPostgresStore(url).finally(() => {
+        settled = true;
+      });
+      const waiting = async () =>
+        (await probe.query(`SELECT count(*)::int AS n FROM pg_locks WHERE locktype = 'advisory' AND NOT granted AND database = (SELECT oid FROM pg_database WHERE datname = current_database())`)).rows[0].n as number;
+      for (let i = 0; (await waiting()) === 0; i++) {
+        if (i > 500) throw new Error('openPostgresStore never waited for the start-up lock');
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      // While the lock is held elsewhere, nothing at all is installed.
+      expect(settled).toBe(false);
+      expect((await probe.query(`SELECT to_regnamespace('goal_loop') AS ledger, to_regnamespace('pgboss') AS boss`)).rows).toEqual([{ ledger: null, boss: null }]);
+
+      // Released, the store takes it; the next time it is free, pg-boss's queue is already there.
+      await probe.query(`SELECT pg_advisory_unlock(${LOCK})`);
+      let queues: string[] | undefined;
+      for (let i = 0; !queues; i++) {
+        if (i > 3000) throw new Error('the start-up lock was never released');
+        if ((await probe.query(`SELECT pg_try_advisory_lock(${LOCK}) AS got`)).rows[0].got) {
+          const exists = (await probe.query(`SELECT to_regclass('pgboss.queue') IS NOT NULL AS e`)).rows[0].e as boolean;
+          queues = exists ? (await probe.query('SELECT name FROM pgboss.queue')).rows.map((r: { name: string }) => r.name) : [];
+          await probe.query(`SELECT pg_advisory_unlock(${LOCK})`);
+        } else {
+          await new Promise((r) => setTimeout(r, 5));
+        }
+      }
+      expect(queues).toEqual(['goal-work']);
+      store = await opening;
+      expect(await versions(url)).toEqual(POSTGRES_MIGRATIONS.map((_, i) => i + 1));
+    } finally {
+      await store?.close();
+      await probe.end();
+    }
   });
 });

@@ -1,6 +1,6 @@
 import { PgBossWorkQueue } from '../../queue/pgboss-queue.js';
 import type { Store } from '../open-ledger.js';
-import { migratePostgres } from './migrations.js';
+import { applyPendingMigrations, withStartupLock } from './migrations.js';
 import { createPool } from './pool.js';
 import { PostgresLedger } from './postgres-ledger.js';
 
@@ -17,8 +17,13 @@ export async function openPostgresStore(url: string): Promise<Store> {
   const pool = createPool(url);
   const ledger = new PostgresLedger(pool);
   try {
-    await migratePostgres(pool);
-    const queue = await PgBossWorkQueue.start(pool, url);
+    // One process at a time migrates, installs pg-boss and creates its queue: pg-boss's
+    // create_queue is not safe to race (a second INSERT into pgboss.queue waits on the first
+    // transaction, which then waits on it to add its foreign key: a deadlock, 40P01).
+    const queue = await withStartupLock(pool, async (client) => {
+      await applyPendingMigrations(client);
+      return PgBossWorkQueue.start(pool, url);
+    });
     return {
       kind: 'postgres',
       location: redactUrl(url),
