@@ -3,31 +3,19 @@ import { SpecValidationError, formatSpecError } from '../goal/parse.js';
 import { EXIT } from '../loop/result.js';
 import { LedgerOpenError } from '../ports/ledger.js';
 import { SandboxUnavailableError } from '../ports/sandbox.js';
-import { MCP_USAGE, mcpCommand } from './commands/mcp.js';
-import { PLAN_USAGE, planCommand } from './commands/plan.js';
-import { RUN_USAGE, runCommand } from './commands/run.js';
-import { SERVE_USAGE, serveCommand } from './commands/serve.js';
-import { STATUS_USAGE, statusCommand } from './commands/status.js';
-import { WORKER_USAGE, workerCommand } from './commands/worker.js';
+import { mcpCommand } from './commands/mcp.js';
+import { planCommand } from './commands/plan.js';
+import { runCommand } from './commands/run.js';
+import { serveCommand } from './commands/serve.js';
+import { statusCommand } from './commands/status.js';
+import { workerCommand } from './commands/worker.js';
 import { InputError, UsageError } from './errors.js';
+import { commandHelp, OVERVIEW } from './help.js';
 import { LockedError } from './lock.js';
+import { packageVersion } from './version.js';
 import { redactError } from '../workspace/remote-auth.js';
 
-const USAGE = `usage: goal-loop <command> [options]
-
-${RUN_USAGE}
-
-${PLAN_USAGE}
-
-${STATUS_USAGE}
-
-${SERVE_USAGE}
-
-${MCP_USAGE}
-
-${WORKER_USAGE}
-
-Exit codes: 0 complete, 1 bad input or usage, 2 escalated, 3 stopped by a safeguard, 4 internal error.`;
+const USAGE = OVERVIEW.trimEnd();
 
 const COMMANDS: Record<string, (argv: string[]) => Promise<number>> = {
   run: runCommand,
@@ -40,6 +28,11 @@ const COMMANDS: Record<string, (argv: string[]) => Promise<number>> = {
 
 export async function main(argv: string[]): Promise<number> {
   const [name, ...rest] = argv;
+  if (name === '--version' || name === '-V') {
+    process.stdout.write(`${packageVersion()}\n`);
+    return EXIT.complete;
+  }
+  if (name === 'help' && rest[0] !== undefined) return main([rest[0], '--help']);
   if (!name || name === 'help' || name === '--help' || name === '-h') {
     process.stdout.write(`${USAGE}\n`);
     return name ? EXIT.complete : EXIT.badInput;
@@ -48,6 +41,16 @@ export async function main(argv: string[]): Promise<number> {
   if (!command) {
     process.stderr.write(`goal-loop: unknown command "${name}"\n\n${USAGE}\n`);
     return EXIT.badInput;
+  }
+  // Answered here, before the command parses its flags: --help never starts a server or reads stdin.
+  const asked = helpOrVersion(rest);
+  if (asked === 'help') {
+    process.stdout.write(commandHelp(name));
+    return EXIT.complete;
+  }
+  if (asked === 'version') {
+    process.stdout.write(`${packageVersion()}\n`);
+    return EXIT.complete;
   }
   try {
     return await command(rest);
@@ -60,7 +63,7 @@ export async function main(argv: string[]): Promise<number> {
       return EXIT.badInput;
     }
     if (err instanceof UsageError || isParseArgsError(err)) {
-      process.stderr.write(`goal-loop: ${(err as Error).message}\nRun \`goal-loop help\` for usage.\n`);
+      process.stderr.write(`${usageErrorLine(name, err as Error)}\n`);
       return EXIT.badInput;
     }
     if (err instanceof RepoConfigError) {
@@ -82,6 +85,27 @@ export async function main(argv: string[]): Promise<number> {
     process.stderr.write(`goal-loop: internal error: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
     return EXIT.internal;
   }
+}
+
+/** `--help`/`-h` or `--version`/`-V` anywhere among a command's flags (before a `--`), first one wins. */
+function helpOrVersion(args: string[]): 'help' | 'version' | undefined {
+  for (const arg of args) {
+    if (arg === '--') return undefined;
+    if (arg === '--help' || arg === '-h') return 'help';
+    if (arg === '--version' || arg === '-V') return 'version';
+  }
+  return undefined;
+}
+
+/**
+ * One line for a bad command line. Node's own text for an unknown flag talks about positional
+ * arguments, which no command takes: say plainly which flag is unknown.
+ */
+function usageErrorLine(command: string, err: Error): string {
+  const hint = `(see \`goal-loop ${command} --help\`)`;
+  const unknown = (err as { code?: unknown }).code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION' ? /^Unknown option '([^']*)'/.exec(err.message) : null;
+  if (unknown) return `goal-loop ${command}: unknown option '${unknown[1]}' ${hint}`;
+  return `goal-loop: ${(err.message.split('\n')[0] ?? '').replace(/^goal-loop /, '')} ${hint}`;
 }
 
 function isParseArgsError(err: unknown): boolean {

@@ -18,14 +18,17 @@ export function plannerExitCode(err: PlannerError): number {
   return err.kind === 'invalid' ? 1 : err.kind === 'budget' ? 3 : 4;
 }
 
-/** `goal-loop plan --issue` without a goal block: Claude writes the spec from the issue and the repo. */
-export async function planIssueWithClaude(issueText: string, issuePath: string, repoArg: string | undefined): Promise<{ spec: GoalSpec; costUsd: number }> {
+/**
+ * `goal-loop plan --issue` without a goal block: Claude writes the spec from the issue and the
+ * repo, with the model and cost cap of the repo config (`configFile`, else the repo's own).
+ */
+export async function planIssueWithClaude(issueText: string, issuePath: string, repoArg: string | undefined, configFile?: string): Promise<{ spec: GoalSpec; costUsd: number }> {
   if (!process.env.ANTHROPIC_API_KEY?.trim()) {
     throw new UsageError(`plan: ${issuePath} has no \`\`\`goal block; set ANTHROPIC_API_KEY to let Claude write the plan, or add a goal block`);
   }
   if (!repoArg) throw new UsageError('plan: --repo is needed to plan from free text (the planner reads the repository)');
   const { repo, auth } = repoArgument(repoArg);
-  const config = await loadRepoConfigForCli(repo, 'HEAD');
+  const config = await loadRepoConfigForCli(repo, 'HEAD', configFile);
   const logger = createLogger();
   const git = new Git(auth);
   // The planner reads a working tree: a bare repository or a URL is cloned to a temporary folder.

@@ -1,22 +1,25 @@
-import { readFileSync } from 'node:fs';
-import { parseArgs } from 'node:util';
+import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { openLedger } from '../../ledger/open-ledger.js';
 import { createLogger } from '../../logging.js';
 import { createGoalLoopMcpServer } from '../../mcp/server/mcp-server.js';
 import { normalizeRepo } from '../paths.js';
+import { packageVersion } from '../version.js';
 
-export const MCP_USAGE = `goal-loop mcp [--repo <path>] [--config <goal-loop.yml>] [--approve <task-id|all>]...
+export const MCP_USAGE = `goal-loop mcp [--repo <path|url>] [--config <goal-loop.yml>] [--approve <task-id|all>]...
 
   Serves the goal loop over MCP on stdio for an external agent (Claude Code, an IDE agent):
   tools goal_plan, goal_start, next_task, task_complete, goal_status, goal_config; resources
   goal://<goal_id>/ledger and goal://<goal_id>/spec. Same workspace, branch, checkpoints and
   ledger as \`run\`. --approve pre-approves risky tasks; other approvals ask the human.`;
 
+/** The flags `mcp` accepts (its --help lists each one). */
+export const MCP_OPTIONS = { repo: { type: 'string' }, config: { type: 'string' }, approve: { type: 'string', multiple: true } } as const satisfies NonNullable<ParseArgsConfig['options']>;
+
 export async function mcpCommand(argv: string[]): Promise<number> {
   const { values } = parseArgs({
     args: argv,
-    options: { repo: { type: 'string' }, config: { type: 'string' }, approve: { type: 'string', multiple: true } },
+    options: MCP_OPTIONS,
     strict: true,
     allowPositionals: false,
   });
@@ -25,7 +28,7 @@ export async function mcpCommand(argv: string[]): Promise<number> {
   const { server, sessions } = createGoalLoopMcpServer({
     ledger,
     logger,
-    version: packageVersion(),
+    version: versionOrUnknown(),
     ...(values.repo ? { repo: normalizeRepo(values.repo) } : {}),
     ...(values.config ? { configFile: values.config } : {}),
     ...(values.approve ? { approve: values.approve } : {}),
@@ -52,9 +55,9 @@ export async function mcpCommand(argv: string[]): Promise<number> {
   }
 }
 
-function packageVersion(): string {
+function versionOrUnknown(): string {
   try {
-    return (JSON.parse(readFileSync(new URL('../../../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
+    return packageVersion();
   } catch {
     return '0.0.0';
   }

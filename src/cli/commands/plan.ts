@@ -1,25 +1,38 @@
 import { readFile } from 'node:fs/promises';
-import { parseArgs } from 'node:util';
+import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { extractGoalBlock, loadGoalSpecFile, parseGoalSpec, SpecValidationError } from '../../goal/parse.js';
 import { mermaidGraph, orderedChecklist } from '../../goal/render.js';
 import type { GoalSpec } from '../../goal/schema.js';
 import { PlannerError } from '../../agent/index.js';
 import { UsageError } from '../errors.js';
+import { loadRepoConfigForCli } from '../load-repo-config.js';
 import { planIssueWithClaude, plannerExitCode } from '../plan-with-claude.js';
 
-export const PLAN_USAGE = `goal-loop plan --repo <path> (--goal <file> | --issue <file.md>) [--json]
+export const PLAN_USAGE = `goal-loop plan [--repo <path|url>] (--goal <file> | --issue <file.md>) [--config <goal-loop.yml>] [--json]
 
   Validates a goal spec (or the \`\`\`goal block of an issue) and prints the ordered checklist
-  and the task graph as mermaid. --json prints the normalized spec instead.`;
+  and the task graph as mermaid. --json prints the normalized spec instead. An issue without a
+  goal block is planned by Claude from --repo, with the repo config's model and cost cap.`;
+
+/** The flags `plan` accepts (its --help lists each one). */
+export const PLAN_OPTIONS = {
+  repo: { type: 'string' },
+  goal: { type: 'string' },
+  issue: { type: 'string' },
+  config: { type: 'string' },
+  json: { type: 'boolean', default: false },
+} as const satisfies NonNullable<ParseArgsConfig['options']>;
 
 export async function planCommand(argv: string[]): Promise<number> {
   const { values } = parseArgs({
     args: argv,
-    options: { repo: { type: 'string' }, goal: { type: 'string' }, issue: { type: 'string' }, json: { type: 'boolean', default: false } },
+    options: PLAN_OPTIONS,
     strict: true,
     allowPositionals: false,
   });
   if (!values.goal === !values.issue) throw new UsageError('plan: give exactly one of --goal <file> or --issue <file.md>');
+  // A --config file is checked whatever the source of the plan, as `run` would check it.
+  if (values.config) await loadRepoConfigForCli(values.repo ?? '', 'HEAD', values.config);
   let spec: GoalSpec;
   if (values.goal) {
     spec = await loadGoalSpecFile(values.goal);
@@ -30,7 +43,7 @@ export async function planCommand(argv: string[]): Promise<number> {
     });
     if (extractGoalBlock(text) === undefined) {
       try {
-        const planned = await planIssueWithClaude(text, path, values.repo);
+        const planned = await planIssueWithClaude(text, path, values.repo, values.config);
         spec = planned.spec;
         process.stderr.write(`Claude wrote this plan for $${planned.costUsd.toFixed(4)}; review it before you run it.\n`);
       } catch (err) {

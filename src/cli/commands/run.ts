@@ -1,5 +1,5 @@
 import { isAbsolute } from 'node:path';
-import { parseArgs } from 'node:util';
+import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { checkAgentChoice, selectAgent, type AgentChoice } from '../../agent/select-agent.js';
 import { ConsoleForge } from '../../forge/console-forge.js';
 import { loadGoalSpecFile } from '../../goal/parse.js';
@@ -26,18 +26,21 @@ export const RUN_USAGE = `goal-loop run --repo <path|url> --goal <file> [--agent
   verified task to it as a checkpoint. Running it again resumes from the checkpoints.
   The repo config is --config, else .github/goal-loop.yml on the base branch.`;
 
+/** The flags `run` accepts (its --help lists each one). */
+export const RUN_OPTIONS = {
+  repo: { type: 'string' },
+  goal: { type: 'string' },
+  agent: { type: 'string', default: 'auto' },
+  json: { type: 'boolean', default: false },
+  base: { type: 'string' },
+  approve: { type: 'string', multiple: true },
+  config: { type: 'string' },
+} as const satisfies NonNullable<ParseArgsConfig['options']>;
+
 export async function runCommand(argv: string[]): Promise<number> {
   const { values } = parseArgs({
     args: argv,
-    options: {
-      repo: { type: 'string' },
-      goal: { type: 'string' },
-      agent: { type: 'string', default: 'auto' },
-      json: { type: 'boolean', default: false },
-      base: { type: 'string' },
-      approve: { type: 'string', multiple: true },
-      config: { type: 'string' },
-    },
+    options: RUN_OPTIONS,
     strict: true,
     allowPositionals: false,
   });

@@ -1,4 +1,4 @@
-import { parseArgs } from 'node:util';
+import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { openStore } from '../../ledger/open-ledger.js';
 import type { GoalRecord } from '../../ports/ledger.js';
 import { goalLeaseName } from '../../worker/lease.js';
@@ -9,8 +9,11 @@ export const STATUS_USAGE = `goal-loop status [--json]
   Lists the goals in the ledger (GOAL_LOOP_DB, or DATABASE_URL) with their state, progress and
   budget, and whether each is queued or leased (by which worker, and how old its heartbeat is).`;
 
+/** The flags `status` accepts (its --help lists each one). */
+export const STATUS_OPTIONS = { json: { type: 'boolean', default: false } } as const satisfies NonNullable<ParseArgsConfig['options']>;
+
 export async function statusCommand(argv: string[]): Promise<number> {
-  const { values } = parseArgs({ args: argv, options: { json: { type: 'boolean', default: false } }, strict: true, allowPositionals: false });
+  const { values } = parseArgs({ args: argv, options: STATUS_OPTIONS, strict: true, allowPositionals: false });
   const store = await openStore();
   const { ledger } = store;
   try {

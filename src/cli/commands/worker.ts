@@ -1,4 +1,4 @@
-import { parseArgs } from 'node:util';
+import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { createLogger } from '../../logging.js';
 import { startWorker } from '../../server/work.js';
 import { UsageError } from '../errors.js';
@@ -13,8 +13,11 @@ export const WORKER_USAGE = `goal-loop worker [--concurrency N]
   Needs APP_ID and PRIVATE_KEY (or PRIVATE_KEY_PATH), from the environment or ./.env.
   --concurrency overrides GOAL_LOOP_CONCURRENCY.`;
 
+/** The flags `worker` accepts (its --help lists each one). */
+export const WORKER_OPTIONS = { concurrency: { type: 'string' } } as const satisfies NonNullable<ParseArgsConfig['options']>;
+
 export async function workerCommand(argv: string[]): Promise<number> {
-  const { values } = parseArgs({ args: argv, options: { concurrency: { type: 'string' } }, strict: true, allowPositionals: false });
+  const { values } = parseArgs({ args: argv, options: WORKER_OPTIONS, strict: true, allowPositionals: false });
   const env = process.env;
   let concurrency: number | undefined;
   if (values.concurrency !== undefined) {

@@ -1,0 +1,23 @@
+import { readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+/**
+ * goal-loop's version, from its package.json: the nearest one named goal-loop above this file,
+ * so it is right both built (dist/src/cli/) and from source (src/cli/), and never hard-coded.
+ */
+export function packageVersion(): string {
+  let dir = dirname(fileURLToPath(import.meta.url));
+  for (let i = 0; i < 6; i += 1) {
+    try {
+      const pkg = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as { name?: unknown; version?: unknown };
+      if (pkg.name === 'goal-loop' && typeof pkg.version === 'string') return pkg.version;
+    } catch {
+      // no package.json here (or not readable): look further up
+    }
+    const parent = dirname(dir);
+    if (parent === dir) break;
+    dir = parent;
+  }
+  throw new Error('cannot find the package.json of goal-loop to read its version');
+}

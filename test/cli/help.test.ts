@@ -1,0 +1,159 @@
+import { spawn } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it, onTestFinished } from 'vitest';
+import { createSampleRepo } from '../../src/demo/sample-repo.js';
+import { CLI, runCli, type CliResult } from '../helpers/cli.js';
+import { FakeAnthropic, reply, toolUse } from '../helpers/fake-anthropic.js';
+import { tempDir } from '../helpers/temp.js';
+
+const VERSION = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
+const DEMO_GOAL = fileURLToPath(new URL('../../examples/demo-goal.yml', import.meta.url));
+const COMMANDS = ['run', 'plan', 'status', 'serve', 'worker', 'mcp'];
+
+/**
+ * The CLI with stdin left open (as an MCP client or a terminal would), no app credentials and a
+ * ledger path of its own; killed after `ms` if it has not exited (a help that started the command).
+ */
+async function cliWithOpenStdin(args: string[], ms = 15_000): Promise<CliResult & { ledger: string; timedOut: boolean }> {
+  const root = await tempDir();
+  const ledger = join(root, 'ledger.db');
+  const env = { ...process.env, LOG_LEVEL: 'info' as const, NO_COLOR: '1', APP_ID: '', PRIVATE_KEY: '', PRIVATE_KEY_PATH: '', WEBHOOK_SECRET: '', DATABASE_URL: '', GOAL_LOOP_DB: ledger };
+  const child = spawn(process.execPath, [CLI, ...args], { cwd: root, env, stdio: ['pipe', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
+  child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+  let timedOut = false;
+  const timer = setTimeout(() => {
+    timedOut = true;
+    child.kill('SIGKILL');
+  }, ms);
+  const { code, signal } = await new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.on('close', (c, s) => resolve({ code: c, signal: s })));
+  clearTimeout(timer);
+  child.stdin.destroy();
+  return { code, signal, stdout, stderr, ledger, timedOut };
+}
+
+describe('goal-loop --help and --version', () => {
+  it.each(COMMANDS)('%s --help prints its usage, flags and an example on stdout, exits 0, and starts nothing', async (name) => {
+    for (const flag of ['--help', '-h']) {
+      const r = await cliWithOpenStdin([name, flag]);
+      expect(r.timedOut, `${name} ${flag} did not exit`).toBe(false);
+      expect(r.stderr).toBe(''); // no Probot setup flow, no "MCP server ready", no logs
+      expect(r.code).toBe(0);
+      const lines = r.stdout.split('\n');
+      expect(lines.some((l) => l.startsWith(`goal-loop ${name}`))).toBe(true);
+      expect(lines.some((l) => l.startsWith('Example'))).toBe(true);
+      expect(r.stdout).toMatch(/^ {2}-h, --help +\S/m);
+      expect(r.stdout).toMatch(/^ {2}-V, --version +\S/m);
+      expect(existsSync(r.ledger), `${name} ${flag} opened the ledger`).toBe(false);
+    }
+  });
+
+  it('the help wins over the other flags, even ones that would be refused', async () => {
+    const r = await cliWithOpenStdin(['run', '--repo', '/nonexistent', '--bogus', '--help']);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/^goal-loop run /m);
+    expect(r.stderr).toBe('');
+  });
+
+  it('goal-loop --help, -h and help print the overview with every command; help <command> prints its help', async () => {
+    for (const args of [['--help'], ['-h'], ['help']]) {
+      const r = await runCli(args);
+      expect(r.code).toBe(0);
+      expect(r.stderr).toBe('');
+      for (const name of COMMANDS) expect(r.stdout).toMatch(new RegExp(`^goal-loop ${name}\\b`, 'm'));
+      expect(r.stdout).toMatch(/^Example/m);
+      expect(r.stdout).toMatch(/--version/);
+    }
+    const one = await runCli(['help', 'plan']);
+    expect(one.code).toBe(0);
+    expect(one.stdout).toMatch(/^goal-loop plan /);
+    expect(one.stdout).not.toMatch(/^goal-loop run /m);
+    const unknown = await runCli(['help', 'frobnicate']);
+    expect(unknown.code).toBe(1);
+    expect(unknown.stderr).toMatch(/unknown command "frobnicate"/);
+  });
+
+  it('--version and -V print the version from package.json, for goal-loop and for every command', async () => {
+    for (const args of [['--version'], ['-V'], ['run', '--version'], ['serve', '-V'], ['mcp', '--version']]) {
+      const r = await cliWithOpenStdin(args);
+      expect(r.timedOut).toBe(false);
+      expect(r.code).toBe(0);
+      expect(r.stdout).toBe(`${VERSION}\n`);
+      expect(r.stderr).toBe('');
+    }
+  });
+
+  it('an unknown flag still exits 1, with one clear line on stderr naming the flag and the help', async () => {
+    for (const name of COMMANDS) {
+      const r = await cliWithOpenStdin([name, '--bogus']);
+      expect(r.timedOut).toBe(false);
+      expect(r.code).toBe(1);
+      expect(r.stdout).toBe('');
+      expect(r.stderr.trimEnd().split('\n')).toHaveLength(1);
+      expect(r.stderr).toContain(`unknown option '--bogus'`);
+      expect(r.stderr).toContain(`goal-loop ${name} --help`);
+    }
+  });
+
+  it('every flag the help lists is one the command accepts, and every flag it accepts is listed', async () => {
+    const { COMMAND_HELP } = await import('../../src/cli/help.js');
+    const { RUN_OPTIONS } = await import('../../src/cli/commands/run.js');
+    const { PLAN_OPTIONS } = await import('../../src/cli/commands/plan.js');
+    const { STATUS_OPTIONS } = await import('../../src/cli/commands/status.js');
+    const { WORKER_OPTIONS } = await import('../../src/cli/commands/worker.js');
+    const { MCP_OPTIONS } = await import('../../src/cli/commands/mcp.js');
+    const accepted: Record<string, object> = { run: RUN_OPTIONS, plan: PLAN_OPTIONS, status: STATUS_OPTIONS, serve: {}, worker: WORKER_OPTIONS, mcp: MCP_OPTIONS };
+    for (const name of COMMANDS) {
+      const listed = COMMAND_HELP[name]!.flags.map(([flag]) => /^--([a-z-]+)/.exec(flag)![1]!).sort();
+      expect(listed, name).toEqual(Object.keys(accepted[name]!).sort());
+      // The usage line names the same flags.
+      for (const flag of listed) expect(COMMAND_HELP[name]!.usage, `${name} usage`).toContain(`--${flag}`);
+    }
+  });
+});
+
+describe('goal-loop plan --config', () => {
+  it('accepts a repo config with a goal file, and names the file when the config is invalid', async () => {
+    const root = await tempDir();
+    const good = join(root, 'good.yml');
+    await writeFile(good, 'max_retries: 2\nmodel: claude-test-model\n');
+    const ok = await runCli(['plan', '--goal', DEMO_GOAL, '--config', good]);
+    expect(ok.stderr).toBe('');
+    expect(ok.code).toBe(0);
+    expect(ok.stdout).toContain('goal: demo-slugify');
+
+    const bad = join(root, 'bad.yml');
+    await writeFile(bad, 'max_retries: 2\ncolour: blue\n');
+    const r = await runCli(['plan', '--goal', DEMO_GOAL, '--config', bad]);
+    expect(r.code).toBe(1);
+    expect(r.stdout).toBe('');
+    expect(r.stderr).toContain(bad);
+    expect(r.stderr).toMatch(/unknown key colour/);
+
+    const missing = await runCli(['plan', '--goal', DEMO_GOAL, '--config', join(root, 'nope.yml')]);
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toMatch(/nope\.yml: file not found/);
+  });
+
+  it('plan --issue gives Claude the model of the --config file', async () => {
+    const root = await tempDir();
+    const repo = await createSampleRepo(join(root, 'sample'));
+    const issue = join(root, 'add-farewell.md');
+    await writeFile(issue, 'Please add a farewell(name) function next to greet.\n');
+    const config = join(root, 'goal-loop.yml');
+    await writeFile(config, 'model: claude-from-config\n');
+    const fake = await FakeAnthropic.start();
+    onTestFinished(() => fake.close());
+    fake.push(reply([toolUse('submit_goal_spec', { objective: 'Add farewell(name)', tasks: [{ id: 'farewell', title: 'Add farewell', verification: 'node --test' }] })]));
+    const r = await runCli(['plan', '--repo', repo.bare, '--issue', issue, '--config', config], { ...fake.env() } as Record<string, string>);
+    expect(r.stderr).not.toMatch(/internal error/);
+    expect(r.code).toBe(0);
+    expect(fake.requests).toHaveLength(1);
+    expect((fake.requests[0]!.body as { model?: string }).model).toBe('claude-from-config');
+  });
+});
