@@ -9,18 +9,22 @@ import { parseEnv } from 'node:util';
  * here does.) Returns the file's path if it was read, undefined if there is none.
  */
 export function loadDotEnv(cwd: string = process.cwd(), env: NodeJS.ProcessEnv = process.env): string | undefined {
-  const path = join(cwd, '.env');
-  let text: string;
+  const values = readDotEnv(cwd);
+  if (!values) return undefined;
+  for (const [key, value] of Object.entries(values)) {
+    if (env[key] === undefined && value !== undefined) env[key] = value;
+  }
+  return join(cwd, '.env');
+}
+
+/** The variables `<cwd>/.env` sets, or undefined if there is no such file. */
+export function readDotEnv(cwd: string = process.cwd()): NodeJS.Dict<string> | undefined {
   try {
-    text = readFileSync(path, 'utf8');
+    return parseEnv(readFileSync(join(cwd, '.env'), 'utf8'));
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
     throw err;
   }
-  for (const [key, value] of Object.entries(parseEnv(text))) {
-    if (env[key] === undefined && value !== undefined) env[key] = value;
-  }
-  return path;
 }
 
 /** What is missing for the process to act as the GitHub App (empty when nothing is). */

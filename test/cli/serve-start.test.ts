@@ -92,6 +92,21 @@ describe('goal-loop serve: start from .env, one start line, refusal in productio
     }
   });
 
+  it('credentials in .env that the environment blanks: one line, exit 1, no setup flow and no empty app', async () => {
+    const dir = await tempDir();
+    await writeFile(join(dir, '.env'), dotEnv({ APP_ID: '4242', PRIVATE_KEY: privateKey(), WEBHOOK_SECRET: 'a-long-random-test-secret' }));
+    const port = await freePort();
+    const r = await runCli(
+      ['serve'],
+      { ...UNSET, APP_ID: '', NO_SMEE_SETUP: 'true', PORT: String(port), HOST: '127.0.0.1', GOAL_LOOP_DB: join(dir, 'ledger.db') } as unknown as Record<string, string>,
+      dir,
+    );
+    expect(r.code).toBe(1);
+    const lines = r.stderr.split('\n').filter(Boolean);
+    expect(lines, r.stderr).toHaveLength(1);
+    expect(lines[0]).toMatch(/^goal-loop: serve refuses to start: APP_ID is set but empty/);
+  });
+
   it('the environment wins over .env', async () => {
     const dir = await tempDir();
     await writeFile(join(dir, '.env'), 'APP_ID=1\nWEBHOOK_SECRET="from file"\nEXTRA=x\n');

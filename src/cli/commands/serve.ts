@@ -4,7 +4,7 @@ import { createLogger } from '../../logging.js';
 import { GoalLoopOctokit } from '../../github/octokit.js';
 import { EXIT } from '../../loop/result.js';
 import { startServer, webhookSecretProblem } from '../../server/serve.js';
-import { loadDotEnv, missingAppCredentials } from '../dotenv.js';
+import { loadDotEnv, missingAppCredentials, readDotEnv } from '../dotenv.js';
 import { jailStatus, runService } from '../service.js';
 
 export const SERVE_USAGE = `goal-loop serve
@@ -26,6 +26,12 @@ export async function serveCommand(argv: string[]): Promise<number> {
   // One logger for the process (ours: JSON on stderr, URL credentials masked), Probot's included.
   const logger = createLogger(env.LOG_LEVEL ?? 'info');
   const missing = missingAppCredentials(env);
+  if (missing.length > 0 && missingAppCredentials({ ...env, ...readDotEnv(process.cwd()) }).length === 0) {
+    // .env has them but the environment sets them empty (and wins). Probot's setup flow would read
+    // .env over the environment and start an app with no handlers; say what is wrong instead.
+    process.stderr.write(`goal-loop: serve refuses to start: ${missing.join(' and ')} ${missing.length > 1 ? 'are' : 'is'} set but empty in the environment, which wins over ./.env: unset ${missing.length > 1 ? 'them' : 'it'}\n`);
+    return EXIT.badInput;
+  }
   if (missing.length > 0) {
     if (env.NODE_ENV === 'production') {
       // The setup flow is a development aid; in production a missing credential is a config error.
