@@ -1,5 +1,4 @@
 import { copyFile, writeFile } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parse } from 'yaml';
@@ -9,19 +8,12 @@ import { runCli, startCli, type CliResult } from '../helpers/cli.js';
 import { privateKey } from '../helpers/github-app-harness.js';
 import { tempDir } from '../helpers/temp.js';
 import { deliverWebhook } from '../helpers/webhook-payloads.js';
+import { freePort } from '../helpers/free-port.js';
 
 const APP_YML = fileURLToPath(new URL('../../app.yml', import.meta.url));
 
 /** Variables the child must not inherit: it has to find the credentials (or miss them) itself. */
 const UNSET = { APP_ID: undefined, PRIVATE_KEY: undefined, PRIVATE_KEY_PATH: undefined, WEBHOOK_SECRET: undefined, LOG_LEVEL: undefined, LOG_FORMAT: undefined, NODE_ENV: undefined, WEBHOOK_PROXY_URL: undefined, DATABASE_URL: undefined };
-
-async function freePort(): Promise<number> {
-  const probe = createServer();
-  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', () => resolve()));
-  const port = (probe.address() as { port: number }).port;
-  await new Promise((resolve) => probe.close(resolve));
-  return port;
-}
 
 /** A .env as Probot's setup flow writes it (the key on one line, newlines escaped, in double quotes). */
 function dotEnv(vars: { APP_ID: string; PRIVATE_KEY: string; WEBHOOK_SECRET: string }): string {

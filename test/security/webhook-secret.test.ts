@@ -1,4 +1,3 @@
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ProcessSandbox } from '../../src/sandbox/process-sandbox.js';
@@ -8,17 +7,10 @@ import { privateKey, silent, TestOctokit } from '../helpers/github-app-harness.j
 import { tempDir } from '../helpers/temp.js';
 import { openTestStore } from '../helpers/test-store.js';
 import { deliverWebhook } from '../helpers/webhook-payloads.js';
+import { freePort } from '../helpers/free-port.js';
 
 // Probot falls back to this public secret when none is configured.
 const PROBOT_DEFAULT_SECRET = 'development';
-
-async function freePort(): Promise<number> {
-  const probe = createServer();
-  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', () => resolve()));
-  const port = (probe.address() as { port: number }).port;
-  await new Promise((resolve) => probe.close(resolve));
-  return port;
-}
 
 /** A delivery anyone could forge: signed with Probot's default secret. */
 function forgedPing(port: number): Promise<Response> {

@@ -2,9 +2,9 @@ import { parseArgs } from 'node:util';
 import { run } from 'probot';
 import { createLogger } from '../../logging.js';
 import { GoalLoopOctokit } from '../../github/octokit.js';
-import { EXIT } from '../../loop/result.js';
 import { startServer, webhookSecretProblem } from '../../server/serve.js';
 import { loadDotEnv, missingAppCredentials, readDotEnv } from '../dotenv.js';
+import { InputError } from '../errors.js';
 import { jailStatus, runService } from '../service.js';
 
 export const SERVE_USAGE = `goal-loop serve
@@ -26,19 +26,18 @@ export async function serveCommand(argv: string[]): Promise<number> {
   // One logger for the process (ours: JSON on stderr, URL credentials masked), Probot's included.
   const logger = createLogger(env.LOG_LEVEL ?? 'info');
   const missing = missingAppCredentials(env);
+  const names = `${missing.join(' and ')} ${missing.length > 1 ? 'are' : 'is'}`;
   if (missing.length > 0 && missingAppCredentials({ ...env, ...readDotEnv(process.cwd()) }).length === 0) {
     // .env has them but the environment sets them empty (and wins). Probot's setup flow would read
     // .env over the environment and start an app with no handlers; say what is wrong instead.
-    process.stderr.write(`goal-loop: serve refuses to start: ${missing.join(' and ')} ${missing.length > 1 ? 'are' : 'is'} set but empty in the environment, which wins over ./.env: unset ${missing.length > 1 ? 'them' : 'it'}\n`);
-    return EXIT.badInput;
+    throw new InputError(`serve refuses to start: ${names} set but empty in the environment, which wins over ./.env: unset ${missing.length > 1 ? 'them' : 'it'}`);
   }
   if (missing.length > 0) {
     if (env.NODE_ENV === 'production') {
       // The setup flow is a development aid; in production a missing credential is a config error.
-      process.stderr.write(
-        `goal-loop: serve refuses to start: ${missing.join(' and ')} ${missing.length > 1 ? 'are' : 'is'} not set (NODE_ENV=production; set APP_ID and PRIVATE_KEY or PRIVATE_KEY_PATH, or register the app with the setup flow outside production)\n`,
+      throw new InputError(
+        `serve refuses to start: ${names} not set (NODE_ENV=production; set APP_ID and PRIVATE_KEY or PRIVATE_KEY_PATH, or register the app with the setup flow outside production)`,
       );
-      return EXIT.badInput;
     }
     logger.warn(`${missing.join(' and ')} not set: starting the setup flow (open the printed URL to register the app from app.yml, then restart)`);
     // In setup mode Probot serves only its registration pages. Probot's run() also reads .env,
@@ -53,11 +52,8 @@ export async function serveCommand(argv: string[]): Promise<number> {
     return new Promise<number>(() => undefined); // the setup server runs until the process is stopped
   }
   const secretProblem = webhookSecretProblem(env.WEBHOOK_SECRET);
-  if (secretProblem) {
-    // One line, no usage text: the fix is in the environment, not the command line.
-    process.stderr.write(`goal-loop: serve refuses to start: ${secretProblem}\n`);
-    return EXIT.badInput;
-  }
+  // One line, no usage text: the fix is in the environment, not the command line.
+  if (secretProblem) throw new InputError(`serve refuses to start: ${secretProblem}`);
   const jail = await jailStatus();
   return runService(
     env,
