@@ -139,7 +139,9 @@ describe('app.yml, the manifest the setup flow registers', () => {
     const { readFile } = await import('node:fs/promises');
     const readme = await readFile(fileURLToPath(new URL('../../README.md', import.meta.url)), 'utf8');
     const example = await readFile(fileURLToPath(new URL('../../.env.example', import.meta.url)), 'utf8');
-    const table = readme.slice(readme.indexOf('| `APP_ID`'), readme.indexOf('### Use it'));
+    // The App's rows of the README's one environment table: from APP_ID up to the first row every command reads.
+    const table = readme.slice(readme.indexOf('| `APP_ID`'), readme.indexOf('| `GOAL_LOOP_DB`'));
+    expect(table).toContain('`LOG_LEVEL`');
     const names = [...table.matchAll(/^\| (.*?) \|/gm)].flatMap((m) => [...m[1]!.matchAll(/`([A-Z][A-Z0-9_]+)`/g)].map((v) => v[1]!));
     expect(names).toContain('WEBHOOK_PROXY_URL');
     for (const name of names) expect(example, name).toMatch(new RegExp(`^# ${name}=`, 'm'));
