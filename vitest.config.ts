@@ -5,7 +5,9 @@ const INTEGRATION = ['test/github/**/*.test.ts', 'test/server/**/*.test.ts'];
 
 export default defineConfig({
   test: {
+    // Cheap: dist/ and PostgreSQL are made on first need (test/helpers/build.ts, postgres.ts).
     globalSetup: ['test/global-setup.ts'],
+    setupFiles: ['test/setup/dist-users.ts'],
     testTimeout: 60_000,
     hookTimeout: 60_000,
     pool: 'forks',

@@ -1,36 +1,37 @@
-import { execFileSync } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { TestProject } from 'vitest/node';
-import { openPostgresStore } from '../src/ledger/postgres/open-postgres.js';
-import { adminQuery, dropDatabases, startThrowawayCluster, TEST_DATABASE_ENV, withDatabase, type Cluster } from './helpers/postgres.js';
+import { stopTestPostgres } from './helpers/postgres.js';
 
 /**
- * CLI tests run the built `goal-loop` binary as a real process: build it once, fresh.
- * PostgreSQL tests get a server: `GOAL_LOOP_TEST_DATABASE_URL` (a role that may create
- * databases), else a throwaway cluster started here. Each test copies a migrated template into a
- * database of its own; all of them are dropped (or the cluster removed) at the end.
+ * Nothing expensive happens here, so one test file runs in a second or two. What some tests need
+ * is made on first need, once per run, by whichever worker needs it first:
+ * - dist/ (tests that run the built `goal-loop`): test/helpers/build.ts, skipped when dist/ is
+ *   already built from the current sources;
+ * - a PostgreSQL server (GOAL_LOOP_TEST_DATABASE_URL, else a throwaway cluster) with a migrated
+ *   template database: test/helpers/postgres.ts.
+ * This gives the workers a directory to share; at the end the cluster is removed (or the run's
+ * databases dropped). Vitest calls this for each project in the run: they share one directory.
  */
-export default async function setup(project: TestProject): Promise<() => Promise<void>> {
-  execFileSync(process.execPath, ['node_modules/typescript/bin/tsc', '-p', 'tsconfig.build.json'], { stdio: 'inherit' });
+interface Run {
+  dir: string;
+  users: number;
+}
+const RUN = Symbol.for('goal-loop.test-run');
+const shared = globalThis as { [RUN]?: Run };
 
-  let cluster: Cluster | undefined;
-  const url = process.env[TEST_DATABASE_ENV] || (cluster = await startThrowawayCluster()).url;
-  const prefix = `goal_loop_t${randomBytes(3).toString('hex')}_`;
-  const template = `${prefix}template`;
-  const teardown = async () => {
-    if (cluster) cluster.stop();
-    else await dropDatabases(url, prefix);
+export default function setup(project: TestProject): () => Promise<void> {
+  const run = (shared[RUN] ??= { dir: mkdtempSync(join(tmpdir(), 'goal-loop-test-run-')), users: 0 });
+  run.users++;
+  project.provide('testRunDir', run.dir);
+  return async () => {
+    if (--run.users > 0) return;
+    delete shared[RUN];
+    try {
+      await stopTestPostgres(run.dir);
+    } finally {
+      rmSync(run.dir, { recursive: true, force: true });
+    }
   };
-  try {
-    await adminQuery(url, `CREATE DATABASE "${template}" TEMPLATE template0`);
-    const store = await openPostgresStore(withDatabase(url, template));
-    await store.close();
-  } catch (err) {
-    await teardown().catch(() => undefined);
-    throw err;
-  }
-  project.provide('postgresUrl', url);
-  project.provide('postgresTemplate', template);
-  project.provide('postgresPrefix', prefix);
-  return teardown;
 }

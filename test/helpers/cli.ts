@@ -1,8 +1,11 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { ensureBuilt } from './build.js';
 
-/** The built CLI (test/global-setup.ts builds it before the run). */
+/** The built CLI: a test file that imports this (itself or through a helper) has dist/ built first. */
 export const CLI = fileURLToPath(new URL('../../dist/src/cli/main.js', import.meta.url));
+
+await ensureBuilt();
 
 export interface CliResult {
   code: number | null;

@@ -35,7 +35,26 @@ async function freePort(): Promise<number> {
 
 export interface Cluster {
   url: string;
+  /** The directory holding the cluster's data, log and socket (see stopThrowawayCluster). */
+  dir: string;
   stop(): void;
+}
+
+function runner(bin: string): (cmd: string, args: string[]) => Buffer {
+  const asRoot = process.getuid?.() === 0;
+  return (cmd, args) =>
+    execFileSync(asRoot ? 'runuser' : join(bin, cmd), asRoot ? ['-u', 'postgres', '--', join(bin, cmd), ...args] : args, { stdio: 'pipe' });
+}
+
+/** Stops the cluster started in `dir` (if it runs) and removes it: also from another process. */
+export function stopThrowawayCluster(dir: string): void {
+  const bin = postgresBinDir();
+  try {
+    if (bin) runner(bin)('pg_ctl', ['-D', join(dir, 'data'), '-m', 'immediate', 'stop']);
+  } catch {
+    // not running
+  }
+  rmSync(dir, { recursive: true, force: true });
 }
 
 /**
@@ -50,8 +69,7 @@ export async function startThrowawayCluster(): Promise<Cluster> {
   }
   const dir = mkdtempSync(join(tmpdir(), 'goal-loop-pg-'));
   const asRoot = process.getuid?.() === 0;
-  const run = (cmd: string, args: string[]) =>
-    execFileSync(asRoot ? 'runuser' : join(bin, cmd), asRoot ? ['-u', 'postgres', '--', join(bin, cmd), ...args] : args, { stdio: 'pipe' });
+  const run = runner(bin);
   if (asRoot) {
     const { uid, gid } = JSON.parse(execFileSync('sh', ['-c', 'printf \'{"uid":%s,"gid":%s}\' "$(id -u postgres)" "$(id -g postgres)"'], { encoding: 'utf8' })) as {
       uid: number;
@@ -60,14 +78,7 @@ export async function startThrowawayCluster(): Promise<Cluster> {
     chownSync(dir, uid, gid);
   }
   const data = join(dir, 'data');
-  const stop = () => {
-    try {
-      run('pg_ctl', ['-D', data, '-m', 'immediate', 'stop']);
-    } catch {
-      // not running
-    }
-    rmSync(dir, { recursive: true, force: true });
-  };
+  const stop = () => stopThrowawayCluster(dir);
   try {
     run('initdb', ['-D', data, '-U', 'postgres', '-A', 'trust', '-E', 'UTF8', '--no-locale', '--no-sync']);
     const port = await freePort();
@@ -81,7 +92,7 @@ export async function startThrowawayCluster(): Promise<Cluster> {
     } finally {
       await admin.end();
     }
-    return { url: `postgres://goal_loop:goal_loop@127.0.0.1:${port}/goal_loop`, stop };
+    return { url: `postgres://goal_loop:goal_loop@127.0.0.1:${port}/goal_loop`, dir, stop };
   } catch (err) {
     stop();
     throw err;
