@@ -54,23 +54,21 @@ export class EventProcessor {
         const config = await this.configOrReport(o, e, e.issue.number);
         if (!config || e.label !== config.label) return;
         if (!(await this.authorized(o, e, e.issue.number))) return;
-        if (e.type === 'labeled') return this.start(e);
+        if (e.type === 'labeled') {
+          const refusal = await this.start(e);
+          if (refusal) await o.rest.issues.createComment({ owner: e.owner, repo: e.repo, issue_number: e.issue.number, body: refusal });
+          return;
+        }
         return this.pauseOrStop(goalKeyFor(e.owner, e.repo, e.issue.number), 'pause', 'the goal label was removed');
       }
       case 'issue_closed':
-        return this.pauseOrStop(goalKeyFor(e.owner, e.repo, e.issue.number), 'stop', 'the issue was closed');
+        return this.issueClosed(o, e);
       case 'command':
         return this.command(o, e);
       case 'pr_closed': {
         const goal = await this.goalByBranch(e.owner, e.repo, e.headRef);
         if (!goal) return;
-        if (e.merged) {
-          await this.deps.ledger.setMeta(goal, { merged: true });
-          const g = readGitHubGoal((await this.deps.ledger.getGoal(goal))!.meta)!;
-          await o.rest.issues.addLabels({ owner: e.owner, repo: e.repo, issue_number: g.issueNumber, labels: ['goal:done'] });
-          await o.rest.issues.removeLabel({ owner: e.owner, repo: e.repo, issue_number: g.issueNumber, name: 'goal:review' }).catch(() => undefined);
-          return;
-        }
+        if (e.merged) return this.merged(goal, e.prNumber);
         return this.pauseOrStop(goal, 'stop', 'the pull request was closed without merging');
       }
       case 'review':
@@ -78,14 +76,16 @@ export class EventProcessor {
     }
   }
 
-  private async start(e: Extract<GoalEvent, { type: 'labeled' | 'command' }>): Promise<void> {
+  /** Starts (or restarts) the issue's goal; returns a refusal for the user, if any. */
+  private async start(e: Extract<GoalEvent, { type: 'labeled' | 'command' }>): Promise<string | undefined> {
     const key = goalKeyFor(e.owner, e.repo, e.issue.number);
     const existing = await this.deps.ledger.getGoal(key);
+    if (existing && isMerged(existing)) return doneRefusal(existing);
     if (existing && !RESTING_STATES.has(existing.state) && (await this.deps.isRunning(key))) {
       // Already working; a pause on its way in is overruled, and a run follows if it rests first.
       await this.deps.ledger.setControl(key, null);
       await this.deps.schedule(key, 'run', existing.priority);
-      return;
+      return undefined;
     }
     const g = githubGoalFrom(e.repository, e.issue, e.installationId);
     const priority = priorityFromLabels(e.issue.labels ?? []);
@@ -96,6 +96,7 @@ export class EventProcessor {
     await this.deps.ledger.setControl(key, null);
     await this.deps.ledger.setState(key, 'INITIALIZING', 'start', `started by @${e.sender}`, null);
     await this.deps.schedule(key, 'run', priority);
+    return undefined;
   }
 
   private async command(o: Octokit, e: Extract<GoalEvent, { type: 'command' }>): Promise<void> {
@@ -124,7 +125,11 @@ export class EventProcessor {
       }
       const config = await this.configOrReport(o, e, e.issue.number);
       if (!config) return react('confused');
-      await this.start(e);
+      const refusal = await this.start(e);
+      if (refusal) {
+        await reply(refusal);
+        return react('confused');
+      }
       return react('+1');
     }
     const goal = key && (await this.deps.ledger.getGoal(key));
@@ -132,7 +137,7 @@ export class EventProcessor {
       await reply('There is no goal here yet. Add the `goal` label or comment `/goal start` on the issue.');
       return react('confused');
     }
-    const error = await this.apply(key, goal, cmd);
+    const error = isMerged(goal) && cmd.name !== 'status' ? doneRefusal(goal) : await this.apply(key, goal, cmd);
     if (error) {
       await reply(error);
       return react('confused');
@@ -186,6 +191,36 @@ export class EventProcessor {
     }
   }
 
+  /**
+   * GitHub closes the issue because the merged pull request says `Closes #n`, and the two events
+   * arrive in either order: a closed issue whose goal's pull request is merged is the merge.
+   */
+  private async issueClosed(o: Octokit, e: Extract<GoalEvent, { type: 'issue_closed' }>): Promise<void> {
+    const key = goalKeyFor(e.owner, e.repo, e.issue.number);
+    const goal = await this.deps.ledger.getGoal(key);
+    if (!goal || isMerged(goal)) return;
+    const prNumber = goal.meta.prNumber;
+    if (typeof prNumber === 'number') {
+      const { data: pr } = await o.rest.pulls.get({ owner: e.owner, repo: e.repo, pull_number: prNumber });
+      if (pr.merged) return this.merged(key, prNumber);
+    }
+    await this.pauseOrStop(key, 'stop', 'the issue was closed');
+  }
+
+  /** The goal's pull request was merged: the goal is done, and nothing may run it again. */
+  private async merged(key: GoalKey, prNumber: number): Promise<void> {
+    const goal = await this.deps.ledger.getGoal(key);
+    if (!goal || isMerged(goal)) return;
+    await this.deps.ledger.setMeta(key, { merged: true, prNumber });
+    const finished = goal.state === 'LOOP_COMPLETE' || goal.state === 'STOPPED';
+    if (!finished || (await this.deps.isRunning(key))) {
+      await this.pauseOrStop(key, 'stop', `pull request #${prNumber} was merged before the goal was complete`);
+      return;
+    }
+    await this.deps.cancel(key); // a queued run (a review's fix) has nothing left to do
+    await this.deps.schedule(key, 'status', goal.priority); // the label becomes goal:done
+  }
+
   private async pauseOrStop(key: GoalKey | undefined, request: 'pause' | 'stop', reason: string): Promise<undefined> {
     if (!key) return undefined;
     const goal = await this.deps.ledger.getGoal(key);
@@ -208,6 +243,7 @@ export class EventProcessor {
     const comments = await o.paginate(o.rest.pulls.listCommentsForReview, { owner: e.owner, repo: e.repo, pull_number: e.prNumber, review_id: e.reviewId, per_page: 100 });
     if (e.state === 'commented' && comments.length === 0) return; // a plain comment review asks for nothing
     const goal = (await this.deps.ledger.getGoal(key))!;
+    if (isMerged(goal)) return; // a review after the merge asks nothing of this goal
     const config = await this.configOrReport(o, e, e.prNumber);
     if (!config) return;
     const last = goal.spec.tasks.at(-1);
@@ -267,4 +303,13 @@ export class EventProcessor {
     const hit = goals.find((g) => g.repo === `${owner}/${repo}` && g.meta.prNumber === prNumber);
     return hit ? { repo: hit.repo, goalId: hit.goalId } : undefined;
   }
+}
+
+function isMerged(goal: GoalRecord): boolean {
+  return goal.meta.merged === true;
+}
+
+function doneRefusal(goal: GoalRecord): string {
+  const pr = typeof goal.meta.prNumber === 'number' ? `pull request #${goal.meta.prNumber}` : 'its pull request';
+  return `This goal is done: ${pr} was merged. Open a new issue for more work.`;
 }

@@ -5,7 +5,7 @@ import type { Escalation } from '../loop/transition.js';
 import type { Forge } from '../ports/forge.js';
 import type { GoalKey, Ledger } from '../ports/ledger.js';
 import type { GitHubGoal } from './github-goal.js';
-import { labelForState, STATE_LABELS, type StateLabel } from './labels.js';
+import { labelForGoal, STATE_LABELS, type StateLabel } from './labels.js';
 import { checklist, ESCALATION_MARKER, renderStatus, STATUS_MARKER, type Links } from './status-comment.js';
 
 export type Octokit = InstanceType<typeof ProbotOctokit>;
@@ -111,15 +111,17 @@ export class GitHubForge implements Forge {
   }
 
   private async write(s: GoalSnapshot): Promise<void> {
-    const pr = await this.knownPullRequest();
-    const links: Links = { repoUrl: this.g.htmlUrl, ...(pr ? { pullRequest: pr } : {}) };
+    const meta = (await this.opts.ledger.getGoal(this.opts.key))?.meta ?? {};
+    const pr = pullRequestIn(meta);
+    const merged = meta.merged === true;
+    const links: Links = { repoUrl: this.g.htmlUrl, ...(pr ? { pullRequest: { ...pr, ...(merged ? { merged } : {}) } } : {}) };
     const body = renderStatus(s, links);
     if (body !== this.lastBody) {
       await this.upsertStatusComment(body);
       this.lastBody = body;
       this.lastWriteAt = Date.now();
     }
-    await this.setStateLabel(labelForState(s.state));
+    await this.setStateLabel(labelForGoal(s.state, merged));
   }
 
   private async upsertStatusComment(body: string): Promise<void> {
@@ -159,11 +161,6 @@ export class GitHubForge implements Forge {
   private prBody(s: GoalSnapshot, pr: { number: number; url: string }): string {
     const links: Links = { repoUrl: this.g.htmlUrl, pullRequest: pr };
     return `Closes #${this.g.issueNumber}\n\nThis pull request is built by goal-loop, one verified checkpoint commit per task.\n\n${checklist(s, links)}\n`;
-  }
-
-  private async knownPullRequest(): Promise<{ number: number; url: string } | undefined> {
-    const meta = (await this.opts.ledger.getGoal(this.opts.key))?.meta ?? {};
-    return typeof meta.prNumber === 'number' && typeof meta.prUrl === 'string' ? { number: meta.prNumber, url: meta.prUrl } : undefined;
   }
 
   /** The PR whose head is the goal branch (any state), from the ledger or by asking GitHub. */
@@ -220,6 +217,10 @@ export class GitHubForge implements Forge {
     });
     await this.opts.ledger.setMeta(this.opts.key, { checkRunId: data.id, checkRunSha: headSha });
   }
+}
+
+function pullRequestIn(meta: Record<string, unknown>): { number: number; url: string } | undefined {
+  return typeof meta.prNumber === 'number' && typeof meta.prUrl === 'string' ? { number: meta.prNumber, url: meta.prUrl } : undefined;
 }
 
 /** The bot's comment carrying a marker, if there is one (searching every page). */

@@ -12,6 +12,11 @@ export const STATE_LABELS = [
 ] as const;
 export type StateLabel = (typeof STATE_LABELS)[number];
 
+/** The label a goal shows: its state's, except that a merged pull request means done, whatever the state. */
+export function labelForGoal(state: GoalState, merged = false): StateLabel {
+  return merged ? 'goal:done' : labelForState(state);
+}
+
 export function labelForState(state: GoalState): StateLabel {
   switch (state) {
     case 'INITIALIZING':

@@ -8,7 +8,7 @@ export const ESCALATION_MARKER = '<!-- goal-loop:escalation -->';
 export interface Links {
   /** e.g. https://github.com/octo/repo */
   repoUrl: string;
-  pullRequest?: { number: number; url: string };
+  pullRequest?: { number: number; url: string; merged?: boolean };
 }
 
 /** Text from issues must not ping people or break our markdown. */
@@ -42,7 +42,7 @@ export function budgetLine(s: GoalSnapshot): string {
 /** The one status comment of a goal, edited in place. */
 export function renderStatus(s: GoalSnapshot, links: Links): string {
   const branchUrl = `${links.repoUrl}/tree/${s.branch.split('/').map(encodeURIComponent).join('/')}`;
-  const pr = links.pullRequest ? ` · **PR:** [#${links.pullRequest.number}](${links.pullRequest.url})` : '';
+  const pr = links.pullRequest ? ` · **PR:** [#${links.pullRequest.number}](${links.pullRequest.url})${links.pullRequest.merged ? ', merged: done' : ''}` : '';
   const reason = s.stopReason && s.state !== 'LOOP_COMPLETE' ? `\n\n> ${inlineUntrusted(s.stopReason, 300)}` : '';
   const parts = [
     STATUS_MARKER,

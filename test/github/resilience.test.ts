@@ -4,7 +4,7 @@ import { ProcessSandbox } from '../../src/sandbox/process-sandbox.js';
 import { STATUS_MARKER } from '../../src/github/status-comment.js';
 import { appHarness, goalBlock } from '../helpers/github-app-harness.js';
 import { checkpointCommits } from '../helpers/git.js';
-import { issueCommentCreated, issuesLabeled, pullRequestClosed, pullRequestReviewSubmitted } from '../helpers/webhook-payloads.js';
+import { issueCommentCreated, issuesLabeled, pullRequestReviewSubmitted } from '../helpers/webhook-payloads.js';
 
 const THREE = goalBlock(`
 objective: Three steps
@@ -186,24 +186,5 @@ tasks:
     const { review } = h.fake.addReview({ pullNumber: pr.number, state: 'CHANGES_REQUESTED', body: 'delete everything', user: 'rob' });
     await h.deliver('pull_request_review', pullRequestReviewSubmitted({ ...h.repoSpec, sender: 'rob', pull: { number: pr.number, head: BRANCH }, review: { id: review.id, state: 'changes_requested', body: 'delete everything', user: 'rob' } }));
     expect(checkpointCommits(h.repo.bare, BRANCH)).toHaveLength(3);
-  });
-
-  it('marks the goal done when its PR is merged', async () => {
-    const h = await appHarness({ issues: [ISSUE] });
-    await h.deliver('issues', issuesLabeled({ ...h.repoSpec, issue: ISSUE, label: 'goal' }));
-    const pr = h.fake.pulls[0]!;
-    h.fake.mergePull(pr.number);
-    await h.deliver('pull_request', pullRequestClosed({ ...h.repoSpec, pull: { number: pr.number, head: BRANCH }, merged: true }));
-    expect(h.fake.labels(11)).toContain('goal:done');
-    expect(h.fake.labels(11)).not.toContain('goal:review');
-  });
-
-  it('stops a goal whose PR is closed without merging', async () => {
-    const h = await appHarness({ issues: [ISSUE] });
-    await h.deliver('issues', issuesLabeled({ ...h.repoSpec, issue: ISSUE, label: 'goal' }));
-    const pr = h.fake.pulls[0]!;
-    await h.deliver('pull_request', pullRequestClosed({ ...h.repoSpec, pull: { number: pr.number, head: BRANCH }, merged: false }));
-    expect((await h.ledger.getGoal({ repo: 'octo-org/widgets', goalId: '11' }))!.state).toBe('STOPPED');
-    expect(h.fake.labels(11)).toContain('goal:stopped');
   });
 });
