@@ -2,7 +2,7 @@ import { availableParallelism } from 'node:os';
 import { defineConfig } from 'vitest/config';
 
 /** The GitHub App's integration suites, which run once per store. */
-const INTEGRATION = ['test/github/**/*.test.ts', 'test/server/**/*.test.ts'];
+const INTEGRATION = ['test/github/**/*.test.ts'];
 
 export default defineConfig({
   test: {

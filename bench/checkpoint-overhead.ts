@@ -6,7 +6,7 @@ import { pino } from 'pino';
 import { validateGoalSpec } from '../src/goal/parse.js';
 import { SqliteLedger } from '../src/ledger/sqlite/sqlite-ledger.js';
 import { runGoal } from '../src/loop/controller.js';
-import type { GoalSnapshot, LoopResult } from '../src/loop/result.js';
+import type { GoalSnapshot, LoopResult } from '../src/goal/result.js';
 import type { Forge } from '../src/ports/forge.js';
 import type { Sandbox } from '../src/ports/sandbox.js';
 import { GitWorkspace } from '../src/workspace/git-workspace.js';

@@ -11,7 +11,7 @@ import { TOOL_NAMES, toolDefinitions } from '../src/agent/tools.js';
 import { validateGoalSpec } from '../src/goal/parse.js';
 import type { Sandbox } from '../src/ports/sandbox.js';
 import { ProcessSandbox } from '../src/sandbox/process-sandbox.js';
-import { DEFAULT_PROTECTED_PATHS } from '../src/workspace/protected-paths.js';
+import { DEFAULT_PROTECTED_PATHS } from '../src/config/protected-paths.js';
 import type { Verdict } from './stats.js';
 
 const TURNS = 60;

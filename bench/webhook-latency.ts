@@ -9,7 +9,7 @@ import { pino } from 'pino';
 import { createNodeMiddleware, createProbot } from 'probot';
 import { openSqliteStore } from '../src/ledger/open-ledger.js';
 import { ProcessSandbox } from '../src/sandbox/process-sandbox.js';
-import { startServer } from '../src/server/serve.js';
+import { startServer } from '../src/github/server/serve.js';
 import { median, ms, percentile, type Verdict } from './stats.js';
 
 const examples = createRequire(import.meta.url)('@octokit/webhooks-examples') as Array<{ name: string; examples: Array<{ action?: string }> }>;

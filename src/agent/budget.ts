@@ -1,4 +1,4 @@
-import type { Usage } from '../ports/ledger.js';
+import type { Usage } from '../goal/usage.js';
 import type { ModelRequest } from './model.js';
 import { costUsd, worstCaseCostUsd, type ModelPricing } from './pricing.js';
 

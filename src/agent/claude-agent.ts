@@ -1,12 +1,12 @@
 import { appendFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
-import { DEFAULT_LIMITS } from '../config/limits.js';
+import { DEFAULT_LIMITS } from '../goal/limits.js';
 import type { AgentInput, AgentOutcome, TaskAgent } from '../ports/agent.js';
-import type { Usage } from '../ports/ledger.js';
+import type { Usage } from '../goal/usage.js';
 import type { Sandbox } from '../ports/sandbox.js';
 import { ConfinedFiles } from '../sandbox/confined-files.js';
-import { DEFAULT_PROTECTED_PATHS } from '../workspace/protected-paths.js';
+import { DEFAULT_PROTECTED_PATHS } from '../config/protected-paths.js';
 import { CostGuard, promptTokenBound } from './budget.js';
 import { ContextWindow, gatherLedgerFacts, renderLedger, renderTask, textOf, type LedgerFacts, type WindowOptions } from './context.js';
 import { addUsage, ModelError, NO_USAGE, type Model, type ModelResponse, type TextBlock, type ToolResultBlock, type ToolUseBlock } from './model.js';

@@ -6,7 +6,7 @@ export const MCP_PREFIX = 'mcp__';
 
 /**
  * Tools beyond the built-in ones, offered to the agent next to them: those of the repo's
- * MCP servers (see src/mcp/client). Started for the goal, stopped with `close`.
+ * MCP servers (see src/agent/mcp). Started for the goal, stopped with `close`.
  */
 export interface ExternalToolSource {
   /** Makes the tools ready for this workspace (starts the servers once; restarts crashed ones). */

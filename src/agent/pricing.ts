@@ -1,4 +1,4 @@
-import type { Usage } from '../ports/ledger.js';
+import type { Usage } from '../goal/usage.js';
 
 /** US dollars per million tokens. Cache writes (5-minute TTL) and cache reads are priced apart. */
 export interface Rates {

@@ -1,8 +1,8 @@
 import type { Logger } from 'pino';
-import { UsageError } from '../cli/errors.js';
+import { UsageError } from '../shared/errors.js';
 import type { TaskAgent } from '../ports/agent.js';
 import type { McpServerConfig } from '../config/repo-config.js';
-import { McpToolHub } from '../mcp/client/tool-hub.js';
+import { McpToolHub } from './mcp/tool-hub.js';
 import type { Sandbox } from '../ports/sandbox.js';
 import { createAnthropicModel } from './anthropic-model.js';
 import { createClaudeAgent, type ClaudeAgentOptions } from './claude-agent.js';

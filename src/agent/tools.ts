@@ -3,7 +3,7 @@ import { posix, relative } from 'node:path';
 import { z } from 'zod';
 import type { CommandResult, Sandbox } from '../ports/sandbox.js';
 import { ConfinedFiles, ConfinementError } from '../sandbox/confined-files.js';
-import { protectedMatches } from '../workspace/protected-paths.js';
+import { protectedMatches } from '../config/protected-paths.js';
 import type { ToolDefinition } from './model.js';
 import { excerpt, type Scratchpad } from './scratchpad.js';
 

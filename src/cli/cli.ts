@@ -1,6 +1,6 @@
 import { RepoConfigError } from '../config/repo-config.js';
 import { SpecValidationError, formatSpecError } from '../goal/parse.js';
-import { EXIT } from '../loop/result.js';
+import { EXIT } from '../goal/result.js';
 import { LedgerOpenError } from '../ports/ledger.js';
 import { SandboxUnavailableError } from '../ports/sandbox.js';
 import { mcpCommand } from './commands/mcp.js';
@@ -9,9 +9,9 @@ import { runCommand } from './commands/run.js';
 import { serveCommand } from './commands/serve.js';
 import { statusCommand } from './commands/status.js';
 import { workerCommand } from './commands/worker.js';
-import { InputError, UsageError } from './errors.js';
+import { InputError, UsageError } from '../shared/errors.js';
 import { commandHelp, OVERVIEW } from './help.js';
-import { LockedError } from './lock.js';
+import { LockedError } from '../run/lock.js';
 import { packageVersion } from './version.js';
 import { redactError } from '../workspace/remote-auth.js';
 

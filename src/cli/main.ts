@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-import { EXIT } from '../loop/result.js';
+import { EXIT } from '../goal/result.js';
 import { main } from './cli.js';
 import { redactUrls } from '../workspace/remote-auth.js';
 

@@ -2,16 +2,16 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createAnthropicModel, planGoal, PlannerError } from '../agent/index.js';
-import { resolveLimits } from '../config/limits.js';
+import { resolveLimits } from '../goal/limits.js';
 import { configLimits } from '../config/repo-config.js';
 import { deriveGoalId } from '../goal/parse.js';
 import type { GoalSpec } from '../goal/schema.js';
-import { sanitizeUntrusted } from '../github/untrusted.js';
-import { createLogger } from '../logging.js';
+import { sanitizeUntrusted } from '../shared/untrusted.js';
+import { createLogger } from './logging.js';
 import { Git } from '../workspace/git.js';
-import { UsageError } from './errors.js';
-import { loadRepoConfigForCli } from './load-repo-config.js';
-import { repoArgument } from './paths.js';
+import { UsageError } from '../shared/errors.js';
+import { loadRepoConfigForCli } from '../run/load-repo-config.js';
+import { repoArgument } from '../run/paths.js';
 
 /** Exit code for a planner failure: a spec it could not repair is bad input; spend or API trouble is not. */
 export function plannerExitCode(err: PlannerError): number {

@@ -1,6 +1,6 @@
 import { pino, type Logger } from 'pino';
 import { openStore, type Store } from '../ledger/open-ledger.js';
-import { workspaceRoot } from './paths.js';
+import { workspaceRoot } from '../run/paths.js';
 import type { RepoConfig } from '../config/repo-config.js';
 import type { Sandbox } from '../ports/sandbox.js';
 import { selectSandbox } from '../sandbox/select-sandbox.js';

@@ -1,8 +1,8 @@
 import { parseDocument } from 'yaml';
 import { z } from 'zod';
 import { RISK_LEVELS } from '../goal/schema.js';
-import { DEFAULT_PROTECTED_PATHS } from '../workspace/protected-paths.js';
-import type { LoopLimits } from './limits.js';
+import { DEFAULT_PROTECTED_PATHS } from './protected-paths.js';
+import type { LoopLimits } from '../goal/limits.js';
 
 export const REPO_CONFIG_PATH = '.github/goal-loop.yml';
 

@@ -1,8 +1,8 @@
 import { styleText } from 'node:util';
 import { createLogUpdate } from 'log-update';
-import type { TaskStatus } from '../loop/states.js';
-import type { GoalSnapshot, LoopResult, TaskSnapshot } from '../loop/result.js';
-import type { Escalation } from '../loop/transition.js';
+import type { TaskStatus } from '../goal/states.js';
+import type { GoalSnapshot, LoopResult, TaskSnapshot } from '../goal/result.js';
+import type { Escalation } from '../goal/escalation.js';
 import type { Forge } from '../ports/forge.js';
 
 type Style = Parameters<typeof styleText>[0];

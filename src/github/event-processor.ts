@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import { RepoConfigError } from '../config/repo-config.js';
 import type { TaskSpec } from '../goal/schema.js';
-import { RESTING_STATES } from '../loop/states.js';
+import { RESTING_STATES } from '../goal/states.js';
 import type { GoalKey, GoalRecord, Ledger } from '../ports/ledger.js';
 import { canSteer } from './authorize.js';
 import { COMMAND_HELP, type GoalCommand } from './commands.js';
@@ -13,7 +13,7 @@ import { priorityFromLabels } from './labels.js';
 import { planFromIssue } from './plan-from-issue.js';
 import { loadRepoConfig } from './repo-config-loader.js';
 import { settleRestingControl } from './resting-control.js';
-import { quoteUntrusted } from './untrusted.js';
+import { quoteUntrusted } from '../shared/untrusted.js';
 
 export interface EventProcessorDeps {
   ledger: Ledger;

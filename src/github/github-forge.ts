@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import type { ProbotOctokit } from 'probot';
-import type { GoalSnapshot, LoopResult } from '../loop/result.js';
-import type { Escalation } from '../loop/transition.js';
+import type { GoalSnapshot, LoopResult } from '../goal/result.js';
+import type { Escalation } from '../goal/escalation.js';
 import type { Forge } from '../ports/forge.js';
 import type { GoalKey, Ledger } from '../ports/ledger.js';
 import type { GitHubGoal } from './github-goal.js';

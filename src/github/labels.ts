@@ -1,4 +1,4 @@
-import type { GoalState } from '../loop/states.js';
+import type { GoalState } from '../goal/states.js';
 
 export const STATE_LABELS = [
   'goal:planning',

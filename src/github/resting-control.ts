@@ -1,4 +1,4 @@
-import { RESTING_STATES } from '../loop/states.js';
+import { RESTING_STATES } from '../goal/states.js';
 import type { GoalKey, Ledger } from '../ports/ledger.js';
 
 /**

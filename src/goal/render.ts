@@ -1,4 +1,4 @@
-import type { TaskStatus } from '../loop/states.js';
+import type { TaskStatus } from './states.js';
 import { executionOrder } from './dag.js';
 
 interface RenderTask {

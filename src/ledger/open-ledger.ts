@@ -1,7 +1,7 @@
 import { resolve } from 'node:path';
 import type { Ledger } from '../ports/ledger.js';
 import type { WorkQueue } from '../ports/queue.js';
-import { SqliteWorkQueue } from '../queue/sqlite-queue.js';
+import { SqliteWorkQueue } from './sqlite/sqlite-queue.js';
 import { openSqlite } from './sqlite/database.js';
 import { SqliteLedger } from './sqlite/sqlite-ledger.js';
 

@@ -1,5 +1,5 @@
 import type { GoalSpec } from '../goal/schema.js';
-import type { GoalState, TaskStatus } from '../loop/states.js';
+import type { GoalState, TaskStatus } from '../goal/states.js';
 import type { AttemptRecord, ControlRequest, EventRecord, GoalRecord, InboxEntry, TaskRecord } from '../ports/ledger.js';
 
 /**

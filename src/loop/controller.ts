@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import { effectiveLimits, loosenedKeys, resolveLimits, type LoopLimits } from '../config/limits.js';
+import { effectiveLimits, loosenedKeys, resolveLimits, type LoopLimits } from '../goal/limits.js';
 import type { GoalSpec, LimitsOverride } from '../goal/schema.js';
 import type { TaskAgent } from '../ports/agent.js';
 import type { Forge } from '../ports/forge.js';
@@ -7,8 +7,8 @@ import type { GoalKey, Ledger } from '../ports/ledger.js';
 import type { Sandbox } from '../ports/sandbox.js';
 import type { Workspace } from '../ports/workspace.js';
 import { EffectPerformer } from './effects.js';
-import type { GoalSnapshot, LoopResult } from './result.js';
-import { RESTING_STATES } from './states.js';
+import type { GoalSnapshot, LoopResult } from '../goal/result.js';
+import { RESTING_STATES } from '../goal/states.js';
 import { decide, initialState, type Decision, type LoopEvent, type LoopState } from './transition.js';
 
 export interface RunGoalOptions {

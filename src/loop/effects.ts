@@ -6,7 +6,7 @@ import type { Forge } from '../ports/forge.js';
 import type { GoalKey, Ledger } from '../ports/ledger.js';
 import type { CommandResult, Sandbox } from '../ports/sandbox.js';
 import { CheckpointRefusedError, type Workspace } from '../ports/workspace.js';
-import type { GoalSnapshot } from './result.js';
+import type { GoalSnapshot } from '../goal/result.js';
 import { FINAL_GATE_TASK, SETUP_TASK, type Effect, type LoopEvent, type LoopState } from './transition.js';
 
 export interface EffectDeps {

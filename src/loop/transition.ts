@@ -1,7 +1,8 @@
-import { riskExceeds, type LoopLimits } from '../config/limits.js';
+import { riskExceeds, type LoopLimits } from '../goal/limits.js';
 import { nextReadyTask } from '../goal/dag.js';
+import type { Escalation } from '../goal/escalation.js';
 import type { Risk } from '../goal/schema.js';
-import { isSettled, RESTING_STATES, type GoalState, type TaskStatus } from './states.js';
+import { isSettled, RESTING_STATES, type GoalState, type TaskStatus } from '../goal/states.js';
 
 /** What the pure controller knows about one task. */
 export interface TaskView {
@@ -31,12 +32,6 @@ export interface LoopCounters {
   errors: number;
   errorsRecovered: number;
   costUsd: number;
-}
-
-export interface Escalation {
-  task_id: string;
-  attempts: number;
-  last_error: string;
 }
 
 export interface LoopState {

@@ -1,5 +1,5 @@
 import type { GoalSpec, TaskSpec } from '../goal/schema.js';
-import type { Usage } from './ledger.js';
+import type { Usage } from '../goal/usage.js';
 
 /**
  * Does the open-ended part of a task in the workspace (the Claude agent, or a scripted one in

@@ -1,5 +1,5 @@
-import type { GoalSnapshot, LoopResult } from '../loop/result.js';
-import type { Escalation } from '../loop/transition.js';
+import type { GoalSnapshot, LoopResult } from '../goal/result.js';
+import type { Escalation } from '../goal/escalation.js';
 
 /**
  * Where a goal is reported to people: the terminal for the CLI, the issue and pull request

@@ -1,17 +1,11 @@
 import type { GoalSpec } from '../goal/schema.js';
-import type { GoalState, TaskStatus } from '../loop/states.js';
+import type { GoalState, TaskStatus } from '../goal/states.js';
+import type { Usage } from '../goal/usage.js';
 
 /** Identity of a goal: the same goal id may exist in several repositories. */
 export interface GoalKey {
   repo: string;
   goalId: string;
-}
-
-export interface Usage {
-  input: number;
-  output: number;
-  cache_read: number;
-  cache_write: number;
 }
 
 export interface Counters {

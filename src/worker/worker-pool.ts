@@ -2,7 +2,7 @@ import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import { GoalAbandonedError } from '../loop/controller.js';
-import { RESTING_STATES } from '../loop/states.js';
+import { RESTING_STATES } from '../goal/states.js';
 import type { GoalRecord, Ledger } from '../ports/ledger.js';
 import type { QueuedJob, WorkQueue } from '../ports/queue.js';
 import { goalLeaseName, keepLease } from './lease.js';

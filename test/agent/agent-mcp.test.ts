@@ -1,7 +1,7 @@
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { mcpToolFilter } from '../../src/agent/mcp-tools.js';
 import { toolsForTask } from '../../src/agent/tools.js';
-import { McpToolHub } from '../../src/mcp/client/tool-hub.js';
+import { McpToolHub } from '../../src/agent/mcp/tool-hub.js';
 import { ProcessSandbox } from '../../src/sandbox/process-sandbox.js';
 import { lastToolResults, promptText, reply, text, toolUse } from '../helpers/fake-anthropic.js';
 import { git } from '../helpers/git.js';

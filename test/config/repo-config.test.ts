@@ -7,7 +7,7 @@ import {
   RepoConfigError,
   repoConfigJsonSchema,
 } from '../../src/config/repo-config.js';
-import { resolveLimits } from '../../src/config/limits.js';
+import { resolveLimits } from '../../src/goal/limits.js';
 
 function problems(fn: () => unknown): string[] {
   try {

@@ -1,9 +1,9 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_LIMITS } from '../../src/config/limits.js';
+import { DEFAULT_LIMITS } from '../../src/goal/limits.js';
 import { renderStatus, STATUS_MARKER } from '../../src/github/status-comment.js';
-import type { GoalSnapshot } from '../../src/loop/result.js';
+import type { GoalSnapshot } from '../../src/goal/result.js';
 
 // The README shows the status comment the bot posts, as GitHub renders it. It is the renderer's
 // output for this snapshot, quoted line by line (`> `), so the README cannot drift from the code:

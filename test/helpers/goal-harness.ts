@@ -6,11 +6,11 @@ import { validateGoalSpec } from '../../src/goal/parse.js';
 import type { GoalSpec } from '../../src/goal/schema.js';
 import { SqliteLedger } from '../../src/ledger/sqlite/sqlite-ledger.js';
 import { runGoal, type RunGoalOptions } from '../../src/loop/controller.js';
-import type { LoopResult } from '../../src/loop/result.js';
+import type { LoopResult } from '../../src/goal/result.js';
 import type { Sandbox } from '../../src/ports/sandbox.js';
 import { ProcessSandbox } from '../../src/sandbox/process-sandbox.js';
 import { GitWorkspace } from '../../src/workspace/git-workspace.js';
-import { DEFAULT_PROTECTED_PATHS } from '../../src/workspace/protected-paths.js';
+import { DEFAULT_PROTECTED_PATHS } from '../../src/config/protected-paths.js';
 import { RecordingForge } from './recording-forge.js';
 import { tempDir } from './temp.js';
 

@@ -4,7 +4,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { DEFAULT_LIMITS, type LoopLimits } from '../../src/config/limits.js';
+import { DEFAULT_LIMITS, type LoopLimits } from '../../src/goal/limits.js';
 import { initialState, type LoopCounters, type LoopState, type TaskView } from '../../src/loop/transition.js';
 
 // ---------------------------------------------------------------------------------------------

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { GOAL_STATES, isSettled, RESTING_STATES, TASK_STATUSES } from '../../src/loop/states.js';
+import { GOAL_STATES, isSettled, RESTING_STATES, TASK_STATUSES } from '../../src/goal/states.js';
 import {
   decide,
   FINAL_GATE_TASK,

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_LIMITS } from '../../src/config/limits.js';
-import { serverEnv } from '../../src/mcp/client/server-env.js';
-import { effectiveLimits, liveBudgetTripped, loosenedKeys, safeguardOf } from '../../src/mcp/server/limits-policy.js';
+import { DEFAULT_LIMITS } from '../../src/goal/limits.js';
+import { serverEnv } from '../../src/agent/mcp/server-env.js';
+import { effectiveLimits, liveBudgetTripped, loosenedKeys, safeguardOf } from '../../src/mcp/limits-policy.js';
 
 describe('limits of an externally driven goal', () => {
   it('lets the spec tighten the repo config, never loosen it; goal_config changes apply as given', () => {

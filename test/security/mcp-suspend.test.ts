@@ -1,6 +1,6 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { McpToolHub } from '../../src/mcp/client/tool-hub.js';
+import { McpToolHub } from '../../src/agent/mcp/tool-hub.js';
 import type { CommandRequest, Sandbox, SpawningSandbox, SpawnRequest } from '../../src/ports/sandbox.js';
 import { lastToolResults, reply, text, toolUse } from '../helpers/fake-anthropic.js';
 import { goalHarness, silentLogger } from '../helpers/goal-harness.js';

@@ -1,7 +1,7 @@
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_LIMITS, effectiveLimits, loosenedKeys } from '../../src/config/limits.js';
+import { DEFAULT_LIMITS, effectiveLimits, loosenedKeys } from '../../src/goal/limits.js';
 import { createSampleRepo } from '../../src/demo/sample-repo.js';
 import { snapshotFromLedger } from '../../src/github/work-goal.js';
 import { SqliteLedger } from '../../src/ledger/sqlite/sqlite-ledger.js';

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Store } from '../../src/ledger/open-ledger.js';
 import { ProcessSandbox } from '../../src/sandbox/process-sandbox.js';
-import { startServer, type RunningServer } from '../../src/server/serve.js';
+import { startServer, type RunningServer } from '../../src/github/server/serve.js';
 import { privateKey, SECRET, silent, TestOctokit } from '../helpers/github-app-harness.js';
 import { tempDir } from '../helpers/temp.js';
 import { openTestStore } from '../helpers/test-store.js';

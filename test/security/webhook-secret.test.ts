@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ProcessSandbox } from '../../src/sandbox/process-sandbox.js';
-import { startServer } from '../../src/server/serve.js';
+import { startServer } from '../../src/github/server/serve.js';
 import { startCli, type CliResult } from '../helpers/cli.js';
 import { privateKey, silent, TestOctokit } from '../helpers/github-app-harness.js';
 import { tempDir } from '../helpers/temp.js';

@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { createSampleRepo } from '../../src/demo/sample-repo.js';
 import { CheckpointRefusedError } from '../../src/ports/workspace.js';
 import { GitWorkspace } from '../../src/workspace/git-workspace.js';
-import { DEFAULT_PROTECTED_PATHS } from '../../src/workspace/protected-paths.js';
+import { DEFAULT_PROTECTED_PATHS } from '../../src/config/protected-paths.js';
 import { git } from '../helpers/git.js';
 import { jail, runIn } from '../helpers/sandbox-jail.js';
 import { tempDir } from '../helpers/temp.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { repoArgument, workspaceDir } from '../../src/cli/paths.js';
+import { repoArgument, workspaceDir } from '../../src/run/paths.js';
 import { redactError, redactUrls, splitRemoteCredentials } from '../../src/workspace/remote-auth.js';
 
 const header = (user: string, password: string) => `AUTHORIZATION: basic ${Buffer.from(`${user}:${password}`).toString('base64')}`;

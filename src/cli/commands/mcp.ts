@@ -1,9 +1,9 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { openLedger } from '../../ledger/open-ledger.js';
-import { createLogger } from '../../logging.js';
-import { createGoalLoopMcpServer } from '../../mcp/server/mcp-server.js';
-import { normalizeRepo } from '../paths.js';
+import { createLogger } from '../logging.js';
+import { createGoalLoopMcpServer } from '../../mcp/mcp-server.js';
+import { normalizeRepo } from '../../run/paths.js';
 import { packageVersion } from '../version.js';
 
 export const MCP_USAGE = `goal-loop mcp [--repo <path|url>] [--config <goal-loop.yml>] [--approve <task-id|all>]...

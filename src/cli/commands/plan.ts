@@ -4,8 +4,8 @@ import { extractGoalBlock, loadGoalSpecFile, parseGoalSpec, SpecValidationError 
 import { mermaidGraph, orderedChecklist } from '../../goal/render.js';
 import type { GoalSpec } from '../../goal/schema.js';
 import { PlannerError } from '../../agent/index.js';
-import { UsageError } from '../errors.js';
-import { loadRepoConfigForCli } from '../load-repo-config.js';
+import { UsageError } from '../../shared/errors.js';
+import { loadRepoConfigForCli } from '../../run/load-repo-config.js';
 import { planIssueWithClaude, plannerExitCode } from '../plan-with-claude.js';
 
 export const PLAN_USAGE = `goal-loop plan [--repo <path|url>] (--goal <file> | --issue <file.md>) [--config <goal-loop.yml>] [--json]

@@ -4,20 +4,20 @@ import { checkAgentChoice, selectAgent, type AgentChoice } from '../../agent/sel
 import { ConsoleForge } from '../../forge/console-forge.js';
 import { loadGoalSpecFile } from '../../goal/parse.js';
 import { openLedger } from '../../ledger/open-ledger.js';
-import { createLogger } from '../../logging.js';
+import { createLogger } from '../logging.js';
 import { runGoal } from '../../loop/controller.js';
-import { exitCodeFor } from '../../loop/result.js';
+import { exitCodeFor } from '../../goal/result.js';
 import { selectSandbox } from '../../sandbox/select-sandbox.js';
-import { effectiveLimits } from '../../config/limits.js';
+import { effectiveLimits } from '../../goal/limits.js';
 import { configLimits } from '../../config/repo-config.js';
 import { GitWorkspace } from '../../workspace/git-workspace.js';
 import { MirrorCache } from '../../workspace/mirror-cache.js';
-import { UsageError } from '../errors.js';
-import { acquireLock } from '../lock.js';
-import { repoArgument, workspaceDir, workspaceRoot } from '../paths.js';
-import { checkRepoReachable } from '../repo-check.js';
+import { UsageError } from '../../shared/errors.js';
+import { acquireLock } from '../../run/lock.js';
+import { repoArgument, workspaceDir, workspaceRoot } from '../../run/paths.js';
+import { checkRepoReachable } from '../../run/repo-check.js';
 import { unknownApprovalsWarning } from '../approvals.js';
-import { loadRepoConfigForCli } from '../load-repo-config.js';
+import { loadRepoConfigForCli } from '../../run/load-repo-config.js';
 
 export const RUN_USAGE = `goal-loop run --repo <path|url> --goal <file> [--agent auto|scripted|claude] [--json]
                 [--base <branch>] [--approve <task-id|all>]... [--config <goal-loop.yml>]

@@ -1,10 +1,10 @@
 import { parseArgs } from 'node:util';
 import { run } from 'probot';
-import { createLogger } from '../../logging.js';
+import { createLogger } from '../logging.js';
 import { GoalLoopOctokit } from '../../github/octokit.js';
-import { startServer, webhookSecretProblem } from '../../server/serve.js';
+import { startServer, webhookSecretProblem } from '../../github/server/serve.js';
 import { loadDotEnv, missingAppCredentials, readDotEnv } from '../dotenv.js';
-import { InputError } from '../errors.js';
+import { InputError } from '../../shared/errors.js';
 import { jailStatus, runService } from '../service.js';
 
 export const SERVE_USAGE = `goal-loop serve

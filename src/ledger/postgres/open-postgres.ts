@@ -1,4 +1,4 @@
-import { PgBossWorkQueue } from '../../queue/pgboss-queue.js';
+import { PgBossWorkQueue } from './pgboss-queue.js';
 import type { Store } from '../open-ledger.js';
 import { applyPendingMigrations, withStartupLock } from './migrations.js';
 import { createPool } from './pool.js';

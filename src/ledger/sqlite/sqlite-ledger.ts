@@ -1,6 +1,6 @@
 import type Database from 'better-sqlite3';
 import type { GoalSpec } from '../../goal/schema.js';
-import type { GoalState } from '../../loop/states.js';
+import type { GoalState } from '../../goal/states.js';
 import type {
   AttemptRecord,
   ControlRequest,
@@ -12,8 +12,8 @@ import type {
   LeaseRecord,
   Ledger,
   TaskRecord,
-  Usage,
 } from '../../ports/ledger.js';
+import type { Usage } from '../../goal/usage.js';
 import {
   counterDeltas,
   TASK_COLUMNS,

@@ -1,0 +1,115 @@
+/**
+ * The layering of src/ (checked by `npm run lint:deps` and test/architecture/layers.test.ts).
+ *
+ *   shared/                      text and file helpers; imports no other folder
+ *   goal/                        the goal model: spec, DAG, states, limits, results; imports shared/
+ *   ports/                       interfaces the loop drives; imports goal/, shared/
+ *   loop/                        the controller; imports goal/, ports/, shared/, never an adapter
+ *   config/                      the repo config (policy); imports goal/, shared/
+ *   adapters                     workspace/, sandbox/, agent/, ledger/, forge/: implement ports/
+ *   run/, worker/                compose a goal run (local repository, queued work)
+ *   github/, mcp/, demo/         wirings: the App, the MCP server, the demo
+ *   cli/                         the entry point: the only folder that imports the wirings
+ *
+ * Folders never form a cycle, and no module cycle exists at run time (a type-only import back
+ * into a module that imports it is allowed: it is erased by the compiler).
+ */
+const ADAPTERS = '^src/(workspace|sandbox|agent|ledger|forge)/';
+const WIRINGS = '^src/(cli|github|mcp|demo|run|worker)/';
+
+module.exports = {
+  forbidden: [
+    {
+      name: 'no-folder-circular',
+      comment: 'Two folders of src/ import each other (directly or through others): move the shared thing down.',
+      severity: 'error',
+      scope: 'folder',
+      from: { path: '^src/' },
+      to: { circular: true },
+    },
+    {
+      name: 'no-circular',
+      comment: 'A cycle of modules that are loaded at run time (type-only imports do not count).',
+      severity: 'error',
+      from: { path: '^src/' },
+      to: { circular: true, viaOnly: { dependencyTypesNot: ['type-only'] } },
+    },
+    {
+      name: 'shared-imports-no-folder',
+      comment: 'shared/ is the bottom layer: it imports no other folder of src/.',
+      severity: 'error',
+      from: { path: '^src/shared/' },
+      to: { path: '^src/', pathNot: '^src/shared/' },
+    },
+    {
+      name: 'goal-imports-only-shared',
+      comment: 'The goal model owns the shared words: it imports only shared/.',
+      severity: 'error',
+      from: { path: '^src/goal/' },
+      to: { path: '^src/', pathNot: '^src/(goal|shared)/' },
+    },
+    {
+      name: 'ports-import-only-goal',
+      comment: 'ports/ are interfaces over the goal model: they import only goal/ and shared/.',
+      severity: 'error',
+      from: { path: '^src/ports/' },
+      to: { path: '^src/', pathNot: '^src/(ports|goal|shared)/' },
+    },
+    {
+      name: 'loop-imports-no-adapter',
+      comment: 'The loop drives ports/, never an adapter or a wiring: it imports only goal/, ports/ and shared/.',
+      severity: 'error',
+      from: { path: '^src/loop/' },
+      to: { path: '^src/', pathNot: '^src/(loop|goal|ports|shared)/' },
+    },
+    {
+      name: 'adapters-import-no-wiring',
+      comment: 'Adapters (workspace, sandbox, agent, ledger, forge) never import a wiring (cli, github, mcp, demo, run, worker).',
+      severity: 'error',
+      from: { path: ADAPTERS },
+      to: { path: WIRINGS },
+    },
+    {
+      name: 'run-and-worker-import-no-entry-wiring',
+      comment: 'run/ and worker/ compose goal runs for the wirings: they never import cli/, github/ or mcp/.',
+      severity: 'error',
+      from: { path: '^src/(run|worker)/' },
+      to: { path: '^src/(cli|github|mcp)/' },
+    },
+    {
+      name: 'github-and-mcp-apart',
+      comment: 'The App (github/) and the MCP server (mcp/) never import each other nor cli/.',
+      severity: 'error',
+      from: { path: '^src/(github|mcp)/' },
+      to: { path: '^src/(cli|github|mcp)/', pathNot: '^src/$1/' },
+    },
+    {
+      name: 'only-cli-imports-wirings',
+      comment: 'cli/ is the entry point: no other folder imports cli/, github/, mcp/ or demo/.',
+      severity: 'error',
+      from: { path: '^src/([^/]+)/', pathNot: '^src/cli/' },
+      to: { path: '^src/(cli|github|mcp|demo)/', pathNot: '^src/$1/' },
+    },
+    {
+      name: 'src-imports-no-tests',
+      comment: 'Shipped code never imports the tests or the benchmarks.',
+      severity: 'error',
+      from: { path: '^src/' },
+      to: { path: '^(test|bench)/' },
+    },
+    {
+      name: 'no-unresolvable',
+      comment: 'Every relative import resolves (otherwise the rules above could not see it).',
+      severity: 'error',
+      from: { path: '^src/' },
+      to: { couldNotResolve: true, dependencyTypesNot: ['type-only'] },
+    },
+  ],
+  options: {
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: 'tsconfig.json' },
+    doNotFollow: { path: ['node_modules'] },
+    exclude: { path: '^(dist|node_modules)/' },
+    enhancedResolveOptions: { exportsFields: ['exports'], conditionNames: ['import', 'require', 'node', 'default', 'types'] },
+  },
+};

@@ -1,0 +1,56 @@
+import { mkdir, writeFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { cruise, type ICruiseOptions, type ICruiseResult, type IViolation } from 'dependency-cruiser';
+import extractDepcruiseOptions from 'dependency-cruiser/config-utl/extract-depcruise-options';
+import extractTSConfig from 'dependency-cruiser/config-utl/extract-ts-config';
+import { describe, expect, it } from 'vitest';
+import { tempDir } from '../helpers/temp.js';
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const CONFIG = join(ROOT, '.dependency-cruiser.cjs');
+
+async function cruiseWithRules(baseDir: string, tsConfig?: string): Promise<IViolation[]> {
+  const options: ICruiseOptions = { ...(await extractDepcruiseOptions(CONFIG)), baseDir };
+  if (!tsConfig) delete options.tsConfig;
+  const { output } = await cruise(['src'], options, undefined, tsConfig ? { tsConfig: extractTSConfig(tsConfig) } : undefined);
+  const result = output as ICruiseResult;
+  return result.summary.violations;
+}
+
+function describeViolation(v: IViolation): string {
+  const via = v.cycle?.length ? ` (cycle: ${v.cycle.map((c) => c.name).join(' → ')})` : '';
+  return `${v.from} → ${v.to}: ${v.rule.name}${via}`;
+}
+
+describe('the layering of src/ (.dependency-cruiser.cjs)', () => {
+  it('holds: no folder cycle, and every folder imports only the layers below it', async () => {
+    const violations = await cruiseWithRules(ROOT, join(ROOT, 'tsconfig.json'));
+    const lines = violations.map(describeViolation);
+    if (lines.length) console.error(`layering violations:\n${lines.join('\n')}`);
+    expect(lines).toEqual([]);
+  });
+
+  it('bites: the loop importing an adapter and two folders importing each other are violations', async () => {
+    const dir = await tempDir('goal-loop-layers-');
+    const files: Record<string, string> = {
+      'src/workspace/git.ts': 'export const git = 1;\n',
+      'src/loop/controller.ts': "import { git } from '../workspace/git.js';\nexport const run = git;\n",
+      'src/goal/schema.ts': 'export const RISK = 2;\n',
+      'src/config/repo-config.ts': "import { RISK } from '../goal/schema.js';\nexport const config = RISK;\n",
+      'src/goal/render.ts': "import { config } from '../config/repo-config.js';\nexport const render = config;\n",
+    };
+    for (const [path, text] of Object.entries(files)) {
+      await mkdir(join(dir, dirname(path)), { recursive: true });
+      await writeFile(join(dir, path), text);
+    }
+    const lines = (await cruiseWithRules(dir)).map(describeViolation);
+    expect(lines).toEqual(
+      expect.arrayContaining([
+        'src/loop/controller.ts → src/workspace/git.ts: loop-imports-no-adapter',
+        'src/goal/render.ts → src/config/repo-config.ts: goal-imports-only-shared',
+        expect.stringMatching(/^src\/(goal|config) → src\/(config|goal): no-folder-circular/),
+      ]),
+    );
+  });
+});
