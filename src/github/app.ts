@@ -6,7 +6,11 @@ import { onIssues } from './handlers/issues.js';
 import { onPullRequestReview } from './handlers/pull-request-review.js';
 import { onPullRequestClosed } from './handlers/pull-request.js';
 
-/** Wires webhook events to their handlers; nothing else. */
+/**
+ * The GitHub App: which webhook event goes to which handler. Each handler only turns the payload
+ * into a GoalEvent and hands it to `intake` (the inbox, see intake.ts); the parts are composed in
+ * runtime.ts.
+ */
 export function goalLoopApp(intake: Intake): ApplicationFunction {
   return (app) => {
     app.on(['issues.labeled', 'issues.unlabeled', 'issues.closed'], onIssues(intake));

@@ -1,11 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
-import type { ApplicationFunction } from 'probot';
 import type { Ledger } from '../ports/ledger.js';
 import type { WorkQueue } from '../ports/queue.js';
 import { isGoalLeased, withLease } from '../worker/lease.js';
 import { DEFAULT_LEASE_MS } from '../worker/worker-pool.js';
-import { goalLoopApp } from './app.js';
 import { EventProcessor } from './event-processor.js';
 import type { GoalEvent } from './events.js';
 import type { Octokit } from './github-forge.js';
@@ -28,7 +26,8 @@ export interface IntakeOptions {
 
 /** The webhook side: record each delivery in the inbox, answer, then act on it. */
 export interface Intake {
-  appFn: ApplicationFunction;
+  /** What a handler hands an event to: recorded in the inbox (a redelivery is dropped), then handled in the background. */
+  accept(event: GoalEvent): Promise<void>;
   processor: EventProcessor;
   /** Handles inbox entries left unhandled (a crash, a lost server); safe to call any time. Returns how many it found. */
   replayInbox(): Promise<number>;
@@ -109,10 +108,10 @@ export function createIntake(opts: IntakeOptions): Intake {
     return next;
   };
   return {
-    appFn: goalLoopApp(async (event) => {
+    async accept(event) {
       if (!(await ledger.recordDelivery(event.deliveryId, event))) return;
       void handle(event.deliveryId, event);
-    }),
+    },
     processor,
     async replayInbox() {
       const pending = await ledger.unhandledDeliveries();

@@ -1,16 +1,27 @@
 import type { Logger } from 'pino';
-import type { ApplicationFunction, Probot } from 'probot';
+import { createProbot, type ApplicationFunction, type Probot } from 'probot';
 import type { RepoConfig } from '../config/repo-config.js';
 import type { Store } from '../ledger/open-ledger.js';
 import type { Sandbox } from '../ports/sandbox.js';
 import type { WorkerPool } from '../worker/worker-pool.js';
 import { MirrorCache } from '../workspace/mirror-cache.js';
+import { goalLoopApp } from './app.js';
+import { claudeHooks } from './claude-hooks.js';
 import { createGoalWorkers } from './goal-workers.js';
 import type { Octokit } from './github-forge.js';
 import { createIntake, type Intake } from './intake.js';
+import { pick, serviceSettings } from './server/settings.js';
 import type { WorkGoalDeps } from './work-goal.js';
 
+/**
+ * The GitHub App composed in one place: Probot, the store, the intake (thin handlers -> inbox ->
+ * event processor -> durable queue) and the goal workers. `serve` and `worker` both start here
+ * (createAppRuntime); tests build the same runtime on their own Probot (createRuntime).
+ */
+
 const INBOX_REPLAY_MS = 60_000;
+
+export type RuntimeRole = 'both' | 'webhooks' | 'workers';
 
 export interface RuntimeOptions {
   probot: Probot;
@@ -19,7 +30,7 @@ export interface RuntimeOptions {
   workspaceRoot: string;
   sandboxFor: (config: RepoConfig) => Promise<Sandbox>;
   /** `webhooks`: intake only (scale-out `serve`); `workers`: workers only (`worker`); `both`: embedded. */
-  role?: 'both' | 'webhooks' | 'workers';
+  role?: RuntimeRole;
   concurrency?: number;
   workerId?: string;
   leaseMs?: number;
@@ -84,7 +95,7 @@ export function createRuntime(opts: RuntimeOptions): GoalLoopRuntime {
       : setInterval(() => void intake.replayInbox().catch((err: unknown) => opts.logger.warn({ err }, 'inbox replay failed')), INBOX_REPLAY_MS);
   replay?.unref();
   return {
-    appFn: intake.appFn,
+    appFn: goalLoopApp((event) => intake.accept(event)),
     intake,
     pool,
     async resumeInterrupted() {
@@ -103,4 +114,44 @@ export function createRuntime(opts: RuntimeOptions): GoalLoopRuntime {
       await Promise.all([pool?.close(graceMs), Promise.race([intake.idle(), new Promise((r) => setTimeout(r, graceMs).unref())])]);
     },
   };
+}
+
+/** What `serve` and `worker` share: the runtime's own options (tuning falls back to the env). */
+export type AppServiceOptions = Pick<
+  RuntimeOptions,
+  'store' | 'workspaceRoot' | 'sandboxFor' | 'concurrency' | 'workerId' | 'leaseMs' | 'pollMs' | 'minUpdateIntervalMs' | 'controlPollMs'
+> & {
+  env?: NodeJS.ProcessEnv;
+  /** Overrides for tests (appId, privateKey, secret, log, Octokit, request). */
+  probotOverrides?: Parameters<typeof createProbot>[0];
+};
+
+/** A ready Probot (credentials from the environment) and the app's runtime in the given role, Claude included when configured. */
+export async function createAppRuntime(
+  opts: AppServiceOptions,
+  role: RuntimeRole,
+  logName: string,
+): Promise<{ probot: Probot; runtime: GoalLoopRuntime; log: Logger; concurrency: number }> {
+  const env = opts.env ?? process.env;
+  const settings = serviceSettings(env);
+  const probot = createProbot({ env, ...opts.probotOverrides, overrides: { Octokit: settings.Octokit, ...opts.probotOverrides?.overrides } });
+  await probot.ready(); // Probot 14 builds its logger and auth asynchronously
+  const log = probot.log.child({ name: logName });
+  const concurrency = opts.concurrency ?? settings.concurrency;
+  const runtime = createRuntime({
+    probot,
+    store: opts.store,
+    role,
+    logger: log,
+    workspaceRoot: opts.workspaceRoot,
+    sandboxFor: opts.sandboxFor,
+    concurrency,
+    ...pick(opts.workerId, (workerId) => ({ workerId })),
+    ...pick(opts.leaseMs ?? settings.leaseMs, (leaseMs) => ({ leaseMs })),
+    ...pick(opts.pollMs ?? settings.pollMs, (pollMs) => ({ pollMs })),
+    ...pick(opts.minUpdateIntervalMs ?? settings.minUpdateIntervalMs, (minUpdateIntervalMs) => ({ minUpdateIntervalMs })),
+    ...pick(opts.controlPollMs, (controlPollMs) => ({ controlPollMs })),
+    claude: claudeHooks(env, log),
+  });
+  return { probot, runtime, log, concurrency };
 }

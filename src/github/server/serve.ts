@@ -1,8 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
 import { createNodeMiddleware, type Probot } from 'probot';
-import type { GoalLoopRuntime } from '../runtime.js';
-import { createAppRuntime, type AppServiceOptions } from './app-runtime.js';
+import { createAppRuntime, type AppServiceOptions, type GoalLoopRuntime } from '../runtime.js';
 import { MAX_WEBHOOK_BODY_BYTES, readCappedBody } from './body-cap.js';
 import { startWebhookRelay } from './webhook-relay.js';
 

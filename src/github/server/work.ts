@@ -1,6 +1,5 @@
 import type { Logger } from 'pino';
-import type { GoalLoopRuntime } from '../runtime.js';
-import { createAppRuntime, type AppServiceOptions } from './app-runtime.js';
+import { createAppRuntime, type AppServiceOptions, type GoalLoopRuntime } from '../runtime.js';
 
 export type WorkerOptions = AppServiceOptions;
 
