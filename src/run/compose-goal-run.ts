@@ -1,0 +1,161 @@
+import type { Logger } from 'pino';
+import type { AgentDeps } from '../agent/select-agent.js';
+import { configLimits, type RepoConfig } from '../config/repo-config.js';
+import { effectiveLimits, type LoopLimits } from '../goal/limits.js';
+import type { GoalSpec, LimitsOverride } from '../goal/schema.js';
+import type { RunGoalOptions } from '../loop/controller.js';
+import type { TaskAgent } from '../ports/agent.js';
+import type { Sandbox } from '../ports/sandbox.js';
+import type { Workspace } from '../ports/workspace.js';
+import { selectSandbox } from '../sandbox/select-sandbox.js';
+import type { GitOptions } from '../workspace/git.js';
+import { GitWorkspace } from '../workspace/git-workspace.js';
+import type { MirrorCache } from '../workspace/mirror-cache.js';
+
+/**
+ * One composition of a goal run, shared by `goal-loop run`, the MCP server and the GitHub App:
+ * from the repo config and the spec it derives the sandbox, the agent, the goal's clone, the
+ * gate, the setup and the limits; the caller brings only what differs (where the clone comes
+ * from and how it authenticates, which agent, the forge, the ledger, how the run is stopped).
+ */
+
+/** Author and committer of checkpoints made on a local run (CLI, MCP). */
+export const LOCAL_IDENTITY: Readonly<{ name: string; email: string }> = Object.freeze({ name: 'goal-loop', email: 'goal-loop@users.noreply.github.com' });
+
+/** Where a goal's private clone comes from and lives. */
+export interface GoalClone {
+  /** Path or URL of the repository: clone source and push target. */
+  remote: string;
+  /** Credentials for the remote's git processes (split off a URL, or a token header). */
+  remoteConfig?: GitOptions['remoteConfig'];
+  /** The clone's directory. */
+  dir: string;
+  /** The branch that receives the checkpoints; default `goal/<goal_id>`. */
+  branch?: string;
+  /** Branch to start from when the goal branch does not exist yet; default: the remote's HEAD. */
+  baseBranch?: string;
+  /** Author and committer of checkpoints; default LOCAL_IDENTITY. */
+  identity?: { name: string; email: string };
+  /** Clone from a local mirror of the remote instead of downloading it again. */
+  mirrorCache?: MirrorCache;
+}
+
+/** The goal's clone, with the repo config's protected paths. */
+export function goalWorkspace(clone: GoalClone, goalId: string, config: Pick<RepoConfig, 'protected_paths'>): GitWorkspace {
+  return new GitWorkspace({
+    remote: clone.remote,
+    ...(clone.remoteConfig ? { remoteConfig: clone.remoteConfig } : {}),
+    dir: clone.dir,
+    goalId,
+    branch: clone.branch ?? `goal/${goalId}`,
+    ...(clone.baseBranch ? { baseBranch: clone.baseBranch } : {}),
+    protectedPaths: config.protected_paths,
+    identity: clone.identity ?? LOCAL_IDENTITY,
+    ...(clone.mirrorCache ? { mirrorCache: clone.mirrorCache } : {}),
+  });
+}
+
+/** What an agent factory gets: the run's sandbox, the repo config and the limits in force. */
+export interface AgentContext {
+  sandbox: Sandbox;
+  config: RepoConfig;
+  limits: LoopLimits;
+  logger: Logger;
+}
+
+/** The Claude agent's dependencies for a run (for `selectAgent`). */
+export function agentDeps(ctx: AgentContext): AgentDeps {
+  return {
+    sandbox: ctx.sandbox,
+    logger: ctx.logger,
+    ...(ctx.config.model ? { model: ctx.config.model } : {}),
+    protectedPaths: ctx.config.protected_paths,
+    taskTimeoutS: ctx.limits.task_timeout_s,
+    mcpServers: ctx.config.mcp_servers,
+    maxWallMinutes: ctx.limits.max_wall_minutes,
+  };
+}
+
+/** The limits layers a run gets, and the limits in force (derived from them alone). */
+export interface RunLimits {
+  /** The limits in force: repo config, tightened by the spec, then the human's changes. */
+  limits: LoopLimits;
+  /** The spec to run (with the limits in force written into it when pinned). */
+  spec: GoalSpec;
+  configLimits: Partial<LoopLimits>;
+  humanLimits?: LimitsOverride;
+}
+
+/**
+ * The limits of a run. Pinned (the MCP server), the limits in force are written into the spec
+ * and the config layer, so the ledger's copy of the spec shows them to `status`; otherwise the
+ * controller applies the layers itself (and warns about a spec that tries to loosen the config).
+ */
+export function runLimits(config: RepoConfig, spec: GoalSpec, human?: LimitsOverride, pin = false): RunLimits {
+  const configured = configLimits(config);
+  const limits = effectiveLimits(configured, spec.limits, human);
+  if (pin) return { limits, spec: { ...spec, limits: { ...limits } }, configLimits: limits };
+  return { limits, spec, configLimits: configured, ...(human ? { humanLimits: human } : {}) };
+}
+
+/** The repo config's commands for a run: the gate, the setup, and whether setup gets the network. */
+export function configCommands(config: Pick<RepoConfig, 'gate' | 'setup' | 'network'>): Pick<RunGoalOptions, 'gate' | 'setup' | 'setupNetwork'> {
+  return { gate: config.gate, setup: config.setup, setupNetwork: config.network === 'setup' };
+}
+
+/** The sandbox the repo config asks for (`bwrap` is refused with SandboxUnavailableError where it cannot run). */
+export function sandboxForConfig(logger: Logger): (config: RepoConfig) => Promise<Sandbox> {
+  return (config) => selectSandbox({ mode: config.sandbox, logger });
+}
+
+export interface ComposeGoalRunInput
+  extends Omit<RunGoalOptions, 'spec' | 'workspace' | 'sandbox' | 'agent' | 'configLimits' | 'humanLimits' | 'gate' | 'setup' | 'setupNetwork'> {
+  spec: GoalSpec;
+  config: RepoConfig;
+  /** The goal's clone: where and how, or a workspace the caller already made (e.g. with goalWorkspace, to plan in it first). */
+  workspace: GoalClone | Workspace;
+  /** The sandbox, or how to get it from the config (default: sandboxForConfig). Rejects with SandboxUnavailableError. */
+  sandbox?: Sandbox | ((config: RepoConfig) => Promise<Sandbox>);
+  /** The agent, or a factory given the run's sandbox, config and limits (undefined: the tasks' scripted steps only). */
+  agent?: TaskAgent | ((ctx: AgentContext) => TaskAgent | undefined);
+  /** A human's changes (`/goal budget`, an MCP client's `goal_config`): applied as given. */
+  humanLimits?: LimitsOverride;
+  /** Write the limits in force into the spec (see runLimits). */
+  pinLimits?: boolean;
+}
+
+export interface ComposedGoalRun {
+  /** For runGoal. */
+  options: RunGoalOptions;
+  limits: LoopLimits;
+  sandbox: Sandbox;
+  agent: TaskAgent | undefined;
+  /** Stops what this composition started (an agent made by the factory: its MCP servers). */
+  close(): Promise<void>;
+}
+
+/** Composes a goal run from the repo config and the spec; the caller passes `options` to runGoal, then calls close(). */
+export async function composeGoalRun(input: ComposeGoalRunInput): Promise<ComposedGoalRun> {
+  const { config, workspace, sandbox: sandboxInput, agent: agentInput, humanLimits, pinLimits, spec: givenSpec, ...pass } = input;
+  const { limits, spec, ...layers } = runLimits(config, givenSpec, humanLimits, pinLimits);
+  const sandbox = typeof sandboxInput === 'function' || sandboxInput === undefined ? await (sandboxInput ?? sandboxForConfig(input.logger))(config) : sandboxInput;
+  const made = typeof agentInput === 'function';
+  const agent = typeof agentInput === 'function' ? agentInput({ sandbox, config, limits, logger: input.logger }) : agentInput;
+  const options: RunGoalOptions = {
+    ...pass,
+    spec,
+    workspace: isWorkspace(workspace) ? workspace : goalWorkspace(workspace, spec.goal_id, config),
+    sandbox,
+    ...(agent ? { agent } : {}),
+    ...layers,
+    ...configCommands(config),
+  };
+  const close = async () => {
+    if (made) await agent?.close?.();
+  };
+  return { options, limits, sandbox, agent, close };
+}
+
+function isWorkspace(w: GoalClone | Workspace): w is Workspace {
+  return typeof (w as Workspace).prepare === 'function';
+}

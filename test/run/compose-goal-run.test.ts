@@ -1,0 +1,152 @@
+import pino from 'pino';
+import { describe, expect, it } from 'vitest';
+import { parseRepoConfig } from '../../src/config/repo-config.js';
+import { DEFAULT_LIMITS } from '../../src/goal/limits.js';
+import { parseGoalSpec } from '../../src/goal/parse.js';
+import type { GoalSpec } from '../../src/goal/schema.js';
+import type { Ledger } from '../../src/ports/ledger.js';
+import type { Forge } from '../../src/ports/forge.js';
+import type { TaskAgent } from '../../src/ports/agent.js';
+import type { Sandbox } from '../../src/ports/sandbox.js';
+import type { Workspace } from '../../src/ports/workspace.js';
+import { agentDeps, composeGoalRun, configCommands, goalWorkspace, LOCAL_IDENTITY, runLimits } from '../../src/run/compose-goal-run.js';
+import { rawSpec } from '../helpers/spec-builders.js';
+
+const logger = pino({ level: 'silent' });
+const spec = (limits?: Record<string, unknown>): GoalSpec =>
+  parseGoalSpec(JSON.stringify(rawSpec(undefined, { goal_id: 'g1', ...(limits ? { limits } : {}) })), { source: 'spec' });
+
+describe('runLimits', () => {
+  const config = parseRepoConfig({ max_iterations: 20, cost_cap_usd: 5 });
+  const cases = [
+    {
+      name: 'config only',
+      spec: spec(),
+      human: undefined,
+      pin: false,
+      limits: { ...DEFAULT_LIMITS, max_iterations: 20, cost_cap_usd: 5 },
+      configLimits: { max_iterations: 20, cost_cap_usd: 5 },
+      humanLimits: undefined,
+    },
+    {
+      name: 'the spec only tightens',
+      spec: spec({ max_iterations: 10, cost_cap_usd: 50 }),
+      human: undefined,
+      pin: false,
+      limits: { ...DEFAULT_LIMITS, max_iterations: 10, cost_cap_usd: 5 },
+      configLimits: { max_iterations: 20, cost_cap_usd: 5 },
+      humanLimits: undefined,
+    },
+    {
+      name: 'a human raises the budget',
+      spec: spec({ cost_cap_usd: 2 }),
+      human: { cost_cap_usd: 30 },
+      pin: false,
+      limits: { ...DEFAULT_LIMITS, max_iterations: 20, cost_cap_usd: 30 },
+      configLimits: { max_iterations: 20, cost_cap_usd: 5 },
+      humanLimits: { cost_cap_usd: 30 },
+    },
+    {
+      name: 'pinned: the limits in force are the config layer',
+      spec: spec({ max_iterations: 10 }),
+      human: { cost_cap_usd: 1 },
+      pin: true,
+      limits: { ...DEFAULT_LIMITS, max_iterations: 10, cost_cap_usd: 1 },
+      configLimits: { ...DEFAULT_LIMITS, max_iterations: 10, cost_cap_usd: 1 },
+      humanLimits: undefined,
+    },
+  ];
+  it.each(cases)('$name', (c) => {
+    const out = runLimits(config, c.spec, c.human, c.pin);
+    expect(out.limits).toEqual(c.limits);
+    expect(out.configLimits).toEqual(c.configLimits);
+    expect(out.humanLimits).toEqual(c.humanLimits);
+    expect(out.spec.limits).toEqual(c.pin ? c.limits : c.spec.limits);
+  });
+});
+
+describe('configCommands', () => {
+  it.each([
+    { raw: {}, out: { gate: [], setup: [], setupNetwork: false } },
+    { raw: { gate: ['npm test'], setup: ['npm ci'], network: 'setup' }, out: { gate: ['npm test'], setup: ['npm ci'], setupNetwork: true } },
+    { raw: { setup: ['npm ci'], network: 'none' }, out: { gate: [], setup: ['npm ci'], setupNetwork: false } },
+  ])('$raw', ({ raw, out }) => {
+    expect(configCommands(parseRepoConfig(raw))).toEqual(out);
+  });
+});
+
+describe('agentDeps', () => {
+  const sandbox = {} as Sandbox;
+  it.each([
+    { raw: {}, model: undefined },
+    { raw: { model: 'claude-x', mcp_servers: [{ name: 'db', command: 'db-mcp' }] }, model: 'claude-x' },
+  ])('$raw', ({ raw, model }) => {
+    const config = parseRepoConfig(raw);
+    const limits = { ...DEFAULT_LIMITS, task_timeout_s: 42, max_wall_minutes: 7 };
+    expect(agentDeps({ sandbox, config, limits, logger })).toEqual({
+      sandbox,
+      logger,
+      ...(model ? { model } : {}),
+      protectedPaths: config.protected_paths,
+      taskTimeoutS: 42,
+      mcpServers: config.mcp_servers,
+      maxWallMinutes: 7,
+    });
+  });
+});
+
+describe('goalWorkspace', () => {
+  it('defaults the branch and the identity', () => {
+    const w = goalWorkspace({ remote: '/r', dir: '/tmp/w' }, 'g1', parseRepoConfig({}));
+    expect(w.branch).toBe('goal/g1');
+    expect(w.dir).toBe('/tmp/w');
+    expect(LOCAL_IDENTITY.name).toBe('goal-loop');
+  });
+});
+
+describe('composeGoalRun', () => {
+  const ledger = {} as Ledger;
+  const forge = {} as Forge;
+  const sandbox = { describe: () => 'fake' } as unknown as Sandbox;
+  const workspace = { dir: '/w', branch: 'goal/g1', prepare: async () => [] } as unknown as Workspace;
+  const config = parseRepoConfig({ cost_cap_usd: 5, gate: ['true'] });
+
+  it('derives the run from the config and spec, and gives the factory the limits in force', async () => {
+    let seen: number | undefined;
+    let closed = 0;
+    const agent = { close: async () => void (closed += 1) } as unknown as TaskAgent;
+    const run = await composeGoalRun({
+      repo: '/r',
+      spec: spec({ task_timeout_s: 60 }),
+      config,
+      ledger,
+      forge,
+      logger,
+      workspace,
+      sandbox: async () => sandbox,
+      agent: (ctx) => ((seen = ctx.limits.task_timeout_s), agent),
+      humanLimits: { cost_cap_usd: 9 },
+      approve: ['a'],
+    });
+    expect(seen).toBe(60);
+    expect(run.options).toMatchObject({ repo: '/r', ledger, forge, workspace, sandbox, agent, gate: ['true'], setup: [], setupNetwork: false, configLimits: { cost_cap_usd: 5 }, humanLimits: { cost_cap_usd: 9 }, approve: ['a'] });
+    expect(run.limits.cost_cap_usd).toBe(9);
+    await run.close();
+    expect(closed).toBe(1);
+  });
+
+  it('leaves an agent it did not make open, and builds the clone from its description', async () => {
+    let closed = 0;
+    const agent = { close: async () => void (closed += 1) } as unknown as TaskAgent;
+    const run = await composeGoalRun({ repo: '/r', spec: spec(), config, ledger, forge, logger, workspace: { remote: '/r', dir: '/tmp/w2', baseBranch: 'main' }, sandbox, agent });
+    expect(run.options.workspace.branch).toBe('goal/g1');
+    expect(run.options).not.toHaveProperty('humanLimits');
+    await run.close();
+    expect(closed).toBe(0);
+  });
+
+  it('passes a sandbox refusal through', async () => {
+    const refused = composeGoalRun({ repo: '/r', spec: spec(), config, ledger, forge, logger, workspace, sandbox: () => Promise.reject(new Error('no bwrap')) });
+    await expect(refused).rejects.toThrow('no bwrap');
+  });
+});
