@@ -1,8 +1,7 @@
 import { parseDocument } from 'yaml';
 import { z } from 'zod';
-import { RISK_LEVELS } from '../goal/schema.js';
 import { DEFAULT_PROTECTED_PATHS } from './protected-paths.js';
-import type { LoopLimits } from '../goal/limits.js';
+import { LIMIT_KEYS, limitConfigKeys, type LoopLimits } from '../goal/limits.js';
 
 export const REPO_CONFIG_PATH = '.github/goal-loop.yml';
 
@@ -38,13 +37,7 @@ export const RepoConfigSchema = z
       .default([])
       .describe('Commands run once in the workspace before the first task, e.g. `npm ci`. Network only if `network: setup`.'),
     gate: z.array(command).default([]).describe('Commands the final gate runs after the acceptance checks; all must exit 0.'),
-    max_retries: z.number().int().positive().optional().describe('Attempts per task before it escalates (default 3).'),
-    max_iterations: z.number().int().positive().optional().describe('Attempts over the whole goal (default 50).'),
-    error_threshold: z.number().int().positive().optional().describe('Consecutive infrastructure errors that stop the goal (default 3).'),
-    cost_cap_usd: z.number().nonnegative().optional().describe('Model spend allowed per goal, in US dollars (default 10).'),
-    max_wall_minutes: z.number().positive().optional().describe('Wall-clock minutes one run may take (default 120).'),
-    task_timeout_s: z.number().int().positive().optional().describe('Seconds one command may run before it is killed (default 600).'),
-    max_risk: z.enum(RISK_LEVELS).optional().describe('Tasks whose risk is above this wait for approval (default high).'),
+    ...limitConfigKeys(),
     protected_paths: z
       .array(z.string().min(1))
       .default(DEFAULT_PROTECTED_PATHS)
@@ -109,9 +102,10 @@ export function parseRepoConfigText(text: string, source?: string): RepoConfig {
   return parseRepoConfig(raw, source);
 }
 
+/** The limits the config sets (absent keys left out, for the defaults or a later layer to fill). */
 export function configLimits(config: RepoConfig): Partial<LoopLimits> {
   const out: Partial<LoopLimits> = {};
-  for (const key of ['max_retries', 'max_iterations', 'error_threshold', 'cost_cap_usd', 'max_wall_minutes', 'task_timeout_s', 'max_risk'] as const) {
+  for (const key of LIMIT_KEYS) {
     if (config[key] !== undefined) (out as Record<string, unknown>)[key] = config[key];
   }
   return out;

@@ -1,40 +1,92 @@
-import { RISK_LEVELS, type LimitsOverride, type Risk } from './schema.js';
+import { z } from 'zod';
 
-/** The safeguards the controller enforces; never left to the model. */
-export interface LoopLimits {
-  max_iterations: number;
-  max_retries: number;
-  error_threshold: number;
-  cost_cap_usd: number;
-  max_wall_minutes: number;
-  task_timeout_s: number;
-  max_risk: Risk;
+export const RISK_LEVELS = ['low', 'medium', 'high', 'critical'] as const;
+export type Risk = (typeof RISK_LEVELS)[number];
+
+/**
+ * The safeguards the controller enforces, never left to the model, declared once: each limit's
+ * type, default and meaning. Everything else derives from this schema: the `LoopLimits` type,
+ * `DEFAULT_LIMITS`, the spec's `limits:` override (`LimitsSchema`), the repo config's keys
+ * (`limitConfigKeys`) and the key list (`LIMIT_KEYS`).
+ *
+ * Direction: every limit is stricter when lower (a number, or a risk earlier in RISK_LEVELS);
+ * `tighten` and `loosenedKeys` read it through `strictness`.
+ */
+export const LoopLimitsSchema = z.strictObject({
+  max_iterations: z.number().int().positive().default(50).describe('Attempts allowed over the whole goal.'),
+  max_retries: z
+    .number()
+    .int()
+    .positive()
+    .default(3)
+    .describe('Attempts allowed per task before it escalates (3 means at most 3 attempts).'),
+  error_threshold: z
+    .number()
+    .int()
+    .positive()
+    .default(3)
+    .describe('Consecutive infrastructure errors that trip the circuit breaker and stop the goal.'),
+  cost_cap_usd: z.number().nonnegative().default(10).describe('Model spend allowed for the goal, in US dollars.'),
+  max_wall_minutes: z.number().positive().default(120).describe('Wall-clock minutes one run of the loop may take.'),
+  task_timeout_s: z
+    .number()
+    .int()
+    .positive()
+    .default(600)
+    .describe('Seconds one command (run step, verification) may run before it is killed.'),
+  max_risk: z.enum(RISK_LEVELS).default('high').describe('Tasks whose risk is above this wait for approval.'),
+});
+
+export type LoopLimits = z.output<typeof LoopLimitsSchema>;
+
+type LimitShape = typeof LoopLimitsSchema.shape;
+type LimitKey = keyof LimitShape;
+/** Each limit as a key that may be left out: its own checks, no default applied. */
+type OptionalLimits = { [K in LimitKey]: z.ZodOptional<LimitShape[K]['def']['innerType']> };
+
+/** Every limit's key, in the schema's order. */
+export const LIMIT_KEYS = Object.keys(LoopLimitsSchema.shape) as LimitKey[];
+
+export const DEFAULT_LIMITS: Readonly<LoopLimits> = Object.freeze(LoopLimitsSchema.parse({}));
+
+/**
+ * The limits as optional keys, described. `documentDefault` puts each default in the JSON Schema
+ * (for the repo config, whose absent keys fall back to it) without zod applying it: an absent key
+ * stays absent, so a later layer can tell "not set" from "set to the default".
+ */
+function optionalLimits(documentDefault: boolean): OptionalLimits {
+  const shape: Record<string, z.ZodType> = {};
+  for (const key of LIMIT_KEYS) {
+    const limit = LoopLimitsSchema.shape[key];
+    const meta = { description: limit.description, ...(documentDefault ? { default: DEFAULT_LIMITS[key] } : {}) };
+    shape[key] = limit.def.innerType.optional().meta(meta);
+  }
+  return shape as OptionalLimits;
 }
 
-export const DEFAULT_LIMITS: Readonly<LoopLimits> = Object.freeze({
-  max_iterations: 50,
-  max_retries: 3,
-  error_threshold: 3,
-  cost_cap_usd: 10,
-  max_wall_minutes: 120,
-  task_timeout_s: 600,
-  max_risk: 'high',
-});
+/** The spec's `limits:`: each key optional. */
+export const LimitsSchema = z
+  .strictObject(optionalLimits(false))
+  .describe('Stricter limits for this goal: each may only tighten the repository configuration; looser values are ignored.');
+export type LimitsOverride = z.infer<typeof LimitsSchema>;
+
+/** The repo config's limit keys (`.github/goal-loop.yml`): optional, their defaults documented. */
+export function limitConfigKeys(): OptionalLimits {
+  return optionalLimits(true);
+}
 
 /** Later layers win, as given: for the owner's and humans' layers only (see effectiveLimits). */
 export function resolveLimits(...layers: Array<LimitsOverride | undefined>): LoopLimits {
   const out: LoopLimits = { ...DEFAULT_LIMITS };
   for (const layer of layers) {
     if (!layer) continue;
-    for (const [key, value] of Object.entries(layer)) {
-      if (value !== undefined) (out as unknown as Record<string, unknown>)[key] = value;
+    for (const key of LIMIT_KEYS) {
+      const value = layer[key];
+      if (value !== undefined) (out as Record<LimitKey, unknown>)[key] = value;
     }
   }
   return out;
 }
-
-type NumericLimit = Exclude<keyof LoopLimits, 'max_risk'>;
-const NUMERIC: readonly NumericLimit[] = ['max_iterations', 'max_retries', 'error_threshold', 'cost_cap_usd', 'max_wall_minutes', 'task_timeout_s'];
 
 /**
  * The one rule for a goal's limits, wherever it runs: defaults < repo config, then the spec's
@@ -45,29 +97,30 @@ export function effectiveLimits(config: Partial<LoopLimits> | undefined, spec: L
   return resolveLimits(tighten(resolveLimits(config), spec), human);
 }
 
+/** Where a limit's value stands: lower is stricter (a risk ranks by its place in RISK_LEVELS). */
+export function strictness(value: number | Risk): number {
+  return typeof value === 'number' ? value : RISK_LEVELS.indexOf(value);
+}
+
 /** `base` with each key of `layer` applied only where it is stricter. */
 export function tighten(base: LoopLimits, layer: LimitsOverride | undefined): LoopLimits {
   const out = { ...base };
   if (!layer) return out;
-  for (const key of NUMERIC) {
+  for (const key of LIMIT_KEYS) {
     const v = layer[key];
-    if (v !== undefined && v < out[key]) out[key] = v;
+    if (v !== undefined && strictness(v) < strictness(out[key])) (out as Record<LimitKey, unknown>)[key] = v;
   }
-  if (layer.max_risk && riskExceeds(out.max_risk, layer.max_risk)) out.max_risk = layer.max_risk;
   return out;
 }
 
 /** The keys of `patch` that loosen `current` (more budget, or more risk without approval). */
 export function loosenedKeys(current: LoopLimits, patch: LimitsOverride): Array<keyof LoopLimits> {
-  const out: Array<keyof LoopLimits> = [];
-  for (const key of NUMERIC) {
+  return LIMIT_KEYS.filter((key) => {
     const v = patch[key];
-    if (v !== undefined && v > current[key]) out.push(key);
-  }
-  if (patch.max_risk && riskExceeds(patch.max_risk, current.max_risk)) out.push('max_risk');
-  return out;
+    return v !== undefined && strictness(v) > strictness(current[key]);
+  });
 }
 
 export function riskExceeds(risk: Risk, max: Risk): boolean {
-  return RISK_LEVELS.indexOf(risk) > RISK_LEVELS.indexOf(max);
+  return strictness(risk) > strictness(max);
 }

@@ -1,7 +1,8 @@
 import { z } from 'zod';
+import { LimitsSchema, RISK_LEVELS } from './limits.js';
 
-export const RISK_LEVELS = ['low', 'medium', 'high', 'critical'] as const;
-export type Risk = (typeof RISK_LEVELS)[number];
+// The limits are declared once, in limits.ts; these names stay importable from here.
+export { LimitsSchema, RISK_LEVELS, type LimitsOverride, type Risk } from './limits.js';
 
 export const TASK_ID_PATTERN = /^[A-Za-z0-9._-]+$/;
 export const GOAL_ID_PATTERN = /^[a-z0-9-]+$/;
@@ -11,24 +12,6 @@ export const TASK_ID_MAX = 100;
 const taskId = z.string().max(TASK_ID_MAX, `must be at most ${TASK_ID_MAX} characters`);
 
 const command = z.string().trim().min(1, 'must be a non-empty command');
-
-export const LimitsSchema = z
-  .strictObject({
-    max_iterations: z.number().int().positive().optional().describe('Attempts allowed over the whole goal.'),
-    max_retries: z.number().int().positive().optional().describe('Attempts allowed per task (3 means at most 3 attempts).'),
-    error_threshold: z
-      .number()
-      .int()
-      .positive()
-      .optional()
-      .describe('Consecutive infrastructure errors that trip the circuit breaker.'),
-    cost_cap_usd: z.number().nonnegative().optional().describe('Model spend allowed for the goal, in US dollars.'),
-    max_wall_minutes: z.number().positive().optional().describe('Wall-clock minutes one run of the loop may take.'),
-    task_timeout_s: z.number().int().positive().optional().describe('Seconds one command (run step, verification) may take.'),
-    max_risk: z.enum(RISK_LEVELS).optional().describe('Tasks above this risk wait for approval.'),
-  })
-  .describe('Stricter limits for this goal: each may only tighten the repository configuration; looser values are ignored.');
-export type LimitsOverride = z.infer<typeof LimitsSchema>;
 
 export const AcceptanceCriterionSchema = z.union([
   z.string().trim().min(1),
