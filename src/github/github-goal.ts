@@ -1,22 +1,9 @@
 import { slugify } from '../goal/slug.js';
 import type { GoalKey } from '../ports/ledger.js';
+import { readGitHubMeta, type GitHubGoal } from './goal-meta.js';
 
-/** What the worker needs to know about a goal's home on GitHub; kept in the ledger's meta. */
-export interface GitHubGoal {
-  owner: string;
-  repo: string;
-  installationId: number;
-  issueNumber: number;
-  issueTitle: string;
-  /** `repository.clone_url` from the payload: https for GitHub, a path in tests. */
-  cloneUrl: string;
-  htmlUrl: string;
-  defaultBranch: string;
-  /** `goal/<issue-number>-<slug>` */
-  branch: string;
-  author: string;
-  assignees: string[];
-}
+/** What the worker needs to know about a goal's home on GitHub; kept in the ledger's meta (goal-meta.ts). */
+export type { GitHubGoal } from './goal-meta.js';
 
 /** Ledger identity of an issue's goal: the repository's full name and the issue number. */
 export function goalKeyFor(owner: string, repo: string, issueNumber: number): GoalKey {
@@ -59,7 +46,7 @@ export function githubGoalFrom(repository: RepositoryLike, issue: IssueLike, ins
   };
 }
 
+/** The goal's GitHub home from its meta, read through the schema; undefined when absent or malformed. */
 export function readGitHubGoal(meta: Record<string, unknown>): GitHubGoal | undefined {
-  const g = meta.github as GitHubGoal | undefined;
-  return g && typeof g.issueNumber === 'number' ? g : undefined;
+  return readGitHubMeta(meta).github;
 }

@@ -17,6 +17,13 @@ export const GitHubGoalSchema = z.object({
   assignees: z.array(z.string()),
 });
 
+/** What the issue body held when the goal was last accepted (started, resumed, approved, reviewed…). */
+export const IssuePlanSchema = z.discriminatedUnion('kind', [
+  z.object({ kind: z.literal('spec') }),
+  z.object({ kind: z.literal('none') }),
+  z.object({ kind: z.literal('invalid'), errors: z.array(z.string()) }),
+]);
+
 export const PendingReviewSchema = z.object({ taskId: z.string(), prNumber: z.number().int(), reviewId: z.number().int() });
 
 /** The GitHub App's keys of a goal's meta (see goal/meta.ts). */
@@ -33,6 +40,9 @@ export const GitHubGoalMetaSchema = CoreGoalMetaSchema.extend({
   templatePosted: z.boolean().optional().describe('The goal-block template was posted once already.'),
   extraTasks: z.array(TaskSchema).optional().describe('Tasks added to the issue\'s plan by reviews.'),
   pendingReviews: z.array(PendingReviewSchema).optional().describe('Reviews whose fix task is not checkpointed yet.'),
+  issuePlan: IssuePlanSchema.optional().describe(
+    "The issue body's plan, parsed where the goal was last accepted (start, plan, approve, resume, retry, review): `spec` = its ```goal block (plus the reviews' extraTasks) is the goal's spec in the ledger; `none` = no block (Claude's plannedSpec or the template applies); `invalid` = the block's errors.",
+  ),
 });
 export type GitHubGoalMeta = z.infer<typeof GitHubGoalMetaSchema>;
 export type GitHubGoal = z.infer<typeof GitHubGoalSchema>;

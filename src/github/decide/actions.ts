@@ -1,0 +1,46 @@
+import type { RepoConfig } from '../../config/repo-config.js';
+import type { GoalSpec } from '../../goal/schema.js';
+import type { GoalState } from '../../goal/states.js';
+import type { ControlRequest, GoalKey, TaskRecord } from '../../ports/ledger.js';
+import type { GoalMode } from '../../ports/queue.js';
+import type { GitHubGoalMeta } from '../goal-meta.js';
+
+export type Reaction = 'eyes' | '+1' | 'confused';
+
+/**
+ * One small, explicit thing to do for an event, decided purely (decide/) and performed in order
+ * by act.ts. Goal actions act on the goal the event is about (Decision.key).
+ */
+export type Action =
+  | { type: 'comment'; issueNumber: number; body: string }
+  /** A reaction on the command's comment; a failed reaction is logged, never fatal. */
+  | { type: 'react'; content: Reaction }
+  | { type: 'log'; msg: string; data: Record<string, unknown> }
+  | { type: 'upsertGoal'; spec: GoalSpec; branch: string; priority?: string }
+  | { type: 'setMeta'; patch: Partial<GitHubGoalMeta> }
+  | { type: 'setControl'; control: ControlRequest | null }
+  | { type: 'setState'; state: GoalState; event: string; detail: string; stopReason: string | null }
+  | { type: 'updateTask'; taskId: string; patch: Partial<Pick<TaskRecord, 'approved' | 'status'>> }
+  | { type: 'schedule'; mode: GoalMode; priority: string }
+  /** Drops a queued run of the goal that has not started yet. */
+  | { type: 'cancel' }
+  /** When no worker runs the goal (asked at that moment), applies its pause or stop to its resting state. */
+  | { type: 'settleRestingIfIdle' };
+
+/** What to do for one event: the goal it is about (when there is one) and the actions, in order. */
+export interface Decision {
+  key?: GoalKey;
+  actions: Action[];
+}
+
+/** What I/O found out about the goal an event is about (the ledger's record, meta read through its schema). */
+export interface GoalView {
+  key: GoalKey;
+  state: GoalState;
+  priority: string;
+  spec: GoalSpec;
+  meta: GitHubGoalMeta;
+}
+
+/** `.github/goal-loop.yml`, or why it is invalid. */
+export type ConfigFact = { ok: true; config: RepoConfig } | { ok: false; problems: string[] };

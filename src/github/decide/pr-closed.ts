@@ -1,0 +1,17 @@
+import type { GoalEvent } from '../events.js';
+import type { Decision, GoalView } from './actions.js';
+import { merged, pauseOrStop } from './common.js';
+
+export interface PrClosedFacts {
+  /** The goal whose branch is the pull request's head, if any. */
+  goal: GoalView | undefined;
+  running: boolean;
+}
+
+/** pull_request.closed on a goal branch: merged -> done, closed unmerged -> stopped. */
+export function decidePrClosed(e: Extract<GoalEvent, { type: 'pr_closed' }>, facts: PrClosedFacts): Decision {
+  const { goal } = facts;
+  if (!goal) return { actions: [] };
+  if (e.merged) return { key: goal.key, actions: merged(goal, e.prNumber, facts.running) };
+  return { key: goal.key, actions: pauseOrStop(goal, 'stop', 'the pull request was closed without merging') };
+}
