@@ -1,109 +1,17 @@
-import type { GoalSpec } from '../goal/schema.js';
-import type { GoalState, TaskStatus } from '../goal/states.js';
-import type { Usage } from '../goal/usage.js';
+import type { GoalLedger } from './goal-ledger.js';
+import type { Inbox } from './inbox.js';
+import type { Leases } from './leases.js';
 
-/** Identity of a goal: the same goal id may exist in several repositories. */
-export interface GoalKey {
-  repo: string;
-  goalId: string;
-}
+// The ledger's concerns live in their own ports; these names stay importable from here.
+export type { AttemptRecord, ControlRequest, Counters, EventRecord, GoalKey, GoalLedger, GoalRecord, TaskRecord } from './goal-ledger.js';
+export type { Inbox, InboxEntry } from './inbox.js';
+export type { LeaseRecord, Leases } from './leases.js';
 
-export interface Counters {
-  iterations: number;
-  errors: number;
-  errors_recovered: number;
-  tokens: Usage;
-  cost_usd: number;
-}
-
-export interface GoalRecord extends GoalKey {
-  objective: string;
-  spec: GoalSpec;
-  state: GoalState;
-  stopReason: string | null;
-  branch: string;
-  priority: string;
-  counters: Counters;
-  /** A pending human request, read by the running loop between steps. */
-  control: ControlRequest | null;
-  /** Forge-specific facts (issue number, status comment id, PR number…), merged by `setMeta`. */
-  meta: Record<string, unknown>;
-  createdAt: string;
-  updatedAt: string;
-}
-
-export type ControlRequest = 'pause' | 'stop';
-
-export interface TaskRecord {
-  taskId: string;
-  position: number;
-  title: string;
-  status: TaskStatus;
-  attempts: number;
-  checkpointSha: string | null;
-  lastError: string | null;
-  approved: boolean;
-}
-
-export interface AttemptRecord {
-  taskId: string;
-  attempt: number;
-  /** `run`, `agent`, `verify`, `checkpoint` or `gate`: where the attempt ended. */
-  phase: string;
-  passed: boolean;
-  exitCode: number | null;
-  output: string;
-  logPath?: string;
-  durationMs: number;
-}
-
-export interface EventRecord {
-  at: string;
-  from: GoalState | null;
-  to: GoalState;
-  event: string;
-  detail: string | null;
-}
-
-/** Durable index of goals. Git holds the truth about finished work; this holds everything else. */
-export interface Ledger {
-  /** Creates the goal or refreshes its spec; keeps counters and history. */
-  upsertGoal(key: GoalKey, input: { spec: GoalSpec; branch: string; priority?: string }): Promise<GoalRecord>;
-  getGoal(key: GoalKey): Promise<GoalRecord | undefined>;
-  /** Newest first; `exceptStates` leaves out goals in those states (e.g. the resting ones). */
-  listGoals(filter?: { exceptStates?: Iterable<GoalState> }): Promise<GoalRecord[]>;
-  setState(key: GoalKey, state: GoalState, event: string, detail?: string | null, stopReason?: string | null): Promise<void>;
-  listTasks(key: GoalKey): Promise<TaskRecord[]>;
-  updateTask(key: GoalKey, taskId: string, patch: Partial<Omit<TaskRecord, 'taskId' | 'position' | 'title'>>): Promise<void>;
-  recordAttempt(key: GoalKey, attempt: AttemptRecord): Promise<void>;
-  listAttempts(key: GoalKey, taskId?: string): Promise<AttemptRecord[]>;
-  listEvents(key: GoalKey): Promise<EventRecord[]>;
-  /** Adds to the goal's counters and returns the new totals. */
-  addCounters(key: GoalKey, delta: Partial<Omit<Counters, 'tokens'>> & { tokens?: Partial<Usage> }): Promise<Counters>;
-  setControl(key: GoalKey, control: ControlRequest | null): Promise<void>;
-  /** Shallow-merges into the goal's meta; a key set to null is removed. */
-  setMeta(key: GoalKey, patch: Record<string, unknown>): Promise<Record<string, unknown>>;
-  /**
-   * Remembers a webhook delivery and its parsed event (the inbox); false when the id was seen
-   * before (a redelivery), in which case nothing is stored.
-   */
-  recordDelivery(id: string, event?: unknown): Promise<boolean>;
-  /** Marks an inbox entry as handled, so a restart does not handle it again. */
-  markDeliveryHandled(id: string): Promise<void>;
-  /** Inbox entries with an event that are not handled yet, oldest first (resumed after a crash). */
-  unhandledDeliveries(): Promise<InboxEntry[]>;
-
-  /**
-   * Takes the named lease for `holder` when it is free, expired, or already held by `holder`
-   * (which renews it). Atomic across processes sharing the store. True when `holder` now holds it.
-   */
-  acquireLease(name: string, holder: string, ttlMs: number): Promise<boolean>;
-  /** Extends a lease `holder` still holds (the heartbeat); false when it was lost or taken over. */
-  renewLease(name: string, holder: string, ttlMs: number): Promise<boolean>;
-  /** Gives the lease up if `holder` holds it; otherwise does nothing. */
-  releaseLease(name: string, holder: string): Promise<void>;
-  /** Every lease row, live or expired, ordered by name. */
-  listLeases(): Promise<LeaseRecord[]>;
+/**
+ * The durable store, one database: the goals (GoalLedger), the webhook inbox (Inbox) and the
+ * leases (Leases), plus housekeeping over them. A consumer that needs one concern takes that port.
+ */
+export interface Ledger extends GoalLedger, Inbox, Leases {
   /**
    * Housekeeping: drops leases expired for longer than `expiredLeasesMs`, and handled inbox
    * entries received longer than `handledDeliveriesMs` ago (a redelivery of one of those is then
@@ -111,22 +19,6 @@ export interface Ledger {
    */
   prune(opts: { expiredLeasesMs: number; handledDeliveriesMs: number }): Promise<{ leases: number; deliveries: number }>;
   close(): Promise<void>;
-}
-
-export interface InboxEntry {
-  id: string;
-  event: unknown;
-  receivedAt: string;
-}
-
-export interface LeaseRecord {
-  name: string;
-  holder: string;
-  acquiredAt: string;
-  heartbeatAt: string;
-  expiresAt: string;
-  /** False once `expiresAt` has passed (by the store's clock). */
-  live: boolean;
 }
 
 /** The ledger cannot be opened (a bad path, not a database, a newer schema): bad input, not a crash. */

@@ -1,11 +1,12 @@
 import type { Logger } from 'pino';
-import type { GoalKey, Ledger } from '../ports/ledger.js';
+import type { GoalKey } from '../ports/goal-ledger.js';
+import type { Leases } from '../ports/leases.js';
 
 /** The lease a worker holds while it works a goal. */
 export const goalLeaseName = (key: GoalKey) => `goal:${key.repo}#${key.goalId}`;
 
 /** True when some worker holds a live lease on the goal (it is being worked right now). */
-export async function isGoalLeased(ledger: Ledger, key: GoalKey): Promise<boolean> {
+export async function isGoalLeased(ledger: Leases, key: GoalKey): Promise<boolean> {
   const name = goalLeaseName(key);
   return (await ledger.listLeases()).some((l) => l.name === name && l.live);
 }
@@ -20,7 +21,7 @@ export interface HeldLease {
  * Keeps a lease alive with a heartbeat every third of its ttl. A failed heartbeat write is
  * retried on the next beat; only a definite "not yours any more" counts as lost.
  */
-export function keepLease(ledger: Ledger, name: string, holder: string, ttlMs: number, logger: Logger): HeldLease {
+export function keepLease(ledger: Leases, name: string, holder: string, ttlMs: number, logger: Logger): HeldLease {
   const lost = new AbortController();
   let released = false;
   let renewedAt = Date.now();
@@ -57,7 +58,7 @@ export function keepLease(ledger: Ledger, name: string, holder: string, ttlMs: n
  * Runs `fn` while holding the named lease, waiting for it if another holder has it: serializes
  * short critical sections (e.g. two commands on one goal) across processes.
  */
-export async function withLease<T>(ledger: Ledger, name: string, holder: string, fn: () => Promise<T>, opts: { ttlMs?: number; logger: Logger; pollMs?: number }): Promise<T> {
+export async function withLease<T>(ledger: Leases, name: string, holder: string, fn: () => Promise<T>, opts: { ttlMs?: number; logger: Logger; pollMs?: number }): Promise<T> {
   const ttlMs = opts.ttlMs ?? 30_000;
   while (!(await ledger.acquireLease(name, holder, ttlMs))) await new Promise((r) => setTimeout(r, opts.pollMs ?? 100));
   const held = keepLease(ledger, name, holder, ttlMs, opts.logger);

@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import type { LeaseRecord } from '../../ports/ledger.js';
+import type { LeaseRecord } from '../../ports/leases.js';
 
 interface LeaseRow {
   name: string;

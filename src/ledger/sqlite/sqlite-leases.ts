@@ -1,5 +1,5 @@
 import type Database from 'better-sqlite3';
-import type { LeaseRecord } from '../../ports/ledger.js';
+import type { LeaseRecord } from '../../ports/leases.js';
 
 interface LeaseRow {
   name: string;
