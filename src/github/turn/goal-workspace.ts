@@ -1,0 +1,45 @@
+import { join } from 'node:path';
+import type { RepoConfig } from '../../config/repo-config.js';
+import { GitWorkspace, releaseWorkspace } from '../../workspace/git-workspace.js';
+import type { MirrorCache } from '../../workspace/mirror-cache.js';
+import { tokenHeaderConfig } from '../git-auth.js';
+import type { Octokit } from '../github-forge.js';
+import type { GitHubGoal } from '../goal-meta.js';
+
+export interface GoalWorkspaceDeps {
+  workspaceRoot: string;
+  /** Clone goal workspaces from a local mirror per repository (see MirrorCache.fromEnv). */
+  mirrorCache?: MirrorCache;
+  identity?: { name: string; email: string };
+}
+
+/** The goal's clone of its repository, authenticated with the installation token per git command. */
+export function goalWorkspace(deps: GoalWorkspaceDeps, octokit: Octokit, g: GitHubGoal, goalId: string, config: RepoConfig): GitWorkspace {
+  const tokenConfig = async () => {
+    const auth = (await octokit.auth({ type: 'installation' })) as { token: string };
+    return tokenHeaderConfig(g.cloneUrl, auth.token);
+  };
+  return new GitWorkspace({
+    remote: g.cloneUrl,
+    dir: goalWorkspaceDir(deps.workspaceRoot, g),
+    goalId,
+    branch: g.branch,
+    baseBranch: g.defaultBranch,
+    protectedPaths: config.protected_paths,
+    identity: deps.identity ?? { name: 'goal-loop[bot]', email: 'goal-loop[bot]@users.noreply.github.com' },
+    remoteConfig: tokenConfig,
+    ...(deps.mirrorCache ? { mirrorCache: deps.mirrorCache } : {}),
+  });
+}
+
+function goalWorkspaceDir(root: string, g: GitHubGoal): string {
+  return join(root, `${g.owner}-${g.repo}`.replace(/[^A-Za-z0-9._-]/g, '_'), String(g.issueNumber));
+}
+
+/**
+ * Deletes a goal's workspace once the goal is at rest (COMPLETE, ESCALATED, STOPPED), and lets
+ * its mirror be evicted. For the worker to call, outside a run of that goal.
+ */
+export async function releaseGoalWorkspace(deps: Pick<GoalWorkspaceDeps, 'workspaceRoot' | 'mirrorCache'>, g: GitHubGoal): Promise<void> {
+  await releaseWorkspace({ dir: goalWorkspaceDir(deps.workspaceRoot, g), remote: g.cloneUrl, ...(deps.mirrorCache ? { mirrorCache: deps.mirrorCache } : {}) });
+}
