@@ -47,3 +47,6 @@ export type GoalEvent =
       state: string;
       body: string | null;
     });
+
+/** The events of one or more kinds. */
+export type EventOf<T extends GoalEvent['type']> = Extract<GoalEvent, { type: T }>;

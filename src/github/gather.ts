@@ -8,7 +8,7 @@ import type { IssueClosedFacts } from './decide/issue-closed.js';
 import type { LabelFacts } from './decide/label.js';
 import type { PrClosedFacts } from './decide/pr-closed.js';
 import type { ReviewFacts } from './decide/review.js';
-import type { GoalEvent } from './events.js';
+import type { EventOf } from './events.js';
 import type { Octokit } from './github-forge.js';
 import { goalKeyFor } from './github-goal.js';
 import { readGitHubMeta } from './goal-meta.js';
@@ -21,15 +21,13 @@ export interface GatherDeps {
   isRunning: (key: GoalKey) => Promise<boolean>;
 }
 
-type Of<T extends GoalEvent['type']> = Extract<GoalEvent, { type: T }>;
-
 /*
  * The I/O before a decision: each gatherer asks GitHub and the ledger what its decide/ function
  * needs, in the order the answers matter, and stops asking once an answer settles the event (a
  * label that is not the goal label asks nobody's permission; an invalid config loads no goal).
  */
 
-export async function gatherLabel(deps: GatherDeps, o: Octokit, e: Of<'labeled' | 'unlabeled'>): Promise<LabelFacts> {
+export async function gatherLabel(deps: GatherDeps, o: Octokit, e: EventOf<'labeled' | 'unlabeled'>): Promise<LabelFacts> {
   const config = await configFact(o, e.owner, e.repo);
   if (!config.ok || e.label !== config.config.label) return { config };
   const maySteer = await canSteer(o, e.owner, e.repo, e.sender);
@@ -38,7 +36,7 @@ export async function gatherLabel(deps: GatherDeps, o: Octokit, e: Of<'labeled' 
   return { config, maySteer, goal, running: goal ? await deps.isRunning(goal.key) : false };
 }
 
-export async function gatherIssueClosed(deps: GatherDeps, o: Octokit, e: Of<'issue_closed'>): Promise<IssueClosedFacts> {
+export async function gatherIssueClosed(deps: GatherDeps, o: Octokit, e: EventOf<'issue_closed'>): Promise<IssueClosedFacts> {
   const goal = await goalAt(deps.ledger, goalKeyFor(e.owner, e.repo, e.issue.number));
   if (!goal || goal.meta.merged === true) return { goal, running: false };
   const prNumber = goal.meta.prNumber;
@@ -46,12 +44,12 @@ export async function gatherIssueClosed(deps: GatherDeps, o: Octokit, e: Of<'iss
   return { goal, running: await deps.isRunning(goal.key), ...(prMerged !== undefined ? { prMerged } : {}) };
 }
 
-export async function gatherPrClosed(deps: GatherDeps, e: Of<'pr_closed'>): Promise<PrClosedFacts> {
+export async function gatherPrClosed(deps: GatherDeps, e: EventOf<'pr_closed'>): Promise<PrClosedFacts> {
   const goal = await goalWhere(deps.ledger, e.owner, e.repo, (m) => m.github?.branch === e.headRef);
   return { goal, running: goal ? await deps.isRunning(goal.key) : false };
 }
 
-export async function gatherCommand(deps: GatherDeps, o: Octokit, e: Of<'command'>): Promise<CommandFacts> {
+export async function gatherCommand(deps: GatherDeps, o: Octokit, e: EventOf<'command'>): Promise<CommandFacts> {
   const maySteer = await canSteer(o, e.owner, e.repo, e.sender);
   if (!maySteer || !e.command.ok || e.command.command.name === 'help') return { maySteer };
   const name = e.command.command.name;
@@ -71,7 +69,7 @@ export async function gatherCommand(deps: GatherDeps, o: Octokit, e: Of<'command
   return { maySteer, goal, issueBody };
 }
 
-export async function gatherReview(deps: GatherDeps, o: Octokit, e: Of<'review'>): Promise<ReviewFacts> {
+export async function gatherReview(deps: GatherDeps, o: Octokit, e: EventOf<'review'>): Promise<ReviewFacts> {
   const goal = await goalWhere(deps.ledger, e.owner, e.repo, (m) => m.github?.branch === e.headRef);
   if (!goal) return { goal };
   const maySteer = await canSteer(o, e.owner, e.repo, e.sender);

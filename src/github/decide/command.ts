@@ -1,5 +1,5 @@
 import { COMMAND_HELP, type GoalCommand } from '../commands.js';
-import type { GoalEvent } from '../events.js';
+import type { EventOf } from '../events.js';
 import type { Action, ConfigFact, Decision, GoalView } from './actions.js';
 import { acceptSpec, doneRefusal, invalidConfigComment, isMerged, isResting, noTaskRefusal, pauseOrStop, refuseSender } from './common.js';
 import { decideStart } from './start.js';
@@ -28,7 +28,7 @@ export interface CommandFacts {
 const NO_GOAL = 'There is no goal here yet. Add the `goal` label or comment `/goal start` on the issue.';
 
 /** A `/goal …` comment: authorize, acknowledge (eyes), act, and answer with +1 or confused (and a reply). */
-export function decideCommand(e: Extract<GoalEvent, { type: 'command' }>, facts: CommandFacts): Decision {
+export function decideCommand(e: EventOf<'command'>, facts: CommandFacts): Decision {
   if (!facts.maySteer) return { actions: refuseSender(e.sender, e.type, e.issue.number) };
   const reply = (body: string): Action => ({ type: 'comment', issueNumber: e.issue.number, body });
   const refuse = (body: string): Decision => ({ actions: [{ type: 'react', content: 'eyes' }, reply(body), { type: 'react', content: 'confused' }] });

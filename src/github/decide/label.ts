@@ -1,4 +1,4 @@
-import type { GoalEvent } from '../events.js';
+import type { EventOf } from '../events.js';
 import { goalKeyFor } from '../github-goal.js';
 import type { ConfigFact, Decision, GoalView } from './actions.js';
 import { invalidConfigComment, pauseOrStop, refuseSender } from './common.js';
@@ -14,7 +14,7 @@ export interface LabelFacts {
 }
 
 /** issues.labeled / unlabeled: the goal label starts the issue's goal; removing it pauses the goal. */
-export function decideLabel(e: Extract<GoalEvent, { type: 'labeled' | 'unlabeled' }>, facts: LabelFacts): Decision {
+export function decideLabel(e: EventOf<'labeled' | 'unlabeled'>, facts: LabelFacts): Decision {
   if (!facts.config.ok) return { actions: [invalidConfigComment(facts.config, e.issue.number)] };
   if (e.label !== facts.config.config.label) return { actions: [] };
   if (!facts.maySteer) return { actions: refuseSender(e.sender, e.type, e.issue.number) };

@@ -1,4 +1,4 @@
-import type { GoalEvent } from '../events.js';
+import type { EventOf } from '../events.js';
 import type { Decision, GoalView } from './actions.js';
 import { merged, pauseOrStop } from './common.js';
 
@@ -9,7 +9,7 @@ export interface PrClosedFacts {
 }
 
 /** pull_request.closed on a goal branch: merged -> done, closed unmerged -> stopped. */
-export function decidePrClosed(e: Extract<GoalEvent, { type: 'pr_closed' }>, facts: PrClosedFacts): Decision {
+export function decidePrClosed(e: EventOf<'pr_closed'>, facts: PrClosedFacts): Decision {
   const { goal } = facts;
   if (!goal) return { actions: [] };
   if (e.merged) return { key: goal.key, actions: merged(goal, e.prNumber, facts.running) };

@@ -1,6 +1,6 @@
 import type { TaskSpec } from '../../goal/schema.js';
 import { quoteUntrusted } from '../../shared/untrusted.js';
-import type { GoalEvent } from '../events.js';
+import type { EventOf } from '../events.js';
 import type { ConfigFact, Decision, GoalView } from './actions.js';
 import { acceptSpec, invalidConfigComment, isMerged, refuseSender } from './common.js';
 
@@ -27,7 +27,7 @@ export interface ReviewFacts {
  * A review on a goal pull request: changes requested (or line comments) become a task after the
  * plan's last one, verified by the repository's gate, and the goal runs again to address it.
  */
-export function decideReview(e: Extract<GoalEvent, { type: 'review' }>, facts: ReviewFacts): Decision {
+export function decideReview(e: EventOf<'review'>, facts: ReviewFacts): Decision {
   const { goal } = facts;
   if (!goal) return { actions: [] };
   if (!facts.maySteer) return { actions: refuseSender(e.sender, e.type, e.prNumber) };
@@ -51,7 +51,7 @@ export function decideReview(e: Extract<GoalEvent, { type: 'review' }>, facts: R
 }
 
 /** The task a review asks for; the reviewer's words are untrusted data, quoted. */
-export function reviewTask(e: Extract<GoalEvent, { type: 'review' }>, goal: GoalView, comments: ReviewComment[], gate: string[]): TaskSpec {
+export function reviewTask(e: EventOf<'review'>, goal: GoalView, comments: ReviewComment[], gate: string[]): TaskSpec {
   const last = goal.spec.tasks.at(-1);
   const lines = comments.map((c) => `In \`${c.path}\`${c.line ? ` line ${c.line}` : ''}:\n${quoteUntrusted(c.body, 1500)}`);
   return {

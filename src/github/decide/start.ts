@@ -1,4 +1,4 @@
-import type { GoalEvent } from '../events.js';
+import type { EventOf } from '../events.js';
 import { goalKeyFor, githubGoalFrom } from '../github-goal.js';
 import { priorityFromLabels } from '../labels.js';
 import { planFromIssue } from '../plan-from-issue.js';
@@ -13,7 +13,7 @@ export interface StartFacts {
 }
 
 /** Starts (or restarts) the issue's goal, or refuses with a message for the user. */
-export function decideStart(e: Extract<GoalEvent, { type: 'labeled' | 'command' }>, facts: StartFacts): { refusal: string } | Decision {
+export function decideStart(e: EventOf<'labeled' | 'command'>, facts: StartFacts): { refusal: string } | Decision {
   const key = goalKeyFor(e.owner, e.repo, e.issue.number);
   const { existing } = facts;
   if (existing && isMerged(existing.meta)) return { refusal: doneRefusal(existing.meta) };
