@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { link, mkdir, readFile, rename, stat, unlink, writeFile } from 'node:fs/promises';
+import { linkSync, readFileSync, renameSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
+import { mkdir, readFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { dirname } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -46,12 +47,22 @@ export class FileLock {
   /** Takes the lock if it is free (or stale); false when someone holds it. Never waits. */
   async tryAcquire(): Promise<boolean> {
     if (heldHere.has(this.path)) return false;
-    heldHere.add(this.path); // synchronously, so two callers in this process never both get here
+    await mkdir(dirname(this.path), { recursive: true });
+    return this.tryAcquireSync();
+  }
+
+  /**
+   * `tryAcquire` for a caller that cannot wait for a promise (the directory must exist). The file
+   * operations are a handful of small local syscalls, done synchronously in both forms, so no
+   * other caller in this process runs between the look at a lockfile and acting on it.
+   */
+  tryAcquireSync(): boolean {
+    if (heldHere.has(this.path)) return false;
+    heldHere.add(this.path);
     try {
-      await mkdir(dirname(this.path), { recursive: true });
       for (let attempt = 0; attempt < 3; attempt++) {
-        if (await this.create()) return true;
-        if (!(await this.removeIfStale())) break;
+        if (this.create()) return true;
+        if (!this.removeIfStale()) break;
       }
     } catch (err) {
       heldHere.delete(this.path);
@@ -61,42 +72,61 @@ export class FileLock {
     return false;
   }
 
+  /** The pid written in the lockfile by its holder, if any (for a message). */
+  holderPid(): number | undefined {
+    const pid = Number.parseInt(readText(this.path).split(' ')[0] ?? '', 10);
+    return Number.isFinite(pid) ? pid : undefined;
+  }
+
   async release(): Promise<void> {
+    this.releaseSync();
+  }
+
+  releaseSync(): void {
     if (this.ino === undefined) return;
     // Only our own file: had we been judged stale, the lockfile may be someone else's by now.
-    const current = await stat(this.path).catch(() => undefined);
-    if (current?.ino === this.ino) await unlink(this.path).catch(() => undefined);
+    const current = statSync(this.path, { throwIfNoEntry: false });
+    if (current?.ino === this.ino) unlinkQuietly(this.path);
     this.ino = undefined;
     heldHere.delete(this.path);
   }
 
-  private async create(): Promise<boolean> {
+  private create(): boolean {
     try {
-      await writeFile(this.path, `${process.pid} ${HOST} ${Date.now()}\n`, { flag: 'wx', mode: 0o600 });
+      writeFileSync(this.path, `${process.pid} ${HOST} ${Date.now()}\n`, { flag: 'wx', mode: 0o600 });
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code === 'EEXIST') return false;
       throw err;
     }
-    this.ino = (await stat(this.path)).ino;
+    this.ino = statSync(this.path).ino;
     return true;
   }
 
-  /** Removes the lockfile if its holder is gone; true when it did (the caller retries at once). */
-  private async removeIfStale(): Promise<boolean> {
-    const before = await stat(this.path).catch(() => undefined);
+  /**
+   * Removes the lockfile if its holder is gone; true when it did (the caller retries at once).
+   * Never a check-then-delete: two processes that both judged the same file stale must not both
+   * delete (the second would delete the first one's fresh lock), so the file is renamed aside,
+   * which only one of them can do, and put back if what was moved is not the file judged stale.
+   */
+  private removeIfStale(): boolean {
+    const before = statSync(this.path, { throwIfNoEntry: false });
     if (!before) return true; // released meanwhile
-    const content = await readFile(this.path, 'utf8').catch(() => '');
-    if (!isStale(content, Date.now() - before.mtimeMs, this.opts.foreignStaleMs ?? 3_600_000)) return false;
-    // Move it aside first: if another process replaced it after our look, put theirs back.
+    if (!isStale(readText(this.path), Date.now() - before.mtimeMs, this.opts.foreignStaleMs ?? 3_600_000)) return false;
     const aside = `${this.path}.stale-${process.pid}-${randomBytes(4).toString('hex')}`;
     try {
-      await rename(this.path, aside);
+      renameSync(this.path, aside);
     } catch {
       return true; // someone else took it over first; try again
     }
-    const moved = await stat(aside).catch(() => undefined);
-    if (moved && moved.ino !== before.ino) await link(aside, this.path).catch(() => undefined);
-    await unlink(aside).catch(() => undefined);
+    const moved = statSync(aside, { throwIfNoEntry: false });
+    if (moved && moved.ino !== before.ino) {
+      try {
+        linkSync(aside, this.path);
+      } catch {
+        // the path was taken again meanwhile: that holder keeps it
+      }
+    }
+    unlinkQuietly(aside);
     return true;
   }
 
@@ -104,6 +134,22 @@ export class FileLock {
     const content = (await readFile(this.path, 'utf8').catch(() => '')).trim();
     const [pid, host] = content.split(' ');
     return pid ? `held by pid ${pid} on ${host ?? '?'}` : 'holder unknown';
+  }
+}
+
+function readText(path: string): string {
+  try {
+    return readFileSync(path, 'utf8');
+  } catch {
+    return '';
+  }
+}
+
+function unlinkQuietly(path: string): void {
+  try {
+    unlinkSync(path);
+  } catch {
+    // already gone
   }
 }
 

@@ -1,0 +1,72 @@
+import { spawn } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import { hostname } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { acquireLock, LockedError } from '../../src/run/lock.js';
+import { tempDir } from '../helpers/temp.js';
+
+const LOCK_MODULE = fileURLToPath(new URL('../../dist/src/run/lock.js', import.meta.url));
+
+/**
+ * One process that waits for `startAt`, then takes the lock with the built run/lock.ts, prints
+ * `won` or `locked`, and keeps what it won until `holdUntil` (so a loser cannot take over a
+ * released lock and count as a second winner).
+ */
+const CONTENDER = `
+const { acquireLock, LockedError } = await import(process.argv[1]);
+const [path, startAt, holdUntil] = [process.argv[2], Number(process.argv[3]), Number(process.argv[4])];
+while (Date.now() < startAt);
+let out;
+try { acquireLock(path); out = 'won'; } catch (err) { out = err instanceof LockedError ? 'locked' : 'error ' + err.message; }
+process.stdout.write(out);
+setTimeout(() => process.exit(0), Math.max(0, holdUntil - Date.now()));
+`;
+
+function contend(path: string, startAt: number, holdUntil: number): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['--input-type=module', '-e', CONTENDER, LOCK_MODULE, path, String(startAt), String(holdUntil)], { stdio: ['ignore', 'pipe', 'inherit'] });
+    let out = '';
+    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    child.on('error', reject);
+    child.on('close', () => resolve(out));
+  });
+}
+
+/** A lockfile left by a process that died (this host, a pid that cannot exist). */
+const staleLock = (path: string) => writeFileSync(path, `999999999 ${hostname()} 0\n`);
+
+describe('acquireLock (a goal workspace lock between processes)', () => {
+  it('two processes taking a stale lock at once: exactly one wins', { timeout: 120_000 }, async () => {
+    const dir = await tempDir();
+    for (let round = 0; round < 5; round++) {
+      const path = join(dir, `goal-${round}.lock`);
+      staleLock(path);
+      const startAt = Date.now() + 1_500; // every contender started and spinning by then
+      const results = await Promise.all(Array.from({ length: 4 }, () => contend(path, startAt, startAt + 2_000)));
+      expect(results.filter((r) => r === 'won'), `round ${round}: ${results.join(', ')}`).toHaveLength(1);
+      expect(results.filter((r) => r === 'locked')).toHaveLength(3);
+    }
+  });
+
+  it('refuses a lock held by a live process and names its pid; takes it once released', async () => {
+    const path = join(await tempDir(), 'goal.lock');
+    const startAt = Date.now();
+    const holder = contend(path, startAt, startAt + 3_000);
+    await new Promise((r) => setTimeout(r, 1_000));
+    expect(() => acquireLock(path)).toThrow(LockedError);
+    expect(() => acquireLock(path)).toThrow(/another goal-loop \(pid \d+\) is working this goal/);
+    expect(await holder).toBe('won');
+    const release = acquireLock(path); // its holder exited without releasing: stale
+    release();
+    acquireLock(path)();
+  });
+
+  it('takes over a stale lock left by a dead process', async () => {
+    const path = join(await tempDir(), 'goal.lock');
+    staleLock(path);
+    const release = acquireLock(path);
+    release();
+  });
+});
