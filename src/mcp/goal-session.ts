@@ -4,11 +4,12 @@ import { configLimits, type RepoConfig } from '../config/repo-config.js';
 import { acquireLock } from '../run/lock.js';
 import type { GoalSpec, LimitsOverride } from '../goal/schema.js';
 import { runGoal } from '../loop/controller.js';
+import { readCoreMeta, type CoreGoalMeta } from '../goal/meta.js';
 import type { LoopResult } from '../goal/result.js';
 import type { AttemptRecord, GoalKey, GoalRecord, Ledger, TaskRecord } from '../ports/ledger.js';
 import type { Sandbox } from '../ports/sandbox.js';
 import type { GitOptions } from '../workspace/git.js';
-import { GitWorkspace } from '../workspace/git-workspace.js';
+import { composeGoalRun } from '../run/compose-goal-run.js';
 import { Handoff, type ExternalReport, type PendingAttempt } from './handoff.js';
 import { effectiveLimits, liveBudgetTripped } from './limits-policy.js';
 import { McpForge } from './mcp-forge.js';
@@ -41,8 +42,6 @@ export class SessionError extends Error {
   override name = 'SessionError';
 }
 
-const META_LIMITS = 'mcp_limits';
-
 /**
  * One goal driven by an external agent over MCP. It runs the ordinary loop (`runGoal`, with the
  * same workspace, branch, checkpoints, ledger and sandbox as `goal-loop run`) with a Handoff as
@@ -72,8 +71,8 @@ export class GoalSession {
   /** A session for the goal; budget changes made through `goal_config` earlier are kept. */
   static async open(opts: GoalSessionOptions): Promise<GoalSession> {
     const session = new GoalSession(opts);
-    const meta = (await opts.ledger.upsertGoal(session.key, { spec: opts.spec, branch: session.branch })).meta[META_LIMITS];
-    if (meta && typeof meta === 'object') session.overrides = meta as LimitsOverride;
+    const goal = await opts.ledger.upsertGoal(session.key, { spec: opts.spec, branch: session.branch });
+    session.overrides = readCoreMeta(goal.meta).mcp_limits ?? {};
     return session;
   }
 
@@ -119,36 +118,32 @@ export class GoalSession {
     if (this.run) return;
     const release = acquireLock(`${this.opts.workspaceDir}.lock`);
     const { opts } = this;
-    const limits = this.limits();
     this.runStartedAt = this.clock();
     const log = opts.logger.child({ goal: opts.spec.goal_id, driver: 'mcp' });
-    this.run = runGoal({
+    this.run = composeGoalRun({
       repo: opts.repo,
-      // The limits in force, already vetted; the ledger's copy of the spec shows them to `status`.
-      spec: { ...opts.spec, limits: { ...limits } },
+      // The limits in force, already vetted, are pinned: the ledger's copy of the spec shows them to `status`.
+      spec: opts.spec,
+      config: opts.config,
+      humanLimits: this.overrides,
+      pinLimits: true,
       ledger: opts.ledger,
-      workspace: new GitWorkspace({
+      workspace: {
         remote: opts.repo,
         ...opts.auth,
         dir: opts.workspaceDir,
-        goalId: opts.spec.goal_id,
         branch: this.branch,
         ...(opts.baseBranch ? { baseBranch: opts.baseBranch } : {}),
-        protectedPaths: opts.config.protected_paths,
-        identity: { name: 'goal-loop', email: 'goal-loop@users.noreply.github.com' },
-      }),
+      },
       sandbox: opts.sandbox,
       forge: this.forge,
       agent: this.handoff,
       logger: log,
-      configLimits: limits,
-      gate: opts.config.gate,
-      setup: opts.config.setup,
-      setupNetwork: opts.config.network === 'setup',
       ...(opts.approve?.length ? { approve: [...opts.approve] } : {}),
       controlPollMs: opts.controlPollMs ?? 100,
       clock: this.clock,
     })
+      .then((composed) => runGoal(composed.options))
       .then(
         (result) => {
           this.lastResult = result;
@@ -200,7 +195,8 @@ export class GoalSession {
   /** Applies vetted limit changes; remembered in the ledger for later runs and sessions. */
   async setLimits(patch: LimitsOverride): Promise<void> {
     this.overrides = { ...this.overrides, ...patch };
-    await this.opts.ledger.setMeta(this.key, { [META_LIMITS]: this.overrides });
+    const meta: Pick<CoreGoalMeta, 'mcp_limits'> = { mcp_limits: this.overrides };
+    await this.opts.ledger.setMeta(this.key, meta);
     // A lowered budget binds at once: an attempt not yet reported stops here.
     const tripped = await this.liveGuard();
     if (tripped) this.handoff.stopForBudget(tripped);

@@ -4,12 +4,12 @@ import type { RepoConfig } from '../config/repo-config.js';
 import { loadRepoConfigForCli } from '../run/load-repo-config.js';
 import { repoArgument, workspaceDir, workspaceRoot } from '../run/paths.js';
 import { checkRepoReachable } from '../run/repo-check.js';
+import { sandboxForConfig } from '../run/compose-goal-run.js';
 import { loadGoalSpecFile, parseGoalSpec } from '../goal/parse.js';
 import type { GoalSpec } from '../goal/schema.js';
 import { slugify } from '../goal/slug.js';
 import type { Ledger } from '../ports/ledger.js';
 import type { Sandbox } from '../ports/sandbox.js';
-import { selectSandbox } from '../sandbox/select-sandbox.js';
 import { GoalSession, SessionError } from './goal-session.js';
 
 export interface SessionsOptions {
@@ -101,7 +101,7 @@ export class Sessions {
   private sandbox(config: RepoConfig): Promise<Sandbox> {
     let sandbox = this.sandboxes.get(config.sandbox);
     if (!sandbox) {
-      sandbox = (this.opts.sandboxFor ?? ((c: RepoConfig) => selectSandbox({ mode: c.sandbox, logger: this.opts.logger })))(config);
+      sandbox = (this.opts.sandboxFor ?? sandboxForConfig(this.opts.logger))(config);
       // A refusal (no bwrap) is answered each time, not cached as a rejected promise forever.
       sandbox.catch(() => this.sandboxes.delete(config.sandbox));
       this.sandboxes.set(config.sandbox, sandbox);

@@ -7,10 +7,6 @@ import { openLedger } from '../../ledger/open-ledger.js';
 import { createLogger } from '../logging.js';
 import { runGoal } from '../../loop/controller.js';
 import { exitCodeFor } from '../../goal/result.js';
-import { selectSandbox } from '../../sandbox/select-sandbox.js';
-import { effectiveLimits } from '../../goal/limits.js';
-import { configLimits } from '../../config/repo-config.js';
-import { GitWorkspace } from '../../workspace/git-workspace.js';
 import { MirrorCache } from '../../workspace/mirror-cache.js';
 import { UsageError } from '../../shared/errors.js';
 import { acquireLock } from '../../run/lock.js';
@@ -18,6 +14,7 @@ import { repoArgument, workspaceDir, workspaceRoot } from '../../run/paths.js';
 import { checkRepoReachable } from '../../run/repo-check.js';
 import { unknownApprovalsWarning } from '../approvals.js';
 import { loadRepoConfigForCli } from '../../run/load-repo-config.js';
+import { agentDeps, composeGoalRun } from '../../run/compose-goal-run.js';
 
 export const RUN_USAGE = `goal-loop run --repo <path|url> --goal <file> [--agent auto|scripted|claude] [--json]
                 [--base <branch>] [--approve <task-id|all>]... [--config <goal-loop.yml>]
@@ -72,52 +69,35 @@ export async function runCommand(argv: string[]): Promise<number> {
   };
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
-  let onExit: () => Promise<void> | undefined = () => undefined;
+  let close: () => Promise<void> = async () => undefined;
   try {
-    const sandbox = await selectSandbox({ mode: config.sandbox, logger });
-    const limits = effectiveLimits(configLimits(config), spec.limits);
-    const agent = selectAgent(values.agent as AgentChoice, {
-      sandbox,
-      logger,
-      ...(config.model ? { model: config.model } : {}),
-      protectedPaths: config.protected_paths,
-      taskTimeoutS: limits.task_timeout_s,
-      mcpServers: config.mcp_servers,
-      maxWallMinutes: limits.max_wall_minutes,
-    });
-    // The agent's MCP servers live as long as this run.
-    onExit = () => agent?.close?.();
-    const result = await runGoal({
+    const run = await composeGoalRun({
       repo,
       spec,
+      config,
       ledger,
-      workspace: new GitWorkspace({
+      workspace: {
         remote: repo,
         ...auth,
         dir,
-        goalId: spec.goal_id,
         branch,
         ...(values.base ? { baseBranch: values.base } : {}),
-        protectedPaths: config.protected_paths,
-        identity: { name: 'goal-loop', email: 'goal-loop@users.noreply.github.com' },
         // A local path is already cloned by copying its object files; a URL is worth mirroring.
         ...(isAbsolute(repo) ? {} : { mirrorCache: MirrorCache.fromEnv(workspaceRoot(), process.env, logger) }),
-      }),
-      sandbox,
+      },
+      agent: (ctx) => selectAgent(values.agent as AgentChoice, agentDeps(ctx)),
       forge: new ConsoleForge(),
-      ...(agent ? { agent } : {}),
       logger,
-      configLimits: configLimits(config),
-      gate: config.gate,
-      setup: config.setup,
-      setupNetwork: config.network === 'setup',
       ...(values.approve ? { approve: values.approve } : {}),
       signal: stop.signal,
     });
+    // The agent's MCP servers live as long as this run.
+    close = run.close;
+    const result = await runGoal(run.options);
     if (values.json) process.stdout.write(`${JSON.stringify(result)}\n`);
     return exitCodeFor(result.status);
   } finally {
-    await onExit()?.catch((err: unknown) => logger.warn({ err }, 'cannot stop the agent\'s MCP servers'));
+    await close().catch((err: unknown) => logger.warn({ err }, 'cannot stop the agent\'s MCP servers'));
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
     await ledger.close();

@@ -1,6 +1,7 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { openStore } from '../../ledger/open-ledger.js';
 import type { GoalRecord } from '../../ports/ledger.js';
+import { readCoreMeta } from '../../goal/meta.js';
 import { goalLeaseName } from '../../worker/lease.js';
 import { redactUrls } from '../../workspace/remote-auth.js';
 
@@ -72,6 +73,5 @@ export async function statusCommand(argv: string[]): Promise<number> {
 
 /** The cost cap the goal runs under, when one is known from its spec or a `/goal budget`. */
 function capOf(g: GoalRecord): number | undefined {
-  if (typeof g.meta.budgetUsd === 'number') return g.meta.budgetUsd;
-  return g.spec.limits?.cost_cap_usd;
+  return readCoreMeta(g.meta).budgetUsd ?? g.spec.limits?.cost_cap_usd;
 }
