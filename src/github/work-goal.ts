@@ -1,9 +1,9 @@
 import type { Logger } from 'pino';
-import { effectiveLimits } from '../goal/limits.js';
 import { configLimits, RepoConfigError, type RepoConfig } from '../config/repo-config.js';
 import { extractGoalBlock } from '../goal/parse.js';
 import type { GoalSpec } from '../goal/schema.js';
 import { runGoal } from '../loop/controller.js';
+import { composeGoalRun, type AgentContext } from '../run/compose-goal-run.js';
 import type { LoopResult } from '../goal/result.js';
 import type { TaskAgent } from '../ports/agent.js';
 import type { Usage } from '../goal/usage.js';
@@ -157,34 +157,30 @@ interface RunInput {
   spec: GoalSpec;
 }
 
-/** The loop on the goal's spec, with the repo config's limits and commands and the human's budget. */
+/** The loop on the goal's spec, composed from the repo config (limits, commands, agent) with the human's budget. */
 async function runLoop(deps: WorkGoalDeps, r: RunInput): Promise<LoopResult> {
-  const configured = configLimits(r.config);
   const human = humanLimits(r.goal);
-  const agent = deps.agentFor?.(r.sandbox, r.config, effectiveLimits(configured, r.spec.limits, human).task_timeout_s);
+  const run = await composeGoalRun({
+    repo: r.key.repo,
+    spec: r.spec,
+    config: r.config,
+    workspace: r.workspace,
+    sandbox: r.sandbox,
+    ...(deps.agentFor ? { agent: ({ sandbox, config, limits }: AgentContext) => deps.agentFor?.(sandbox, config, limits.task_timeout_s) } : {}),
+    ...(human ? { humanLimits: human } : {}),
+    ledger: deps.ledger,
+    forge: r.forge,
+    logger: r.log,
+    priority: r.goal.priority,
+    // A pause or stop recorded while the goal waited for a worker is the human's newest word.
+    honorPendingControl: true,
+    ...(deps.abandon ? { abandon: deps.abandon } : {}),
+    ...(deps.fence ? { fence: deps.fence } : {}),
+    ...(deps.controlPollMs !== undefined ? { controlPollMs: deps.controlPollMs } : {}),
+  });
   try {
-    return await runGoal({
-      repo: r.key.repo,
-      spec: r.spec,
-      ledger: deps.ledger,
-      workspace: r.workspace,
-      sandbox: r.sandbox,
-      forge: r.forge,
-      ...(agent ? { agent } : {}),
-      logger: r.log,
-      configLimits: configured,
-      ...(human ? { humanLimits: human } : {}),
-      gate: r.config.gate,
-      setup: r.config.setup,
-      setupNetwork: r.config.network === 'setup',
-      priority: r.goal.priority,
-      // A pause or stop recorded while the goal waited for a worker is the human's newest word.
-      honorPendingControl: true,
-      ...(deps.abandon ? { abandon: deps.abandon } : {}),
-      ...(deps.fence ? { fence: deps.fence } : {}),
-      ...(deps.controlPollMs !== undefined ? { controlPollMs: deps.controlPollMs } : {}),
-    });
+    return await runGoal(run.options);
   } finally {
-    await agent?.close?.(); // stops the goal's MCP servers
+    await run.close(); // stops the goal's MCP servers
   }
 }

@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 import type { RepoConfig } from '../../config/repo-config.js';
-import { GitWorkspace, releaseWorkspace } from '../../workspace/git-workspace.js';
+import { goalWorkspace as cloneWorkspace } from '../../run/compose-goal-run.js';
+import { releaseWorkspace, type GitWorkspace } from '../../workspace/git-workspace.js';
 import type { MirrorCache } from '../../workspace/mirror-cache.js';
 import { tokenHeaderConfig } from '../git-auth.js';
 import type { Octokit } from '../github-forge.js';
@@ -19,17 +20,19 @@ export function goalWorkspace(deps: GoalWorkspaceDeps, octokit: Octokit, g: GitH
     const auth = (await octokit.auth({ type: 'installation' })) as { token: string };
     return tokenHeaderConfig(g.cloneUrl, auth.token);
   };
-  return new GitWorkspace({
-    remote: g.cloneUrl,
-    dir: goalWorkspaceDir(deps.workspaceRoot, g),
+  return cloneWorkspace(
+    {
+      remote: g.cloneUrl,
+      remoteConfig: tokenConfig,
+      dir: goalWorkspaceDir(deps.workspaceRoot, g),
+      branch: g.branch,
+      baseBranch: g.defaultBranch,
+      identity: deps.identity ?? { name: 'goal-loop[bot]', email: 'goal-loop[bot]@users.noreply.github.com' },
+      ...(deps.mirrorCache ? { mirrorCache: deps.mirrorCache } : {}),
+    },
     goalId,
-    branch: g.branch,
-    baseBranch: g.defaultBranch,
-    protectedPaths: config.protected_paths,
-    identity: deps.identity ?? { name: 'goal-loop[bot]', email: 'goal-loop[bot]@users.noreply.github.com' },
-    remoteConfig: tokenConfig,
-    ...(deps.mirrorCache ? { mirrorCache: deps.mirrorCache } : {}),
-  });
+    config,
+  );
 }
 
 function goalWorkspaceDir(root: string, g: GitHubGoal): string {
