@@ -20,15 +20,21 @@ const NO_FORCED_TOOL_CHOICE = [
   'claude-mythos-5-2',
 ];
 
+/**
+ * The one retry policy of a model request. The SDK's own retries are off (maxRetries: 0): with
+ * both, one request could become attempts × (SDK retries + 1) HTTP calls (12 by default before),
+ * each wave with its own backoff, and only ours is bounded, logged, abortable between tries and
+ * reported in the error (`attempts`).
+ */
 export interface RetryPolicy {
-  /** Times the adapter calls the SDK for one request (each call has the SDK's own retries). */
+  /** HTTP calls made at most for one request, the first included. */
   attempts: number;
   /** First delay between those calls; doubled each time, with jitter, up to maxDelayMs. */
   baseDelayMs: number;
   maxDelayMs: number;
 }
 
-export const DEFAULT_RETRY: Readonly<RetryPolicy> = Object.freeze({ attempts: 4, baseDelayMs: 2_000, maxDelayMs: 60_000 });
+export const DEFAULT_RETRY: Readonly<RetryPolicy> = Object.freeze({ attempts: 5, baseDelayMs: 2_000, maxDelayMs: 60_000 });
 
 export interface AnthropicModelOptions {
   /** The repo config's `model`; else GOAL_LOOP_MODEL; else DEFAULT_MODEL. */
@@ -37,9 +43,7 @@ export interface AnthropicModelOptions {
   env?: NodeJS.ProcessEnv;
   /** Timeout of one HTTP request (default 10 minutes, the longest a non-streaming request may take). */
   timeoutMs?: number;
-  /** The SDK's own retries of 408/409/429/5xx and connection errors (default 2). */
-  sdkMaxRetries?: number;
-  /** The bounded outer policy for rate limits (429), overload (529), 5xx and network failures. */
+  /** The retries of rate limits (429), overload (529), 408, 409, 5xx and network failures. */
   retry?: Partial<RetryPolicy>;
   /** Overrides the price table (e.g. negotiated prices). */
   pricing?: ModelPricing;
@@ -68,7 +72,7 @@ export function createAnthropicModel(opts: AnthropicModelOptions = {}): Model {
     apiKey,
     ...(baseURL ? { baseURL } : {}),
     timeout: opts.timeoutMs ?? 600_000,
-    maxRetries: opts.sdkMaxRetries ?? 2,
+    maxRetries: 0, // the retries are ours (RetryPolicy), not stacked on the SDK's
   });
   return new AnthropicModel(client, resolveModelId(opts.model, env), { ...DEFAULT_RETRY, ...opts.retry }, opts.pricing, opts.logger);
 }

@@ -150,7 +150,7 @@ describe('the Claude agent in the goal loop (real SDK, fake Messages API, real g
     fake.otherwise(() => ({ kind: 'error', status: 529, type: 'overloaded_error', message: 'Overloaded', headers: { 'retry-after-ms': '1' } }));
     const h = await goalHarness();
     const agent = createClaudeAgent({
-      model: fakeModel(fake, { retry: { attempts: 2, baseDelayMs: 1, maxDelayMs: 5 }, sdkMaxRetries: 1 }),
+      model: fakeModel(fake, { retry: { attempts: 2, baseDelayMs: 1, maxDelayMs: 5 } }),
       sandbox: new ProcessSandbox(),
       logger: silentLogger,
     });
@@ -161,8 +161,8 @@ describe('the Claude agent in the goal loop (real SDK, fake Messages API, real g
 
     expect(result.status).toBe('STOPPED');
     expect(result.stop_reason).toMatch(/^circuit breaker: 2 consecutive infrastructure errors \(last: model request failed: model API error \(overloaded\)/);
-    // Per attempt: 2 calls of the outer policy, each with the SDK's 1 retry.
-    expect(fake.requests).toHaveLength(8);
+    // Per attempt: the retry policy's 2 calls, no more (the SDK does not retry on its own).
+    expect(fake.requests).toHaveLength(4);
     expect(fake.requests.every((r) => r.status === 529)).toBe(true);
   });
 });

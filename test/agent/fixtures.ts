@@ -21,7 +21,7 @@ export async function fakeApi(opts: FakeAnthropicOptions = {}): Promise<FakeAnth
 
 /** The real Anthropic adapter pointed at the fake (fast retries: these tests assert counts, not times). */
 export function fakeModel(fake: FakeAnthropic, opts: Partial<AnthropicModelOptions> = {}): Model {
-  return createAnthropicModel({ env: fake.env(), retry: { attempts: 3, baseDelayMs: 1, maxDelayMs: 5 }, sdkMaxRetries: 2, timeoutMs: 20_000, logger: silentLogger, ...opts });
+  return createAnthropicModel({ env: fake.env(), retry: { attempts: 5, baseDelayMs: 1, maxDelayMs: 5 }, timeoutMs: 20_000, logger: silentLogger, ...opts });
 }
 
 export function claudeAgent(fake: FakeAnthropic, opts: Partial<ClaudeAgentOptions> = {}): TaskAgent {

@@ -37,13 +37,12 @@ describe('the Anthropic adapter (real SDK against the fake API)', () => {
     expect(() => createAnthropicModel({ env: {} })).toThrow(MissingApiKeyError);
   });
 
-  it('retries 529 and 429: the SDK\'s own retries, then the bounded outer policy', async () => {
+  it('retries 529 and 429 with one policy: each failure is one HTTP call', async () => {
     const fake = await fakeApi();
     fake.push(overloaded(), overloaded(), overloaded(), rateLimited(), reply([text('finally')]));
     const ws = await workspace({});
     const outcome = await claudeAgent(fake).work(input(spec({ objective: 'x', tasks: [{ id: 't', title: 't', verification: 'true' }] }), ws.dir));
     expect(outcome.ok).toBe(true);
-    // SDK call 1: 529, retry 529, retry 529 -> gives up; outer retry: SDK call 2: 429, retry -> 200.
     expect(fake.requests.map((r) => r.status)).toEqual([529, 529, 529, 429, 200]);
   });
 
@@ -57,10 +56,23 @@ describe('the Anthropic adapter (real SDK against the fake API)', () => {
 
     const busy = await fakeApi();
     busy.otherwise(() => overloaded());
-    const err2 = await fakeModel(busy, { retry: { attempts: 2, baseDelayMs: 1, maxDelayMs: 2 }, sdkMaxRetries: 2 }).complete(request()).catch((e: unknown) => e);
+    const err2 = await fakeModel(busy, { retry: { attempts: 2, baseDelayMs: 1, maxDelayMs: 2 } }).complete(request()).catch((e: unknown) => e);
     expect(err2).toMatchObject({ status: 529, details: { retryable: true, attempts: 2 } });
     expect((err2 as Error).message).toMatch(/overloaded/);
-    expect(busy.requests).toHaveLength(6);
+    expect(busy.requests).toHaveLength(2);
+  });
+
+  it.each([
+    [529, 'overloaded_error', 1],
+    [529, 'overloaded_error', 4],
+    [500, 'api_error', 3],
+    [503, 'api_error', 5],
+  ] as const)('a %s storm makes at most N HTTP calls for one request (N = %s: the retry policy, the SDK adds none)', async (status, type, attempts) => {
+    const storm = await fakeApi();
+    storm.otherwise(() => apiError(status, type, 'storm'));
+    const err = await fakeModel(storm, { retry: { attempts, baseDelayMs: 1, maxDelayMs: 2 } }).complete(request()).catch((e: unknown) => e);
+    expect(err).toMatchObject({ status, details: { retryable: true, attempts } });
+    expect(storm.requests).toHaveLength(attempts);
   });
 });
 
