@@ -1,5 +1,5 @@
-import { spawn } from 'node:child_process';
 import { relative } from 'node:path';
+import { execa } from 'execa';
 import type { ToolInput } from './tool-catalog.js';
 import { bounded, ToolError, type ToolEnv, type ToolOutcome } from './tool-results.js';
 
@@ -42,45 +42,33 @@ interface BoundedRun {
   notFound: boolean;
 }
 
-/** Runs a helper program (ripgrep) with a clean environment, bounded output and a timeout. */
-function runBounded(program: string, args: string[], cwd: string, maxBytes: number, timeoutMs: number, signal: AbortSignal): Promise<BoundedRun> {
-  return new Promise((resolve) => {
-    const child = spawn(program, args, { cwd, env: { PATH: process.env.PATH ?? '/usr/bin:/bin', LC_ALL: 'C' }, stdio: ['ignore', 'pipe', 'pipe'] });
-    const out: Buffer[] = [];
-    const err: Buffer[] = [];
-    let bytes = 0;
-    let cut = false;
-    const stop = () => child.kill('SIGKILL');
-    const timer = setTimeout(() => {
-      cut = true;
-      stop();
-    }, timeoutMs);
-    signal.addEventListener('abort', stop, { once: true });
-    child.stdout.on('data', (c: Buffer) => {
-      if (cut) return;
-      if (bytes + c.length > maxBytes) {
-        out.push(c.subarray(0, maxBytes - bytes));
-        bytes = maxBytes;
-        cut = true;
-        stop();
-        return;
-      }
-      out.push(c);
-      bytes += c.length;
-    });
-    child.stderr.on('data', (c: Buffer) => {
-      if (err.reduce((n, b) => n + b.length, 0) < 64 * 1024) err.push(c);
-    });
-    const done = (r: BoundedRun) => {
-      clearTimeout(timer);
-      signal.removeEventListener('abort', stop);
-      resolve(r);
-    };
-    child.on('error', (e: NodeJS.ErrnoException) => done({ code: null, stdout: '', stderr: e.message, cut: false, notFound: e.code === 'ENOENT' }));
-    child.on('close', (code) => {
-      let stdout = Buffer.concat(out).toString('utf8');
-      if (cut) stdout = stdout.slice(0, stdout.lastIndexOf('\n') + 1);
-      done({ code, stdout, stderr: Buffer.concat(err).toString('utf8'), cut, notFound: false });
-    });
+/** stderr kept at most (ripgrep's complaints about unreadable files); a flood of it stops rg too. */
+const STDERR_KEPT = 64 * 1024;
+
+/**
+ * Runs a host helper program (ripgrep) through execa: only the environment given (extendEnv off),
+ * stdout capped at `maxBytes` and stopped past it, killed (SIGKILL) at the timeout or on abort.
+ */
+async function runBounded(program: string, args: string[], cwd: string, maxBytes: number, timeoutMs: number, signal: AbortSignal): Promise<BoundedRun> {
+  const r = await execa(program, args, {
+    cwd,
+    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', LC_ALL: 'C' },
+    extendEnv: false,
+    stdin: 'ignore',
+    encoding: 'buffer',
+    maxBuffer: { stdout: maxBytes, stderr: 16 * STDERR_KEPT },
+    stripFinalNewline: false,
+    timeout: timeoutMs,
+    cancelSignal: signal,
+    killSignal: 'SIGKILL',
+    reject: false,
   });
+  if (r.failed && 'code' in r && r.code === 'ENOENT' && r.exitCode === undefined) {
+    return { code: null, stdout: '', stderr: r.shortMessage ?? 'not found', cut: false, notFound: true };
+  }
+  const cut = r.timedOut || r.isMaxBuffer;
+  let stdout = Buffer.from(r.stdout ?? new Uint8Array()).toString('utf8');
+  if (cut) stdout = stdout.slice(0, stdout.lastIndexOf('\n') + 1);
+  const stderr = Buffer.from(r.stderr ?? new Uint8Array()).subarray(0, STDERR_KEPT).toString('utf8');
+  return { code: r.exitCode ?? null, stdout, stderr, cut, notFound: false };
 }

@@ -157,3 +157,31 @@ describe('the agent\'s tools', () => {
     expect(fake.requests.map((r) => r.status)).toEqual([200, 400, 200]);
   });
 });
+
+describe('search (ripgrep on the host, through execa)', () => {
+  async function searchWith(opts: { toolLimits?: Record<string, number>; rgPath?: string }, files: Record<string, string>, pattern: string) {
+    const fake = await fakeApi();
+    fake.push(reply([toolUse('search', { pattern })]), reply([text('done')]));
+    const ws = await workspace(files);
+    const outcome = await claudeAgent(fake, opts).work(input(goal(), ws.dir));
+    expect(outcome.ok).toBe(true);
+    return lastToolResults(fake.requests[1]!.body)[0]!;
+  }
+
+  it('stops ripgrep past the output cap and keeps only whole lines', async () => {
+    const many = Array.from({ length: 3000 }, (_, i) => `match ${i} ${'x'.repeat(40)}`).join('\n');
+    const r = await searchWith({ toolLimits: { searchMaxBytes: 2000, listingChars: 1_000_000 } }, { 'a.txt': `${many}\n` }, 'match');
+    expect(r.is_error).toBe(false);
+    expect(r.content).toMatch(/^\d+ matching lines \(output stopped: too many matches/);
+    const lines = r.content.split('\n').slice(1).filter(Boolean);
+    expect(lines.length).toBeGreaterThan(0);
+    expect(lines.join('\n').length).toBeLessThanOrEqual(2000);
+    for (const line of lines) expect(line).toMatch(/^(\.\/)?a\.txt:\d+:match \d+ x{40}$/);
+  });
+
+  it('tells the model when ripgrep is not installed', async () => {
+    const r = await searchWith({ rgPath: '/nonexistent/rg' }, { 'a.txt': 'x\n' }, 'x');
+    expect(r.is_error).toBe(true);
+    expect(r.content).toMatch(/ripgrep \(rg\) is not installed/);
+  });
+});
