@@ -17,6 +17,7 @@ import { readGitHubMeta, type GitHubGoal } from './goal-meta.js';
 import { planFromIssue } from './plan-from-issue.js';
 import { loadRepoConfig } from './repo-config-loader.js';
 import { settleRestingControl } from './resting-control.js';
+import { acceptedPlan } from './turn/accepted-plan.js';
 import { answerReviews } from './turn/answer-reviews.js';
 import { decideTurn, type TurnFacts } from './turn/decide-turn.js';
 import { goalWorkspace, releaseGoalWorkspace, type GoalWorkspaceDeps } from './turn/goal-workspace.js';
@@ -64,6 +65,7 @@ export async function workGoal(deps: WorkGoalDeps, key: GoalKey, mode: GoalMode)
     hasPlanner: deps.planner !== undefined,
   };
   let issue: { title: string; body?: string | null | undefined } | undefined;
+  const readIssue = async () => (await octokit.rest.issues.get({ owner: g.owner, repo: g.repo, issue_number: g.issueNumber })).data;
   let workspace: GitWorkspace | undefined;
   let sandbox: Sandbox | undefined;
   for (;;) {
@@ -77,18 +79,27 @@ export async function workGoal(deps: WorkGoalDeps, key: GoalKey, mode: GoalMode)
       case 'status':
         await settleRestingControl(deps.ledger, key);
         return forge.flush(await snapshotFromLedger(deps.ledger, key, g, configLimits(step.config)));
-      case 'read-issue': {
+      case 'read-plan': {
         // The status comment appears at once, before any planning.
         if (step.announce) await forge.flush(await snapshotFromLedger(deps.ledger, key, g, configLimits(step.config)));
-        const data = (await octokit.rest.issues.get({ owner: g.owner, repo: g.repo, issue_number: g.issueNumber })).data;
-        issue = data;
         workspace = goalWorkspace(deps, octokit, g, key.goalId, step.config);
-        const plan = planFromIssue(data.body ?? '', key.goalId, meta.extraTasks, mode === 'plan' ? undefined : meta.plannedSpec);
-        facts.issue = { plan, hasBlock: extractGoalBlock(data.body ?? '') !== undefined };
+        const plannedSpec = mode === 'plan' ? undefined : meta.plannedSpec;
+        // The spec at acceptance: the event side parsed the issue once; read it from GitHub only for a goal accepted without it.
+        const accepted = acceptedPlan(meta.issuePlan, goal.spec, key.goalId, meta.extraTasks, plannedSpec);
+        if (accepted) {
+          facts.issue = accepted;
+          if (accepted.plan.kind === 'spec' && accepted.hasBlock) facts.specStored = true; // it is the ledger's spec
+        } else {
+          issue = await readIssue();
+          const plan = planFromIssue(issue.body ?? '', key.goalId, meta.extraTasks, plannedSpec);
+          facts.issue = { plan, hasBlock: extractGoalBlock(issue.body ?? '') !== undefined };
+        }
         break;
       }
       case 'write-plan':
-        facts.written = await writePlan(deps, key, workspace!, issue!, step.config, meta.extraTasks);
+        // The planner writes from the issue's own words.
+        issue ??= await readIssue();
+        facts.written = await writePlan(deps, key, workspace!, issue, step.config, meta.extraTasks);
         break;
       case 'store-spec':
         await deps.ledger.upsertGoal(key, { spec: step.spec, branch: g.branch });

@@ -19,7 +19,7 @@ export interface TurnFacts {
   meta: { planApproved?: boolean | undefined; hasPlannedSpec: boolean; templatePosted?: boolean | undefined };
   /** A model is configured to write a plan for an issue without a ```goal block. */
   hasPlanner: boolean;
-  /** The issue's plan (its ```goal block, or the plan a model wrote earlier), once read. */
+  /** The issue's plan (its ```goal block, or the plan a model wrote earlier), once read; `hasBlock`: the issue has a ```goal block. */
   issue?: { plan: IssuePlan; hasBlock: boolean };
   /** The plan the model wrote this turn, once asked for. */
   written?: { ok: true; plan: IssuePlan } | { ok: false; message: string };
@@ -35,8 +35,8 @@ export type TurnStep =
   | { kind: 'rest'; state: GoalState; reason: string; comment?: string; markTemplatePosted?: true }
   /** `/goal status` (or a control on a resting goal): settle a pending pause or stop, refresh the status comment. */
   | { kind: 'status'; config: RepoConfig }
-  /** Read the issue's plan; `announce`: post the status comment first (a new goal shows it at once). */
-  | { kind: 'read-issue'; config: RepoConfig; announce: boolean }
+  /** Read the issue's plan (as accepted, else from the issue); `announce`: post the status comment first (a new goal shows it at once). */
+  | { kind: 'read-plan'; config: RepoConfig; announce: boolean }
   /** Ask the model for a plan (in a clone of the repository). */
   | { kind: 'write-plan'; config: RepoConfig }
   | { kind: 'store-spec'; spec: GoalSpec }
@@ -51,7 +51,7 @@ export function decideTurn(f: TurnFacts): TurnStep {
   }
   const config = f.config.config;
   if (f.mode === 'status') return { kind: 'status', config };
-  if (!f.issue) return { kind: 'read-issue', config, announce: f.state === 'INITIALIZING' };
+  if (!f.issue) return { kind: 'read-plan', config, announce: f.state === 'INITIALIZING' };
 
   let plan = f.issue.plan;
   if (plan.kind === 'none' && f.hasPlanner) {

@@ -43,8 +43,8 @@ const table: Array<[name: string, TurnFacts, TurnStep]> = [
   ],
   ['an invalid config wins over /goal status', facts({ mode: 'status', config: { ok: false, problems: ['x'] } }), { kind: 'rest', state: 'STOPPED', reason: 'invalid .github/goal-loop.yml', comment: 'goal-loop cannot run: `.github/goal-loop.yml` is invalid.\n\n- x\n\nFix the file and comment `/goal start`.' }],
   ['/goal status refreshes the status comment, nothing else', facts({ mode: 'status', issue: undefined }), { kind: 'status', config }],
-  ['a new goal announces itself before reading the issue', facts({ state: 'INITIALIZING', issue: undefined }), { kind: 'read-issue', config, announce: true }],
-  ['a goal under way reads the issue without announcing', facts({ state: 'ESCALATED', issue: undefined }), { kind: 'read-issue', config, announce: false }],
+  ['a new goal announces itself before reading the issue', facts({ state: 'INITIALIZING', issue: undefined }), { kind: 'read-plan', config, announce: true }],
+  ['a goal under way reads the issue without announcing', facts({ state: 'ESCALATED', issue: undefined }), { kind: 'read-plan', config, announce: false }],
   ['no goal block and a model: the model writes the plan', facts({ issue: noBlock, hasPlanner: true }), { kind: 'write-plan', config }],
   [
     'the planner failed: stopped, with its message',
@@ -96,11 +96,11 @@ describe('decideTurn', () => {
     for (;;) {
       const step = decideTurn(f);
       steps.push(step.kind);
-      if (step.kind === 'read-issue') f.issue = block;
+      if (step.kind === 'read-plan') f.issue = block;
       else if (step.kind === 'store-spec') f.specStored = true;
       else if (step.kind === 'open-sandbox') f.sandbox = { ok: true };
       else break;
     }
-    expect(steps).toEqual(['read-issue', 'store-spec', 'open-sandbox', 'run']);
+    expect(steps).toEqual(['read-plan', 'store-spec', 'open-sandbox', 'run']);
   });
 });
