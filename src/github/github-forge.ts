@@ -4,7 +4,7 @@ import type { GoalSnapshot, LoopResult } from '../goal/result.js';
 import type { Escalation } from '../goal/escalation.js';
 import type { Forge } from '../ports/forge.js';
 import type { GoalKey, Ledger } from '../ports/ledger.js';
-import type { GitHubGoal } from './github-goal.js';
+import { readGitHubMeta, type GitHubGoal, type GitHubGoalMeta } from './goal-meta.js';
 import { labelForGoal, STATE_LABELS, type StateLabel } from './labels.js';
 import { checklist, ESCALATION_MARKER, renderStatus, STATUS_MARKER, type Links } from './status-comment.js';
 
@@ -110,8 +110,13 @@ export class GitHubForge implements Forge {
     return run;
   }
 
+  /** The goal's meta as it is now, read through the App's schema. */
+  private async meta(): Promise<GitHubGoalMeta> {
+    return readGitHubMeta((await this.opts.ledger.getGoal(this.opts.key))?.meta ?? {});
+  }
+
   private async write(s: GoalSnapshot): Promise<void> {
-    const meta = (await this.opts.ledger.getGoal(this.opts.key))?.meta ?? {};
+    const meta = await this.meta();
     const pr = pullRequestIn(meta);
     const merged = meta.merged === true;
     const links: Links = { repoUrl: this.g.htmlUrl, ...(pr ? { pullRequest: { ...pr, ...(merged ? { merged } : {}) } } : {}) };
@@ -125,8 +130,8 @@ export class GitHubForge implements Forge {
   }
 
   private async upsertStatusComment(body: string): Promise<void> {
-    const meta = (await this.opts.ledger.getGoal(this.opts.key))?.meta ?? {};
-    let id = typeof meta.statusCommentId === 'number' ? meta.statusCommentId : undefined;
+    const meta = await this.meta();
+    let id = meta.statusCommentId;
     id ??= await findCommentByMarker(this.o, this.g, STATUS_MARKER);
     if (id) {
       try {
@@ -194,8 +199,8 @@ export class GitHubForge implements Forge {
       .join('\n');
     const output = { title: `${s.tasks.filter((t) => t.status === 'done').length}/${s.tasks.length} tasks verified`, summary };
     const conclusion = r ? (r.success ? 'success' : r.status === 'ESCALATED' ? 'failure' : 'neutral') : undefined;
-    const meta = (await this.opts.ledger.getGoal(this.opts.key))?.meta ?? {};
-    if (typeof meta.checkRunId === 'number' && meta.checkRunSha === headSha) {
+    const meta = await this.meta();
+    if (meta.checkRunId !== undefined && meta.checkRunSha === headSha) {
       await this.o.rest.checks.update({
         owner: this.g.owner,
         repo: this.g.repo,
@@ -219,8 +224,8 @@ export class GitHubForge implements Forge {
   }
 }
 
-function pullRequestIn(meta: Record<string, unknown>): { number: number; url: string } | undefined {
-  return typeof meta.prNumber === 'number' && typeof meta.prUrl === 'string' ? { number: meta.prNumber, url: meta.prUrl } : undefined;
+function pullRequestIn(meta: GitHubGoalMeta): { number: number; url: string } | undefined {
+  return meta.prNumber !== undefined && meta.prUrl !== undefined ? { number: meta.prNumber, url: meta.prUrl } : undefined;
 }
 
 /** The bot's comment carrying a marker, if there is one (searching every page). */
