@@ -133,6 +133,9 @@ export class BwrapSandbox implements SpawningSandbox {
     return `bwrap ${this.mode} jail (${this.root ? 'a non-root uid per workspace' : `uid ${process.getuid?.()}`}), ${this.limits.maxProcesses} processes, files ≤ ${mib(this.limits.maxFileBytes)}, ${memory}`;
   }
 
+  // Spawned by hand (runCaptured, wrapSpawned), not with execa: the jail's launcher gets the
+  // FIFO's write end as its stdout and stderr, runs as the leader of a process group killed as a
+  // group, and its environment is LAUNCH_ENV exactly; see run-captured.ts.
   async run(req: CommandRequest): Promise<CommandResult> {
     const jail = await this.openJail(req, true);
     try {

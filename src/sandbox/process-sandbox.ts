@@ -17,6 +17,8 @@ export class ProcessSandbox implements SpawningSandbox {
 
   constructor(private readonly capture: CaptureLimits = DEFAULT_CAPTURE) {}
 
+  // Spawned by hand, not with execa, for the same reasons as the bwrap jail: a FIFO as the
+  // output fd, a process group killed as a whole (see run-captured.ts).
   async run(req: CommandRequest): Promise<CommandResult> {
     const home = scratchPath('home');
     await mkdir(home, { mode: 0o700 });

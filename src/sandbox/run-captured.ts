@@ -22,6 +22,12 @@ export type StartChild = (output: number) => ChildProcess;
 const DRAIN_GRACE_MS = 2000;
 const READ_BUFFER_BYTES = 64 * 1024;
 
+// Not execa: the child's stdout and stderr are one file descriptor (the write end of a FIFO)
+// handed to it at spawn and read here into one reused buffer, and the child leads its own
+// process group, killed as a group (its background processes included) with a drain grace for
+// escapees. execa could pass the fd, but then its buffering, maxBuffer and output handling have
+// nothing to read, and its timeout and cancelSignal kill the one pid, not the group: what would
+// remain of it is spawn.
 /**
  * Runs a child started in its own process group, captures its output, enforces the timeout
  * and the abort signal, and kills the whole group when the command ends so no background

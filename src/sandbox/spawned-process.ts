@@ -17,6 +17,9 @@ export interface WrapOptions {
   cleanup?: () => Promise<void>;
 }
 
+// Not execa: the process is long-lived (an MCP server speaking on stdin/stdout), started
+// detached in its own process group that is killed as a whole, with stderr kept as a bounded
+// tail; execa's promise-per-run model, buffering and single-pid kill fit none of that.
 /**
  * A child started in its own process group with piped stdio, as a SandboxProcess: stderr kept
  * as a bounded tail (and a bounded log), the whole group killed on `kill`, at the end of its

@@ -111,7 +111,12 @@ function gitEnvironment(config: Record<string, string>, remote: boolean): Record
   return env;
 }
 
-/** Plain spawn: git runs on the hot path of every checkpoint, so no wrapper overhead. */
+/**
+ * Plain spawn, not execa: git runs on the hot path of every checkpoint (tens of calls), and execa
+ * would keep every hardening here (the env is built above, extendEnv: false) but measured about
+ * twice the time per call (~15 ms against ~7.5 ms for `git --version` on 2 busy cores). Nothing
+ * here needs what it adds: no timeout, no output cap (git's output is the bot's own data).
+ */
 function spawnGit(cwd: string, args: string[], env: Record<string, string>, input?: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
     const child = spawn('git', args, { cwd, env, stdio: [input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'] });
