@@ -58,4 +58,29 @@ describe('FileLock', () => {
     writeFileSync(path, '');
     expect(await lock.tryAcquire()).toBe(false);
   });
+
+  it('tryAcquireSync and releaseSync: the same lock, for a caller that cannot wait', async () => {
+    const path = join(await tempDir(), 'm.lock');
+    const a = new FileLock(path);
+    const b = new FileLock(path);
+    expect(a.tryAcquireSync()).toBe(true);
+    expect(b.tryAcquireSync()).toBe(false); // held in this process
+    expect(await b.tryAcquire()).toBe(false);
+    expect(b.holderPid()).toBe(process.pid);
+    a.releaseSync();
+    expect(existsSync(path)).toBe(false);
+    expect(b.tryAcquireSync()).toBe(true);
+    b.releaseSync();
+  });
+
+  it('a lock taken over from a dead holder is then held: a second taker leaves it in place', async () => {
+    const path = join(await tempDir(), 'm.lock');
+    writeFileSync(path, `999999999 ${hostname()} 0\n`);
+    const first = new FileLock(path);
+    expect(first.tryAcquireSync()).toBe(true); // took the stale one over
+    const second = new FileLock(path);
+    expect(second.tryAcquireSync()).toBe(false);
+    expect(existsSync(path)).toBe(true);
+    first.releaseSync();
+  });
 });
