@@ -12,7 +12,6 @@ import { SandboxUnavailableError, type Sandbox } from '../ports/sandbox.js';
 import type { GoalMode } from '../ports/queue.js';
 import type { GitWorkspace } from '../workspace/git-workspace.js';
 import { GitHubForge, type Octokit } from './github-forge.js';
-import { readGitHubGoal } from './github-goal.js';
 import { readGitHubMeta, type GitHubGoal } from './goal-meta.js';
 import { planFromIssue } from './plan-from-issue.js';
 import { loadRepoConfig } from './repo-config-loader.js';
@@ -51,9 +50,9 @@ export interface WorkGoalDeps extends GoalWorkspaceDeps {
  */
 export async function workGoal(deps: WorkGoalDeps, key: GoalKey, mode: GoalMode): Promise<void> {
   const goal = await deps.ledger.getGoal(key);
-  const g = goal && readGitHubGoal(goal.meta);
-  if (!goal || !g) return;
-  const meta = readGitHubMeta(goal.meta);
+  const meta = goal && readGitHubMeta(goal.meta);
+  const g = meta?.github;
+  if (!goal || !meta || !g) return;
   const log = deps.logger.child({ goal: `${key.repo}#${key.goalId}` });
   const octokit = await deps.auth(g.installationId);
   const forge = new GitHubForge({ octokit, goal: g, key, ledger: deps.ledger, logger: log, ...(deps.minUpdateIntervalMs !== undefined ? { minUpdateIntervalMs: deps.minUpdateIntervalMs } : {}) });
