@@ -66,7 +66,7 @@ export async function gatherCommand(deps: GatherDeps, o: Octokit, e: EventOf<'co
   if (!goal || !ACCEPTING_COMMANDS.has(name)) return { maySteer, goal };
   // A pull request's comment carries the pull request's body: the goal's issue is read instead.
   const issueBody = e.isPullRequest ? await issueBodyOf(deps, o, goal) : (e.issue.body ?? '');
-  return { maySteer, goal, issueBody };
+  return { maySteer, goal, issueBody, running: await deps.isRunning(goal.key) };
 }
 
 export async function gatherReview(deps: GatherDeps, o: Octokit, e: EventOf<'review'>): Promise<ReviewFacts> {
@@ -79,7 +79,7 @@ export async function gatherReview(deps: GatherDeps, o: Octokit, e: EventOf<'rev
   if ((e.state === 'commented' && comments.length === 0) || goal.meta.merged === true) return facts;
   const config = await configFact(o, e.owner, e.repo);
   if (!config.ok) return { ...facts, config };
-  return { ...facts, config, issueBody: await issueBodyOf(deps, o, goal) };
+  return { ...facts, config, issueBody: await issueBodyOf(deps, o, goal), running: await deps.isRunning(goal.key) };
 }
 
 /** The ledger's record of a goal, its meta read through the App's schema. */

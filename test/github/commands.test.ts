@@ -99,6 +99,34 @@ describe('GitHub App: /goal commands and who may use them', () => {
     expect(h.fake.labels(5)).not.toContain('goal:paused');
   });
 
+  it('a plan edited while its loop runs never changes the tasks under that loop; accepted again once it rests, the edited plan is the goal\'s', async () => {
+    const before = goalBlock(`
+objective: Edited mid-run
+tasks:
+  - { id: first, title: First, run: "sleep 2; echo 1 > first.txt", verification: "test -f first.txt" }
+  - { id: dropped, title: Dropped later, run: "echo 2 > dropped.txt", verification: "test -f dropped.txt", dependencies: [first] }
+`);
+    const after = before.replace('id: dropped, title: Dropped later, run: "echo 2 > dropped.txt", verification: "test -f dropped.txt"', 'id: added, title: Added, run: "echo 3 > added.txt", verification: "test -f added.txt"');
+    const issue = { number: 12, title: 'Edited', body: before, user: 'alice' };
+    const h = await appHarness({ issues: [issue] });
+    await h.probot.receive({ id: 'label-12', name: 'issues', payload: issuesLabeled({ ...h.repoSpec, issue, label: 'goal' }) } as never);
+    await waitFor(() => h.fake.labels(12).includes('goal:running'));
+    // While task "first" runs, someone drops "dropped" from the issue and says /goal resume.
+    h.fake.issue(12).body = after;
+    await say(h, 12, '/goal resume', 'alice', { body: after });
+    await h.runtime.idle();
+    const key = { repo: 'octo-org/widgets', goalId: '12' };
+    // The running loop finished its own plan, untouched.
+    expect((await h.ledger.getGoal(key))!.state).toBe('LOOP_COMPLETE');
+    expect(checkpointCommits(h.repo.bare, 'goal/12-edited').map((c) => c.task)).toEqual(['first', 'dropped']);
+    // Accepted again once it rests, the edited plan is the goal's.
+    await say(h, 12, '/goal resume', 'alice', { body: after });
+    const goal = (await h.ledger.getGoal(key))!;
+    expect(goal.state).toBe('LOOP_COMPLETE');
+    expect(goal.spec.tasks.map((t) => t.id)).toEqual(['first', 'added']);
+    expect(checkpointCommits(h.repo.bare, 'goal/12-edited').map((c) => c.task)).toEqual(['first', 'dropped', 'added']);
+  });
+
   it('records /goal budget and applies it as the cost cap', async () => {
     const h = await appHarness({ issues: [{ number: 6, title: 'Quick', body: QUICK, user: 'alice' }] });
     await say(h, 6, '/goal start');

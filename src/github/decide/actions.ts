@@ -17,7 +17,8 @@ export type Action =
   | { type: 'react'; content: Reaction }
   | { type: 'log'; msg: string; data: Record<string, unknown> }
   | { type: 'upsertGoal'; spec: GoalSpec; branch: string; priority?: string }
-  | { type: 'setMeta'; patch: Partial<GitHubGoalMeta> }
+  /** Merged into the goal's meta; a key set to null is removed. */
+  | { type: 'setMeta'; patch: { [K in keyof GitHubGoalMeta]?: GitHubGoalMeta[K] | null } }
   | { type: 'setControl'; control: ControlRequest | null }
   | { type: 'setState'; state: GoalState; event: string; detail: string; stopReason: string | null }
   | { type: 'updateTask'; taskId: string; patch: Partial<Pick<TaskRecord, 'approved' | 'status'>> }

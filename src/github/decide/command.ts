@@ -46,14 +46,14 @@ export function decideCommand(e: EventOf<'command'>, facts: CommandFacts): Decis
   const goal = facts.goal;
   if (!goal || !goal.meta.github) return refuse(NO_GOAL);
   if (isMerged(goal.meta) && cmd.name !== 'status') return refuse(doneRefusal(goal.meta));
-  const applied = apply(goal, cmd, facts.issueBody);
+  const applied = apply(goal, cmd, facts.issueBody, facts.running ?? false);
   return 'refusal' in applied ? refuse(applied.refusal) : done({ key: goal.key, actions: applied.actions });
 }
 
 /** A command's effect on an existing goal, or a refusal for the user. */
-function apply(goal: GoalView, cmd: Exclude<GoalCommand, { name: 'help' | 'start' }>, issueBody: string | undefined): { refusal: string } | { actions: Action[] } {
+function apply(goal: GoalView, cmd: Exclude<GoalCommand, { name: 'help' | 'start' }>, issueBody: string | undefined, running: boolean): { refusal: string } | { actions: Action[] } {
   const taskExists = (id: string) => goal.spec.tasks.some((t) => t.id === id);
-  const accept = () => acceptSpec({ goalId: goal.key.goalId, issueBody, extraTasks: goal.meta.extraTasks, github: goal.meta.github });
+  const accept = () => acceptSpec({ goalId: goal.key.goalId, issueBody, extraTasks: goal.meta.extraTasks, github: goal.meta.github, running });
   const run: Action = { type: 'schedule', mode: 'run', priority: goal.priority };
   const status: Action = { type: 'schedule', mode: 'status', priority: goal.priority };
   switch (cmd.name) {

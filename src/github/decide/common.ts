@@ -56,10 +56,13 @@ export function merged(goal: GoalView, prNumber: number, running: boolean): Acti
  * The spec at acceptance: the issue body (from the event, or fetched for a pull request) is parsed
  * once, where a start, plan, approve, resume, retry or review is accepted. Its kind is recorded in
  * meta for the worker, and a valid spec (with the reviews' tasks) becomes the goal's spec in the
- * ledger. Without a body (the issue could not be read) nothing is recorded.
+ * ledger. Two cases leave the plan to the worker's next turn, which reads the issue itself when
+ * meta has no `issuePlan`: the issue could not be read, or a loop is running the goal (its tasks
+ * must not change under it: a task dropped from the issue would vanish from the ledger mid-run).
  */
-export function acceptSpec(input: { goalId: string; issueBody: string | undefined; extraTasks: TaskSpec[] | undefined; github: GitHubGoal | undefined }): Action[] {
-  if (input.issueBody === undefined || !input.github) return [];
+export function acceptSpec(input: { goalId: string; issueBody: string | undefined; extraTasks: TaskSpec[] | undefined; github: GitHubGoal | undefined; running: boolean }): Action[] {
+  if (!input.github) return [];
+  if (input.issueBody === undefined || input.running) return [{ type: 'setMeta', patch: { issuePlan: null } }];
   const plan = planFromIssue(input.issueBody, input.goalId, input.extraTasks);
   const actions: Action[] = [{ type: 'setMeta', patch: { issuePlan: issuePlanOf(plan) } }];
   if (plan.kind === 'spec') actions.unshift({ type: 'upsertGoal', spec: plan.spec, branch: input.github.branch });

@@ -21,6 +21,8 @@ export interface ReviewFacts {
   config?: ConfigFact;
   /** The goal's issue body (fetched); undefined when it could not be read. */
   issueBody?: string | undefined;
+  /** A worker holds the goal's lease. */
+  running?: boolean;
 }
 
 /**
@@ -43,7 +45,7 @@ export function decideReview(e: EventOf<'review'>, facts: ReviewFacts): Decision
     key: goal.key,
     actions: [
       { type: 'setMeta', patch: { extraTasks, pendingReviews } },
-      ...acceptSpec({ goalId: goal.key.goalId, issueBody: facts.issueBody, extraTasks, github: goal.meta.github }),
+      ...acceptSpec({ goalId: goal.key.goalId, issueBody: facts.issueBody, extraTasks, github: goal.meta.github, running: facts.running ?? false }),
       { type: 'setControl', control: null },
       { type: 'schedule', mode: 'run', priority: goal.priority },
     ],

@@ -23,7 +23,7 @@ export function decideStart(e: EventOf<'labeled' | 'command'>, facts: StartFacts
     return {
       key,
       actions: [
-        ...acceptSpec({ goalId: key.goalId, issueBody: body, extraTasks: existing.meta.extraTasks, github: existing.meta.github }),
+        ...acceptSpec({ goalId: key.goalId, issueBody: body, extraTasks: existing.meta.extraTasks, github: existing.meta.github, running: true }),
         { type: 'setControl', control: null },
         { type: 'schedule', mode: 'run', priority: existing.priority },
       ],

@@ -45,12 +45,11 @@ describe('decideLabel: (event, facts) -> actions', () => {
     ['resting goal: restarted', labeled(), { config: ok, maySteer: true, goal: goal('STOPPED'), running: false }, freshStart({ kind: 'spec' }, ['task-01', 'task-02'])],
     ['mid-way goal no worker runs: restarted', labeled(), { config: ok, maySteer: true, goal: goal('EXECUTING'), running: false }, freshStart({ kind: 'spec' }, ['task-01', 'task-02'])],
     [
-      'running goal: a pause is overruled and a run follows',
+      'running goal: a pause is overruled, a run follows, and the plan is left to that run (never changed under the loop)',
       labeled(),
       { config: ok, maySteer: true, goal: goal('EXECUTING'), running: true },
       [
-        expect.objectContaining({ type: 'upsertGoal', branch: github.branch }),
-        { type: 'setMeta', patch: { issuePlan: { kind: 'spec' } } },
+        { type: 'setMeta', patch: { issuePlan: null } },
         { type: 'setControl', control: null },
         { type: 'schedule', mode: 'run', priority: 'P1' },
       ],

@@ -57,7 +57,8 @@ describe('decideReview: (event, facts) -> actions', () => {
 
   it('an issue that could not be read: the task is recorded, the plan is left to the worker', () => {
     const d = decideReview(review(), asked(undefined, { issueBody: undefined }));
-    expect(d.actions.map((a) => a.type)).toEqual(['setMeta', 'setControl', 'schedule']);
+    expect(d.actions.map((a) => a.type)).toEqual(['setMeta', 'setMeta', 'setControl', 'schedule']);
+    expect(d.actions[1]).toEqual({ type: 'setMeta', patch: { issuePlan: null } });
   });
 
   it('a goal without tasks: the review task depends on nothing and verifies with true', () => {
