@@ -148,6 +148,16 @@ describe('app.yml, the manifest the setup flow registers', () => {
     expect(example.split('\n').filter((l) => /^[A-Z_]+=/.test(l)), 'uncommented settings').toEqual([]);
   });
 
+  it('outside a folder with app.yml, refuses the setup flow in one line (it would register an app with no permissions or events)', async () => {
+    const dir = await tempDir();
+    const r = await runCli(['serve'], { ...UNSET, NO_SMEE_SETUP: 'true', PORT: String(await freePort()), GOAL_LOOP_DB: join(dir, 'ledger.db') } as unknown as Record<string, string>, dir);
+    expect(r.code).toBe(1);
+    const lines = r.stderr.split('\n').filter(Boolean);
+    expect(lines, r.stderr).toHaveLength(1);
+    expect(lines[0]).toContain(`./app.yml, which is not in ${dir}`);
+    expect(lines[0]).toContain(`cp ${APP_YML} .`);
+  });
+
   it("Probot's setup page offers a manifest whose webhook URL is this server's own", async () => {
     const dir = await tempDir();
     await copyFile(APP_YML, join(dir, 'app.yml'));

@@ -1,3 +1,5 @@
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { run } from 'probot';
 import { createLogger } from '../logging.js';
@@ -6,6 +8,7 @@ import { startServer, webhookSecretProblem } from '../../github/server/serve.js'
 import { loadDotEnv, missingAppCredentials, readDotEnv } from '../dotenv.js';
 import { InputError } from '../../shared/errors.js';
 import { jailStatus, runService } from '../service.js';
+import { packageDir } from '../version.js';
 
 export const SERVE_USAGE = `goal-loop serve
 
@@ -37,6 +40,13 @@ export async function serveCommand(argv: string[]): Promise<number> {
       // The setup flow is a development aid; in production a missing credential is a config error.
       throw new InputError(
         `serve refuses to start: ${names} not set (NODE_ENV=production; set APP_ID and PRIVATE_KEY or PRIVATE_KEY_PATH, or register the app with the setup flow outside production)`,
+      );
+    }
+    // Probot's setup flow reads ./app.yml; without it the app it registers has no permissions
+    // and no events, and nothing says so.
+    if (!existsSync(join(process.cwd(), 'app.yml'))) {
+      throw new InputError(
+        `serve cannot start the setup flow here: ${names} not set, and the flow registers the app from ./app.yml, which is not in ${process.cwd()}: run it where goal-loop's app.yml is (cp ${join(packageDir().dir, 'app.yml')} .), or register the app by hand (README, "Register the app")`,
       );
     }
     logger.warn(`${missing.join(' and ')} not set: starting the setup flow (open the printed URL to register the app from app.yml, then restart)`);
