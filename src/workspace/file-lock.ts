@@ -1,5 +1,4 @@
-import { randomBytes } from 'node:crypto';
-import { linkSync, readFileSync, renameSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
+import { readFileSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
 import { mkdir, readFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { dirname } from 'node:path';
@@ -104,30 +103,36 @@ export class FileLock {
 
   /**
    * Removes the lockfile if its holder is gone; true when it did (the caller retries at once).
-   * Never a check-then-delete: two processes that both judged the same file stale must not both
-   * delete (the second would delete the first one's fresh lock), so the file is renamed aside,
-   * which only one of them can do, and put back if what was moved is not the file judged stale.
+   * Never a bare check-then-delete: two processes that both judged the same file stale must not
+   * both delete it (the second would delete the first one's fresh lock). The judging and the
+   * delete happen under a second lock, `<path>.takeover` (O_EXCL), and only the very file judged
+   * stale (same inode) is deleted; a fresh lock made meanwhile has another inode, or a live holder.
    */
   private removeIfStale(): boolean {
+    const foreignStaleMs = this.opts.foreignStaleMs ?? 3_600_000;
     const before = statSync(this.path, { throwIfNoEntry: false });
     if (!before) return true; // released meanwhile
-    if (!isStale(readText(this.path), Date.now() - before.mtimeMs, this.opts.foreignStaleMs ?? 3_600_000)) return false;
-    const aside = `${this.path}.stale-${process.pid}-${randomBytes(4).toString('hex')}`;
+    if (!isStale(readText(this.path), Date.now() - before.mtimeMs, foreignStaleMs)) return false;
+    const takeover = `${this.path}.takeover`;
     try {
-      renameSync(this.path, aside);
-    } catch {
-      return true; // someone else took it over first; try again
+      writeFileSync(takeover, `${process.pid} ${HOST} ${Date.now()}\n`, { flag: 'wx', mode: 0o600 });
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+      // Another process is taking over right now. Its takeover file outlives it only if it died
+      // within these few syscalls: then, and only then, it is cleared for the next try.
+      const t = statSync(takeover, { throwIfNoEntry: false });
+      if (t && isStale(readText(takeover), Date.now() - t.mtimeMs, EMPTY_GRACE_MS) && Date.now() - t.mtimeMs > EMPTY_GRACE_MS) unlinkQuietly(takeover);
+      return false;
     }
-    const moved = statSync(aside, { throwIfNoEntry: false });
-    if (moved && moved.ino !== before.ino) {
-      try {
-        linkSync(aside, this.path);
-      } catch {
-        // the path was taken again meanwhile: that holder keeps it
-      }
+    try {
+      const now = statSync(this.path, { throwIfNoEntry: false });
+      if (!now) return true;
+      if (now.ino !== before.ino || !isStale(readText(this.path), Date.now() - now.mtimeMs, foreignStaleMs)) return false;
+      unlinkQuietly(this.path);
+      return true;
+    } finally {
+      unlinkQuietly(takeover);
     }
-    unlinkQuietly(aside);
-    return true;
   }
 
   private async describeHolder(): Promise<string> {
