@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { COMMAND_HELP } from '../../../src/github/commands.js';
 import type { Action } from '../../../src/github/decide/actions.js';
 import { decideCommand, type CommandFacts } from '../../../src/github/decide/command.js';
-import { command, goal, GOAL_BLOCK, github, invalid, INVALID_BLOCK, INVALID_CONFIG_BODY, KEY, ok, REFUSED_BODY } from './fixtures.js';
+import { command, controlActions, goal, GOAL_BLOCK, github, invalid, INVALID_BLOCK, INVALID_CONFIG_BODY, KEY, ok, REFUSED_BODY } from './fixtures.js';
 
 const eyes: Action = { type: 'react', content: 'eyes' };
 const plus: Action = { type: 'react', content: '+1' };
@@ -12,13 +12,7 @@ const refused = (body: string, issueNumber = 7): Action[] => [eyes, reply(body, 
 const run: Action = { type: 'schedule', mode: 'run', priority: 'P1' };
 const status: Action = { type: 'schedule', mode: 'status', priority: 'P1' };
 const accepted: Action[] = [expect.objectContaining({ type: 'upsertGoal', branch: github.branch, spec: expect.objectContaining({ goal_id: '7' }) }), { type: 'setMeta', patch: { issuePlan: { kind: 'spec' } } }];
-const control = (request: 'pause' | 'stop', reason: string): Action[] => [
-  { type: 'cancel' },
-  { type: 'setMeta', patch: { controlReason: reason } },
-  { type: 'setControl', control: request },
-  { type: 'settleRestingIfIdle' },
-  status,
-];
+const control = controlActions;
 const NO_GOAL = 'There is no goal here yet. Add the `goal` label or comment `/goal start` on the issue.';
 const NO_TASK = (id: string) => `There is no task \`${id}\` in this goal.`;
 const DONE = 'This goal is done: pull request #9 was merged. Open a new issue for more work.';

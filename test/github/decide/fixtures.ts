@@ -1,3 +1,4 @@
+import type { Action } from '../../../src/github/decide/actions.js';
 import { parseRepoConfig } from '../../../src/config/repo-config.js';
 import type { GoalState } from '../../../src/goal/states.js';
 import type { ConfigFact, GoalView } from '../../../src/github/decide/actions.js';
@@ -78,3 +79,12 @@ export function command(cmd: GoalCommand | { error: string }, opts: { isPullRequ
     command: 'error' in cmd ? { ok: false, error: cmd.error } : { ok: true, command: cmd },
   };
 }
+
+/** What a human's pause or stop decides for a goal of priority P1 (decide/common.ts pauseOrStop). */
+export const controlActions = (request: 'pause' | 'stop', reason: string): Action[] => [
+  { type: 'cancel' },
+  { type: 'setMeta', patch: { controlReason: reason } },
+  { type: 'setControl', control: request },
+  { type: 'settleRestingIfIdle' },
+  { type: 'schedule', mode: 'status', priority: 'P1' },
+];

@@ -2,16 +2,10 @@ import { describe, expect, it } from 'vitest';
 import type { Action } from '../../../src/github/decide/actions.js';
 import { decideIssueClosed, type IssueClosedFacts } from '../../../src/github/decide/issue-closed.js';
 import type { GoalEvent } from '../../../src/github/events.js';
-import { base, goal, issue } from './fixtures.js';
+import { base, controlActions, goal, issue } from './fixtures.js';
 
 const closed: Extract<GoalEvent, { type: 'issue_closed' }> = { ...base, type: 'issue_closed', issue: issue() };
-const stop = (reason: string): Action[] => [
-  { type: 'cancel' },
-  { type: 'setMeta', patch: { controlReason: reason } },
-  { type: 'setControl', control: 'stop' },
-  { type: 'settleRestingIfIdle' },
-  { type: 'schedule', mode: 'status', priority: 'P1' },
-];
+const stop = (reason: string): Action[] => controlActions('stop', reason);
 const mergedMark: Action = { type: 'setMeta', patch: { merged: true, prNumber: 9 } };
 
 describe('decideIssueClosed: (event, facts) -> actions', () => {

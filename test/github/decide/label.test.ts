@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { Action } from '../../../src/github/decide/actions.js';
 import { decideLabel, type LabelFacts } from '../../../src/github/decide/label.js';
 import type { GoalEvent } from '../../../src/github/events.js';
-import { base, goal, GOAL_BLOCK, github, invalid, INVALID_BLOCK, INVALID_CONFIG_BODY, issue, KEY, ok, REFUSED_BODY } from './fixtures.js';
+import { base, controlActions, goal, GOAL_BLOCK, github, invalid, INVALID_BLOCK, INVALID_CONFIG_BODY, issue, KEY, ok, REFUSED_BODY } from './fixtures.js';
 
 type LabelEvent = Extract<GoalEvent, { type: 'labeled' | 'unlabeled' }>;
 const labeled = (label = 'goal', body: string | null = GOAL_BLOCK): LabelEvent => ({ ...base, type: 'labeled', label, issue: issue(body, [{ name: 'goal' }, { name: 'P0' }]) });
@@ -16,13 +16,7 @@ const freshStart = (issuePlan: unknown, tasks: string[]): Action[] => [
   { type: 'schedule', mode: 'run', priority: 'P0' },
 ];
 
-const pause: Action[] = [
-  { type: 'cancel' },
-  { type: 'setMeta', patch: { controlReason: 'the goal label was removed' } },
-  { type: 'setControl', control: 'pause' },
-  { type: 'settleRestingIfIdle' },
-  { type: 'schedule', mode: 'status', priority: 'P1' },
-];
+const pause: Action[] = controlActions('pause', 'the goal label was removed');
 
 describe('decideLabel: (event, facts) -> actions', () => {
   it.each<[string, LabelEvent, LabelFacts, Action[]]>([

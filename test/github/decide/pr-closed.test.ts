@@ -2,16 +2,10 @@ import { describe, expect, it } from 'vitest';
 import type { Action } from '../../../src/github/decide/actions.js';
 import { decidePrClosed, type PrClosedFacts } from '../../../src/github/decide/pr-closed.js';
 import type { GoalEvent } from '../../../src/github/events.js';
-import { base, goal, github, KEY } from './fixtures.js';
+import { base, controlActions, goal, github, KEY } from './fixtures.js';
 
 const closed = (merged: boolean): Extract<GoalEvent, { type: 'pr_closed' }> => ({ ...base, type: 'pr_closed', prNumber: 9, merged, headRef: github.branch });
-const stop = (reason: string): Action[] => [
-  { type: 'cancel' },
-  { type: 'setMeta', patch: { controlReason: reason } },
-  { type: 'setControl', control: 'stop' },
-  { type: 'settleRestingIfIdle' },
-  { type: 'schedule', mode: 'status', priority: 'P1' },
-];
+const stop = (reason: string): Action[] => controlActions('stop', reason);
 const mergedMark: Action = { type: 'setMeta', patch: { merged: true, prNumber: 9 } };
 
 describe('decidePrClosed: (event, facts) -> actions', () => {
