@@ -42,6 +42,14 @@ async function perform(deps: ActDeps, o: Octokit, e: GoalEvent, key: GoalKey | u
     case 'upsertGoal':
       await ledger.upsertGoal(goal(), { spec: a.spec, branch: a.branch, ...(a.priority !== undefined ? { priority: a.priority } : {}) });
       return;
+    case 'acceptPlan':
+      if (await deps.isRunning(goal())) {
+        await ledger.setMeta(goal(), { issuePlan: null });
+        return;
+      }
+      if (a.spec) await ledger.upsertGoal(goal(), { spec: a.spec, branch: a.branch });
+      await ledger.setMeta(goal(), { issuePlan: a.issuePlan });
+      return;
     case 'setMeta':
       await ledger.setMeta(goal(), a.patch);
       return;

@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import { createAnthropicModel, planGoal, selectAgent } from '../agent/index.js';
 import { resolveLimits } from '../goal/limits.js';
 import { configLimits } from '../config/repo-config.js';
+import { agentDeps } from '../run/compose-goal-run.js';
 import type { WorkGoalDeps } from './work-goal.js';
 import { sanitizeUntrusted } from '../shared/untrusted.js';
 
@@ -9,20 +10,8 @@ import { sanitizeUntrusted } from '../shared/untrusted.js';
 export function claudeHooks(env: NodeJS.ProcessEnv, logger: Logger): Pick<WorkGoalDeps, 'agentFor' | 'planner'> {
   if (!env.ANTHROPIC_API_KEY?.trim()) return {};
   return {
-    agentFor: (sandbox, config, taskTimeoutS) =>
-      selectAgent(
-        'auto',
-        {
-          sandbox,
-          logger,
-          ...(config.model ? { model: config.model } : {}),
-          protectedPaths: config.protected_paths,
-          taskTimeoutS,
-          mcpServers: config.mcp_servers,
-          maxWallMinutes: resolveLimits(configLimits(config)).max_wall_minutes,
-        },
-        env,
-      ),
+    // The same agent as the command line's, for the limits in force (the spec may tighten them).
+    agentFor: (ctx) => selectAgent('auto', agentDeps(ctx), env),
     planner: async ({ objective, repoDir, goalId, config }) => {
       const result = await planGoal({
         model: createAnthropicModel({ ...(config.model ? { model: config.model } : {}), env, logger }),

@@ -38,7 +38,7 @@ export interface WorkGoalDeps extends GoalWorkspaceDeps {
   /** Re-checks this worker's hold on the goal before each transition is written. */
   fence?: () => Promise<boolean>;
   /** The Claude agent for a run, when a model is configured. */
-  agentFor?: (sandbox: Sandbox, config: RepoConfig, taskTimeoutS: number) => TaskAgent | undefined;
+  agentFor?: (ctx: AgentContext) => TaskAgent | undefined;
   /** Claude's planner, when a model is configured: writes a spec for an issue without a goal block. */
   planner?: (input: { objective: string; repoDir: string; goalId: string; config: RepoConfig }) => Promise<{ spec: GoalSpec; usage: Usage; costUsd: number }>;
 }
@@ -176,7 +176,7 @@ async function runLoop(deps: WorkGoalDeps, r: RunInput): Promise<LoopResult> {
     config: r.config,
     workspace: r.workspace,
     sandbox: r.sandbox,
-    ...(deps.agentFor ? { agent: ({ sandbox, config, limits }: AgentContext) => deps.agentFor?.(sandbox, config, limits.task_timeout_s) } : {}),
+    ...(deps.agentFor ? { agent: deps.agentFor } : {}),
     ...(human ? { humanLimits: human } : {}),
     ledger: deps.ledger,
     forge: r.forge,

@@ -8,7 +8,7 @@ import { LimitsSchema } from './schema.js';
  */
 export const CoreGoalMetaSchema = z.looseObject({
   controlReason: z.string().optional().describe("Why the newest pause or stop was asked for; becomes the goal's stop reason."),
-  budgetUsd: z.number().positive().optional().describe("A maintainer's `/goal budget`: a cost cap that may raise what the spec may only lower."),
+  budgetUsd: z.number().min(0).optional().describe("A maintainer's `/goal budget`: a cost cap that may raise what the spec may only lower."),
   mcp_limits: LimitsSchema.optional().describe('Limits an MCP client tightened for this goal.'),
 });
 export type CoreGoalMeta = z.infer<typeof CoreGoalMetaSchema>;

@@ -29,7 +29,7 @@ export function safeguardOf(state: string, stopReason: string | null | undefined
   if (state === 'ESCALATED') return 'escalated';
   if (state === 'PAUSED') return 'paused';
   if (state === 'FAILED') return 'internal_error';
-  for (const key of ['max_iterations', 'cost_cap_usd', 'max_wall_minutes'] as const) if (reason.startsWith(key)) return key;
+  for (const key of LIVE_LIMITS) if (reason.startsWith(key)) return key;
   if (reason.startsWith('circuit breaker')) return 'circuit_breaker';
   return 'stopped';
 }

@@ -9,6 +9,7 @@ import { RepoConfigError } from '../config/repo-config.js';
 import { formatSpecError, SpecValidationError } from '../goal/parse.js';
 import { mermaidGraph, orderedChecklist } from '../goal/render.js';
 import { LimitsSchema } from '../goal/schema.js';
+import { LIMIT_KEYS } from '../goal/limits.js';
 import { SandboxUnavailableError } from '../ports/sandbox.js';
 import { configureGoal } from './configure.js';
 import { SessionError } from './goal-session.js';
@@ -149,7 +150,7 @@ export function createGoalLoopMcpServer(opts: SessionsOptions & { version: strin
         goal_id: goalId,
         action: z.enum(['pause', 'resume', 'stop']).optional().describe('pause: stop now, roll back the attempt in progress, keep the checkpoints; resume: continue from the last checkpoint; stop: end the run.'),
         approve: z.array(z.string().min(1)).optional().describe('Ids of tasks to approve (tasks above max_risk or with requires_approval wait for this).'),
-        limits: LimitsSchema.optional().describe('New budgets for this goal (max_iterations, cost_cap_usd, max_wall_minutes, error_threshold, max_retries, task_timeout_s, max_risk).'),
+        limits: LimitsSchema.optional().describe(`New budgets for this goal (${LIMIT_KEYS.join(', ')}).`),
       },
     },
     tool(async (args) => {

@@ -161,7 +161,8 @@ function unlinkQuietly(path: string): void {
 function isStale(content: string, ageMs: number, foreignStaleMs: number): boolean {
   const [pidText, host] = content.trim().split(' ');
   const pid = Number.parseInt(pidText ?? '', 10);
-  if (!Number.isFinite(pid) || !host) return ageMs > EMPTY_GRACE_MS; // being written, or its writer died
+  if (!Number.isFinite(pid)) return ageMs > EMPTY_GRACE_MS; // being written, or its writer died
+  if (!host) return !isAlive(pid); // a pid alone: an older goal-loop on this host wrote it
   if (host !== HOST) return ageMs > foreignStaleMs;
   if (pid === process.pid) return true; // not held here (checked first), so a leftover of ours
   return !isAlive(pid);

@@ -63,6 +63,15 @@ describe('acquireLock (a goal workspace lock between processes)', () => {
     acquireLock(path)();
   });
 
+  it('honors a lock an older goal-loop wrote (a pid alone): refused while that process lives, taken once it is gone', async () => {
+    const path = join(await tempDir(), 'goal.lock');
+    writeFileSync(path, `${process.ppid}\n`); // alive: the process that runs this test's worker
+    await new Promise((r) => setTimeout(r, 50));
+    expect(() => acquireLock(path)).toThrow(LockedError);
+    writeFileSync(path, '999999999\n');
+    acquireLock(path)();
+  });
+
   it('takes over a stale lock left by a dead process', async () => {
     const path = join(await tempDir(), 'goal.lock');
     staleLock(path);

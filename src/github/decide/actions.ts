@@ -17,6 +17,12 @@ export type Action =
   | { type: 'react'; content: Reaction }
   | { type: 'log'; msg: string; data: Record<string, unknown> }
   | { type: 'upsertGoal'; spec: GoalSpec; branch: string; priority?: string }
+  /**
+   * The issue's plan, accepted for an existing goal: a valid spec becomes the goal's spec and
+   * `issuePlan` its kind, unless a loop runs the goal when this is performed (checked then, not
+   * only when deciding): its tasks must not change under it, so the plan is left to its next turn.
+   */
+  | { type: 'acceptPlan'; spec?: GoalSpec; branch: string; issuePlan: NonNullable<GitHubGoalMeta['issuePlan']> }
   /** Merged into the goal's meta; a key set to null is removed. */
   | { type: 'setMeta'; patch: { [K in keyof GitHubGoalMeta]?: GitHubGoalMeta[K] | null } }
   | { type: 'setControl'; control: ControlRequest | null }

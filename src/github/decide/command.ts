@@ -63,7 +63,8 @@ function apply(goal: GoalView, cmd: Exclude<GoalCommand, { name: 'help' | 'start
       if (cmd.taskId && !taskExists(cmd.taskId)) return { refusal: noTaskRefusal(cmd.taskId) };
       const approval: Action = cmd.taskId ? { type: 'updateTask', taskId: cmd.taskId, patch: { approved: true } } : { type: 'setMeta', patch: { planApproved: true } };
       // "go ahead" is newer than any pause
-      return { actions: [...accept(), approval, { type: 'setControl', control: null }, run] };
+      // The approval first: an issue edit accepted here may drop the task from the ledger.
+      return { actions: [approval, ...accept(), { type: 'setControl', control: null }, run] };
     }
     case 'pause':
     case 'stop':

@@ -64,9 +64,7 @@ export function acceptSpec(input: { goalId: string; issueBody: string | undefine
   if (!input.github) return [];
   if (input.issueBody === undefined || input.running) return [{ type: 'setMeta', patch: { issuePlan: null } }];
   const plan = planFromIssue(input.issueBody, input.goalId, input.extraTasks);
-  const actions: Action[] = [{ type: 'setMeta', patch: { issuePlan: issuePlanOf(plan) } }];
-  if (plan.kind === 'spec') actions.unshift({ type: 'upsertGoal', spec: plan.spec, branch: input.github.branch });
-  return actions;
+  return [{ type: 'acceptPlan', ...(plan.kind === 'spec' ? { spec: plan.spec } : {}), branch: input.github.branch, issuePlan: issuePlanOf(plan) }];
 }
 
 export const isResting = (goal: GoalView): boolean => RESTING_STATES.has(goal.state);

@@ -11,7 +11,7 @@ const reply = (body: string, issueNumber = 7): Action => ({ type: 'comment', iss
 const refused = (body: string, issueNumber = 7): Action[] => [eyes, reply(body, issueNumber), confused];
 const run: Action = { type: 'schedule', mode: 'run', priority: 'P1' };
 const status: Action = { type: 'schedule', mode: 'status', priority: 'P1' };
-const accepted: Action[] = [expect.objectContaining({ type: 'upsertGoal', branch: github.branch, spec: expect.objectContaining({ goal_id: '7' }) }), { type: 'setMeta', patch: { issuePlan: { kind: 'spec' } } }];
+const accepted: Action[] = [{ type: 'acceptPlan', branch: github.branch, spec: expect.objectContaining({ goal_id: '7' }), issuePlan: { kind: 'spec' } }];
 const control = controlActions;
 const NO_GOAL = 'There is no goal here yet. Add the `goal` label or comment `/goal start` on the issue.';
 const NO_TASK = (id: string) => `There is no task \`${id}\` in this goal.`;
@@ -51,12 +51,12 @@ describe('decideCommand: (event, facts) -> actions', () => {
     ['merged goal: commands refused', command({ name: 'resume' }), steering(merged), refused(DONE)],
     ['merged goal: status still answered', command({ name: 'status' }), steering(merged), [eyes, status, plus]],
     ['plan: rebuilt and shown', command({ name: 'plan' }), steering(), [eyes, ...accepted, { type: 'setMeta', patch: { planApproved: false } }, { type: 'schedule', mode: 'plan', priority: 'P1' }, plus]],
-    ['approve: the plan, and a go-ahead newer than any pause', command({ name: 'approve' }), steering(goal('AWAITING_APPROVAL')), [eyes, ...accepted, { type: 'setMeta', patch: { planApproved: true } }, { type: 'setControl', control: null }, run, plus]],
+    ['approve: the plan, and a go-ahead newer than any pause', command({ name: 'approve' }), steering(goal('AWAITING_APPROVAL')), [eyes, { type: 'setMeta', patch: { planApproved: true } }, ...accepted, { type: 'setControl', control: null }, run, plus]],
     [
       'approve a task',
       command({ name: 'approve', taskId: 'task-02' }),
       steering(goal('AWAITING_APPROVAL')),
-      [eyes, ...accepted, { type: 'updateTask', taskId: 'task-02', patch: { approved: true } }, { type: 'setControl', control: null }, run, plus],
+      [eyes, { type: 'updateTask', taskId: 'task-02', patch: { approved: true } }, ...accepted, { type: 'setControl', control: null }, run, plus],
     ],
     ['approve an unknown task: refused', command({ name: 'approve', taskId: 'nope' }), steering(), refused(NO_TASK('nope'))],
     ['pause', command({ name: 'pause' }), steering(), [eyes, ...control('pause', 'paused by a human'), plus]],
@@ -64,12 +64,12 @@ describe('decideCommand: (event, facts) -> actions', () => {
     ['resume', command({ name: 'resume' }), steering(goal('PAUSED')), [eyes, ...accepted, { type: 'setControl', control: null }, run, plus]],
     ['retry a task', command({ name: 'retry', taskId: 'task-01' }), steering(goal('ESCALATED')), [eyes, ...accepted, { type: 'setControl', control: null }, run, plus]],
     ['retry an unknown task: refused', command({ name: 'retry', taskId: 'nope' }), steering(), refused(NO_TASK('nope'))],
-    ['resume with an issue without a block: plan none, the spec kept', command({ name: 'resume' }, { body: 'words' }), steering(goal('PAUSED'), { issueBody: 'words' }), [eyes, { type: 'setMeta', patch: { issuePlan: { kind: 'none' } } }, { type: 'setControl', control: null }, run, plus]],
+    ['resume with an issue without a block: plan none, the spec kept', command({ name: 'resume' }, { body: 'words' }), steering(goal('PAUSED'), { issueBody: 'words' }), [eyes, { type: 'acceptPlan', branch: github.branch, issuePlan: { kind: 'none' } }, { type: 'setControl', control: null }, run, plus]],
     [
       'resume with an invalid block: plan invalid, the spec kept',
       command({ name: 'resume' }),
       steering(goal('PAUSED'), { issueBody: INVALID_BLOCK }),
-      [eyes, { type: 'setMeta', patch: { issuePlan: { kind: 'invalid', errors: [expect.any(String)] } } }, { type: 'setControl', control: null }, run, plus],
+      [eyes, { type: 'acceptPlan', branch: github.branch, issuePlan: { kind: 'invalid', errors: [expect.any(String)] } }, { type: 'setControl', control: null }, run, plus],
     ],
     ['resume on a pull request whose issue could not be read: the worker reads the plan', command({ name: 'resume' }, { isPullRequest: true }), steering(goal('PAUSED'), { issueBody: undefined }), [eyes, { type: 'setMeta', patch: { issuePlan: null } }, { type: 'setControl', control: null }, run, plus]],
     ['resume while a loop runs the goal: the plan is left to the next turn', command({ name: 'resume' }), steering(goal('EXECUTING'), { issueBody: 'edited', running: true }), [eyes, { type: 'setMeta', patch: { issuePlan: null } }, { type: 'setControl', control: null }, run, plus]],
@@ -90,7 +90,7 @@ describe('decideCommand: (event, facts) -> actions', () => {
   it('carries the reviews\' tasks into the accepted spec', () => {
     const extra = { id: 'review-1', title: 'Address review 1', description: '', dependencies: ['task-02'], run: [], verification: 'true', risk: 'low' as const, requires_approval: false };
     const d = decideCommand(command({ name: 'resume' }), steering(goal('PAUSED', { extraTasks: [extra] })));
-    const upsert = d.actions.find((a) => a.type === 'upsertGoal');
-    expect(upsert && upsert.type === 'upsertGoal' && upsert.spec.tasks.map((t) => t.id)).toEqual(['task-01', 'task-02', 'review-1']);
+    const accept = d.actions.find((a) => a.type === 'acceptPlan');
+    expect(accept && accept.type === 'acceptPlan' && accept.spec?.tasks.map((t) => t.id)).toEqual(['task-01', 'task-02', 'review-1']);
   });
 });

@@ -34,8 +34,7 @@ describe('decideReview: (event, facts) -> actions', () => {
     const task = expect.objectContaining({ id: 'review-31', title: 'Address review 31 by alice', dependencies: ['task-02'], verification: 'npm run lint', risk: 'low', requires_approval: false });
     expect(d.actions).toEqual([
       { type: 'setMeta', patch: { extraTasks: [task], pendingReviews: [{ taskId: 'review-31', prNumber: 9, reviewId: 31 }] } },
-      expect.objectContaining({ type: 'upsertGoal', branch: github.branch, spec: expect.objectContaining({ tasks: [expect.objectContaining({ id: 'task-01' }), expect.objectContaining({ id: 'task-02' }), task] }) }),
-      { type: 'setMeta', patch: { issuePlan: { kind: 'spec' } } },
+      { type: 'acceptPlan', branch: github.branch, spec: expect.objectContaining({ tasks: [expect.objectContaining({ id: 'task-01' }), expect.objectContaining({ id: 'task-02' }), task] }), issuePlan: { kind: 'spec' } },
       { type: 'setControl', control: null },
       { type: 'schedule', mode: 'run', priority: 'P1' },
     ]);
