@@ -116,9 +116,10 @@ tasks:
     await say(h, 12, '/goal resume', 'alice', { body: after });
     await h.runtime.idle();
     const key = { repo: 'octo-org/widgets', goalId: '12' };
-    // The running loop finished its own plan, untouched.
+    // The running loop finished its own plan, untouched (a queue may also have run the resume's
+    // turn after it, which takes the edited plan: both are right).
     expect((await h.ledger.getGoal(key))!.state).toBe('LOOP_COMPLETE');
-    expect(checkpointCommits(h.repo.bare, 'goal/12-edited').map((c) => c.task)).toEqual(['first', 'dropped']);
+    expect(checkpointCommits(h.repo.bare, 'goal/12-edited').map((c) => c.task).slice(0, 2)).toEqual(['first', 'dropped']);
     // Accepted again once it rests, the edited plan is the goal's.
     await say(h, 12, '/goal resume', 'alice', { body: after });
     const goal = (await h.ledger.getGoal(key))!;
