@@ -1,6 +1,6 @@
 import type { GoalSpec } from '../goal/schema.js';
 import type { GoalState, TaskStatus } from '../goal/states.js';
-import type { AttemptRecord, ControlRequest, EventRecord, GoalRecord, InboxEntry, TaskRecord } from '../ports/ledger.js';
+import type { AttemptRecord, ControlRequest, EventRecord, GoalRecord, InboxEntry, PendingEffect, TaskRecord } from '../ports/ledger.js';
 
 /**
  * Rows as both stores read them (PostgreSQL's pool returns timestamps as ISO text and JSON as
@@ -154,4 +154,28 @@ export function toEvent(r: EventRow): EventRecord {
 
 export function toInboxEntry(r: DeliveryRow): InboxEntry {
   return { id: r.id, event: JSON.parse(r.event_json) as unknown, receivedAt: r.received_at };
+}
+
+/** An outbox row joined with its goal's key; SQLite keeps times as epoch milliseconds, PostgreSQL as timestamps. */
+export interface EffectRow {
+  id: number;
+  repo: string;
+  goal_id: string;
+  kind: string;
+  payload_json: string;
+  created_at: number | string;
+  attempts: number;
+  last_error: string | null;
+}
+
+export function toEffect(r: EffectRow): PendingEffect {
+  return {
+    id: Number(r.id),
+    key: { repo: r.repo, goalId: r.goal_id },
+    kind: r.kind,
+    payload: JSON.parse(r.payload_json) as unknown,
+    createdAt: typeof r.created_at === 'number' ? new Date(r.created_at).toISOString() : r.created_at,
+    attempts: r.attempts,
+    lastError: r.last_error,
+  };
 }

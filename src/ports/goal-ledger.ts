@@ -1,6 +1,7 @@
 import type { GoalSpec } from '../goal/schema.js';
 import type { GoalState, TaskStatus } from '../goal/states.js';
 import type { Usage } from '../goal/usage.js';
+import type { EffectInput } from './outbox.js';
 
 /** Identity of a goal: the same goal id may exist in several repositories. */
 export interface GoalKey {
@@ -65,6 +66,19 @@ export interface EventRecord {
   detail: string | null;
 }
 
+export type TaskPatch = Partial<Omit<TaskRecord, 'taskId' | 'position' | 'title'>>;
+export type CounterDelta = Partial<Omit<Counters, 'tokens'>> & { tokens?: Partial<Usage> };
+
+/** One step of a goal, written at once (one transaction): its state changes, task changes, counters, and the effects they imply. */
+export interface GoalChange {
+  /** In order; the goal's state is the last one's `to`. */
+  transitions?: Array<{ to: GoalState; event: string; detail?: string | null; stopReason?: string | null }>;
+  tasks?: Array<{ taskId: string; patch: TaskPatch }>;
+  counters?: CounterDelta;
+  /** Recorded in the outbox, to be performed after the write (see ports/outbox.ts). */
+  effects?: EffectInput[];
+}
+
 /** Durable index of goals. Git holds the truth about finished work; this holds everything else. */
 export interface GoalLedger {
   /** Creates the goal or refreshes its spec; keeps counters and history. */
@@ -73,13 +87,15 @@ export interface GoalLedger {
   /** Newest first; `exceptStates` leaves out goals in those states (e.g. the resting ones). */
   listGoals(filter?: { exceptStates?: Iterable<GoalState> }): Promise<GoalRecord[]>;
   setState(key: GoalKey, state: GoalState, event: string, detail?: string | null, stopReason?: string | null): Promise<void>;
+  /** Writes a whole step in one transaction: all of it lands, or none of it. */
+  recordChange(key: GoalKey, change: GoalChange): Promise<void>;
   listTasks(key: GoalKey): Promise<TaskRecord[]>;
-  updateTask(key: GoalKey, taskId: string, patch: Partial<Omit<TaskRecord, 'taskId' | 'position' | 'title'>>): Promise<void>;
+  updateTask(key: GoalKey, taskId: string, patch: TaskPatch): Promise<void>;
   recordAttempt(key: GoalKey, attempt: AttemptRecord): Promise<void>;
   listAttempts(key: GoalKey, taskId?: string): Promise<AttemptRecord[]>;
   listEvents(key: GoalKey): Promise<EventRecord[]>;
   /** Adds to the goal's counters and returns the new totals. */
-  addCounters(key: GoalKey, delta: Partial<Omit<Counters, 'tokens'>> & { tokens?: Partial<Usage> }): Promise<Counters>;
+  addCounters(key: GoalKey, delta: CounterDelta): Promise<Counters>;
   setControl(key: GoalKey, control: ControlRequest | null): Promise<void>;
   /** Shallow-merges into the goal's meta; a key set to null is removed. */
   setMeta(key: GoalKey, patch: Record<string, unknown>): Promise<Record<string, unknown>>;

@@ -1,23 +1,25 @@
 import type { GoalLedger } from './goal-ledger.js';
 import type { Inbox } from './inbox.js';
 import type { Leases } from './leases.js';
+import type { Outbox } from './outbox.js';
 
 // The ledger's concerns live in their own ports; these names stay importable from here.
-export type { AttemptRecord, ControlRequest, Counters, EventRecord, GoalKey, GoalLedger, GoalRecord, TaskRecord } from './goal-ledger.js';
+export type { AttemptRecord, ControlRequest, CounterDelta, Counters, EventRecord, GoalChange, GoalKey, GoalLedger, GoalRecord, TaskPatch, TaskRecord } from './goal-ledger.js';
+export type { EffectInput, Outbox, PendingEffect } from './outbox.js';
 export type { Inbox, InboxEntry } from './inbox.js';
 export type { LeaseRecord, Leases } from './leases.js';
 
 /**
- * The durable store, one database: the goals (GoalLedger), the webhook inbox (Inbox) and the
- * leases (Leases), plus housekeeping over them. A consumer that needs one concern takes that port.
+ * The durable store, one database: the goals (GoalLedger), the effects their changes imply
+ * (Outbox), the webhook inbox (Inbox) and the leases (Leases), plus housekeeping over them. A consumer that needs one concern takes that port.
  */
-export interface Ledger extends GoalLedger, Inbox, Leases {
+export interface Ledger extends GoalLedger, Outbox, Inbox, Leases {
   /**
-   * Housekeeping: drops leases expired for longer than `expiredLeasesMs`, and handled inbox
+   * Housekeeping: drops leases expired for longer than `expiredLeasesMs`, done effects and handled inbox
    * entries received longer than `handledDeliveriesMs` ago (a redelivery of one of those is then
    * handled again, so keep that longer than GitHub's redelivery window). Returns the rows dropped.
    */
-  prune(opts: { expiredLeasesMs: number; handledDeliveriesMs: number }): Promise<{ leases: number; deliveries: number }>;
+  prune(opts: { expiredLeasesMs: number; handledDeliveriesMs: number }): Promise<{ leases: number; deliveries: number; effects: number }>;
   close(): Promise<void>;
 }
 

@@ -264,6 +264,101 @@ export function describeLedgerContract(name: string, open: () => Promise<Ledger>
       });
     });
 
+    describe('one step in one write, and the outbox', () => {
+      it('a change lands whole: transitions, tasks, counters and the effects it implies', async () => {
+        await l.upsertGoal(key, { spec: spec(), branch: 'b' });
+        await l.recordChange(key, {
+          transitions: [
+            { to: 'CHECKPOINTING', event: 'verified', detail: 'a' },
+            { to: 'LOOP_COMPLETE', event: 'checkpointed', detail: null, stopReason: 'all done' },
+          ],
+          tasks: [{ taskId: 'a', patch: { status: 'done', attempts: 1, checkpointSha: 'abc1234' } }],
+          counters: { iterations: 2, errors_recovered: 1 },
+          effects: [
+            { kind: 'checkpointed', payload: { taskId: 'a', sha: 'abc1234' } },
+            { kind: 'finished', payload: { status: 'LOOP_COMPLETE' } },
+          ],
+        });
+        expect(await l.getGoal(key)).toMatchObject({ state: 'LOOP_COMPLETE', stopReason: 'all done', counters: { iterations: 2, errors_recovered: 1 } });
+        expect((await l.listTasks(key))[0]).toMatchObject({ status: 'done', attempts: 1, checkpointSha: 'abc1234' });
+        expect((await l.listEvents(key)).map((e) => [e.from, e.to])).toEqual([
+          ['INITIALIZING', 'CHECKPOINTING'],
+          ['CHECKPOINTING', 'LOOP_COMPLETE'],
+        ]);
+        const pending = await l.pendingEffects({ key });
+        expect(pending.map((e) => [e.kind, e.payload, e.attempts, e.lastError])).toEqual([
+          ['checkpointed', { taskId: 'a', sha: 'abc1234' }, 0, null],
+          ['finished', { status: 'LOOP_COMPLETE' }, 0, null],
+        ]);
+        expect(pending[0]!.key).toEqual(key);
+        expect(pending[0]!.id).toBeLessThan(pending[1]!.id);
+        expect(Number.isNaN(Date.parse(pending[0]!.createdAt))).toBe(false);
+      });
+
+      it('a change that fails part-way leaves nothing: no state, no task change, no effect', async () => {
+        await l.upsertGoal(key, { spec: spec(), branch: 'b' });
+        await expect(
+          l.recordChange(key, {
+            transitions: [{ to: 'LOOP_COMPLETE', event: 'checkpointed', stopReason: 'done' }],
+            tasks: [
+              { taskId: 'a', patch: { status: 'done' } },
+              { taskId: 'no-such-task', patch: { status: 'done' } },
+            ],
+            effects: [{ kind: 'finished', payload: {} }],
+          }),
+        ).rejects.toThrow(/no-such-task/);
+        expect((await l.getGoal(key))!.state).toBe('INITIALIZING');
+        expect((await l.listTasks(key))[0]!.status).toBe('pending');
+        expect(await l.listEvents(key)).toEqual([]);
+        expect(await l.pendingEffects()).toEqual([]);
+        await expect(l.recordChange({ repo: key.repo, goalId: 'nope' }, { effects: [{ kind: 'x', payload: 1 }] })).rejects.toThrow(/unknown goal/);
+      });
+
+      it('an effect is claimed by one try at a time, counted, failed with a reason and a wait, and done once', async () => {
+        const other = { repo: key.repo, goalId: 'other' };
+        await l.upsertGoal(key, { spec: spec(), branch: 'b' });
+        await l.upsertGoal(other, { spec: { ...spec(), goal_id: 'other' }, branch: 'b2' });
+        await l.recordChange(key, { effects: [{ kind: 'one', payload: 1 }] });
+        await l.recordChange(other, { effects: [{ kind: 'two', payload: 2 }] });
+        const [one, two] = await l.pendingEffects();
+        expect([one!.kind, two!.kind]).toEqual(['one', 'two']);
+        expect((await l.pendingEffects({ key: other })).map((e) => e.kind)).toEqual(['two']);
+
+        const l2 = await second();
+        const claims = await Promise.all([l.claimEffect(one!.id, 'w1', 60_000), l2.claimEffect(one!.id, 'w2', 60_000)]);
+        expect(claims.filter(Boolean)).toHaveLength(1);
+        expect(await l.claimEffect(one!.id, 'w3', 60_000)).toBe(false);
+        // Claimed: still pending, but not an orphan for a sweep.
+        expect((await l.pendingEffects({ key })).map((e) => e.attempts)).toEqual([1]);
+        expect((await l.pendingEffects({ settledForMs: 0 })).map((e) => e.kind)).toEqual(['two']);
+
+        // A short claim runs out: the next try takes it, and is counted.
+        expect(await l.claimEffect(two!.id, 'w1', 1)).toBe(true);
+        await new Promise((r) => setTimeout(r, 20));
+        expect(await l.claimEffect(two!.id, 'w2', 60_000)).toBe(true);
+        await l.failEffect(two!.id, 'GitHub said 502', 60_000);
+        expect(await l.claimEffect(two!.id, 'w3', 60_000)).toBe(false); // waiting before a retry
+        expect((await l.pendingEffects({ key: other }))[0]).toMatchObject({ attempts: 2, lastError: 'GitHub said 502' });
+        await l.failEffect(two!.id, 'again', 0);
+        expect(await l.claimEffect(two!.id, 'w3', 60_000)).toBe(true);
+        expect((await l.pendingEffects({ key: other }))[0]!.attempts).toBe(3);
+
+        await l.completeEffect(one!.id);
+        await l.completeEffect(two!.id);
+        expect(await l.pendingEffects()).toEqual([]);
+        expect(await l.claimEffect(one!.id, 'w4', 60_000)).toBe(false);
+        await l.failEffect(one!.id, 'late', 0); // a slow try failing after another finished changes nothing
+        expect(await l.pendingEffects()).toEqual([]);
+      });
+
+      it('a sweep sees only effects recorded long enough ago', async () => {
+        await l.upsertGoal(key, { spec: spec(), branch: 'b' });
+        await l.recordChange(key, { effects: [{ kind: 'fresh', payload: null }] });
+        expect(await l.pendingEffects({ settledForMs: 60_000 })).toEqual([]);
+        expect((await l.pendingEffects({ settledForMs: 0 })).map((e) => e.kind)).toEqual(['fresh']);
+      });
+    });
+
     it('reopening keeps goals, tasks, attempts, events and counters', async () => {
       await l.upsertGoal(key, { spec: spec(), branch: 'goal/add-slugify' });
       await l.updateTask(key, 'a', { status: 'done', attempts: 1, checkpointSha: 'deadbee' });

@@ -99,8 +99,8 @@ export function describeStoreContract(name: string, open: () => Promise<Store>, 
         await l.markDeliveryHandled('handled');
         await l.recordDelivery('pending', { n: 2 });
         await sleep(150);
-        expect(await l.prune({ expiredLeasesMs: 60_000, handledDeliveriesMs: 60_000 })).toEqual({ leases: 0, deliveries: 0 });
-        expect(await l.prune({ expiredLeasesMs: 50, handledDeliveriesMs: 50 })).toEqual({ leases: 1, deliveries: 1 });
+        expect(await l.prune({ expiredLeasesMs: 60_000, handledDeliveriesMs: 60_000 })).toEqual({ leases: 0, deliveries: 0, effects: 0 });
+        expect(await l.prune({ expiredLeasesMs: 50, handledDeliveriesMs: 50 })).toEqual({ leases: 1, deliveries: 1, effects: 0 });
         expect((await l.listLeases()).map((x) => x.name)).toEqual(['live']);
         expect((await l.unhandledDeliveries()).map((d) => d.id)).toEqual(['pending']);
         expect(await l.recordDelivery('pending', { n: 2 })).toBe(false); // unhandled ones keep deduplicating

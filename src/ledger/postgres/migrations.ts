@@ -97,6 +97,20 @@ export const POSTGRES_MIGRATIONS: readonly string[] = [
      PRIMARY KEY (repo, goal_id)
    );
    CREATE INDEX goal_jobs_order ON goal_jobs (priority, enqueued_at);`,
+  // v4: the outbox, effects recorded with the state change that implies them (ports/outbox.ts).
+  `CREATE TABLE effects (
+     id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+     goal BIGINT NOT NULL REFERENCES goals(id) ON DELETE CASCADE,
+     kind TEXT NOT NULL,
+     payload_json JSONB NOT NULL,
+     created_at TIMESTAMPTZ NOT NULL,
+     attempts INTEGER NOT NULL DEFAULT 0,
+     last_error TEXT,
+     claimed_by TEXT,
+     claimed_until TIMESTAMPTZ NOT NULL DEFAULT 'epoch',
+     done_at TIMESTAMPTZ
+   );
+   CREATE INDEX effects_pending ON effects (goal, id) WHERE done_at IS NULL;`,
 ];
 
 /**

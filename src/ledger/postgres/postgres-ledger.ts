@@ -4,20 +4,24 @@ import type { GoalState } from '../../goal/states.js';
 import type {
   AttemptRecord,
   ControlRequest,
+  CounterDelta,
   Counters,
   EventRecord,
+  GoalChange,
   GoalKey,
   GoalRecord,
   InboxEntry,
   LeaseRecord,
   Ledger,
+  PendingEffect,
+  TaskPatch,
   TaskRecord,
 } from '../../ports/ledger.js';
-import type { Usage } from '../../goal/usage.js';
 import {
   counterDeltas,
   TASK_COLUMNS,
   toAttempt,
+  toEffect,
   toEvent,
   toGoal,
   toInboxEntry,
@@ -25,6 +29,7 @@ import {
   unknownGoal,
   type AttemptRow,
   type DeliveryRow,
+  type EffectRow,
   type EventRow,
   type GoalRow,
   type TaskRow,
@@ -96,22 +101,35 @@ export class PostgresLedger implements Ledger {
   }
 
   async setState(key: GoalKey, state: GoalState, event: string, detail?: string | null, stopReason?: string | null): Promise<void> {
+    await this.recordChange(key, { transitions: [{ to: state, event, detail: detail ?? null, ...(stopReason !== undefined ? { stopReason } : {}) }] });
+  }
+
+  async recordChange(key: GoalKey, change: GoalChange): Promise<void> {
     await withTransaction(this.pool, async (c) => {
-      // Locked, so the event's `from` is the state this change replaced, even under concurrent changes.
-      const row = await this.goalRow(c, key, 'FOR UPDATE');
+      // Locked, so each event's `from` is the state it replaced, even under concurrent changes.
+      let row = await this.goalRow(c, key, 'FOR UPDATE');
       if (!row) throw unknownGoal(key);
-      const { rows } = await c.query<{ updated_at: string }>(
-        'UPDATE goals SET state = $1, stop_reason = $2, updated_at = clock_timestamp() WHERE id = $3 RETURNING updated_at',
-        [state, stopReason === undefined ? row.stop_reason : pgText(stopReason), row.id],
-      );
-      await c.query('INSERT INTO events (goal, at, from_state, to_state, event, detail) VALUES ($1, $2, $3, $4, $5, $6)', [
-        row.id,
-        rows[0]!.updated_at,
-        row.state,
-        state,
-        event,
-        pgText(detail ?? null),
-      ]);
+      for (const t of change.transitions ?? []) {
+        const stopReason: string | null = t.stopReason === undefined ? row.stop_reason : pgText(t.stopReason);
+        const { rows } = await c.query<{ updated_at: string }>(
+          'UPDATE goals SET state = $1, stop_reason = $2, updated_at = clock_timestamp() WHERE id = $3 RETURNING updated_at',
+          [t.to, stopReason, row.id],
+        );
+        await c.query('INSERT INTO events (goal, at, from_state, to_state, event, detail) VALUES ($1, $2, $3, $4, $5, $6)', [
+          row.id,
+          rows[0]!.updated_at,
+          row.state,
+          t.to,
+          t.event,
+          pgText(t.detail ?? null),
+        ]);
+        row = { ...row, state: t.to, stop_reason: stopReason };
+      }
+      for (const t of change.tasks ?? []) await this.patchTask(c, key, row.id, t.taskId, t.patch);
+      if (change.counters) await this.addCountersOn(c, key, change.counters);
+      for (const e of change.effects ?? []) {
+        await c.query('INSERT INTO effects (goal, kind, payload_json, created_at) VALUES ($1, $2, $3, clock_timestamp())', [row.id, e.kind, toJsonb(e.payload ?? null)]);
+      }
     });
   }
 
@@ -121,19 +139,8 @@ export class PostgresLedger implements Ledger {
     return rows.map(toTask);
   }
 
-  async updateTask(key: GoalKey, taskId: string, patch: Partial<Omit<TaskRecord, 'taskId' | 'position' | 'title'>>): Promise<void> {
-    const goal = await this.requireGoalId(key);
-    const sets: string[] = [];
-    const values: unknown[] = [goal, taskId];
-    for (const [k, v] of Object.entries(patch)) {
-      const col = TASK_COLUMNS[k];
-      if (!col || v === undefined) continue;
-      values.push(k === 'lastError' && typeof v === 'string' ? pgText(trimForLedger(v)) : v);
-      sets.push(`${col} = $${values.length}`);
-    }
-    if (sets.length === 0) return;
-    const { rowCount } = await this.pool.query(`UPDATE tasks SET ${sets.join(', ')}, updated_at = clock_timestamp() WHERE goal = $1 AND task_id = $2`, values);
-    if (rowCount === 0) throw new Error(`ledger: goal ${key.goalId} has no task "${taskId}"`);
+  async updateTask(key: GoalKey, taskId: string, patch: TaskPatch): Promise<void> {
+    await this.patchTask(this.pool, key, await this.requireGoalId(key), taskId, patch);
   }
 
   async recordAttempt(key: GoalKey, a: AttemptRecord): Promise<void> {
@@ -159,16 +166,8 @@ export class PostgresLedger implements Ledger {
     return rows.map(toEvent);
   }
 
-  async addCounters(key: GoalKey, delta: Partial<Omit<Counters, 'tokens'>> & { tokens?: Partial<Usage> }): Promise<Counters> {
-    const { rows } = await this.pool.query<GoalRow>(
-      `UPDATE goals SET iterations = iterations + $3, errors = errors + $4, errors_recovered = errors_recovered + $5,
-         input_tokens = input_tokens + $6, output_tokens = output_tokens + $7, cache_read_tokens = cache_read_tokens + $8,
-         cache_write_tokens = cache_write_tokens + $9, cost_usd = cost_usd + $10, updated_at = clock_timestamp()
-       WHERE repo = $1 AND goal_id = $2 RETURNING *`,
-      [key.repo, key.goalId, ...counterDeltas(delta)],
-    );
-    if (!rows[0]) throw unknownGoal(key);
-    return toGoal(rows[0]).counters;
+  async addCounters(key: GoalKey, delta: CounterDelta): Promise<Counters> {
+    return this.addCountersOn(this.pool, key, delta);
   }
 
   async setControl(key: GoalKey, control: ControlRequest | null): Promise<void> {
@@ -196,6 +195,45 @@ export class PostgresLedger implements Ledger {
     );
     if (!rows[0]) throw unknownGoal(key);
     return JSON.parse(rows[0].meta_json) as Record<string, unknown>;
+  }
+
+  async pendingEffects(filter: { key?: GoalKey; settledForMs?: number } = {}): Promise<PendingEffect[]> {
+    const where = ['e.done_at IS NULL'];
+    const args: unknown[] = [];
+    if (filter.key) {
+      args.push(filter.key.repo, filter.key.goalId);
+      where.push('g.repo = $1 AND g.goal_id = $2');
+    }
+    if (filter.settledForMs !== undefined) {
+      args.push(filter.settledForMs);
+      where.push(`e.claimed_until <= clock_timestamp() AND e.created_at <= clock_timestamp() - $${args.length} * interval '1 millisecond'`);
+    }
+    const { rows } = await this.pool.query<EffectRow>(
+      `SELECT e.id, e.kind, e.payload_json, e.created_at, e.attempts, e.last_error, g.repo, g.goal_id
+       FROM effects e JOIN goals g ON g.id = e.goal WHERE ${where.join(' AND ')} ORDER BY e.id`,
+      args,
+    );
+    return rows.map(toEffect);
+  }
+
+  async claimEffect(id: number, holder: string, ttlMs: number): Promise<boolean> {
+    const { rowCount } = await this.pool.query(
+      `UPDATE effects SET claimed_by = $2, claimed_until = clock_timestamp() + $3 * interval '1 millisecond', attempts = attempts + 1
+       WHERE id = $1 AND done_at IS NULL AND claimed_until <= clock_timestamp()`,
+      [id, holder, ttlMs],
+    );
+    return rowCount === 1;
+  }
+
+  async completeEffect(id: number): Promise<void> {
+    await this.pool.query("UPDATE effects SET done_at = clock_timestamp(), claimed_until = 'epoch' WHERE id = $1", [id]);
+  }
+
+  async failEffect(id: number, error: string, retryInMs: number): Promise<void> {
+    await this.pool.query(
+      "UPDATE effects SET last_error = $2, claimed_until = clock_timestamp() + $3 * interval '1 millisecond' WHERE id = $1 AND done_at IS NULL",
+      [id, pgText(trimForLedger(error)), retryInMs],
+    );
   }
 
   async recordDelivery(id: string, event?: unknown): Promise<boolean> {
@@ -233,17 +271,44 @@ export class PostgresLedger implements Ledger {
     return this.leases.list();
   }
 
-  async prune(opts: { expiredLeasesMs: number; handledDeliveriesMs: number }): Promise<{ leases: number; deliveries: number }> {
+  async prune(opts: { expiredLeasesMs: number; handledDeliveriesMs: number }): Promise<{ leases: number; deliveries: number; effects: number }> {
     const leases = await this.pool.query("DELETE FROM leases WHERE expires_at < clock_timestamp() - $1 * interval '1 millisecond'", [opts.expiredLeasesMs]);
     const deliveries = await this.pool.query(
       "DELETE FROM deliveries WHERE handled_at IS NOT NULL AND received_at < clock_timestamp() - $1 * interval '1 millisecond'",
       [opts.handledDeliveriesMs],
     );
-    return { leases: leases.rowCount ?? 0, deliveries: deliveries.rowCount ?? 0 };
+    const effects = await this.pool.query("DELETE FROM effects WHERE done_at < clock_timestamp() - $1 * interval '1 millisecond'", [opts.handledDeliveriesMs]);
+    return { leases: leases.rowCount ?? 0, deliveries: deliveries.rowCount ?? 0, effects: effects.rowCount ?? 0 };
   }
 
   async close(): Promise<void> {
     if (!this.pool.ended) await this.pool.end();
+  }
+
+  private async patchTask(db: pg.Pool | pg.PoolClient, key: GoalKey, goal: number, taskId: string, patch: TaskPatch): Promise<void> {
+    const sets: string[] = [];
+    const values: unknown[] = [goal, taskId];
+    for (const [k, v] of Object.entries(patch)) {
+      const col = TASK_COLUMNS[k];
+      if (!col || v === undefined) continue;
+      values.push(k === 'lastError' && typeof v === 'string' ? pgText(trimForLedger(v)) : v);
+      sets.push(`${col} = $${values.length}`);
+    }
+    if (sets.length === 0) return;
+    const { rowCount } = await db.query(`UPDATE tasks SET ${sets.join(', ')}, updated_at = clock_timestamp() WHERE goal = $1 AND task_id = $2`, values);
+    if (rowCount === 0) throw new Error(`ledger: goal ${key.goalId} has no task "${taskId}"`);
+  }
+
+  private async addCountersOn(db: pg.Pool | pg.PoolClient, key: GoalKey, delta: CounterDelta): Promise<Counters> {
+    const { rows } = await db.query<GoalRow>(
+      `UPDATE goals SET iterations = iterations + $3, errors = errors + $4, errors_recovered = errors_recovered + $5,
+         input_tokens = input_tokens + $6, output_tokens = output_tokens + $7, cache_read_tokens = cache_read_tokens + $8,
+         cache_write_tokens = cache_write_tokens + $9, cost_usd = cost_usd + $10, updated_at = clock_timestamp()
+       WHERE repo = $1 AND goal_id = $2 RETURNING *`,
+      [key.repo, key.goalId, ...counterDeltas(delta)],
+    );
+    if (!rows[0]) throw unknownGoal(key);
+    return toGoal(rows[0]).counters;
   }
 
   private async goalRow(db: pg.Pool | pg.PoolClient, key: GoalKey, lock = ''): Promise<GoalRow | undefined> {

@@ -89,6 +89,20 @@ export const SQLITE_MIGRATIONS: readonly string[] = [
      UNIQUE (repo, goal_id)
    );
    CREATE INDEX goal_jobs_order ON goal_jobs (priority, enqueued_at);`,
+  // v4: the outbox, effects recorded with the state change that implies them (ports/outbox.ts).
+  `CREATE TABLE effects (
+     id INTEGER PRIMARY KEY,
+     goal INTEGER NOT NULL REFERENCES goals(id) ON DELETE CASCADE,
+     kind TEXT NOT NULL,
+     payload_json TEXT NOT NULL,
+     created_at INTEGER NOT NULL,
+     attempts INTEGER NOT NULL DEFAULT 0,
+     last_error TEXT,
+     claimed_by TEXT,
+     claimed_until INTEGER NOT NULL DEFAULT 0,
+     done_at INTEGER
+   );
+   CREATE INDEX effects_pending ON effects (goal, id) WHERE done_at IS NULL;`,
 ];
 
 /** Applies pending migrations inside one transaction each; the version lives in `user_version`. */

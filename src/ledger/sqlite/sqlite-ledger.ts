@@ -4,20 +4,25 @@ import type { GoalState } from '../../goal/states.js';
 import type {
   AttemptRecord,
   ControlRequest,
+  CounterDelta,
   Counters,
+  EffectInput,
   EventRecord,
+  GoalChange,
   GoalKey,
   GoalRecord,
   InboxEntry,
   LeaseRecord,
   Ledger,
+  PendingEffect,
+  TaskPatch,
   TaskRecord,
 } from '../../ports/ledger.js';
-import type { Usage } from '../../goal/usage.js';
 import {
   counterDeltas,
   TASK_COLUMNS,
   toAttempt,
+  toEffect,
   toEvent,
   toGoal,
   toInboxEntry,
@@ -25,6 +30,7 @@ import {
   unknownGoal,
   type AttemptRow,
   type DeliveryRow,
+  type EffectRow,
   type EventRow,
   type GoalRow,
   type TaskRow,
@@ -83,15 +89,25 @@ export class SqliteLedger implements Ledger {
   }
 
   async setState(key: GoalKey, state: GoalState, event: string, detail?: string | null, stopReason?: string | null): Promise<void> {
+    await this.recordChange(key, { transitions: [{ to: state, event, detail: detail ?? null, ...(stopReason !== undefined ? { stopReason } : {}) }] });
+  }
+
+  async recordChange(key: GoalKey, change: GoalChange): Promise<void> {
     const at = now();
     this.db.transaction(() => {
-      const row = this.requireGoal(key);
-      this.db
-        .prepare('UPDATE goals SET state = ?, stop_reason = ?, updated_at = ? WHERE id = ?')
-        .run(state, stopReason === undefined ? row.stop_reason : stopReason, at, row.id);
-      this.db
-        .prepare('INSERT INTO events (goal, at, from_state, to_state, event, detail) VALUES (?, ?, ?, ?, ?, ?)')
-        .run(row.id, at, row.state, state, event, detail ?? null);
+      let row = this.requireGoal(key);
+      for (const t of change.transitions ?? []) {
+        this.db
+          .prepare('UPDATE goals SET state = ?, stop_reason = ?, updated_at = ? WHERE id = ?')
+          .run(t.to, t.stopReason === undefined ? row.stop_reason : t.stopReason, at, row.id);
+        this.db
+          .prepare('INSERT INTO events (goal, at, from_state, to_state, event, detail) VALUES (?, ?, ?, ?, ?, ?)')
+          .run(row.id, at, row.state, t.to, t.event, t.detail ?? null);
+        row = { ...row, state: t.to, stop_reason: t.stopReason === undefined ? row.stop_reason : t.stopReason };
+      }
+      for (const t of change.tasks ?? []) this.patchTask(key, row.id, t.taskId, t.patch);
+      if (change.counters) this.addCountersNow(key, change.counters);
+      for (const e of change.effects ?? []) this.insertEffect(row.id, e);
     })();
   }
 
@@ -100,21 +116,8 @@ export class SqliteLedger implements Ledger {
     return (this.db.prepare('SELECT * FROM tasks WHERE goal = ? ORDER BY position').all(goal) as TaskRow[]).map(toTask);
   }
 
-  async updateTask(key: GoalKey, taskId: string, patch: Partial<Omit<TaskRecord, 'taskId' | 'position' | 'title'>>): Promise<void> {
-    const goal = this.requireGoal(key).id;
-    const sets: string[] = [];
-    const values: unknown[] = [];
-    for (const [k, v] of Object.entries(patch)) {
-      const col = TASK_COLUMNS[k];
-      if (!col || v === undefined) continue;
-      sets.push(`${col} = ?`);
-      values.push(typeof v === 'boolean' ? Number(v) : k === 'lastError' && typeof v === 'string' ? trimForLedger(v) : v);
-    }
-    if (sets.length === 0) return;
-    const info = this.db
-      .prepare(`UPDATE tasks SET ${sets.join(', ')}, updated_at = ? WHERE goal = ? AND task_id = ?`)
-      .run(...values, now(), goal, taskId);
-    if (info.changes === 0) throw new Error(`ledger: goal ${key.goalId} has no task "${taskId}"`);
+  async updateTask(key: GoalKey, taskId: string, patch: TaskPatch): Promise<void> {
+    this.patchTask(key, this.requireGoal(key).id, taskId, patch);
   }
 
   async recordAttempt(key: GoalKey, a: AttemptRecord): Promise<void> {
@@ -143,17 +146,8 @@ export class SqliteLedger implements Ledger {
     return rows.map(toEvent);
   }
 
-  async addCounters(key: GoalKey, delta: Partial<Omit<Counters, 'tokens'>> & { tokens?: Partial<Usage> }): Promise<Counters> {
-    const row = this.db
-      .prepare(
-        `UPDATE goals SET iterations = iterations + ?, errors = errors + ?, errors_recovered = errors_recovered + ?,
-           input_tokens = input_tokens + ?, output_tokens = output_tokens + ?, cache_read_tokens = cache_read_tokens + ?,
-           cache_write_tokens = cache_write_tokens + ?, cost_usd = cost_usd + ?, updated_at = ?
-         WHERE repo = ? AND goal_id = ? RETURNING *`,
-      )
-      .get(...counterDeltas(delta), now(), key.repo, key.goalId) as GoalRow | undefined;
-    if (!row) throw unknownGoal(key);
-    return toGoal(row).counters;
+  async addCounters(key: GoalKey, delta: CounterDelta): Promise<Counters> {
+    return this.addCountersNow(key, delta);
   }
 
   async setControl(key: GoalKey, control: ControlRequest | null): Promise<void> {
@@ -172,6 +166,40 @@ export class SqliteLedger implements Ledger {
       this.db.prepare('UPDATE goals SET meta_json = ?, updated_at = ? WHERE id = ?').run(JSON.stringify(meta), now(), row.id);
       return meta;
     })();
+  }
+
+  async pendingEffects(filter: { key?: GoalKey; settledForMs?: number } = {}): Promise<PendingEffect[]> {
+    const where = ['e.done_at IS NULL'];
+    const args: unknown[] = [];
+    if (filter.key) {
+      where.push('g.repo = ? AND g.goal_id = ?');
+      args.push(filter.key.repo, filter.key.goalId);
+    }
+    if (filter.settledForMs !== undefined) {
+      const at = Date.now();
+      where.push('e.claimed_until <= ? AND e.created_at <= ?');
+      args.push(at, at - filter.settledForMs);
+    }
+    const rows = this.db
+      .prepare(`SELECT e.*, g.repo, g.goal_id FROM effects e JOIN goals g ON g.id = e.goal WHERE ${where.join(' AND ')} ORDER BY e.id`)
+      .all(...args) as EffectRow[];
+    return rows.map(toEffect);
+  }
+
+  async claimEffect(id: number, holder: string, ttlMs: number): Promise<boolean> {
+    const at = Date.now();
+    const info = this.db
+      .prepare('UPDATE effects SET claimed_by = ?, claimed_until = ?, attempts = attempts + 1 WHERE id = ? AND done_at IS NULL AND claimed_until <= ?')
+      .run(holder, at + ttlMs, id, at);
+    return info.changes === 1;
+  }
+
+  async completeEffect(id: number): Promise<void> {
+    this.db.prepare('UPDATE effects SET done_at = ?, claimed_until = 0 WHERE id = ?').run(Date.now(), id);
+  }
+
+  async failEffect(id: number, error: string, retryInMs: number): Promise<void> {
+    this.db.prepare('UPDATE effects SET last_error = ?, claimed_until = ? WHERE id = ? AND done_at IS NULL').run(trimForLedger(error), Date.now() + retryInMs, id);
   }
 
   async recordDelivery(id: string, event?: unknown): Promise<boolean> {
@@ -208,16 +236,50 @@ export class SqliteLedger implements Ledger {
     return this.leases.list();
   }
 
-  async prune(opts: { expiredLeasesMs: number; handledDeliveriesMs: number }): Promise<{ leases: number; deliveries: number }> {
+  async prune(opts: { expiredLeasesMs: number; handledDeliveriesMs: number }): Promise<{ leases: number; deliveries: number; effects: number }> {
     const at = Date.now();
     const leases = this.db.prepare('DELETE FROM leases WHERE expires_at < ?').run(at - opts.expiredLeasesMs).changes;
     const before = new Date(at - opts.handledDeliveriesMs).toISOString();
     const deliveries = this.db.prepare('DELETE FROM deliveries WHERE handled_at IS NOT NULL AND received_at < ?').run(before).changes;
-    return { leases, deliveries };
+    const effects = this.db.prepare('DELETE FROM effects WHERE done_at IS NOT NULL AND done_at < ?').run(at - opts.handledDeliveriesMs).changes;
+    return { leases, deliveries, effects };
   }
 
   async close(): Promise<void> {
     this.db.close();
+  }
+
+  private patchTask(key: GoalKey, goal: number, taskId: string, patch: TaskPatch): void {
+    const sets: string[] = [];
+    const values: unknown[] = [];
+    for (const [k, v] of Object.entries(patch)) {
+      const col = TASK_COLUMNS[k];
+      if (!col || v === undefined) continue;
+      sets.push(`${col} = ?`);
+      values.push(typeof v === 'boolean' ? Number(v) : k === 'lastError' && typeof v === 'string' ? trimForLedger(v) : v);
+    }
+    if (sets.length === 0) return;
+    const info = this.db
+      .prepare(`UPDATE tasks SET ${sets.join(', ')}, updated_at = ? WHERE goal = ? AND task_id = ?`)
+      .run(...values, now(), goal, taskId);
+    if (info.changes === 0) throw new Error(`ledger: goal ${key.goalId} has no task "${taskId}"`);
+  }
+
+  private addCountersNow(key: GoalKey, delta: CounterDelta): Counters {
+    const row = this.db
+      .prepare(
+        `UPDATE goals SET iterations = iterations + ?, errors = errors + ?, errors_recovered = errors_recovered + ?,
+           input_tokens = input_tokens + ?, output_tokens = output_tokens + ?, cache_read_tokens = cache_read_tokens + ?,
+           cache_write_tokens = cache_write_tokens + ?, cost_usd = cost_usd + ?, updated_at = ?
+         WHERE repo = ? AND goal_id = ? RETURNING *`,
+      )
+      .get(...counterDeltas(delta), now(), key.repo, key.goalId) as GoalRow | undefined;
+    if (!row) throw unknownGoal(key);
+    return toGoal(row).counters;
+  }
+
+  private insertEffect(goal: number, e: EffectInput): void {
+    this.db.prepare('INSERT INTO effects (goal, kind, payload_json, created_at) VALUES (?, ?, ?, ?)').run(goal, e.kind, JSON.stringify(e.payload ?? null), Date.now());
   }
 
   private goalRow(key: GoalKey): GoalRow | undefined {

@@ -1,0 +1,38 @@
+import type { GoalKey } from './goal-ledger.js';
+
+/**
+ * The outbox: an effect a state change implies (a comment, a label, marking a PR ready) is
+ * recorded in the same ledger write as the state change, then performed until it is done. So a
+ * process killed between the two leaves the effect pending, and whoever looks next performs it.
+ */
+export interface EffectInput {
+  /** What to do, named by the wiring that performs it (e.g. `finished`, `comment`). */
+  kind: string;
+  /** JSON: what the performer needs beyond the goal's ledger record. */
+  payload: unknown;
+}
+
+export interface PendingEffect extends EffectInput {
+  id: number;
+  key: GoalKey;
+  createdAt: string;
+  /** Tries so far (claims), this one included once claimed: above 1 means an earlier try may have done it. */
+  attempts: number;
+  lastError: string | null;
+}
+
+export interface Outbox {
+  /**
+   * Effects not done yet, oldest first: of one goal, or of every goal. `settledForMs` leaves out
+   * effects recorded, or last tried, less than that long ago (the sweep's view: orphans only).
+   */
+  pendingEffects(filter?: { key?: GoalKey; settledForMs?: number }): Promise<PendingEffect[]>;
+  /**
+   * Claims the effect for one try, for `ttlMs`, and counts the try. False when it is done, or
+   * claimed by a try still within its time (so two processes never perform it at once).
+   */
+  claimEffect(id: number, holder: string, ttlMs: number): Promise<boolean>;
+  completeEffect(id: number): Promise<void>;
+  /** The try failed: records why, and leaves the effect alone for `retryInMs`. */
+  failEffect(id: number, error: string, retryInMs: number): Promise<void>;
+}
