@@ -1,15 +1,17 @@
+import { hostname } from 'node:os';
 import type { Logger } from 'pino';
 import { effectiveLimits, loosenedKeys, resolveLimits, type LoopLimits } from '../goal/limits.js';
 import type { GoalSpec, LimitsOverride } from '../goal/schema.js';
 import type { TaskAgent } from '../ports/agent.js';
 import type { Forge } from '../ports/forge.js';
-import type { GoalKey, Ledger } from '../ports/ledger.js';
+import type { EffectInput, GoalChange, GoalKey, Ledger, PendingEffect } from '../ports/ledger.js';
 import type { Sandbox } from '../ports/sandbox.js';
 import type { Workspace } from '../ports/workspace.js';
 import { EffectPerformer } from './effects.js';
 import type { GoalSnapshot, LoopResult } from '../goal/result.js';
 import { RESTING_STATES } from '../goal/states.js';
-import { decide, initialState, type Decision, type LoopEvent, type LoopState } from './transition.js';
+import { drainEffects, effectsRecorded, performLoopEffect, type LoopEffect } from './outbox.js';
+import { decide, initialState, type Decision, type Effect, type LoopEvent, type LoopState } from './transition.js';
 
 export interface RunGoalOptions {
   repo: string;
@@ -55,6 +57,15 @@ export interface RunGoalOptions {
   fence?: () => Promise<boolean>;
   /** How often the ledger is polled for pause/stop requests. */
   controlPollMs?: number;
+  /**
+   * Performs an outbox effect of this goal (default: the loop's kinds, through `forge`). A wiring
+   * that records effects of its own kinds (the App's comments) performs those here too.
+   */
+  performEffect?: (effect: PendingEffect, snapshot: GoalSnapshot) => Promise<void>;
+  /** Who performs effects (the worker id); default host:pid. */
+  effectHolder?: string;
+  /** How long a try of an effect keeps others away; a try killed midway is retried after it. Default 30 s. */
+  effectClaimMs?: number;
   clock?: () => number;
 }
 
@@ -138,7 +149,6 @@ export async function runGoal(opts: RunGoalOptions): Promise<LoopResult> {
     ledger,
     workspace,
     sandbox: opts.sandbox,
-    forge: opts.forge,
     ...(opts.agent ? { agent: opts.agent } : {}),
     gate: opts.gate ?? [],
     logDir: opts.logDir ?? `${workspace.dir}.logs`,
@@ -149,9 +159,36 @@ export async function runGoal(opts: RunGoalOptions): Promise<LoopResult> {
     clock,
   });
 
+  const perform = opts.performEffect ?? ((e: PendingEffect, s: GoalSnapshot) => performLoopEffect(opts.forge, e, s));
+  const drain = () =>
+    drainEffects({
+      outbox: ledger,
+      key,
+      holder: opts.effectHolder ?? `${hostname()}:${process.pid}`,
+      claimMs: opts.effectClaimMs ?? 30_000,
+      perform: (e) => perform(e, snapshot()),
+      logger: log,
+    });
+  /** Writes a step and the effects it implies in one transaction, then performs them. */
+  const record = async (change: GoalChange) => {
+    await ledger.recordChange(key, change);
+    if (!change.effects?.length) return;
+    effectsRecorded(change.effects);
+    await drain();
+  };
+  /** The resting state, written with its `finished` effect. */
+  const rest = async (phase: 'FAILED', event: string, reason: string) => {
+    state = { ...state, phase, stopReason: reason };
+    const result = await resultOf(state, snapshot, startedAt, clock, ledger, key);
+    await record({ transitions: [{ to: phase, event, detail: reason, stopReason: reason }], effects: [loopEffect({ kind: 'finished', payload: { result } })] });
+    return result;
+  };
+
   try {
     let event: LoopEvent;
     try {
+      // What a run killed earlier left undone (a comment, a ready PR) is done first.
+      await drain();
       const existing = await ledger.getGoal(key);
       if (existing?.control && opts.honorPendingControl) {
         interrupt(existing.control, existing.control === 'pause' ? 'paused by a human' : 'stopped by a human');
@@ -165,16 +202,17 @@ export async function runGoal(opts: RunGoalOptions): Promise<LoopResult> {
     } catch (err) {
       abandoned();
       log.error({ err }, 'workspace preparation failed');
-      state = { ...state, phase: 'FAILED', stopReason: `internal: cannot prepare the workspace: ${errorText(err)}` };
-      await ledger.setState(key, 'FAILED', 'prepare', state.stopReason, state.stopReason);
-      return await finish(state, opts.forge, snapshot, startedAt, clock, ledger, key, log);
+      return await rest('FAILED', 'prepare', `internal: cannot prepare the workspace: ${errorText(err)}`);
     }
     for (;;) {
       abandoned(); // nothing this process decides after letting go may reach the ledger
       if (opts.fence && !(await opts.fence())) throw new GoalAbandonedError(key);
       const decision = decide(state, event);
-      await persist(ledger, key, state, decision, taskTimes, clock());
+      const before = state;
       state = decision.state;
+      const finishing = decision.effects.some((e) => e.type === 'finish');
+      const result = finishing ? await resultOf(state, snapshot, startedAt, clock, ledger, key) : undefined;
+      await record(stepChange(before, decision, taskTimes, clock(), outboxEffects(decision.effects, result)));
       log.debug({ state: state.phase, task: state.currentTaskId }, 'transition');
       tokens = (await ledger.getGoal(key))?.counters.tokens ?? tokens;
       await opts.forge.update(snapshot()).catch((err: unknown) => log.warn({ err }, 'forge.update failed'));
@@ -189,14 +227,20 @@ export async function runGoal(opts: RunGoalOptions): Promise<LoopResult> {
     // A pause or stop that was honored stays recorded: it is the human's last word until a newer
     // one (resume, retry, start) clears it, so a run queued before it can never undo it.
     if (!RESTING_STATES.has(state.phase)) throw new Error(`loop ended in non-resting state ${state.phase}`);
-    return await finish(state, opts.forge, snapshot, startedAt, clock, ledger, key, log);
+    return await resultOf(state, snapshot, startedAt, clock, ledger, key);
   } catch (err) {
     if (err instanceof GoalAbandonedError) throw err;
     abandoned();
     log.error({ err }, 'internal error in the goal loop');
-    state = { ...state, phase: 'FAILED', stopReason: `internal: ${errorText(err)}` };
-    await ledger.setState(key, 'FAILED', 'internal_error', state.stopReason, state.stopReason).catch(() => undefined);
-    return finish(state, opts.forge, snapshot, startedAt, clock, ledger, key, log);
+    const reason = `internal: ${errorText(err)}`;
+    try {
+      return await rest('FAILED', 'internal_error', reason);
+    } catch (again) {
+      // The ledger itself is failing: report what is known; the goal's row says where it stopped.
+      log.error({ err: again }, 'cannot record the internal error');
+      state = { ...state, phase: 'FAILED', stopReason: reason };
+      return resultOf(state, snapshot, startedAt, clock, ledger, key).catch(() => fallbackResult(state, key, snapshot, startedAt, clock));
+    }
   } finally {
     clearTimeout(wall);
     clearInterval(poll);
@@ -213,26 +257,26 @@ export class GoalAbandonedError extends Error {
   }
 }
 
-/** Writes the decision's transitions, task changes and counter changes to the ledger. */
-async function persist(
-  ledger: Ledger,
-  key: GoalKey,
+/** The decision's transitions, task changes and counter changes, as one ledger write with its effects. */
+function stepChange(
   prev: LoopState,
   decision: Decision,
   taskTimes: Map<string, { startedAt?: number; endedAt?: number }>,
   now: number,
-): Promise<void> {
+  effects: EffectInput[],
+): GoalChange {
   const next = decision.state;
   const last = decision.transitions.length - 1;
-  for (const [i, t] of decision.transitions.entries()) {
+  const transitions = decision.transitions.map((t, i) => {
     const stopReason = i === last && RESTING_STATES.has(t.to) ? (next.stopReason ?? null) : i === last ? null : undefined;
-    await ledger.setState(key, t.to, t.event, t.detail ?? null, stopReason);
-  }
+    return { to: t.to, event: t.event, detail: t.detail ?? null, ...(stopReason !== undefined ? { stopReason } : {}) };
+  });
   const before = new Map(prev.tasks.map((t) => [t.id, t]));
+  const tasks: NonNullable<GoalChange['tasks']> = [];
   for (const t of next.tasks) {
     const b = before.get(t.id);
     if (b && b.status === t.status && b.attempts === t.attempts && b.checkpointSha === t.checkpointSha && b.lastError === t.lastError) continue;
-    await ledger.updateTask(key, t.id, { status: t.status, attempts: t.attempts, checkpointSha: t.checkpointSha ?? null, lastError: t.lastError ?? null });
+    tasks.push({ taskId: t.id, patch: { status: t.status, attempts: t.attempts, checkpointSha: t.checkpointSha ?? null, lastError: t.lastError ?? null } });
     const times = taskTimes.get(t.id) ?? {};
     // Elapsed time counts from the task's first attempt in this run to its checkpoint or escalation.
     if (t.status === 'running') {
@@ -248,22 +292,56 @@ async function persist(
     errors: next.counters.errors - prev.counters.errors,
     errors_recovered: next.counters.errorsRecovered - prev.counters.errorsRecovered,
   };
-  if (dc.iterations || dc.errors || dc.errors_recovered) await ledger.addCounters(key, dc);
+  return {
+    transitions,
+    tasks,
+    ...(dc.iterations || dc.errors || dc.errors_recovered ? { counters: dc } : {}),
+    effects,
+  };
 }
 
-async function finish(
+/** The effects a decision implies that reach people (the forge), in the outbox's terms. */
+function outboxEffects(effects: readonly Effect[], result: LoopResult | undefined): EffectInput[] {
+  const out: EffectInput[] = [];
+  for (const e of effects) {
+    if (e.type === 'checkpointed') out.push(loopEffect({ kind: 'checkpointed', payload: { taskId: e.taskId, sha: e.sha } }));
+    else if (e.type === 'request_approval') out.push(loopEffect({ kind: 'request_approval', payload: { taskIds: e.taskIds } }));
+    else if (e.type === 'escalate') out.push(loopEffect({ kind: 'escalate', payload: { escalation: e.escalation } }));
+    else if (e.type === 'finish' && result) out.push(loopEffect({ kind: 'finished', payload: { result } }));
+  }
+  return out;
+}
+
+const loopEffect = (e: LoopEffect): EffectInput => e;
+
+/** The run's result as the ledger knows it now (counters included). */
+async function resultOf(
   state: LoopState,
-  forge: Forge,
   snapshot: () => GoalSnapshot,
   startedAt: number,
   clock: () => number,
   ledger: Ledger,
   key: GoalKey,
-  log: Logger,
 ): Promise<LoopResult> {
   const goal = await ledger.getGoal(key);
+  return buildResult(state, key, snapshot, startedAt, clock, goal?.counters.tokens, goal?.counters.cost_usd);
+}
+
+function fallbackResult(state: LoopState, key: GoalKey, snapshot: () => GoalSnapshot, startedAt: number, clock: () => number): LoopResult {
+  return buildResult(state, key, snapshot, startedAt, clock, undefined, undefined);
+}
+
+function buildResult(
+  state: LoopState,
+  key: GoalKey,
+  snapshot: () => GoalSnapshot,
+  startedAt: number,
+  clock: () => number,
+  tokens: LoopResult['tokens'] | undefined,
+  costUsd: number | undefined,
+): LoopResult {
   const done = state.tasks.filter((t) => t.status === 'done' || t.status === 'skipped');
-  const result: LoopResult = {
+  return {
     goal_id: key.goalId,
     status: state.phase,
     success: state.phase === 'LOOP_COMPLETE',
@@ -271,8 +349,8 @@ async function finish(
     tasks_total: state.tasks.length,
     iterations: state.counters.iterations,
     errors_recovered: state.counters.errorsRecovered,
-    tokens: goal?.counters.tokens ?? { input: 0, output: 0, cache_read: 0, cache_write: 0 },
-    cost_usd: round(goal?.counters.cost_usd ?? state.counters.costUsd, 6),
+    tokens: tokens ?? { input: 0, output: 0, cache_read: 0, cache_write: 0 },
+    cost_usd: round(costUsd ?? state.counters.costUsd, 6),
     duration_s: round((clock() - startedAt) / 1000, 3),
     stop_reason: state.stopReason ?? null,
     branch: snapshot().branch,
@@ -282,8 +360,6 @@ async function finish(
       .map((t) => ({ task_id: t.id, sha: t.checkpointSha! })),
     ...(state.escalation ? { escalation: state.escalation } : {}),
   };
-  await forge.finished(result, snapshot()).catch((err: unknown) => log.warn({ err }, 'forge.finished failed'));
-  return result;
 }
 
 function toSnapshot(

@@ -2,7 +2,6 @@ import { join } from 'node:path';
 import type { Logger } from 'pino';
 import type { GoalSpec, TaskSpec } from '../goal/schema.js';
 import type { TaskAgent } from '../ports/agent.js';
-import type { Forge } from '../ports/forge.js';
 import type { GoalKey, Ledger } from '../ports/ledger.js';
 import type { CommandResult, Sandbox } from '../ports/sandbox.js';
 import { CheckpointRefusedError, type Workspace } from '../ports/workspace.js';
@@ -15,7 +14,6 @@ export interface EffectDeps {
   ledger: Ledger;
   workspace: Workspace;
   sandbox: Sandbox;
-  forge: Forge;
   agent?: TaskAgent;
   /** Repo-level commands the final gate runs after the acceptance checks. */
   gate: string[];
@@ -61,15 +59,10 @@ export class EffectPerformer {
       case 'final_gate':
         return this.finalGate();
       case 'checkpointed':
-        await this.tellForge('checkpointed', () => this.deps.forge.checkpointed(this.deps.snapshot(), { taskId: effect.taskId, sha: effect.sha }));
-        return undefined;
       case 'escalate':
-        await this.tellForge('escalate', () => this.deps.forge.escalate(this.deps.snapshot(), effect.escalation));
-        return undefined;
       case 'request_approval':
-        await this.tellForge('requestApproval', () => this.deps.forge.requestApproval(this.deps.snapshot(), effect.taskIds));
-        return undefined;
       case 'finish':
+        // What people are told: recorded in the outbox with the step, and performed from there (outbox.ts).
         return undefined;
     }
   }
@@ -234,15 +227,6 @@ export class EffectPerformer {
 
   private interrupted(): LoopEvent {
     return { type: 'interrupted', at: this.clock(), ...this.deps.interruption() };
-  }
-
-  /** A forge failure (e.g. GitHub down) is logged, never fatal to the goal. */
-  private async tellForge(what: string, call: () => Promise<void>): Promise<void> {
-    try {
-      await call();
-    } catch (err) {
-      this.deps.logger.warn({ err, goal: this.deps.key.goalId }, `forge.${what} failed`);
-    }
   }
 }
 

@@ -269,7 +269,7 @@ export function describeLedgerContract(name: string, open: () => Promise<Ledger>
         await l.upsertGoal(key, { spec: spec(), branch: 'b' });
         await l.recordChange(key, {
           transitions: [
-            { to: 'CHECKPOINTING', event: 'verified', detail: 'a' },
+            { to: 'STATE_COMMIT', event: 'verified', detail: 'a' },
             { to: 'LOOP_COMPLETE', event: 'checkpointed', detail: null, stopReason: 'all done' },
           ],
           tasks: [{ taskId: 'a', patch: { status: 'done', attempts: 1, checkpointSha: 'abc1234' } }],
@@ -282,8 +282,8 @@ export function describeLedgerContract(name: string, open: () => Promise<Ledger>
         expect(await l.getGoal(key)).toMatchObject({ state: 'LOOP_COMPLETE', stopReason: 'all done', counters: { iterations: 2, errors_recovered: 1 } });
         expect((await l.listTasks(key))[0]).toMatchObject({ status: 'done', attempts: 1, checkpointSha: 'abc1234' });
         expect((await l.listEvents(key)).map((e) => [e.from, e.to])).toEqual([
-          ['INITIALIZING', 'CHECKPOINTING'],
-          ['CHECKPOINTING', 'LOOP_COMPLETE'],
+          ['INITIALIZING', 'STATE_COMMIT'],
+          ['STATE_COMMIT', 'LOOP_COMPLETE'],
         ]);
         const pending = await l.pendingEffects({ key });
         expect(pending.map((e) => [e.kind, e.payload, e.attempts, e.lastError])).toEqual([

@@ -1,0 +1,92 @@
+import type { Logger } from 'pino';
+import type { Escalation } from '../goal/escalation.js';
+import type { GoalSnapshot, LoopResult } from '../goal/result.js';
+import type { Forge } from '../ports/forge.js';
+import type { EffectInput, GoalKey, Outbox, PendingEffect } from '../ports/ledger.js';
+import { crashPoint } from '../shared/crash-point.js';
+
+/**
+ * The effects the loop's steps imply, as the outbox records them (see ports/outbox.ts). Each is
+ * written with the step that implies it and performed through the Forge until one try completes.
+ */
+export type LoopEffect =
+  | { kind: 'checkpointed'; payload: { taskId: string; sha: string } }
+  | { kind: 'request_approval'; payload: { taskIds: string[] } }
+  | { kind: 'escalate'; payload: { escalation: Escalation } }
+  | { kind: 'finished'; payload: { result: LoopResult } };
+
+export const LOOP_EFFECT_KINDS: ReadonlySet<string> = new Set(['checkpointed', 'request_approval', 'escalate', 'finished']);
+
+/** Performs one pending effect; throws when it must be tried again. */
+export type PerformEffect = (effect: PendingEffect) => Promise<void>;
+
+/** A try that fails waits 2 s, doubling up to 5 min; after this many tries the effect is given up. */
+export const MAX_EFFECT_TRIES = 20;
+const retryInMs = (tries: number) => Math.min(5 * 60_000, 2000 * 2 ** (tries - 1));
+
+export interface DrainOptions {
+  outbox: Outbox;
+  key: GoalKey;
+  /** Who tries (a worker id): the claim's holder. */
+  holder: string;
+  /** How long a claim keeps other tries away: a try killed midway is retried after this. */
+  claimMs: number;
+  perform: PerformEffect;
+  logger: Logger;
+}
+
+/**
+ * Performs a goal's pending effects, oldest first, each under a claim so that no two processes
+ * perform one at once. Stops at an effect another process holds, or at one that fails (it waits
+ * and is retried, by the next drain or the sweep), so a goal's effects happen in order.
+ * Returns how many were done.
+ */
+export async function drainEffects(o: DrainOptions): Promise<number> {
+  let done = 0;
+  for (const effect of await o.outbox.pendingEffects({ key: o.key })) {
+    if (!(await o.outbox.claimEffect(effect.id, o.holder, o.claimMs))) break;
+    const tried = { ...effect, attempts: effect.attempts + 1 };
+    try {
+      await o.perform(tried);
+    } catch (err) {
+      const error = err instanceof Error ? err.message : String(err);
+      if (tried.attempts >= MAX_EFFECT_TRIES) {
+        o.logger.error({ err, effect: effect.kind, id: effect.id, tries: tried.attempts }, 'an effect failed too often and is given up');
+        await o.outbox.failEffect(effect.id, `given up after ${tried.attempts} tries: ${error}`, 0);
+        await o.outbox.completeEffect(effect.id);
+        continue;
+      }
+      const waitMs = retryInMs(tried.attempts);
+      o.logger.warn({ err, effect: effect.kind, id: effect.id, tries: tried.attempts, retryInS: waitMs / 1000 }, 'an effect failed; it will be tried again');
+      await o.outbox.failEffect(effect.id, error, waitMs);
+      break;
+    }
+    crashPoint(`effect-performed:${effect.kind}`);
+    await o.outbox.completeEffect(effect.id);
+    done += 1;
+  }
+  return done;
+}
+
+/** After a write that recorded `effects`, before any is performed: a crash-test boundary per kind. */
+export function effectsRecorded(effects: readonly EffectInput[]): void {
+  for (const e of effects) crashPoint(`effects-recorded:${e.kind}`);
+}
+
+/** Performs a loop effect through the forge; `snapshot` is the goal as it is now. */
+export async function performLoopEffect(forge: Forge, e: PendingEffect, snapshot: GoalSnapshot): Promise<void> {
+  const once = { id: `${e.key.goalId}.${e.id}`, retry: e.attempts > 1 };
+  const effect = { kind: e.kind, payload: e.payload } as LoopEffect;
+  switch (effect.kind) {
+    case 'checkpointed':
+      return forge.checkpointed(snapshot, effect.payload, once);
+    case 'request_approval':
+      return forge.requestApproval(snapshot, effect.payload.taskIds, once);
+    case 'escalate':
+      return forge.escalate(snapshot, effect.payload.escalation, once);
+    case 'finished':
+      return forge.finished(effect.payload.result, snapshot, once);
+    default:
+      throw new Error(`unknown effect kind ${e.kind}`);
+  }
+}
