@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import type { ProbotOctokit } from 'probot';
 import type { GoalSnapshot, LoopResult } from '../goal/result.js';
 import type { Escalation } from '../goal/escalation.js';
-import type { Forge } from '../ports/forge.js';
+import type { EffectOnce, Forge } from '../ports/forge.js';
 import type { GoalKey, Ledger } from '../ports/ledger.js';
 import { readGitHubMeta, type GitHubGoal, type GitHubGoalMeta } from './goal-meta.js';
 import { labelForGoal, STATE_LABELS, type StateLabel } from './labels.js';
@@ -51,25 +51,31 @@ export class GitHubForge implements Forge {
     }, wait);
   }
 
-  async checkpointed(s: GoalSnapshot, cp: { taskId: string; sha: string }): Promise<void> {
+  async checkpointed(s: GoalSnapshot, cp: { taskId: string; sha: string }, once?: EffectOnce): Promise<void> {
     const pr = await this.ensurePullRequest(s);
     await this.o.rest.pulls.update({ owner: this.g.owner, repo: this.g.repo, pull_number: pr.number, body: this.prBody(s, pr) });
-    await this.reportCheckRun(s, cp.sha, 'in_progress');
+    await this.reportCheckRun(s, cp.sha, 'in_progress', undefined, once?.retry ?? false);
     await this.flush(s);
+    await this.answerReviews(cp, once?.retry ?? false);
   }
 
-  async requestApproval(s: GoalSnapshot, taskIds: string[]): Promise<void> {
+  async requestApproval(s: GoalSnapshot, taskIds: string[], once?: EffectOnce): Promise<void> {
     await this.flush(s);
     const list = taskIds.map((t) => `\`/goal approve ${t}\``).join(', ');
-    await this.comment(`This goal is waiting for an approval before it runs ${taskIds.map((t) => `\`${t}\``).join(', ')} (its risk is above \`max_risk: ${s.limits.max_risk}\`, or it requires approval). A maintainer can continue with ${list}.`);
+    await this.comment(
+      this.g.issueNumber,
+      `This goal is waiting for an approval before it runs ${taskIds.map((t) => `\`${t}\``).join(', ')} (its risk is above \`max_risk: ${s.limits.max_risk}\`, or it requires approval). A maintainer can continue with ${list}.`,
+      once && { marker: effectMarker(once.id), retry: once.retry },
+    );
   }
 
-  async escalate(s: GoalSnapshot, e: Escalation): Promise<void> {
+  async escalate(s: GoalSnapshot, e: Escalation, once?: EffectOnce): Promise<void> {
     await this.flush(s);
     const mention = (this.g.assignees.length ? this.g.assignees : [this.g.author]).map((u) => `@${u}`).join(' ');
     const tail = e.last_error.trim().split('\n').slice(-40).join('\n').slice(-6000);
     const tried = s.tasks.find((t) => t.id === e.task_id);
     await this.comment(
+      this.g.issueNumber,
       [
         ESCALATION_MARKER,
         `### goal-loop needs help with \`${e.task_id}\``,
@@ -79,17 +85,18 @@ export class GitHubForge implements Forge {
         'To continue: push a fix to the goal branch and comment `/goal resume`, or comment `/goal retry` to try again with fresh retries' +
           (e.task_id !== 'final-gate' && e.task_id !== 'setup' ? `, or \`/goal skip ${e.task_id}\` to go on without it.` : '.'),
       ].join('\n\n'),
+      once && { marker: effectMarker(once.id), retry: once.retry },
     );
   }
 
-  async finished(r: LoopResult, s: GoalSnapshot): Promise<void> {
+  async finished(r: LoopResult, s: GoalSnapshot, once?: EffectOnce): Promise<void> {
     if (this.timer) clearTimeout(this.timer);
     this.timer = undefined;
     await this.flush(s);
     const pr = await this.findPullRequest();
     if (pr && r.checkpoints.length) {
       const head = r.checkpoints.at(-1)!.sha;
-      await this.reportCheckRun(s, head, 'completed', r);
+      await this.reportCheckRun(s, head, 'completed', r, once?.retry ?? false);
       await this.o.rest.pulls.update({ owner: this.g.owner, repo: this.g.repo, pull_number: pr.number, body: this.prBody(s, pr) });
       if (r.status === 'LOOP_COMPLETE' && pr.draft) {
         await this.o.graphql(
@@ -159,8 +166,31 @@ export class GitHubForge implements Forge {
     this.label = label;
   }
 
-  private async comment(body: string): Promise<void> {
-    await this.o.rest.issues.createComment({ owner: this.g.owner, repo: this.g.repo, issue_number: this.g.issueNumber, body });
+  /**
+   * Posts a comment; with `once`, the body carries its marker, and a retry first looks for a
+   * comment with that marker (an earlier try that posted it, then died), so it is posted once.
+   */
+  async comment(issueNumber: number, body: string, once?: { marker: string; retry: boolean }): Promise<void> {
+    const { owner, repo } = this.g;
+    if (once?.retry && (await findCommentByMarker(this.o, { owner, repo, issueNumber }, once.marker)) !== undefined) return;
+    await this.o.rest.issues.createComment({ owner, repo, issue_number: issueNumber, body: once ? `${body}\n\n${once.marker}` : body });
+  }
+
+  /** Replies to each review whose fix task this checkpoint verified, once; the others stay pending. */
+  private async answerReviews(cp: { taskId: string; sha: string }, retry: boolean): Promise<void> {
+    const pending = (await this.meta()).pendingReviews ?? [];
+    const answered = pending.filter((p) => p.taskId === cp.taskId);
+    if (answered.length === 0) return;
+    for (const p of answered) {
+      await this.comment(
+        p.prNumber,
+        `Addressed review ${this.g.htmlUrl}/pull/${p.prNumber}#pullrequestreview-${p.reviewId} in ${cp.sha.slice(0, 7)} (task \`${p.taskId}\`, verified).`,
+        { marker: `<!-- goal-loop:review-reply ${p.reviewId} -->`, retry },
+      );
+    }
+    // Read again: a review may have arrived meanwhile.
+    const left = ((await this.meta()).pendingReviews ?? []).filter((p) => !answered.some((a) => a.reviewId === p.reviewId));
+    await this.opts.ledger.setMeta(this.opts.key, { pendingReviews: left });
   }
 
   private prBody(s: GoalSnapshot, pr: { number: number; url: string }): string {
@@ -175,6 +205,12 @@ export class GitHubForge implements Forge {
     if (!pr) return undefined;
     await this.opts.ledger.setMeta(this.opts.key, { prNumber: pr.number, prUrl: pr.html_url });
     return { number: pr.number, url: pr.html_url, node_id: pr.node_id, draft: pr.draft ?? false };
+  }
+
+  /** This app's `goal-loop` check run on a commit, if there is one. */
+  private async findCheckRun(headSha: string): Promise<number | undefined> {
+    const { data } = await this.o.rest.checks.listForRef({ owner: this.g.owner, repo: this.g.repo, ref: headSha, check_name: 'goal-loop', per_page: 100 });
+    return data.check_runs[0]?.id;
   }
 
   private async ensurePullRequest(s: GoalSnapshot): Promise<{ number: number; url: string }> {
@@ -193,22 +229,26 @@ export class GitHubForge implements Forge {
     return { number: data.number, url: data.html_url };
   }
 
-  private async reportCheckRun(s: GoalSnapshot, headSha: string, status: 'in_progress' | 'completed', r?: LoopResult): Promise<void> {
+  private async reportCheckRun(s: GoalSnapshot, headSha: string, status: 'in_progress' | 'completed', r: LoopResult | undefined, retry: boolean): Promise<void> {
     const summary = s.tasks
       .map((t) => `- ${t.status === 'done' ? '✅' : t.status === 'escalated' ? '❌' : t.status === 'skipped' ? '⏭️' : '⏳'} \`${t.id}\` ${t.status}${t.attempts ? ` (attempt ${t.attempts})` : ''}`)
       .join('\n');
     const output = { title: `${s.tasks.filter((t) => t.status === 'done').length}/${s.tasks.length} tasks verified`, summary };
     const conclusion = r ? (r.success ? 'success' : r.status === 'ESCALATED' ? 'failure' : 'neutral') : undefined;
     const meta = await this.meta();
-    if (meta.checkRunId !== undefined && meta.checkRunSha === headSha) {
+    let id = meta.checkRunId !== undefined && meta.checkRunSha === headSha ? meta.checkRunId : undefined;
+    // An earlier try may have created it and died before recording its id.
+    if (id === undefined && retry) id = await this.findCheckRun(headSha);
+    if (id !== undefined) {
       await this.o.rest.checks.update({
         owner: this.g.owner,
         repo: this.g.repo,
-        check_run_id: meta.checkRunId,
+        check_run_id: id,
         status,
         output,
         ...(conclusion ? { conclusion } : {}),
       });
+      if (meta.checkRunId !== id) await this.opts.ledger.setMeta(this.opts.key, { checkRunId: id, checkRunSha: headSha });
       return;
     }
     const { data } = await this.o.rest.checks.create({
@@ -223,6 +263,9 @@ export class GitHubForge implements Forge {
     await this.opts.ledger.setMeta(this.opts.key, { checkRunId: data.id, checkRunSha: headSha });
   }
 }
+
+/** The marker that makes an outbox effect's comment findable, so a retry never posts it twice. */
+export const effectMarker = (id: string) => `<!-- goal-loop:effect ${id} -->`;
 
 function pullRequestIn(meta: GitHubGoalMeta): { number: number; url: string } | undefined {
   return meta.prNumber !== undefined && meta.prUrl !== undefined ? { number: meta.prNumber, url: meta.prUrl } : undefined;

@@ -1,11 +1,12 @@
 import type { Logger } from 'pino';
 import type { Ledger } from '../ports/ledger.js';
 import type { WorkQueue } from '../ports/queue.js';
-import { WorkerPool } from '../worker/worker-pool.js';
+import { DEFAULT_LEASE_MS, WorkerPool } from '../worker/worker-pool.js';
 import { readGitHubGoal } from './github-goal.js';
+import { settleGoalEffects } from './outbox-effects.js';
 import { workGoal, type WorkGoalDeps } from './work-goal.js';
 
-export interface GoalWorkersOptions extends Omit<WorkGoalDeps, 'ledger' | 'logger'> {
+export interface GoalWorkersOptions extends Omit<WorkGoalDeps, 'ledger' | 'logger' | 'workerId' | 'effectClaimMs'> {
   ledger: Ledger;
   queue: WorkQueue;
   logger: Logger;
@@ -18,7 +19,8 @@ export interface GoalWorkersOptions extends Omit<WorkGoalDeps, 'ledger' | 'logge
 /** Workers for GitHub goals: the durable queue's jobs, each one turn of `workGoal`. */
 export function createGoalWorkers(opts: GoalWorkersOptions): WorkerPool {
   const { queue, concurrency, workerId, leaseMs, pollMs, ...deps } = opts;
-  return new WorkerPool({
+  const claimMs = leaseMs ?? DEFAULT_LEASE_MS;
+  const pool: WorkerPool = new WorkerPool({
     ledger: opts.ledger,
     queue,
     logger: opts.logger,
@@ -27,6 +29,8 @@ export function createGoalWorkers(opts: GoalWorkersOptions): WorkerPool {
     ...(leaseMs ? { leaseMs } : {}),
     ...(pollMs ? { pollMs } : {}),
     resumable: (goal) => readGitHubGoal(goal.meta) !== undefined,
-    work: (job, ctx) => workGoal({ ...deps, abandon: ctx.abandon, fence: ctx.fence }, job.key, job.mode),
+    work: (job, ctx) => workGoal({ ...deps, abandon: ctx.abandon, fence: ctx.fence, workerId: ctx.workerId, effectClaimMs: claimMs }, job.key, job.mode),
+    settleEffects: (key) => settleGoalEffects({ ledger: opts.ledger, logger: opts.logger, auth: opts.auth, holder: pool.workerId, claimMs }, key),
   });
+  return pool;
 }

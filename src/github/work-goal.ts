@@ -15,9 +15,9 @@ import { GitHubForge, type Octokit } from './github-forge.js';
 import { readGitHubMeta, type GitHubGoal } from './goal-meta.js';
 import { planFromIssue } from './plan-from-issue.js';
 import { loadRepoConfig } from './repo-config-loader.js';
+import { githubEffect, githubEffectPerformer, performGoalEffects, recordAndPerform, SYNC } from './outbox-effects.js';
 import { settleRestingControl } from './resting-control.js';
 import { acceptedPlan } from './turn/accepted-plan.js';
-import { answerReviews } from './turn/answer-reviews.js';
 import { decideTurn, type TurnFacts } from './turn/decide-turn.js';
 import { goalWorkspace, releaseGoalWorkspace, type GoalWorkspaceDeps } from './turn/goal-workspace.js';
 import { humanLimits, snapshotFromLedger } from './turn/snapshot.js';
@@ -37,6 +37,10 @@ export interface WorkGoalDeps extends GoalWorkspaceDeps {
   abandon?: AbortSignal;
   /** Re-checks this worker's hold on the goal before each transition is written. */
   fence?: () => Promise<boolean>;
+  /** Who performs the goal's outbox effects (the worker id). */
+  workerId: string;
+  /** How long one try of an effect keeps others away (the lease time). */
+  effectClaimMs: number;
   /** The Claude agent for a run, when a model is configured. */
   agentFor?: (ctx: AgentContext) => TaskAgent | undefined;
   /** Claude's planner, when a model is configured: writes a spec for an issue without a goal block. */
@@ -56,6 +60,9 @@ export async function workGoal(deps: WorkGoalDeps, key: GoalKey, mode: GoalMode)
   const log = deps.logger.child({ goal: `${key.repo}#${key.goalId}` });
   const octokit = await deps.auth(g.installationId);
   const forge = new GitHubForge({ octokit, goal: g, key, ledger: deps.ledger, logger: log, ...(deps.minUpdateIntervalMs !== undefined ? { minUpdateIntervalMs: deps.minUpdateIntervalMs } : {}) });
+  const effects = { ledger: deps.ledger, logger: log, holder: deps.workerId, claimMs: deps.effectClaimMs, forge, goal: g };
+  // What a turn killed earlier left undone (a comment, a label) is done first.
+  await performGoalEffects(effects, key);
   const facts: TurnFacts = {
     mode,
     state: goal.state,
@@ -71,12 +78,14 @@ export async function workGoal(deps: WorkGoalDeps, key: GoalKey, mode: GoalMode)
     const step = decideTurn(facts);
     switch (step.kind) {
       case 'rest':
-        if (step.markTemplatePosted) await deps.ledger.setMeta(key, { templatePosted: true });
-        await deps.ledger.setState(key, step.state, mode, step.reason, step.reason);
-        if (step.comment) await octokit.rest.issues.createComment({ owner: g.owner, repo: g.repo, issue_number: g.issueNumber, body: step.comment });
-        return forge.flush(await snapshotFromLedger(deps.ledger, key, g));
+        // The state, the comment and the label it implies: one write, then performed (the outbox).
+        return recordAndPerform(effects, key, {
+          transitions: [{ to: step.state, event: mode, detail: step.reason, stopReason: step.reason }],
+          ...(step.markTemplatePosted ? { meta: { templatePosted: true } } : {}),
+          effects: [...(step.comment ? [githubEffect({ kind: 'comment', payload: { issueNumber: g.issueNumber, body: step.comment } })] : []), SYNC],
+        });
       case 'status':
-        await settleRestingControl(deps.ledger, key);
+        if (await settleRestingControl(deps.ledger, key)) await performGoalEffects(effects, key);
         return forge.flush(await snapshotFromLedger(deps.ledger, key, g, configLimits(step.config)));
       case 'read-plan': {
         // The status comment appears at once, before any planning.
@@ -117,7 +126,6 @@ export async function workGoal(deps: WorkGoalDeps, key: GoalKey, mode: GoalMode)
         const result = await runLoop(deps, { key, goal, g, log, forge, workspace: workspace!, sandbox: sandbox!, config: step.config, spec: step.spec });
         // The goal rests: its clone goes (the branch on GitHub is the truth; the mirror stays warm).
         if (result.status !== 'PAUSED') await releaseGoalWorkspace(deps, g).catch((err: unknown) => log.warn({ err }, 'cannot remove the goal workspace'));
-        await answerReviews(octokit, deps.ledger, key, g, result.checkpoints);
         log.info({ status: result.status, stop_reason: result.stop_reason }, 'goal run ended');
         return;
       }
@@ -187,6 +195,9 @@ async function runLoop(deps: WorkGoalDeps, r: RunInput): Promise<LoopResult> {
     ...(deps.abandon ? { abandon: deps.abandon } : {}),
     ...(deps.fence ? { fence: deps.fence } : {}),
     ...(deps.controlPollMs !== undefined ? { controlPollMs: deps.controlPollMs } : {}),
+    performEffect: githubEffectPerformer(r.forge),
+    effectHolder: deps.workerId,
+    effectClaimMs: deps.effectClaimMs,
   });
   try {
     return await runGoal(run.options);

@@ -75,6 +75,8 @@ export interface GoalChange {
   transitions?: Array<{ to: GoalState; event: string; detail?: string | null; stopReason?: string | null }>;
   tasks?: Array<{ taskId: string; patch: TaskPatch }>;
   counters?: CounterDelta;
+  /** Shallow-merged into the goal's meta, as `setMeta` does. */
+  meta?: Record<string, unknown>;
   /** Recorded in the outbox, to be performed after the write (see ports/outbox.ts). */
   effects?: EffectInput[];
 }

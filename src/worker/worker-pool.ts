@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import { GoalAbandonedError } from '../loop/controller.js';
 import { RESTING_STATES } from '../goal/states.js';
-import type { GoalRecord, Ledger } from '../ports/ledger.js';
+import type { GoalKey, GoalRecord, Ledger } from '../ports/ledger.js';
 import type { QueuedJob, WorkQueue } from '../ports/queue.js';
 import { goalLeaseName, keepLease } from './lease.js';
 
@@ -32,6 +32,11 @@ export interface WorkerPoolOptions {
   sweepMs?: number;
   /** Which unfinished goals the sweep may resume (e.g. only GitHub goals). Default: all. */
   resumable?: (goal: GoalRecord) => boolean;
+  /**
+   * Performs a goal's pending outbox effects (called by the sweep, under the goal's lease, for
+   * effects no one performed: their process died between the write and the effect).
+   */
+  settleEffects?: (key: GoalKey) => Promise<number>;
 }
 
 export const DEFAULT_LEASE_MS = 30_000;
@@ -51,6 +56,8 @@ export class WorkerPool {
   private pumping: Promise<void> | undefined;
   private again = false;
   private waiters: Array<() => void> = [];
+  /** Goals whose pending effects the sweep is performing now (under their lease, as this worker). */
+  private readonly settling = new Set<string>();
   /** Goals the last sweep found neither queued nor leased. */
   private suspects = new Set<string>();
   private prunedAt = 0;
@@ -127,12 +134,38 @@ export class WorkerPool {
     }
     this.suspects = orphans;
     if (n) this.kick();
+    await this.settleOrphanedEffects();
     if (Date.now() - this.prunedAt > PRUNE_EVERY_MS) {
       this.prunedAt = Date.now();
       const dropped = await ledger.prune({ expiredLeasesMs: 60 * 60_000, handledDeliveriesMs: 30 * 24 * 60 * 60_000 });
       if (dropped.leases || dropped.deliveries) this.opts.logger.info(dropped, 'pruned expired leases and old handled deliveries');
     }
     return n;
+  }
+
+  /**
+   * Effects recorded (or last tried) more than a lease ago and still pending, of goals no one
+   * holds: performed here, under the goal's lease, so a goal converges to what its row implies.
+   */
+  private async settleOrphanedEffects(): Promise<void> {
+    const settle = this.opts.settleEffects;
+    if (!settle) return;
+    const pending = await this.opts.ledger.pendingEffects({ settledForMs: this.leaseMs });
+    const goals = new Map(pending.map((e) => [goalLeaseName(e.key), e.key]));
+    for (const [name, key] of goals) {
+      if (!this.running || this.active.has(name)) continue;
+      if (!(await this.opts.ledger.acquireLease(name, this.workerId, this.leaseMs))) continue;
+      this.settling.add(name);
+      try {
+        const done = await settle(key);
+        if (done) this.opts.logger.info({ goal: name, effects: done }, 'performed effects a stopped worker left pending');
+      } catch (err) {
+        this.opts.logger.warn({ err, goal: name }, 'cannot perform pending effects');
+      } finally {
+        this.settling.delete(name);
+        await this.opts.ledger.releaseLease(name, this.workerId);
+      }
+    }
   }
 
   /** Resolves when this pool has nothing running and the queue has nothing due. */
@@ -193,7 +226,7 @@ export class WorkerPool {
   private async begin(job: QueuedJob): Promise<void> {
     const { ledger, queue, logger } = this.opts;
     const name = goalLeaseName(job.key);
-    if (this.active.has(name) || !(await ledger.acquireLease(name, this.workerId, this.leaseMs))) {
+    if (this.active.has(name) || this.settling.has(name) || !(await ledger.acquireLease(name, this.workerId, this.leaseMs))) {
       // Someone works the goal now: ask again later, backing off (up to a lease's time) so a
       // goal worked for hours does not churn the queue every few seconds.
       const n = (this.contended.get(name) ?? 0) + 1;

@@ -274,12 +274,13 @@ export function describeLedgerContract(name: string, open: () => Promise<Ledger>
           ],
           tasks: [{ taskId: 'a', patch: { status: 'done', attempts: 1, checkpointSha: 'abc1234' } }],
           counters: { iterations: 2, errors_recovered: 1 },
+          meta: { prNumber: 7, gone: null },
           effects: [
             { kind: 'checkpointed', payload: { taskId: 'a', sha: 'abc1234' } },
             { kind: 'finished', payload: { status: 'LOOP_COMPLETE' } },
           ],
         });
-        expect(await l.getGoal(key)).toMatchObject({ state: 'LOOP_COMPLETE', stopReason: 'all done', counters: { iterations: 2, errors_recovered: 1 } });
+        expect(await l.getGoal(key)).toMatchObject({ state: 'LOOP_COMPLETE', stopReason: 'all done', counters: { iterations: 2, errors_recovered: 1 }, meta: { prNumber: 7 } });
         expect((await l.listTasks(key))[0]).toMatchObject({ status: 'done', attempts: 1, checkpointSha: 'abc1234' });
         expect((await l.listEvents(key)).map((e) => [e.from, e.to])).toEqual([
           ['INITIALIZING', 'STATE_COMMIT'],
@@ -300,6 +301,7 @@ export function describeLedgerContract(name: string, open: () => Promise<Ledger>
         await expect(
           l.recordChange(key, {
             transitions: [{ to: 'LOOP_COMPLETE', event: 'checkpointed', stopReason: 'done' }],
+            meta: { templatePosted: true },
             tasks: [
               { taskId: 'a', patch: { status: 'done' } },
               { taskId: 'no-such-task', patch: { status: 'done' } },
@@ -307,7 +309,7 @@ export function describeLedgerContract(name: string, open: () => Promise<Ledger>
             effects: [{ kind: 'finished', payload: {} }],
           }),
         ).rejects.toThrow(/no-such-task/);
-        expect((await l.getGoal(key))!.state).toBe('INITIALIZING');
+        expect((await l.getGoal(key))!).toMatchObject({ state: 'INITIALIZING', meta: {} });
         expect((await l.listTasks(key))[0]!.status).toBe('pending');
         expect(await l.listEvents(key)).toEqual([]);
         expect(await l.pendingEffects()).toEqual([]);

@@ -127,6 +127,7 @@ export class PostgresLedger implements Ledger {
       }
       for (const t of change.tasks ?? []) await this.patchTask(c, key, row.id, t.taskId, t.patch);
       if (change.counters) await this.addCountersOn(c, key, change.counters);
+      if (change.meta) await this.mergeMeta(c, key, change.meta);
       for (const e of change.effects ?? []) {
         await c.query('INSERT INTO effects (goal, kind, payload_json, created_at) VALUES ($1, $2, $3, clock_timestamp())', [row.id, e.kind, toJsonb(e.payload ?? null)]);
       }
@@ -181,20 +182,7 @@ export class PostgresLedger implements Ledger {
 
 
   async setMeta(key: GoalKey, patch: Record<string, unknown>): Promise<Record<string, unknown>> {
-    // One statement: concurrent patches to different keys both land.
-    const set: Record<string, unknown> = {};
-    const drop: string[] = [];
-    for (const [k, v] of Object.entries(patch)) {
-      if (v === null || v === undefined) drop.push(k);
-      else set[k] = v;
-    }
-    const { rows } = await this.pool.query<{ meta_json: string }>(
-      `UPDATE goals SET meta_json = (meta_json || $3::jsonb) - $4::text[], updated_at = clock_timestamp()
-       WHERE repo = $1 AND goal_id = $2 RETURNING meta_json`,
-      [key.repo, key.goalId, toJsonb(set), drop],
-    );
-    if (!rows[0]) throw unknownGoal(key);
-    return JSON.parse(rows[0].meta_json) as Record<string, unknown>;
+    return this.mergeMeta(this.pool, key, patch);
   }
 
   async pendingEffects(filter: { key?: GoalKey; settledForMs?: number } = {}): Promise<PendingEffect[]> {
@@ -283,6 +271,23 @@ export class PostgresLedger implements Ledger {
 
   async close(): Promise<void> {
     if (!this.pool.ended) await this.pool.end();
+  }
+
+  private async mergeMeta(db: pg.Pool | pg.PoolClient, key: GoalKey, patch: Record<string, unknown>): Promise<Record<string, unknown>> {
+    // One statement: concurrent patches to different keys both land.
+    const set: Record<string, unknown> = {};
+    const drop: string[] = [];
+    for (const [k, v] of Object.entries(patch)) {
+      if (v === null || v === undefined) drop.push(k);
+      else set[k] = v;
+    }
+    const { rows } = await db.query<{ meta_json: string }>(
+      `UPDATE goals SET meta_json = (meta_json || $3::jsonb) - $4::text[], updated_at = clock_timestamp()
+       WHERE repo = $1 AND goal_id = $2 RETURNING meta_json`,
+      [key.repo, key.goalId, toJsonb(set), drop],
+    );
+    if (!rows[0]) throw unknownGoal(key);
+    return JSON.parse(rows[0].meta_json) as Record<string, unknown>;
   }
 
   private async patchTask(db: pg.Pool | pg.PoolClient, key: GoalKey, goal: number, taskId: string, patch: TaskPatch): Promise<void> {

@@ -107,6 +107,7 @@ export class SqliteLedger implements Ledger {
       }
       for (const t of change.tasks ?? []) this.patchTask(key, row.id, t.taskId, t.patch);
       if (change.counters) this.addCountersNow(key, change.counters);
+      if (change.meta) this.mergeMeta(key, change.meta);
       for (const e of change.effects ?? []) this.insertEffect(row.id, e);
     })();
   }
@@ -156,16 +157,7 @@ export class SqliteLedger implements Ledger {
 
 
   async setMeta(key: GoalKey, patch: Record<string, unknown>): Promise<Record<string, unknown>> {
-    return this.db.transaction(() => {
-      const row = this.requireGoal(key);
-      const meta = { ...(JSON.parse(row.meta_json) as Record<string, unknown>) };
-      for (const [k, v] of Object.entries(patch)) {
-        if (v === null || v === undefined) delete meta[k];
-        else meta[k] = v;
-      }
-      this.db.prepare('UPDATE goals SET meta_json = ?, updated_at = ? WHERE id = ?').run(JSON.stringify(meta), now(), row.id);
-      return meta;
-    })();
+    return this.db.transaction(() => this.mergeMeta(key, patch))();
   }
 
   async pendingEffects(filter: { key?: GoalKey; settledForMs?: number } = {}): Promise<PendingEffect[]> {
@@ -276,6 +268,17 @@ export class SqliteLedger implements Ledger {
       .get(...counterDeltas(delta), now(), key.repo, key.goalId) as GoalRow | undefined;
     if (!row) throw unknownGoal(key);
     return toGoal(row).counters;
+  }
+
+  private mergeMeta(key: GoalKey, patch: Record<string, unknown>): Record<string, unknown> {
+    const row = this.requireGoal(key);
+    const meta = { ...(JSON.parse(row.meta_json) as Record<string, unknown>) };
+    for (const [k, v] of Object.entries(patch)) {
+      if (v === null || v === undefined) delete meta[k];
+      else meta[k] = v;
+    }
+    this.db.prepare('UPDATE goals SET meta_json = ?, updated_at = ? WHERE id = ?').run(JSON.stringify(meta), now(), row.id);
+    return meta;
   }
 
   private insertEffect(goal: number, e: EffectInput): void {

@@ -1,0 +1,76 @@
+import type { Logger } from 'pino';
+import type { GoalSnapshot } from '../goal/result.js';
+import { drainEffects, effectsRecorded, LOOP_EFFECT_KINDS, performLoopEffect } from '../loop/outbox.js';
+import type { EffectInput, GoalChange, GoalKey, Ledger, PendingEffect } from '../ports/ledger.js';
+import { effectMarker, GitHubForge, type Octokit } from './github-forge.js';
+import { readGitHubMeta, type GitHubGoal } from './goal-meta.js';
+import { snapshotFromLedger } from './turn/snapshot.js';
+
+/**
+ * The App's outbox effects, besides the loop's (loop/outbox.ts): a comment on the issue (posted
+ * once, found again by its marker), and `sync`, which makes the status comment and the state
+ * label show the goal's state in the ledger.
+ */
+export type GitHubEffect = { kind: 'comment'; payload: { issueNumber: number; body: string } } | { kind: 'sync'; payload: Record<string, never> };
+
+export const githubEffect = (e: GitHubEffect): EffectInput => e;
+export const SYNC: EffectInput = githubEffect({ kind: 'sync', payload: {} });
+
+/** Performs one of the goal's effects on GitHub; `snapshot` is the goal as it is now. */
+export function githubEffectPerformer(forge: GitHubForge): (e: PendingEffect, snapshot: GoalSnapshot) => Promise<void> {
+  return async (e, snapshot) => {
+    if (LOOP_EFFECT_KINDS.has(e.kind)) return performLoopEffect(forge, e, snapshot);
+    const effect = { kind: e.kind, payload: e.payload } as GitHubEffect;
+    switch (effect.kind) {
+      case 'comment':
+        return forge.comment(effect.payload.issueNumber, effect.payload.body, { marker: effectMarker(`${e.key.goalId}.${e.id}`), retry: e.attempts > 1 });
+      case 'sync':
+        return forge.flush(snapshot);
+      default:
+        throw new Error(`unknown effect kind ${e.kind}`);
+    }
+  };
+}
+
+export interface GoalEffectsDeps {
+  ledger: Ledger;
+  logger: Logger;
+  /** Who performs them (the worker or server id). */
+  holder: string;
+  /** How long one try keeps others away (the lease time). */
+  claimMs: number;
+}
+
+/**
+ * Performs a GitHub goal's pending effects outside a run (the snapshot from the ledger): when a
+ * turn starts, after a turn's own write, and for the sweep. Returns how many were done.
+ */
+export async function performGoalEffects(deps: GoalEffectsDeps & { forge: GitHubForge; goal: GitHubGoal }, key: GoalKey): Promise<number> {
+  const perform = githubEffectPerformer(deps.forge);
+  return drainEffects({
+    outbox: deps.ledger,
+    key,
+    holder: deps.holder,
+    claimMs: deps.claimMs,
+    logger: deps.logger,
+    perform: async (e) => perform(e, await snapshotFromLedger(deps.ledger, key, deps.goal)),
+  });
+}
+
+/** A turn's step, written with its effects in one transaction, then performed. */
+export async function recordAndPerform(deps: GoalEffectsDeps & { forge: GitHubForge; goal: GitHubGoal }, key: GoalKey, change: GoalChange): Promise<void> {
+  await deps.ledger.recordChange(key, change);
+  if (!change.effects?.length) return;
+  effectsRecorded(change.effects);
+  await performGoalEffects(deps, key);
+}
+
+/** The sweep's way in: a goal's forge from its record, then its pending effects performed. */
+export async function settleGoalEffects(deps: GoalEffectsDeps & { auth: (installationId: number) => Promise<Octokit> }, key: GoalKey): Promise<number> {
+  const record = await deps.ledger.getGoal(key);
+  const g = record && readGitHubMeta(record.meta).github;
+  if (!g) return 0;
+  const log = deps.logger.child({ goal: `${key.repo}#${key.goalId}` });
+  const forge = new GitHubForge({ octokit: await deps.auth(g.installationId), goal: g, key, ledger: deps.ledger, logger: log, minUpdateIntervalMs: 0 });
+  return performGoalEffects({ ...deps, logger: log, forge, goal: g }, key);
+}
