@@ -6,7 +6,8 @@ import { afterEach } from 'vitest';
 const created: string[] = [];
 
 afterEach(async () => {
-  await Promise.all(created.splice(0).map((d) => rm(d, { recursive: true, force: true })));
+  // Retried: a git process a killed worker started may still be writing for a moment.
+  await Promise.all(created.splice(0).map((d) => rm(d, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 })));
 });
 
 /** A fresh temporary directory, removed after the test. */

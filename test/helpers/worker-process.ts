@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { onTestFinished } from 'vitest';
 import { createSampleRepo } from '../../src/demo/sample-repo.js';
 import { openSqliteStore } from '../../src/ledger/open-ledger.js';
+import { openPostgresStore } from '../../src/ledger/postgres/open-postgres.js';
 import { createRuntime, type GoalLoopRuntime } from '../../src/github/runtime.js';
 import type { Store } from '../../src/ledger/open-ledger.js';
 import type { GoalKey, GoalRecord } from '../../src/ports/ledger.js';
@@ -11,7 +12,9 @@ import { startCli, type CliResult } from './cli.js';
 import { fakeGitHub } from './fake-github.js';
 import { githubBridge, type GitHubBridge } from './github-bridge.js';
 import { INSTALLATION, OWNER, privateKey, REPO, silent, testProbot } from './github-app-harness.js';
+import { freshDatabase } from './postgres.js';
 import { tempDir } from './temp.js';
+import { TEST_STORE } from './test-store.js';
 import { issueCommentCreated, issuesLabeled, toEvent, type WebhookEventName } from './webhook-payloads.js';
 
 export interface WorkerProcess {
@@ -89,18 +92,21 @@ export interface IssueSeed {
 }
 
 /**
- * One repository, the fake GitHub (reached by worker processes through the bridge), a SQLite
- * store shared by the in-process webhook side and the worker processes, and helpers to start
- * workers and deliver the issue's events. Everything stops when the test ends.
+ * One repository, the fake GitHub (reached by worker processes through the bridge), a store
+ * (SQLite, or with `store: 'postgres'` a fresh database; default: the vitest project's) shared by
+ * the in-process webhook side and the worker processes, and helpers to start workers and deliver
+ * the issue's events. Everything stops when the test ends.
  */
-export async function workerScene(issue: IssueSeed) {
+export async function workerScene(issue: IssueSeed, opts: { store?: 'sqlite' | 'postgres'; config?: string } = {}) {
   const root = await tempDir();
   const repo = await createSampleRepo(join(root, 'sample'));
   const fake = fakeGitHub({ owner: OWNER, repo: REPO, installationId: INSTALLATION, collaborators: { alice: 'write' }, issues: [issue], strictAuth: true });
-  fake.setFile('.github/goal-loop.yml', 'sandbox: process\n');
+  fake.setFile('.github/goal-loop.yml', opts.config ?? 'sandbox: process\n');
   const bridge = await githubBridge();
   const dbPath = join(root, 'ledger.db');
-  const store = openSqliteStore(dbPath);
+  const databaseUrl = (opts.store ?? TEST_STORE) === 'postgres' ? await freshDatabase() : undefined;
+  const store: Store = databaseUrl ? await openPostgresStore(databaseUrl) : openSqliteStore(dbPath);
+  const storeEnv: Record<string, string> = databaseUrl ? { DATABASE_URL: databaseUrl } : { GOAL_LOOP_DB: dbPath };
   const workers: WorkerProcess[] = [];
   onTestFinished(async () => {
     const ends = await Promise.all(workers.map((w) => w.kill()));
@@ -120,7 +126,7 @@ export async function workerScene(issue: IssueSeed) {
     store,
     workspaces,
     worker(env: Record<string, string> = {}) {
-      const w = startWorkerProcess({ bridge, store: { GOAL_LOOP_DB: dbPath }, workspaces, env });
+      const w = startWorkerProcess({ bridge, store: storeEnv, workspaces, env });
       workers.push(w);
       return w;
     },
