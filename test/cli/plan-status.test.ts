@@ -107,4 +107,34 @@ describe('goal-loop status', () => {
     expect(text.stdout).toMatch(/working .*\n.*leased by host-a:123:abc \(heartbeat \d+(\.\d)?s ago\)/);
     expect(text.stdout).toMatch(/waiting .*\$0\.00 of \$4\.00.*\n.*queued \(run\) since/);
   });
+
+  it('shows the effects still pending on GitHub per goal, how old the oldest is, and the last error', async () => {
+    const root = await tempDir();
+    const path = join(root, 'ledger.db');
+    const store = openSqliteStore(path);
+    const spec = (id: string) => validateGoalSpec(rawSpec([rawTask('a')], { goal_id: id }));
+    const stuck = { repo: 'o/r', goalId: 'stuck' };
+    await store.ledger.upsertGoal(stuck, { spec: spec('stuck'), branch: 'goal/stuck' });
+    await store.ledger.upsertGoal({ repo: 'o/r', goalId: 'clean' }, { spec: spec('clean'), branch: 'goal/clean' });
+    await store.ledger.recordChange(stuck, {
+      transitions: [{ to: 'LOOP_COMPLETE', event: 'gate_done', stopReason: 'done' }],
+      effects: [
+        { kind: 'finished', payload: {} },
+        { kind: 'sync', payload: {} },
+      ],
+    });
+    const [first] = await store.ledger.pendingEffects();
+    expect(await store.ledger.claimEffect(first!.id, 'w', 60_000)).toBe(true);
+    await store.ledger.failEffect(first!.id, 'HttpError: Bad gateway - https://api.github.com/graphql', 60_000);
+    await store.close();
+
+    const r = await runCli(['status', '--json'], { GOAL_LOOP_DB: path });
+    const byId = new Map((JSON.parse(r.stdout) as Array<Record<string, unknown>>).map((x) => [x.goal_id, x]));
+    expect(byId.get('stuck')!.pending_effects).toMatchObject({ count: 2, kinds: ['finished', 'sync'], tries: 1, last_error: expect.stringMatching(/Bad gateway/) });
+    expect((byId.get('stuck')!.pending_effects as { oldest_age_s: number }).oldest_age_s).toBeLessThan(60);
+    expect(byId.get('clean')!.pending_effects).toBeNull();
+    const text = await runCli(['status'], { GOAL_LOOP_DB: path });
+    expect(text.stdout).toMatch(/^2 effects pending on GitHub, the oldest \d+s old/);
+    expect(text.stdout).toMatch(/stuck .*\n.*\n.*done\n  pending on GitHub: finished, sync \(2, oldest \d+s, tried 1 time\); last error: HttpError: Bad gateway/);
+  });
 });

@@ -1,6 +1,6 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { openStore } from '../../ledger/open-ledger.js';
-import type { GoalRecord } from '../../ports/ledger.js';
+import type { GoalRecord, PendingEffect } from '../../ports/ledger.js';
 import { readCoreMeta } from '../../goal/meta.js';
 import { goalLeaseName } from '../../worker/lease.js';
 import { redactUrls } from '../../workspace/remote-auth.js';
@@ -8,7 +8,8 @@ import { redactUrls } from '../../workspace/remote-auth.js';
 export const STATUS_USAGE = `goal-loop status [--json]
 
   Lists the goals in the ledger (GOAL_LOOP_DB, or DATABASE_URL) with their state, progress and
-  budget, and whether each is queued or leased (by which worker, and how old its heartbeat is).`;
+  budget, whether each is queued or leased (by which worker, and how old its heartbeat is), and
+  the effects still pending on GitHub (a comment, a label, a ready PR) with the oldest one's age.`;
 
 /** The flags `status` accepts (its --help lists each one). */
 export const STATUS_OPTIONS = { json: { type: 'boolean', default: false } } as const satisfies NonNullable<ParseArgsConfig['options']>;
@@ -18,8 +19,9 @@ export async function statusCommand(argv: string[]): Promise<number> {
   const store = await openStore();
   const { ledger } = store;
   try {
-    const [goals, leases, queued] = await Promise.all([ledger.listGoals(), ledger.listLeases(), store.queue.listQueued()]);
+    const [goals, leases, queued, effects] = await Promise.all([ledger.listGoals(), ledger.listLeases(), store.queue.listQueued(), ledger.pendingEffects()]);
     const now = Date.now();
+    const ageS = (at: string) => Math.max(0, Math.round((now - Date.parse(at)) / 1000));
     const rows = await Promise.all(
       goals.map(async (g) => {
         const tasks = await ledger.listTasks(g);
@@ -42,6 +44,7 @@ export async function statusCommand(argv: string[]): Promise<number> {
           updated_at: g.updatedAt,
           queued: job ? { mode: job.mode, since: job.enqueuedAt, not_before: job.notBefore } : null,
           leased: lease ? { worker: lease.holder, heartbeat_age_s: Math.max(0, Math.round((now - Date.parse(lease.heartbeatAt)) / 100) / 10) } : null,
+          pending_effects: pendingOf(effects.filter((e) => e.key.repo === g.repo && e.key.goalId === g.goalId), ageS),
         };
       }),
     );
@@ -53,6 +56,8 @@ export async function statusCommand(argv: string[]): Promise<number> {
       process.stdout.write('no goals in the ledger yet\n');
       return 0;
     }
+    const all = pendingOf(effects, ageS);
+    if (all) process.stdout.write(`${all.count} effect${all.count === 1 ? '' : 's'} pending on GitHub, the oldest ${all.oldest_age_s}s old (a worker performs them; see each goal)\n\n`);
     for (const r of rows) {
       const work = r.leased
         ? `leased by ${r.leased.worker} (heartbeat ${r.leased.heartbeat_age_s}s ago)`
@@ -62,13 +67,36 @@ export async function statusCommand(argv: string[]): Promise<number> {
       const budget = `$${r.cost_usd.toFixed(2)}${r.cost_cap_usd !== undefined ? ` of $${r.cost_cap_usd.toFixed(2)}` : ''}`;
       process.stdout.write(
         `${r.goal_id}  ${r.state}  ${r.tasks_completed}/${r.tasks_total} tasks  ${r.iterations} iterations  ${budget}  ${r.updated_at}\n` +
-          `  ${r.repo}  ${r.branch}  ${work}${r.stop_reason ? `\n  ${r.stop_reason}` : ''}\n`,
+          `  ${r.repo}  ${r.branch}  ${work}${r.stop_reason ? `\n  ${r.stop_reason}` : ''}` +
+          (r.pending_effects ? `\n  ${describePending(r.pending_effects)}` : '') +
+          '\n',
       );
     }
     return 0;
   } finally {
     await store.close();
   }
+}
+
+interface Pending {
+  count: number;
+  kinds: string[];
+  oldest_age_s: number;
+  tries: number;
+  last_error: string | null;
+}
+
+/** What is pending in the outbox (oldest first), or null when nothing is. */
+function pendingOf(effects: PendingEffect[], ageS: (at: string) => number): Pending | null {
+  const oldest = effects[0];
+  if (!oldest) return null;
+  const failing = effects.find((e) => e.lastError);
+  return { count: effects.length, kinds: [...new Set(effects.map((e) => e.kind))], oldest_age_s: ageS(oldest.createdAt), tries: oldest.attempts, last_error: failing?.lastError ?? null };
+}
+
+function describePending(p: Pending): string {
+  const tries = p.tries ? `, tried ${p.tries} time${p.tries === 1 ? '' : 's'}` : '';
+  return `pending on GitHub: ${p.kinds.join(', ')} (${p.count}, oldest ${p.oldest_age_s}s${tries})${p.last_error ? `; last error: ${redactUrls(p.last_error).split('\n')[0]!.slice(0, 200)}` : ''}`;
 }
 
 /** The cost cap the goal runs under, when one is known from its spec or a `/goal budget`. */
