@@ -140,6 +140,7 @@ export class GitWorkspace implements Workspace {
       this.mustSync = true;
       throw err;
     }
+    crashPoint('checkpoint-pushed');
     this.lastCheckpoint = sha;
     this.remoteTip = sha;
     return { taskId: input.taskId, sha, attempt: input.attempt };

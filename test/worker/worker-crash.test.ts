@@ -57,6 +57,17 @@ describe('goal-loop worker processes: SIGKILL at the worst moments, then a new w
     await finishesExactlyOnce(s);
   });
 
+  it('between a push and the ledger: the pushed checkpoint is found in git, and its task is not done again', async () => {
+    const s = await scene();
+    const first = s.worker({ GOAL_LOOP_CRASH_AT: 'checkpoint-pushed' });
+    await s.label();
+    const r = await first.done;
+    expect(r.signal, r.stderr).toBe('SIGKILL');
+    expect(checkpointCommits(s.repo.bare, BRANCH).map((c) => c.task)).toEqual(['t1']);
+    expect((await s.store.ledger.listTasks(KEY)).map((t) => t.status)[0]).not.toBe('done');
+    await finishesExactlyOnce(s);
+  });
+
   it('during a status update: GitHub made the comment, the worker died before it heard back', async () => {
     const s = await scene();
     const held = s.bridge.holdResponse((r) => r.method === 'POST' && /\/issues\/31\/comments$/.test(r.path) && r.body.includes('goal-loop:status'));
