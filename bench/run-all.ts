@@ -3,6 +3,7 @@ import { ProcessSandbox } from '../src/sandbox/process-sandbox.js';
 import { selectSandbox } from '../src/sandbox/select-sandbox.js';
 import { checkpointOverhead } from './checkpoint-overhead.js';
 import { contextBench } from './context-bench.js';
+import { convergence } from './convergence.js';
 import { webhookLatency } from './webhook-latency.js';
 import { workspacePrep } from './workspace-prep.js';
 import { printVerdicts, type Verdict } from './stats.js';
@@ -25,6 +26,8 @@ async function main(): Promise<number> {
   verdicts.push(...(await workspacePrep()));
   process.stdout.write('\n');
   verdicts.push(...(await throughput()));
+  process.stdout.write('\n');
+  verdicts.push(...(await convergence()));
   process.stdout.write('\nsummary\n');
   printVerdicts(verdicts);
   return verdicts.every((v) => v.pass) ? 0 : 1;
