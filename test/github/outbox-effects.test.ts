@@ -1,0 +1,71 @@
+import { describe, expect, it } from 'vitest';
+import { GitHubForge, effectMarker, type Octokit } from '../../src/github/github-forge.js';
+import { readGitHubMeta } from '../../src/github/goal-meta.js';
+import { ESCALATION_MARKER } from '../../src/github/status-comment.js';
+import { snapshotFromLedger } from '../../src/github/turn/snapshot.js';
+import { appHarness, goalBlock, INSTALLATION, OWNER, REPO, silent } from '../helpers/github-app-harness.js';
+import { issuesLabeled } from '../helpers/webhook-payloads.js';
+
+const ISSUE = {
+  number: 51,
+  title: 'Effects',
+  body: goalBlock(`objective: Report once
+tasks:
+  - { id: t1, title: One, run: "echo 1 > one", verification: "test -f one" }
+`),
+  user: 'alice',
+  labels: ['goal'],
+};
+const KEY = { repo: `${OWNER}/${REPO}`, goalId: '51' };
+const escalation = { task_id: 't1', attempts: 3, last_error: 'it failed' };
+
+/** A goal done through the App, and a fresh forge on it, as the sweep builds one. */
+async function scene() {
+  const h = await appHarness({ issues: [ISSUE] });
+  await h.deliver('issues', issuesLabeled({ ...h.repoSpec, issue: ISSUE, label: 'goal' }));
+  const g = readGitHubMeta((await h.ledger.getGoal(KEY))!.meta).github!;
+  const octokit = (await h.probot.auth(INSTALLATION)) as unknown as Octokit;
+  const forge = new GitHubForge({ octokit, goal: g, key: KEY, ledger: h.ledger, logger: silent, minUpdateIntervalMs: 0 });
+  const snapshot = () => snapshotFromLedger(h.ledger, KEY, g);
+  const escalations = () => h.fake.commentsOn(51).filter((c) => c.body.includes(ESCALATION_MARKER));
+  return { h, g, octokit, forge, snapshot, escalations };
+}
+
+describe('outbox effects on GitHub: once, however often they are tried', () => {
+  it('a retry finds the comment an earlier try posted (by its marker) and posts no second one', async () => {
+    const s = await scene();
+    await s.forge.escalate(await s.snapshot(), escalation, { id: '51.7', retry: false });
+    await s.forge.escalate(await s.snapshot(), escalation, { id: '51.7', retry: true });
+    expect(s.escalations()).toHaveLength(1);
+    expect(s.escalations()[0]!.body).toContain(effectMarker('51.7'));
+    // Another effect is another comment.
+    await s.forge.escalate(await s.snapshot(), escalation, { id: '51.8', retry: true });
+    expect(s.escalations()).toHaveLength(2);
+  });
+
+  it("attack: a person's comment carrying the marker does not suppress the escalation", async () => {
+    const s = await scene();
+    s.h.fake.addComment(51, `nothing to see ${effectMarker('51.9')}`, 'rob');
+    await s.forge.escalate(await s.snapshot(), escalation, { id: '51.9', retry: true });
+    expect(s.escalations()).toHaveLength(1);
+    expect(s.escalations()[0]!.user).not.toBe('rob');
+  });
+
+  it('a review is answered with the checkpoint that fixed it, once, and leaves the pending list', async () => {
+    const s = await scene();
+    const pr = s.h.fake.pulls[0]!;
+    await s.h.ledger.setMeta(KEY, {
+      pendingReviews: [
+        { taskId: 't1', prNumber: pr.number, reviewId: 77 },
+        { taskId: 'later', prNumber: pr.number, reviewId: 78 },
+      ],
+    });
+    const cp = { taskId: 't1', sha: 'abcdef1234567' };
+    await s.forge.checkpointed(await s.snapshot(), cp, { id: '51.10', retry: false });
+    await s.forge.checkpointed(await s.snapshot(), cp, { id: '51.10', retry: true });
+    const replies = s.h.fake.commentsOn(pr.number).filter((c) => c.body.includes('Addressed review'));
+    expect(replies).toHaveLength(1);
+    expect(replies[0]!.body).toMatch(/pullrequestreview-77 in abcdef1 \(task `t1`, verified\)/);
+    expect(readGitHubMeta((await s.h.ledger.getGoal(KEY))!.meta).pendingReviews).toEqual([{ taskId: 'later', prNumber: pr.number, reviewId: 78 }]);
+  });
+});
