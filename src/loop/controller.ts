@@ -184,10 +184,13 @@ export async function runGoal(opts: RunGoalOptions): Promise<LoopResult> {
     return result;
   };
 
+  let finalResult: LoopResult | undefined;
   try {
     let event: LoopEvent;
     try {
-      // What a run killed earlier left undone (a comment, a ready PR) is done first.
+      // What a run killed earlier left undone (a comment, a PR) is done first; but not its final
+      // report, which this run's own end supersedes (the CLI would print a stale summary).
+      for (const e of await ledger.pendingEffects({ key })) if (e.kind === 'finished') await ledger.completeEffect(e.id);
       await drain();
       const existing = await ledger.getGoal(key);
       if (existing?.control && opts.honorPendingControl) {
@@ -211,8 +214,8 @@ export async function runGoal(opts: RunGoalOptions): Promise<LoopResult> {
       const before = state;
       state = decision.state;
       const finishing = decision.effects.some((e) => e.type === 'finish');
-      const result = finishing ? await resultOf(state, snapshot, startedAt, clock, ledger, key) : undefined;
-      await record(stepChange(before, decision, taskTimes, clock(), outboxEffects(decision.effects, result)));
+      if (finishing) finalResult = await resultOf(state, snapshot, startedAt, clock, ledger, key);
+      await record(stepChange(before, decision, taskTimes, clock(), outboxEffects(decision.effects, finalResult)));
       log.debug({ state: state.phase, task: state.currentTaskId }, 'transition');
       tokens = (await ledger.getGoal(key))?.counters.tokens ?? tokens;
       await opts.forge.update(snapshot()).catch((err: unknown) => log.warn({ err }, 'forge.update failed'));
@@ -227,7 +230,8 @@ export async function runGoal(opts: RunGoalOptions): Promise<LoopResult> {
     // A pause or stop that was honored stays recorded: it is the human's last word until a newer
     // one (resume, retry, start) clears it, so a run queued before it can never undo it.
     if (!RESTING_STATES.has(state.phase)) throw new Error(`loop ended in non-resting state ${state.phase}`);
-    return await resultOf(state, snapshot, startedAt, clock, ledger, key);
+    // The result the final report carried, so the caller and the forge agree.
+    return finalResult ?? (await resultOf(state, snapshot, startedAt, clock, ledger, key));
   } catch (err) {
     if (err instanceof GoalAbandonedError) throw err;
     abandoned();

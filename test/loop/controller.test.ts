@@ -152,6 +152,28 @@ describe('runGoal with real git, SQLite and processes', () => {
     expect(git(h.repo.bare, 'show', 'goal/again:a')).toBe('a');
   });
 
+  it('reports through the outbox: each report once, in order; a report a killed run left is made first, its stale final summary superseded', async () => {
+    const h = await goalHarness();
+    const spec = { goal_id: 'outbox', objective: 'reports', tasks: [task('a', { run: 'echo a > a' }), task('b', { run: 'echo b > b', dependencies: ['a'] })] };
+    const first = await h.run(spec);
+    expect(h.forge.checkpoints.map((c) => c.taskId)).toEqual(['a', 'b']);
+    expect(h.forge.results).toEqual([first]);
+    const key = { repo: h.repo.bare, goalId: 'outbox' };
+    expect(await h.ledger.pendingEffects({ key })).toEqual([]);
+    // As a run killed after writing its last steps would leave them: a report and a final summary pending.
+    const stale = { ...first, duration_s: 999 };
+    await h.ledger.recordChange(key, {
+      effects: [
+        { kind: 'escalate', payload: { escalation: { task_id: 'a', attempts: 1, last_error: 'from the killed run' } } },
+        { kind: 'finished', payload: { result: stale } },
+      ],
+    });
+    const second = await h.run(spec);
+    expect(h.forge.escalations.map((e) => e.last_error)).toEqual(['from the killed run']);
+    expect(h.forge.results).toEqual([first, second]);
+    expect(await h.ledger.pendingEffects({ key })).toEqual([]);
+  });
+
   it('counts a timeout as a failed attempt and kills the command', async () => {
     const h = await goalHarness();
     const result = await h.run({

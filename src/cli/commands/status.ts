@@ -2,6 +2,7 @@ import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { openStore } from '../../ledger/open-ledger.js';
 import type { GoalRecord, PendingEffect } from '../../ports/ledger.js';
 import { readCoreMeta } from '../../goal/meta.js';
+import { readGitHubGoal } from '../../github/github-goal.js';
 import { goalLeaseName } from '../../worker/lease.js';
 import { redactUrls } from '../../workspace/remote-auth.js';
 
@@ -44,6 +45,7 @@ export async function statusCommand(argv: string[]): Promise<number> {
           updated_at: g.updatedAt,
           queued: job ? { mode: job.mode, since: job.enqueuedAt, not_before: job.notBefore } : null,
           leased: lease ? { worker: lease.holder, heartbeat_age_s: Math.max(0, Math.round((now - Date.parse(lease.heartbeatAt)) / 100) / 10) } : null,
+          on_github: readGitHubGoal(g.meta) !== undefined,
           pending_effects: pendingOf(effects.filter((e) => e.key.repo === g.repo && e.key.goalId === g.goalId), ageS),
         };
       }),
@@ -57,7 +59,7 @@ export async function statusCommand(argv: string[]): Promise<number> {
       return 0;
     }
     const all = pendingOf(effects, ageS);
-    if (all) process.stdout.write(`${all.count} effect${all.count === 1 ? '' : 's'} pending on GitHub, the oldest ${all.oldest_age_s}s old (a worker performs them; see each goal)\n\n`);
+    if (all) process.stdout.write(`${all.count} effect${all.count === 1 ? '' : 's'} pending, the oldest ${all.oldest_age_s}s old (see each goal)\n\n`);
     for (const r of rows) {
       const work = r.leased
         ? `leased by ${r.leased.worker} (heartbeat ${r.leased.heartbeat_age_s}s ago)`
@@ -68,7 +70,7 @@ export async function statusCommand(argv: string[]): Promise<number> {
       process.stdout.write(
         `${r.goal_id}  ${r.state}  ${r.tasks_completed}/${r.tasks_total} tasks  ${r.iterations} iterations  ${budget}  ${r.updated_at}\n` +
           `  ${r.repo}  ${r.branch}  ${work}${r.stop_reason ? `\n  ${r.stop_reason}` : ''}` +
-          (r.pending_effects ? `\n  ${describePending(r.pending_effects)}` : '') +
+          (r.pending_effects ? `\n  ${describePending(r.pending_effects, r.on_github)}` : '') +
           '\n',
       );
     }
@@ -94,9 +96,11 @@ function pendingOf(effects: PendingEffect[], ageS: (at: string) => number): Pend
   return { count: effects.length, kinds: [...new Set(effects.map((e) => e.kind))], oldest_age_s: ageS(oldest.createdAt), tries: oldest.attempts, last_error: failing?.lastError ?? null };
 }
 
-function describePending(p: Pending): string {
+/** A GitHub goal's effects are performed by a worker; a local goal's by its next `goal-loop run`. */
+function describePending(p: Pending, onGitHub: boolean): string {
   const tries = p.tries ? `, tried ${p.tries} time${p.tries === 1 ? '' : 's'}` : '';
-  return `pending on GitHub: ${p.kinds.join(', ')} (${p.count}, oldest ${p.oldest_age_s}s${tries})${p.last_error ? `; last error: ${redactUrls(p.last_error).split('\n')[0]!.slice(0, 200)}` : ''}`;
+  const error = p.last_error ? `; last error: ${redactUrls(p.last_error).split('\n')[0]!.slice(0, 200)}` : '';
+  return `${onGitHub ? 'pending on GitHub' : 'pending report'}: ${p.kinds.join(', ')} (${p.count}, oldest ${p.oldest_age_s}s${tries})${error}${onGitHub ? '' : '; the next `goal-loop run` of this goal makes it'}`;
 }
 
 /** The cost cap the goal runs under, when one is known from its spec or a `/goal budget`. */
