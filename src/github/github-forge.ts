@@ -56,7 +56,7 @@ export class GitHubForge implements Forge {
     await this.o.rest.pulls.update({ owner: this.g.owner, repo: this.g.repo, pull_number: pr.number, body: this.prBody(s, pr) });
     await this.reportCheckRun(s, cp.sha, 'in_progress', undefined, once?.retry ?? false);
     await this.flush(s);
-    await this.answerReviews(cp, once?.retry ?? false);
+    await this.answerReviews([{ task_id: cp.taskId, sha: cp.sha }]);
   }
 
   async requestApproval(s: GoalSnapshot, taskIds: string[], once?: EffectOnce): Promise<void> {
@@ -105,6 +105,8 @@ export class GitHubForge implements Forge {
         );
       }
     }
+    // A review whose task a run found already checkpointed (pushed by a killed run) had no checkpoint report.
+    await this.answerReviews(r.checkpoints);
   }
 
   /** Writes the status comment and the state label now. */
@@ -157,12 +159,13 @@ export class GitHubForge implements Forge {
     if (this.label === label) return;
     const { owner, repo, issueNumber } = this.g;
     const current = (await this.o.rest.issues.get({ owner, repo, issue_number: issueNumber })).data.labels.map((l) => (typeof l === 'string' ? l : (l.name ?? '')));
+    // The new label first: a process killed midway leaves two labels (fixed by the retry), never none.
+    if (!current.includes(label)) await this.o.rest.issues.addLabels({ owner, repo, issue_number: issueNumber, labels: [label] });
     for (const stale of current.filter((l) => (STATE_LABELS as readonly string[]).includes(l) && l !== label)) {
       await this.o.rest.issues.removeLabel({ owner, repo, issue_number: issueNumber, name: stale }).catch((err: { status?: number }) => {
         if (err.status !== 404) throw err;
       });
     }
-    if (!current.includes(label)) await this.o.rest.issues.addLabels({ owner, repo, issue_number: issueNumber, labels: [label] });
     this.label = label;
   }
 
@@ -176,16 +179,20 @@ export class GitHubForge implements Forge {
     await this.o.rest.issues.createComment({ owner, repo, issue_number: issueNumber, body: once ? `${body}\n\n${once.marker}` : body });
   }
 
-  /** Replies to each review whose fix task this checkpoint verified, once; the others stay pending. */
-  private async answerReviews(cp: { taskId: string; sha: string }, retry: boolean): Promise<void> {
+  /**
+   * Replies to each review whose fix task one of these checkpoints verified, once: two effects may
+   * answer one review (its checkpoint's, and a run's end), so the reply's marker is always looked for.
+   */
+  private async answerReviews(checkpoints: ReadonlyArray<{ task_id: string; sha: string }>): Promise<void> {
     const pending = (await this.meta()).pendingReviews ?? [];
-    const answered = pending.filter((p) => p.taskId === cp.taskId);
+    const done = new Map(checkpoints.map((c) => [c.task_id, c.sha]));
+    const answered = pending.filter((p) => done.has(p.taskId));
     if (answered.length === 0) return;
     for (const p of answered) {
       await this.comment(
         p.prNumber,
-        `Addressed review ${this.g.htmlUrl}/pull/${p.prNumber}#pullrequestreview-${p.reviewId} in ${cp.sha.slice(0, 7)} (task \`${p.taskId}\`, verified).`,
-        { marker: `<!-- goal-loop:review-reply ${p.reviewId} -->`, retry },
+        `Addressed review ${this.g.htmlUrl}/pull/${p.prNumber}#pullrequestreview-${p.reviewId} in ${done.get(p.taskId)!.slice(0, 7)} (task \`${p.taskId}\`, verified).`,
+        { marker: `<!-- goal-loop:review-reply ${p.reviewId} -->`, retry: true },
       );
     }
     // Read again: a review may have arrived meanwhile.

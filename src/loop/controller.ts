@@ -160,6 +160,8 @@ export async function runGoal(opts: RunGoalOptions): Promise<LoopResult> {
   });
 
   const perform = opts.performEffect ?? ((e: PendingEffect, s: GoalSnapshot) => performLoopEffect(opts.forge, e, s));
+  // The step is written: a failure here (the store, a claim) leaves its effects pending, for the
+  // next drain or the sweep; it must not fail the goal.
   const drain = () =>
     drainEffects({
       outbox: ledger,
@@ -168,6 +170,10 @@ export async function runGoal(opts: RunGoalOptions): Promise<LoopResult> {
       claimMs: opts.effectClaimMs ?? 30_000,
       perform: (e) => perform(e, snapshot()),
       logger: log,
+      ...(opts.abandon ? { signal: opts.abandon } : {}),
+    }).catch((err: unknown) => {
+      log.warn({ err }, 'cannot perform pending effects now; they stay pending');
+      return 0;
     });
   /** Writes a step and the effects it implies in one transaction, then performs them. */
   const record = async (change: GoalChange) => {
@@ -190,7 +196,7 @@ export async function runGoal(opts: RunGoalOptions): Promise<LoopResult> {
     try {
       // What a run killed earlier left undone (a comment, a PR) is done first; but not its final
       // report, which this run's own end supersedes (the CLI would print a stale summary).
-      for (const e of await ledger.pendingEffects({ key })) if (e.kind === 'finished') await ledger.completeEffect(e.id);
+      for (const e of await ledger.pendingEffects({ key }).catch(() => [])) if (e.kind === 'finished') await ledger.completeEffect(e.id);
       await drain();
       const existing = await ledger.getGoal(key);
       if (existing?.control && opts.honorPendingControl) {
@@ -218,7 +224,8 @@ export async function runGoal(opts: RunGoalOptions): Promise<LoopResult> {
       await record(stepChange(before, decision, taskTimes, clock(), outboxEffects(decision.effects, finalResult)));
       log.debug({ state: state.phase, task: state.currentTaskId }, 'transition');
       tokens = (await ledger.getGoal(key))?.counters.tokens ?? tokens;
-      await opts.forge.update(snapshot()).catch((err: unknown) => log.warn({ err }, 'forge.update failed'));
+      // A finishing step's report already showed it all (and an update now would re-arm a throttle timer).
+      if (!finishing) await opts.forge.update(snapshot()).catch((err: unknown) => log.warn({ err }, 'forge.update failed'));
       let next: LoopEvent | undefined;
       for (const effect of decision.effects) {
         next = await performer.perform(effect, state);

@@ -33,6 +33,8 @@ export interface DrainOptions {
   claimMs: number;
   perform: PerformEffect;
   logger: Logger;
+  /** Stops before the next effect (the process let go of the goal). */
+  signal?: AbortSignal;
 }
 
 /**
@@ -44,21 +46,23 @@ export interface DrainOptions {
 export async function drainEffects(o: DrainOptions): Promise<number> {
   let done = 0;
   for (const effect of await o.outbox.pendingEffects({ key: o.key })) {
-    if (!(await o.outbox.claimEffect(effect.id, o.holder, o.claimMs))) break;
-    const tried = { ...effect, attempts: effect.attempts + 1 };
+    if (o.signal?.aborted) break;
+    const attempts = await o.outbox.claimEffect(effect.id, o.holder, o.claimMs);
+    if (!attempts) break;
+    const tried = { ...effect, attempts };
     try {
       await o.perform(tried);
     } catch (err) {
       const error = err instanceof Error ? err.message : String(err);
       if (tried.attempts >= MAX_EFFECT_TRIES) {
         o.logger.error({ err, effect: effect.kind, id: effect.id, tries: tried.attempts }, 'an effect failed too often and is given up');
-        await o.outbox.failEffect(effect.id, `given up after ${tried.attempts} tries: ${error}`, 0);
+        await o.outbox.failEffect(effect.id, o.holder, `given up after ${tried.attempts} tries: ${error}`, 0);
         await o.outbox.completeEffect(effect.id);
         continue;
       }
       const waitMs = retryInMs(tried.attempts);
       o.logger.warn({ err, effect: effect.kind, id: effect.id, tries: tried.attempts, retryInS: waitMs / 1000 }, 'an effect failed; it will be tried again');
-      await o.outbox.failEffect(effect.id, error, waitMs);
+      await o.outbox.failEffect(effect.id, o.holder, error, waitMs);
       break;
     }
     crashPoint(`effect-performed:${effect.kind}`);

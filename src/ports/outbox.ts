@@ -28,11 +28,12 @@ export interface Outbox {
    */
   pendingEffects(filter?: { key?: GoalKey; settledForMs?: number }): Promise<PendingEffect[]>;
   /**
-   * Claims the effect for one try, for `ttlMs`, and counts the try. False when it is done, or
-   * claimed by a try still within its time (so two processes never perform it at once).
+   * Claims the effect for one try, for `ttlMs`, and counts the try: returns its number (1 for the
+   * first; above 1, an earlier try may have done it). 0 when it is done, or claimed by a try still
+   * within its time (so two processes never perform it at once).
    */
-  claimEffect(id: number, holder: string, ttlMs: number): Promise<boolean>;
+  claimEffect(id: number, holder: string, ttlMs: number): Promise<number>;
   completeEffect(id: number): Promise<void>;
-  /** The try failed: records why, and leaves the effect alone for `retryInMs`. */
-  failEffect(id: number, error: string, retryInMs: number): Promise<void>;
+  /** `holder`'s try failed: records why, and leaves the effect alone for `retryInMs`. A try no longer holding it changes nothing. */
+  failEffect(id: number, holder: string, error: string, retryInMs: number): Promise<void>;
 }

@@ -5,10 +5,17 @@ import type { Leases } from '../ports/leases.js';
 /** The lease a worker holds while it works a goal. */
 export const goalLeaseName = (key: GoalKey) => `goal:${key.repo}#${key.goalId}`;
 
-/** True when some worker holds a live lease on the goal (it is being worked right now). */
+/**
+ * The holder a worker's sweep uses while it performs a goal's pending effects: not the worker's
+ * own id, so a job of that worker cannot share (and then lose) the lease; and not a run.
+ */
+export const settlingHolder = (workerId: string) => `${workerId}#effects`;
+const isSettling = (holder: string) => holder.endsWith('#effects');
+
+/** True when some worker runs the goal right now (a live lease held by a run, not by a sweep performing its effects). */
 export async function isGoalLeased(ledger: Leases, key: GoalKey): Promise<boolean> {
   const name = goalLeaseName(key);
-  return (await ledger.listLeases()).some((l) => l.name === name && l.live);
+  return (await ledger.listLeases()).some((l) => l.name === name && l.live && !isSettling(l.holder));
 }
 
 export interface HeldLease {

@@ -5,7 +5,7 @@ import { GoalAbandonedError } from '../loop/controller.js';
 import { RESTING_STATES } from '../goal/states.js';
 import type { GoalKey, GoalRecord, Ledger } from '../ports/ledger.js';
 import type { QueuedJob, WorkQueue } from '../ports/queue.js';
-import { goalLeaseName, keepLease } from './lease.js';
+import { goalLeaseName, keepLease, settlingHolder } from './lease.js';
 
 export interface JobContext {
   workerId: string;
@@ -56,8 +56,10 @@ export class WorkerPool {
   private pumping: Promise<void> | undefined;
   private again = false;
   private waiters: Array<() => void> = [];
-  /** Goals whose pending effects the sweep is performing now (under their lease, as this worker). */
+  /** Goals whose pending effects the sweep is performing now (under their lease, see settlingHolder). */
   private readonly settling = new Set<string>();
+  /** Goals a job is being started for (between its claim and `active`). */
+  private readonly starting = new Set<string>();
   /** Goals the last sweep found neither queued nor leased. */
   private suspects = new Set<string>();
   private prunedAt = 0;
@@ -152,10 +154,14 @@ export class WorkerPool {
     if (!settle) return;
     const pending = await this.opts.ledger.pendingEffects({ settledForMs: this.leaseMs });
     const goals = new Map(pending.map((e) => [goalLeaseName(e.key), e.key]));
+    const holder = settlingHolder(this.workerId);
     for (const [name, key] of goals) {
-      if (!this.running || this.active.has(name)) continue;
-      if (!(await this.opts.ledger.acquireLease(name, this.workerId, this.leaseMs))) continue;
+      if (!this.running || this.active.has(name) || this.starting.has(name)) continue;
       this.settling.add(name);
+      if (!(await this.opts.ledger.acquireLease(name, holder, this.leaseMs).catch(() => false))) {
+        this.settling.delete(name);
+        continue;
+      }
       try {
         const done = await settle(key);
         if (done) this.opts.logger.info({ goal: name, effects: done }, 'performed effects a stopped worker left pending');
@@ -163,7 +169,7 @@ export class WorkerPool {
         this.opts.logger.warn({ err, goal: name }, 'cannot perform pending effects');
       } finally {
         this.settling.delete(name);
-        await this.opts.ledger.releaseLease(name, this.workerId);
+        await this.opts.ledger.releaseLease(name, holder).catch(() => undefined);
       }
     }
   }
@@ -224,8 +230,17 @@ export class WorkerPool {
   }
 
   private async begin(job: QueuedJob): Promise<void> {
-    const { ledger, queue, logger } = this.opts;
     const name = goalLeaseName(job.key);
+    this.starting.add(name);
+    try {
+      await this.startJob(job, name);
+    } finally {
+      this.starting.delete(name);
+    }
+  }
+
+  private async startJob(job: QueuedJob, name: string): Promise<void> {
+    const { ledger, queue, logger } = this.opts;
     if (this.active.has(name) || this.settling.has(name) || !(await ledger.acquireLease(name, this.workerId, this.leaseMs))) {
       // Someone works the goal now: ask again later, backing off (up to a lease's time) so a
       // goal worked for hours does not churn the queue every few seconds.

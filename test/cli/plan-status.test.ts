@@ -124,8 +124,8 @@ describe('goal-loop status', () => {
       ],
     });
     const [first] = await store.ledger.pendingEffects();
-    expect(await store.ledger.claimEffect(first!.id, 'w', 60_000)).toBe(true);
-    await store.ledger.failEffect(first!.id, 'HttpError: Bad gateway - https://api.github.com/graphql', 60_000);
+    expect(await store.ledger.claimEffect(first!.id, 'w', 60_000)).toBe(1);
+    await store.ledger.failEffect(first!.id, 'w', 'HttpError: Bad gateway - https://api.github.com/graphql', 60_000);
     await store.close();
 
     const r = await runCli(['status', '--json'], { GOAL_LOOP_DB: path });

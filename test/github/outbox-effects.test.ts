@@ -68,4 +68,19 @@ describe('outbox effects on GitHub: once, however often they are tried', () => {
     expect(replies[0]!.body).toMatch(/pullrequestreview-77 in abcdef1 \(task `t1`, verified\)/);
     expect(readGitHubMeta((await s.h.ledger.getGoal(KEY))!.meta).pendingReviews).toEqual([{ taskId: 'later', prNumber: pr.number, reviewId: 78 }]);
   });
+
+  it("a review whose fix a run found already pushed (its checkpoint had no report) is answered by the run's end, once", async () => {
+    const s = await scene();
+    const pr = s.h.fake.pulls[0]!;
+    await s.h.ledger.setMeta(KEY, { pendingReviews: [{ taskId: 't1', prNumber: pr.number, reviewId: 90 }] });
+    const sha = (await s.h.ledger.listTasks(KEY))[0]!.checkpointSha!;
+    const result = { goal_id: '51', status: 'LOOP_COMPLETE' as const, success: true, tasks_completed: 1, tasks_total: 1, iterations: 1, errors_recovered: 0, tokens: { input: 0, output: 0, cache_read: 0, cache_write: 0 }, cost_usd: 0, duration_s: 1, stop_reason: null, branch: s.g.branch, checkpoints: [{ task_id: 't1', sha }] };
+    await s.forge.finished(result, await s.snapshot(), { id: '51.11', retry: false });
+    // Both effects may answer it (a checkpoint's report performed late): one reply still.
+    await s.h.ledger.setMeta(KEY, { pendingReviews: [{ taskId: 't1', prNumber: pr.number, reviewId: 90 }] });
+    await s.forge.checkpointed(await s.snapshot(), { taskId: 't1', sha }, { id: '51.12', retry: false });
+    const replies = s.h.fake.commentsOn(pr.number).filter((c) => c.body.includes('pullrequestreview-90'));
+    expect(replies).toHaveLength(1);
+    expect(readGitHubMeta((await s.h.ledger.getGoal(KEY))!.meta).pendingReviews).toEqual([]);
+  });
 });

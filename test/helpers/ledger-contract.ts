@@ -328,28 +328,31 @@ export function describeLedgerContract(name: string, open: () => Promise<Ledger>
 
         const l2 = await second();
         const claims = await Promise.all([l.claimEffect(one!.id, 'w1', 60_000), l2.claimEffect(one!.id, 'w2', 60_000)]);
-        expect(claims.filter(Boolean)).toHaveLength(1);
-        expect(await l.claimEffect(one!.id, 'w3', 60_000)).toBe(false);
+        expect(claims.sort()).toEqual([0, 1]); // one try wins, and it is the first
+        expect(await l.claimEffect(one!.id, 'w3', 60_000)).toBe(0);
         // Claimed: still pending, but not an orphan for a sweep.
         expect((await l.pendingEffects({ key })).map((e) => e.attempts)).toEqual([1]);
         expect((await l.pendingEffects({ settledForMs: 0 })).map((e) => e.kind)).toEqual(['two']);
 
-        // A short claim runs out: the next try takes it, and is counted.
-        expect(await l.claimEffect(two!.id, 'w1', 1)).toBe(true);
+        // A short claim runs out: the next try takes it, and is counted (the try's number says an earlier one may have done it).
+        expect(await l.claimEffect(two!.id, 'w1', 1)).toBe(1);
         await new Promise((r) => setTimeout(r, 20));
-        expect(await l.claimEffect(two!.id, 'w2', 60_000)).toBe(true);
-        await l.failEffect(two!.id, 'GitHub said 502', 60_000);
-        expect(await l.claimEffect(two!.id, 'w3', 60_000)).toBe(false); // waiting before a retry
+        expect(await l.claimEffect(two!.id, 'w2', 60_000)).toBe(2);
+        // The timed-out try failing late does not shorten the live try's claim.
+        await l.failEffect(two!.id, 'w1', 'late failure', 0);
+        expect(await l.claimEffect(two!.id, 'w3', 60_000)).toBe(0);
+        await l.failEffect(two!.id, 'w2', 'GitHub said 502', 60_000);
+        expect(await l.claimEffect(two!.id, 'w3', 60_000)).toBe(0); // waiting before a retry
         expect((await l.pendingEffects({ key: other }))[0]).toMatchObject({ attempts: 2, lastError: 'GitHub said 502' });
-        await l.failEffect(two!.id, 'again', 0);
-        expect(await l.claimEffect(two!.id, 'w3', 60_000)).toBe(true);
+        await l.failEffect(two!.id, 'w2', 'again', 0);
+        expect(await l.claimEffect(two!.id, 'w3', 60_000)).toBe(3);
         expect((await l.pendingEffects({ key: other }))[0]!.attempts).toBe(3);
 
         await l.completeEffect(one!.id);
         await l.completeEffect(two!.id);
         expect(await l.pendingEffects()).toEqual([]);
-        expect(await l.claimEffect(one!.id, 'w4', 60_000)).toBe(false);
-        await l.failEffect(one!.id, 'late', 0); // a slow try failing after another finished changes nothing
+        expect(await l.claimEffect(one!.id, 'w4', 60_000)).toBe(0);
+        await l.failEffect(one!.id, 'w1', 'late', 0); // a slow try failing after another finished changes nothing
         expect(await l.pendingEffects()).toEqual([]);
       });
 

@@ -40,7 +40,8 @@ function sqliteColumns(): Record<string, string[]> {
   const db = new Database(':memory:');
   try {
     migrate(db);
-    const tables = db.prepare(`SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name`).all() as Array<{ name: string }>;
+    // sqlite_sequence is SQLite's own (AUTOINCREMENT's counters).
+    const tables = db.prepare(`SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name`).all() as Array<{ name: string }>;
     return Object.fromEntries(tables.map(({ name }) => [name, (db.pragma(`table_info(${name})`) as Array<{ name: string }>).map((c) => c.name).sort()]));
   } finally {
     db.close();

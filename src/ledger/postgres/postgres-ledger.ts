@@ -204,23 +204,23 @@ export class PostgresLedger implements Ledger {
     return rows.map(toEffect);
   }
 
-  async claimEffect(id: number, holder: string, ttlMs: number): Promise<boolean> {
-    const { rowCount } = await this.pool.query(
+  async claimEffect(id: number, holder: string, ttlMs: number): Promise<number> {
+    const { rows } = await this.pool.query<{ attempts: number }>(
       `UPDATE effects SET claimed_by = $2, claimed_until = clock_timestamp() + $3 * interval '1 millisecond', attempts = attempts + 1
-       WHERE id = $1 AND done_at IS NULL AND claimed_until <= clock_timestamp()`,
+       WHERE id = $1 AND done_at IS NULL AND claimed_until <= clock_timestamp() RETURNING attempts`,
       [id, holder, ttlMs],
     );
-    return rowCount === 1;
+    return rows[0]?.attempts ?? 0;
   }
 
   async completeEffect(id: number): Promise<void> {
     await this.pool.query("UPDATE effects SET done_at = clock_timestamp(), claimed_until = 'epoch' WHERE id = $1", [id]);
   }
 
-  async failEffect(id: number, error: string, retryInMs: number): Promise<void> {
+  async failEffect(id: number, holder: string, error: string, retryInMs: number): Promise<void> {
     await this.pool.query(
-      "UPDATE effects SET last_error = $2, claimed_until = clock_timestamp() + $3 * interval '1 millisecond' WHERE id = $1 AND done_at IS NULL",
-      [id, pgText(trimForLedger(error)), retryInMs],
+      "UPDATE effects SET last_error = $3, claimed_until = clock_timestamp() + $4 * interval '1 millisecond' WHERE id = $1 AND claimed_by = $2 AND done_at IS NULL",
+      [id, holder, pgText(trimForLedger(error)), retryInMs],
     );
   }
 

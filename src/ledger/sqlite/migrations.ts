@@ -91,7 +91,7 @@ export const SQLITE_MIGRATIONS: readonly string[] = [
    CREATE INDEX goal_jobs_order ON goal_jobs (priority, enqueued_at);`,
   // v4: the outbox, effects recorded with the state change that implies them (ports/outbox.ts).
   `CREATE TABLE effects (
-     id INTEGER PRIMARY KEY,
+     id INTEGER PRIMARY KEY AUTOINCREMENT,
      goal INTEGER NOT NULL REFERENCES goals(id) ON DELETE CASCADE,
      kind TEXT NOT NULL,
      payload_json TEXT NOT NULL,

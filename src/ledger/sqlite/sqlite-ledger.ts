@@ -94,6 +94,7 @@ export class SqliteLedger implements Ledger {
 
   async recordChange(key: GoalKey, change: GoalChange): Promise<void> {
     const at = now();
+    // IMMEDIATE: it reads, then writes; a deferred one would fail at once if another process wrote between.
     this.db.transaction(() => {
       let row = this.requireGoal(key);
       for (const t of change.transitions ?? []) {
@@ -109,7 +110,7 @@ export class SqliteLedger implements Ledger {
       if (change.counters) this.addCountersNow(key, change.counters);
       if (change.meta) this.mergeMeta(key, change.meta);
       for (const e of change.effects ?? []) this.insertEffect(row.id, e);
-    })();
+    }).immediate();
   }
 
   async listTasks(key: GoalKey): Promise<TaskRecord[]> {
@@ -178,20 +179,22 @@ export class SqliteLedger implements Ledger {
     return rows.map(toEffect);
   }
 
-  async claimEffect(id: number, holder: string, ttlMs: number): Promise<boolean> {
+  async claimEffect(id: number, holder: string, ttlMs: number): Promise<number> {
     const at = Date.now();
-    const info = this.db
-      .prepare('UPDATE effects SET claimed_by = ?, claimed_until = ?, attempts = attempts + 1 WHERE id = ? AND done_at IS NULL AND claimed_until <= ?')
-      .run(holder, at + ttlMs, id, at);
-    return info.changes === 1;
+    const row = this.db
+      .prepare('UPDATE effects SET claimed_by = ?, claimed_until = ?, attempts = attempts + 1 WHERE id = ? AND done_at IS NULL AND claimed_until <= ? RETURNING attempts')
+      .get(holder, at + ttlMs, id, at) as { attempts: number } | undefined;
+    return row?.attempts ?? 0;
   }
 
   async completeEffect(id: number): Promise<void> {
     this.db.prepare('UPDATE effects SET done_at = ?, claimed_until = 0 WHERE id = ?').run(Date.now(), id);
   }
 
-  async failEffect(id: number, error: string, retryInMs: number): Promise<void> {
-    this.db.prepare('UPDATE effects SET last_error = ?, claimed_until = ? WHERE id = ? AND done_at IS NULL').run(trimForLedger(error), Date.now() + retryInMs, id);
+  async failEffect(id: number, holder: string, error: string, retryInMs: number): Promise<void> {
+    this.db
+      .prepare('UPDATE effects SET last_error = ?, claimed_until = ? WHERE id = ? AND claimed_by = ? AND done_at IS NULL')
+      .run(trimForLedger(error), Date.now() + retryInMs, id, holder);
   }
 
   async recordDelivery(id: string, event?: unknown): Promise<boolean> {
