@@ -4,6 +4,7 @@ import type { TaskStatus } from '../goal/states.js';
 import type { GoalSnapshot, LoopResult, TaskSnapshot } from '../goal/result.js';
 import type { Escalation } from '../goal/escalation.js';
 import type { Forge } from '../ports/forge.js';
+import { summarizeFailure } from '../goal/failure-summary.js';
 
 type Style = Parameters<typeof styleText>[0];
 
@@ -61,7 +62,7 @@ export class ConsoleForge implements Forge {
       if (this.lastLines.get(t.id) === line) continue;
       this.lastLines.set(t.id, line);
       if (t.status !== 'pending' || t.attempts > 0) this.stream.write(`${this.taskLine(t)}\n`);
-      if (t.lastError && this.lastErrors.get(t.id) !== t.lastError) this.stream.write(`  ${this.failureLine(t)}\n`);
+      if (t.lastError && this.lastErrors.get(t.id) !== t.lastError) this.stream.write(`  ${this.failureLine(t, 2)}\n`);
       this.lastErrors.set(t.id, t.lastError ?? '');
     }
   }
@@ -114,7 +115,7 @@ export class ConsoleForge implements Forge {
     const s = this.last;
     if (!s || !this.draw) return;
     const head = `${this.paint('bold', s.goalId)}  ${s.state}  ${this.paint('gray', `iter ${s.iterations}/${s.limits.max_iterations}  $${s.costUsd.toFixed(2)}/${s.limits.cost_cap_usd}`)}`;
-    const lines = s.tasks.flatMap((t) => (t.lastError && t.status !== 'done' ? [this.taskLine(t), `    ${this.failureLine(t)}`] : [this.taskLine(t)]));
+    const lines = s.tasks.flatMap((t) => (t.lastError && t.status !== 'done' ? [this.taskLine(t), `    ${this.failureLine(t, 4)}`] : [this.taskLine(t)]));
     this.draw([head, ...lines].join('\n'));
   }
 
@@ -127,11 +128,12 @@ export class ConsoleForge implements Forge {
     return `${this.paint(style, icon)} ${t.id}  ${t.title}  ${this.paint('gray', meta)}`;
   }
 
-  private failureLine(t: TaskSnapshot): string {
-    // The headline ("verification `x` exited with code 1:") and the first line of its output.
-    const lines = (t.lastError ?? '').split('\n').map((l) => l.trim()).filter(Boolean);
-    const text = lines[0]?.endsWith(':') && lines[1] ? `${lines[0]} ${lines[1]}` : (lines[0] ?? '');
-    return this.paint('red', `last failure: ${text.length > 200 ? `${text.slice(0, 200)}…` : text}`);
+  private failureLine(t: TaskSnapshot, indent: number): string {
+    // The headline ("verification `x` exited with code 1") and the lines that explain it, on one line.
+    const prefix = 'last failure: ';
+    const columns = this.stream.columns;
+    const width = columns && columns > 0 ? Math.max(40, columns - indent - prefix.length) : 160;
+    return this.paint('red', `${prefix}${summarizeFailure(t.lastError ?? '', width)}`);
   }
 
   private paint(style: Style, text: string): string {

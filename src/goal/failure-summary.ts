@@ -1,0 +1,114 @@
+/**
+ * What a failure says to a person: the hint added when a command was not found and no setup ran,
+ * and the one line the console shows for a task's last failure. Pure functions.
+ */
+
+/** Lockfiles (top level of the workspace), in the order they are looked for, and the install each implies. */
+export const LOCKFILE_INSTALLS: ReadonlyArray<readonly [lockfile: string, install: string]> = [
+  ['package-lock.json', 'npm ci'],
+  ['pnpm-lock.yaml', 'pnpm install --frozen-lockfile'],
+  ['yarn.lock', 'yarn install --frozen-lockfile'],
+  ['requirements.txt', 'pip install -r requirements.txt'],
+  ['Cargo.lock', 'cargo fetch'],
+];
+
+/** The first line of the missing-setup hint; it also marks where a failure's own text ends. */
+export const MISSING_SETUP_HINT_HEAD = 'hint: no setup ran in this run';
+
+/** Exit 126 (not executable) or 127 (command not found): a tool that was never installed, typically. */
+export function isCommandNotFound(exitCode: number | null): boolean {
+  return exitCode === 126 || exitCode === 127;
+}
+
+/** The install command the lockfiles present suggest, else a placeholder. */
+export function guessInstallCommand(present: (lockfile: string) => boolean): string {
+  return LOCKFILE_INSTALLS.find(([file]) => present(file))?.[1] ?? '<your install command>';
+}
+
+/** The hint appended to a not-found failure when the repo config has no setup: the config to add. */
+export function missingSetupHint(install: string): string {
+  return [
+    `${MISSING_SETUP_HINT_HEAD} (the repo config has no \`setup\`), so the dependencies were never installed.`,
+    'Add the install command to the repo config on the base branch, then run again:',
+    '  # .github/goal-loop.yml',
+    '  setup:',
+    `    - ${install}`,
+    '  network: setup',
+  ].join('\n');
+}
+
+// Lines a test runner or a shell marks as the failure.
+const FAILING = [
+  /\bFAIL(ED)?\b/,
+  /[✕×✖✗]/,
+  /Error\b/, // Error:, TypeError, AssertionError
+  /\berror:/i,
+  /\bERROR\b/,
+  /\bexpected\b/i,
+  /^\s*not ok\b/,
+  /\bfailed\b/i,
+  /No such file or directory|command not found|: not found$|Permission denied/,
+  /npm ERR!/,
+];
+const CUT_MARKER = /^\[… \d+ bytes cut.*…\]$|^\[goal-loop: log cut/;
+const HEADLINE = /^.*(exited with code -?\d+|was killed by \S+|timed out after \d+s and was killed):$/;
+
+/**
+ * One line for a task's last failure, at most `width` characters: the headline (what failed and
+ * how) and the lines that explain it — those a test runner marks as failing, else the last
+ * non-empty ones. Control characters (colours, cursor moves) are dropped.
+ */
+export function summarizeFailure(error: string, width = 160): string {
+  width = Math.max(20, Math.floor(width));
+  const hintAt = error.indexOf(MISSING_SETUP_HINT_HEAD);
+  const hinted = hintAt >= 0;
+  const lines = clean(hinted ? error.slice(0, hintAt) : error)
+    .split('\n')
+    .map((l) => l.trim())
+    .filter(Boolean);
+  const first = lines[0] ?? '';
+  const isHeadline = lines.length > 1 && (HEADLINE.test(first) || first.endsWith(':'));
+  const headline = isHeadline ? first.slice(0, -1) : '';
+  const body = (isHeadline ? lines.slice(1) : lines).filter((l) => !CUT_MARKER.test(l));
+  const suffix = !hinted ? '' : [' (no setup ran: add `setup:` to .github/goal-loop.yml)', ' (no setup ran)'].find((s) => s.length <= width / 3) ?? '';
+  if (!headline && body.length === 0) return truncate(suffix.trim(), width);
+
+  const marked = unique(body.filter((l) => FAILING.some((re) => re.test(l))));
+  const room = width - suffix.length;
+  const head = headline ? `${truncate(headline, Math.max(20, Math.floor(room / 2)))}: ` : '';
+  const detailRoom = Math.max(10, room - head.length);
+  const detail = marked.length ? joinUpTo(marked, detailRoom) : joinUpTo(body.slice().reverse(), detailRoom, true);
+  return truncate(`${head}${detail}`.replace(/: $/, ''), room) + suffix;
+}
+
+/** Joins lines with " | " while they fit (at least the first, cut); `reversed`: lines are last-first. */
+function joinUpTo(lines: string[], room: number, reversed = false): string {
+  const taken: string[] = [];
+  let used = 0;
+  for (const line of lines) {
+    const cost = line.length + (taken.length ? 3 : 0);
+    if (taken.length && used + cost > room) break;
+    taken.push(line);
+    used += cost;
+  }
+  return truncate((reversed ? taken.reverse() : taken).join(' | '), room);
+}
+
+function truncate(text: string, width: number): string {
+  const chars = Array.from(text);
+  return chars.length > width ? `${chars.slice(0, Math.max(0, width - 1)).join('')}…` : text;
+}
+
+function unique(lines: string[]): string[] {
+  return lines.filter((l, i) => lines.indexOf(l) === i);
+}
+
+function clean(text: string): string {
+  return (
+    text
+      .replace(/\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(\x07|\x1b\\)|\x1b[@-Z\\-_]/g, '')
+      .replace(/\r\n?/g, '\n')
+      .replace(/\t/g, ' ')
+      .replace(/[\x00-\x08\x0b-\x1f\x7f\u0080-\u009f]/g, '')
+  );
+}
