@@ -86,7 +86,11 @@ export class EffectPerformer {
       if (!passed) return output;
     }
     try {
-      await this.deps.workspace.preserveIgnored();
+      const output = await this.deps.workspace.preserveIgnored();
+      if (output.length > 0) {
+        // Not gitignored, so named: no checkpoint takes them unless a task changes one.
+        this.deps.logger.info({ goal: this.deps.key.goalId, paths: output.slice(0, 50), count: output.length }, 'setup output left out of every checkpoint');
+      }
     } catch (err) {
       // What setup left (e.g. a nested repository) that no checkpoint may take: setup failed.
       if (err instanceof CheckpointRefusedError) return `setup: ${err.message}`;

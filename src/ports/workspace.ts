@@ -17,10 +17,12 @@ export interface Workspace {
   /** Discards every change since the last checkpoint. */
   rollback(): Promise<void>;
   /**
-   * Treats the ignored files present now (e.g. dependencies the setup step installed) as part
-   * of the baseline: a rollback keeps them; everything else untracked is removed.
+   * After setup: what is in the tree now beyond the commit (ignored or not: dependencies, a
+   * package store, generated files, a rewritten lockfile) is setup's output, kept by every
+   * rollback and never part of a checkpoint, except a file a task then changes. Returns what
+   * setup left that is not gitignored.
    */
-  preserveIgnored(): Promise<void>;
+  preserveIgnored(): Promise<string[]>;
   /** The current checkpoint commit. */
   head(): Promise<string>;
   /**

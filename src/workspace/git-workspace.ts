@@ -50,6 +50,11 @@ export class GitWorkspace implements Workspace {
   private trustedConfig = '';
   /** `git clean -e` patterns for ignored paths that survive a rollback (setup's output). */
   private keepIgnored: string[] = [];
+  /**
+   * What setup left in the tree that is not gitignored: new folders (never checkpointed), and new
+   * or rewritten files with the blob each held after setup (checkpointed only once a task changes it).
+   */
+  private setupOutput: { dirs: string[]; files: Map<string, string | null> } = { dirs: [], files: new Map() };
   private lastFetchAt = 0;
   private mustSync = false;
 
@@ -99,18 +104,51 @@ export class GitWorkspace implements Workspace {
   async changedFiles(): Promise<string[]> {
     await this.guardGitDir();
     await refuseNestedRepositories(this.dir);
-    const out = await this.git.run(this.dir, ['status', '--porcelain=v1', '-z', '--untracked-files=all', '--no-renames', '--ignore-submodules=all']);
+    const out = await this.git.run(this.dir, [
+      'status',
+      '--porcelain=v1',
+      '-z',
+      '--untracked-files=all',
+      '--no-renames',
+      '--ignore-submodules=all',
+      '--',
+      '.',
+      ...this.setupExcludes([...this.setupOutput.files.keys()]),
+    ]);
     return out
       .split('\0')
       .filter((e) => e.length > 3)
       .map((e) => e.slice(3));
   }
 
+  /** Pathspecs that leave out setup's folders and the given files (names taken literally). */
+  private setupExcludes(files: string[]): string[] {
+    return [...this.setupOutput.dirs.map((d) => d.replace(/\/$/, '')), ...files].map((p) => `:(exclude,literal)${p}`);
+  }
+
+  /** The staged blob of each path (null: not in the index), read from git, never from the file. */
+  private async stagedBlobs(paths: string[]): Promise<Map<string, string | null>> {
+    const blobs = new Map<string, string | null>(paths.map((p) => [p, null]));
+    if (paths.length === 0) return blobs;
+    const out = await this.git.run(this.dir, ['ls-files', '--stage', '-z', '--', ...paths.map((p) => `:(literal)${p}`)]);
+    for (const entry of out.split('\0')) {
+      const m = /^\d+ ([0-9a-f]+) \d\t([\s\S]*)$/.exec(entry);
+      if (m && blobs.has(m[2]!)) blobs.set(m[2]!, m[1]!);
+    }
+    return blobs;
+  }
+
   async checkpoint(input: CheckpointInput): Promise<Checkpoint> {
     await this.guardGitDir();
     // Before `add`: it would run a nested repository's filters (no setting stops that).
     await refuseNestedRepositories(this.dir);
-    await this.git.run(this.dir, ['add', '--all']);
+    // What setup produced is not the task's: its folders are never added, and a file it wrote goes
+    // in only once the task changed it (its blob then differs from the one setup left).
+    await this.git.run(this.dir, ['add', '--all', '--', '.', ...this.setupExcludes([])]);
+    const setupFiles = [...this.setupOutput.files.keys()];
+    const now = await this.stagedBlobs(setupFiles);
+    const untouched = setupFiles.filter((p) => now.get(p) === this.setupOutput.files.get(p));
+    if (untouched.length > 0) await this.git.run(this.dir, ['reset', '--quiet', '--', ...untouched.map((p) => `:(literal)${p}`)]);
     const staged = parseRawDiff(await this.git.run(this.dir, ['diff', '--cached', '--raw', '-z', '--no-renames', '--ignore-submodules=none', 'HEAD']));
     // A second line behind the nested-repository scan: no checkpoint adds or moves a submodule
     // pointer, so the only gitlinks are the repository's own (whose folders stay empty).
@@ -153,14 +191,30 @@ export class GitWorkspace implements Workspace {
     await this.clean();
   }
 
-  async preserveIgnored(): Promise<void> {
+  async preserveIgnored(): Promise<string[]> {
     await this.guardGitDir();
     await refuseNestedRepositories(this.dir);
-    const out = await this.git.run(this.dir, ['status', '--porcelain=v1', '-z', '--ignored=matching', '--untracked-files=normal', '--ignore-submodules=all']);
-    this.keepIgnored = out
+    const out = await this.git.run(this.dir, ['status', '--porcelain=v1', '-z', '--ignored=matching', '--untracked-files=normal', '--no-renames', '--ignore-submodules=all']);
+    const entries = out
       .split('\0')
-      .filter((e) => e.startsWith('!! '))
-      .map((e) => `/${e.slice(3).replace(/[\\*?[\]!#]/g, (c) => `\\${c}`)}`);
+      .filter((e) => e.length > 3)
+      .map((e) => ({ code: e.slice(0, 2), path: e.slice(3) }));
+    const untracked = entries.filter((e) => e.code === '??').map((e) => e.path);
+    const dirs = untracked.filter((p) => p.endsWith('/'));
+    const files = [...untracked.filter((p) => !p.endsWith('/')), ...entries.filter((e) => e.code !== '??' && e.code !== '!!').map((e) => e.path)];
+    // The blobs setup left, hashed by git itself (a symlink as a link, no file read by the host):
+    // staged, read back, unstaged.
+    let blobs = new Map<string, string | null>();
+    if (files.length > 0) {
+      await this.git.run(this.dir, ['add', '--all', '--', ...files.map((p) => `:(literal)${p}`)]);
+      blobs = await this.stagedBlobs(files);
+      await this.git.run(this.dir, ['reset', '--quiet']);
+    }
+    this.setupOutput = { dirs, files: blobs };
+    this.keepIgnored = entries
+      .filter((e) => e.code === '!!' || e.code === '??')
+      .map((e) => `/${e.path.replace(/[\\*?[\]!#]/g, (c) => `\\${c}`)}`);
+    return [...dirs, ...files];
   }
 
   private async clean(): Promise<void> {

@@ -85,6 +85,39 @@ describe('GitWorkspace', () => {
     expect(existsSync(join(ws.dir, 'dist'))).toBe(false);
   });
 
+  it('never checkpoints what setup produced (not gitignored): new folders and files, and tracked files it rewrote; a task may still change them', async () => {
+    const { repo, make } = await setup({ 'package-lock.json': '{"v":1}\n' });
+    const ws = make();
+    await ws.prepare();
+    // Setup, as pnpm or a code generator would: a store inside the workspace, a new file, a rewritten lockfile.
+    await mkdir(join(ws.dir, '.pnpm-store', 'v3', 'files'), { recursive: true });
+    await writeFile(join(ws.dir, '.pnpm-store', 'v3', 'files', 'blob'), 'x'.repeat(1000));
+    await writeFile(join(ws.dir, 'generated.ts'), 'export const x = 1;\n');
+    await writeFile(join(ws.dir, 'package-lock.json'), '{"v":2}\n');
+    await writeFile(join(ws.dir, 'with\nnewline [*].txt'), 'odd name');
+    expect((await ws.preserveIgnored()).sort()).toEqual(['.pnpm-store/', 'generated.ts', 'package-lock.json', 'with\nnewline [*].txt']);
+
+    // Task 1 changes only its own file: the checkpoint holds it alone; setup's output stays in place.
+    await writeFile(join(ws.dir, 'task1.txt'), '1');
+    expect(await ws.changedFiles()).toEqual(['task1.txt']);
+    const one = await ws.checkpoint({ goalId: 'g1', taskId: 't1', title: 'one', attempt: 1 });
+    expect(git(repo.bare, 'show', '--name-only', '--format=', one.sha)).toBe('task1.txt');
+    expect(existsSync(join(ws.dir, '.pnpm-store', 'v3', 'files', 'blob'))).toBe(true);
+
+    // A failed attempt rolls back, and setup's output survives it.
+    await writeFile(join(ws.dir, 'junk.txt'), 'x');
+    await ws.rollback();
+    expect(existsSync(join(ws.dir, 'junk.txt'))).toBe(false);
+    for (const p of ['.pnpm-store/v3/files/blob', 'generated.ts']) expect(existsSync(join(ws.dir, p))).toBe(true);
+
+    // Task 2 edits a file setup created and the lockfile: those edits are the task's, and are committed.
+    await writeFile(join(ws.dir, 'generated.ts'), 'export const x = 2;\n');
+    await writeFile(join(ws.dir, 'package-lock.json'), '{"v":3}\n');
+    const two = await ws.checkpoint({ goalId: 'g1', taskId: 't2', title: 'two', attempt: 1 });
+    const files = git(repo.bare, 'show', '--name-only', '--format=', two.sha).split('\n').sort();
+    expect(files).toEqual(['generated.ts', 'package-lock.json']);
+  });
+
   it('rolls back to the last checkpoint, not to the start', async () => {
     const { make } = await setup();
     const ws = make();
