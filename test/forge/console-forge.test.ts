@@ -68,7 +68,7 @@ function stream(columns?: number) {
 
 function snapshot(task: Partial<TaskSnapshot>): GoalSnapshot {
   return {
-    goalId: 'g', objective: 'o', repo: '/r', branch: 'goal/g', state: 'TASK_RUNNING',
+    goalId: 'g', objective: 'o', repo: '/r', branch: 'goal/g', state: 'EXECUTING',
     tasks: [{ id: 'slug', title: 'Slugify', dependencies: [], status: 'running', attempts: 1, ...task }],
     iterations: 1, tokens: { input: 0, output: 0, cache_read: 0, cache_write: 0 }, costUsd: 0,
     limits: { max_iterations: 50, cost_cap_usd: 10 } as GoalSnapshot['limits'], startedAt: 0,
