@@ -1,0 +1,38 @@
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { checkpointCommits, git } from '../helpers/git.js';
+import { goalHarness } from '../helpers/goal-harness.js';
+
+/** A repository whose setup really installs with npm (offline: a dependency from a folder of the repo), nothing gitignored. */
+const FILES = {
+  'package.json': JSON.stringify({ name: 'app', version: '1.0.0', private: true, dependencies: { 'left-pad-local': 'file:./vendor/left-pad-local' } }, null, 2),
+  'vendor/left-pad-local/package.json': JSON.stringify({ name: 'left-pad-local', version: '1.0.0', main: 'index.js' }),
+  'vendor/left-pad-local/index.js': "module.exports = (s, n) => String(s).padStart(n, ' ');\n",
+};
+
+describe('setup output and checkpoints, with a real npm install', () => {
+  it('the first checkpoint holds only the task change: not node_modules, not the lockfile npm created', async () => {
+    const h = await goalHarness({ files: FILES });
+    const spec = {
+      goal_id: 'npm-setup',
+      objective: 'use the dependency setup installed',
+      tasks: [
+        {
+          id: 'pad',
+          title: 'Pad',
+          run: `node -e "require('fs').writeFileSync('padded.txt', require('left-pad-local')('x', 3))"`,
+          verification: 'test "$(cat padded.txt)" = "  x"',
+        },
+      ],
+    };
+    const result = await h.run(spec, { setup: ['npm install --offline --no-audit --no-fund --loglevel=error'] });
+    expect(result.status, result.stop_reason ?? '').toBe('LOOP_COMPLETE');
+    expect(checkpointCommits(h.repo.bare, 'goal/npm-setup').map((c) => c.task)).toEqual(['pad']);
+    const files = git(h.repo.bare, 'show', '--name-only', '--format=', 'goal/npm-setup').split('\n');
+    expect(files).toEqual(['padded.txt']);
+    // Setup's output is still in the workspace for the tasks that follow.
+    expect(existsSync(join(h.workspaceDir, 'node_modules', 'left-pad-local'))).toBe(true);
+    expect(existsSync(join(h.workspaceDir, 'package-lock.json'))).toBe(true);
+  });
+});
