@@ -38,6 +38,10 @@ export const RepoConfigSchema = z
       .describe('Commands run once in the workspace before the first task, e.g. `npm ci`. Network only if `network: setup`.'),
     gate: z.array(command).default([]).describe('Commands the final gate runs after the acceptance checks; all must exit 0.'),
     ...limitConfigKeys(),
+    on_escalation: z
+      .enum(['continue', 'stop'])
+      .default('continue')
+      .describe('When a task runs out of attempts: `continue` works every task that does not depend on it, then the goal rests in ESCALATED; `stop` rests in ESCALATED at once.'),
     protected_paths: z
       .array(z.string().min(1))
       .default(DEFAULT_PROTECTED_PATHS)

@@ -3,4 +3,10 @@ export interface Escalation {
   task_id: string;
   attempts: number;
   last_error: string;
+  /** Other tasks that ran out of attempts in the same run, after `task_id` (repo config `on_escalation: continue`). */
+  also_escalated?: string[];
+  /** Tasks not run because they depend (transitively) on an escalated task. */
+  blocked?: string[];
+  /** Tasks checkpointed in the same run after `task_id` escalated (work that did not depend on it). */
+  done_meanwhile?: string[];
 }

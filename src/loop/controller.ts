@@ -11,7 +11,7 @@ import { EffectPerformer } from './effects.js';
 import type { GoalSnapshot, LoopResult } from '../goal/result.js';
 import { RESTING_STATES } from '../goal/states.js';
 import { drainEffects, effectsRecorded, performLoopEffect, type LoopEffect } from './outbox.js';
-import { decide, initialState, type Decision, type Effect, type LoopEvent, type LoopState } from './transition.js';
+import { decide, initialState, type Decision, type Effect, type LoopEvent, type LoopState, type OnEscalation } from './transition.js';
 
 export interface RunGoalOptions {
   repo: string;
@@ -31,6 +31,8 @@ export interface RunGoalOptions {
   setup?: string[];
   /** Give the setup commands the network (repo config `network: setup`). */
   setupNetwork?: boolean;
+  /** Repo config `on_escalation` (default `continue`: independent tasks go on after an escalation). */
+  onEscalation?: OnEscalation;
   priority?: string;
   /** Task ids a human approved for this run (`all` approves every task). */
   approve?: string[];
@@ -93,6 +95,7 @@ export async function runGoal(opts: RunGoalOptions): Promise<LoopResult> {
   const records = new Map((await ledger.listTasks(key)).map((r) => [r.taskId, r]));
   let state: LoopState = initialState({
     limits,
+    ...(opts.onEscalation ? { onEscalation: opts.onEscalation } : {}),
     startedAtMs: startedAt,
     counters: { iterations: goal.counters.iterations, errors: goal.counters.errors, errorsRecovered: goal.counters.errors_recovered, costUsd: goal.counters.cost_usd },
     tasks: spec.tasks.map((t) => {

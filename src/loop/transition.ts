@@ -1,5 +1,5 @@
 import { riskExceeds, type LoopLimits } from '../goal/limits.js';
-import { nextReadyTask } from '../goal/dag.js';
+import { dependentsOf, nextReadyTask } from '../goal/dag.js';
 import type { Escalation } from '../goal/escalation.js';
 import type { Risk } from '../goal/schema.js';
 import { isSettled, RESTING_STATES, type GoalState, type TaskStatus } from '../goal/states.js';
@@ -43,8 +43,20 @@ export interface LoopState {
   limits: LoopLimits;
   startedAtMs: number;
   stopReason?: string;
+  /**
+   * The first task that escalated in this run (while the loop goes on with independent work), or,
+   * once the goal rests in ESCALATED, the escalation as reported: with the other escalated tasks,
+   * the blocked dependents and what was checkpointed meanwhile.
+   */
   escalation?: Escalation;
+  /**
+   * Repo config `on_escalation`: `continue` (absent) keeps working every task that does not
+   * depend on an escalated one before the goal rests in ESCALATED; `stop` rests at once.
+   */
+  onEscalation?: OnEscalation;
 }
+
+export type OnEscalation = 'continue' | 'stop';
 
 export type ExecutionFailureKind = 'task' | 'infra' | 'budget';
 
@@ -108,7 +120,7 @@ export function decide(state: LoopState, event: LoopEvent): Decision {
       d.addCost(event.costUsd);
       if (event.ok) d.to('EVALUATING').effect({ type: 'verify', taskId: d.current().id, attempt: d.current().attempts });
       else if (event.kind === 'task') d.failAttempt(event.error, event.at);
-      else if (event.kind === 'budget') d.stop(event.error, true);
+      else if (event.kind === 'budget') d.halt(event.error, true);
       else d.infraError(event.error, event.at);
       break;
     case 'verified':
@@ -142,6 +154,7 @@ export function initialState(input: {
   limits: LoopLimits;
   startedAtMs: number;
   counters?: Partial<LoopCounters>;
+  onEscalation?: OnEscalation;
 }): LoopState {
   return {
     phase: 'INITIALIZING',
@@ -149,6 +162,7 @@ export function initialState(input: {
     counters: { iterations: 0, consecutiveErrors: 0, errors: 0, errorsRecovered: 0, costUsd: 0, ...input.counters },
     limits: input.limits,
     startedAtMs: input.startedAtMs,
+    ...(input.onEscalation ? { onEscalation: input.onEscalation } : {}),
   };
 }
 
@@ -220,13 +234,35 @@ class DecisionBuilder {
     this.to('DECOMPOSING', 'spec loaded').to('TASK_PENDING', `${done.size} checkpoint(s) found`);
   }
 
-  /** From TASK_PENDING: pick the next ready task, or the final gate, or wait. */
-  advance(now: number): void {
+  /**
+   * From TASK_PENDING: pick the next ready task, or the final gate, or wait. Escalated tasks and
+   * their dependents are not ready; once nothing else is, the goal rests in ESCALATED.
+   * `rollback`: the workspace must first go back to the last checkpoint (a task just escalated).
+   */
+  advance(now: number, rollback = false): void {
     delete this.state.currentTaskId;
-    const settled = new Set(this.state.tasks.filter((t) => isSettled(t.status)).map((t) => t.id));
-    const next = nextReadyTask(this.state.tasks, settled);
+    const tasks = this.state.tasks;
+    const settled = new Set(tasks.filter((t) => isSettled(t.status)).map((t) => t.id));
+    const held = new Set(tasks.filter((t) => t.status === 'escalated').map((t) => t.id));
+    const escalated = held.size > 0;
+    // With an escalation pending, a task that needs approval waits for the human with it; the
+    // loop goes on with the others and asks for the approval when it comes to rest.
+    const approvals: TaskView[] = [];
+    let next = nextReadyTask(tasks, settled, held);
+    while (next && escalated && this.needsApproval(next)) {
+      approvals.push(next);
+      held.add(next.id);
+      next = nextReadyTask(tasks, settled, held);
+    }
+    const tripped = next ? this.safeguardTripped(now) : undefined;
+    if (rollback) this.effect({ type: 'rollback', ...(next && !tripped ? {} : { bestEffort: true }) });
+    if (escalated && (!next || tripped)) {
+      for (const t of approvals) t.status = 'awaiting_approval';
+      if (approvals.length) this.effect({ type: 'request_approval', taskIds: approvals.map((t) => t.id) });
+      return this.restEscalated(tripped);
+    }
     if (!next) {
-      if (settled.size === this.state.tasks.length) {
+      if (settled.size === tasks.length) {
         this.to('FINAL_GATE').effect({ type: 'final_gate' });
       } else {
         this.to('FAILED', 'no task is ready but some are unfinished').effect({ type: 'finish' });
@@ -234,9 +270,8 @@ class DecisionBuilder {
       }
       return;
     }
-    const tripped = this.safeguardTripped(now);
     if (tripped) return this.stop(tripped, false);
-    if ((next.requiresApproval || riskExceeds(next.risk, this.state.limits.max_risk)) && !next.approved) {
+    if (this.needsApproval(next)) {
       next.status = 'awaiting_approval';
       this.state.currentTaskId = next.id;
       this.state.stopReason = `task ${next.id} (risk: ${next.risk}) needs approval`;
@@ -244,6 +279,10 @@ class DecisionBuilder {
       return;
     }
     this.startAttempt(next);
+  }
+
+  private needsApproval(task: TaskView): boolean {
+    return (task.requiresApproval || riskExceeds(task.risk, this.state.limits.max_risk)) && !task.approved;
   }
 
   private startAttempt(task: TaskView, previousFailure?: string): void {
@@ -268,6 +307,8 @@ class DecisionBuilder {
     delete task.lastError;
     this.state.counters.errorsRecovered += task.runFailures;
     this.state.counters.consecutiveErrors = 0;
+    const escalation = this.state.escalation;
+    if (escalation) this.state.escalation = { ...escalation, done_meanwhile: [...(escalation.done_meanwhile ?? []), task.id] };
     this.effect({ type: 'checkpointed', taskId: task.id, sha });
     this.to('TASK_PENDING', `${task.id} checkpointed at ${sha.slice(0, 7)}`);
   }
@@ -280,10 +321,15 @@ class DecisionBuilder {
     this.to('REPAIR_LOOP', `${task.id} attempt ${task.attempts} failed`);
     if (task.runAttempts >= task.maxRetries) {
       task.status = 'escalated';
-      return this.escalate({ task_id: task.id, attempts: task.runAttempts, last_error: failure }, true);
+      const escalation: Escalation = { task_id: task.id, attempts: task.runAttempts, last_error: failure };
+      if (this.state.onEscalation === 'stop') return this.escalate(escalation, true);
+      // The first escalation is the one reported; the loop goes on with what does not depend on it.
+      this.state.escalation ??= escalation;
+      this.to('TASK_PENDING', `${task.id} escalated after ${task.runAttempts} attempt(s); independent tasks go on`);
+      return this.advance(now, true);
     }
     const tripped = this.safeguardTripped(now);
-    if (tripped) return this.stop(tripped, true);
+    if (tripped) return this.halt(tripped, true);
     this.effect({ type: 'rollback' });
     this.startAttempt(task, failure);
   }
@@ -299,18 +345,45 @@ class DecisionBuilder {
       task.status = 'pending';
     }
     if (c.consecutiveErrors >= this.state.limits.error_threshold) {
-      return this.stop(`circuit breaker: ${c.consecutiveErrors} consecutive infrastructure errors (last: ${firstLine(error)})`, true);
+      return this.halt(`circuit breaker: ${c.consecutiveErrors} consecutive infrastructure errors (last: ${firstLine(error)})`, true);
     }
     this.effect({ type: 'rollback' });
     this.to('TASK_PENDING', `infrastructure error: ${firstLine(error)}`);
     this.advance(now);
   }
 
-  escalate(escalation: Escalation, rollback: boolean): void {
+  escalate(escalation: Escalation, rollback: boolean, note?: string): void {
     if (rollback) this.effect({ type: 'rollback', bestEffort: true });
     this.state.escalation = escalation;
-    this.state.stopReason = `task ${escalation.task_id} failed after ${escalation.attempts} attempt(s)`;
+    const also = escalation.also_escalated?.length ? `; also escalated: ${escalation.also_escalated.join(', ')}` : '';
+    const blocked = escalation.blocked?.length ? `; blocked: ${escalation.blocked.join(', ')}` : '';
+    this.state.stopReason = `task ${escalation.task_id} failed after ${escalation.attempts} attempt(s)${also}${blocked}${note ? `; ${note}` : ''}`;
     this.to('ESCALATED', escalation.task_id).effect({ type: 'escalate', escalation }).effect({ type: 'finish' });
+  }
+
+  /**
+   * The goal comes to rest in ESCALATED after working what it could: one escalation, naming the
+   * first escalated task, the others, and the dependents left blocked. `stoppedBy`: a safeguard
+   * ended the independent work early.
+   */
+  private restEscalated(stoppedBy?: string): void {
+    const current = this.state.tasks.find((t) => t.id === this.state.currentTaskId);
+    if (current && current.status === 'running') current.status = 'pending';
+    delete this.state.currentTaskId;
+    const first = this.state.escalation!;
+    const escalated = this.state.tasks.filter((t) => t.status === 'escalated').map((t) => t.id);
+    const dependents = new Set(escalated.flatMap((id) => [...dependentsOf(this.state.tasks, id)]));
+    const blocked = this.state.tasks.filter((t) => dependents.has(t.id) && !isSettled(t.status) && t.status !== 'escalated').map((t) => t.id);
+    const also = escalated.filter((id) => id !== first.task_id);
+    const escalation: Escalation = { ...first, ...(also.length ? { also_escalated: also } : {}), ...(blocked.length ? { blocked } : {}) };
+    this.escalate(escalation, false, stoppedBy && `independent work stopped: ${stoppedBy}`);
+  }
+
+  /** A safeguard ends the work: STOPPED, or ESCALATED when a task already escalated in this run. */
+  halt(reason: string, rollback: boolean): void {
+    if (!this.state.tasks.some((t) => t.status === 'escalated')) return this.stop(reason, rollback);
+    if (rollback) this.effect({ type: 'rollback', bestEffort: true });
+    this.restEscalated(reason);
   }
 
   stop(reason: string, rollback: boolean, phase: 'STOPPED' | 'PAUSED' = 'STOPPED'): void {

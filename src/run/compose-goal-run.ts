@@ -149,6 +149,7 @@ export async function composeGoalRun(input: ComposeGoalRunInput): Promise<Compos
     ...(agent ? { agent } : {}),
     ...layers,
     ...configCommands(config),
+    onEscalation: config.on_escalation,
   };
   const close = async () => {
     if (made) await agent?.close?.();

@@ -371,17 +371,20 @@ describe('escalation', () => {
     expect(last.state.escalation).toEqual(escalation);
   });
 
-  it('the dependents of an escalated task never start (nor does anything else)', () => {
-    const r = drive(stateOf([view('a'), view('b', ['a'], { maxRetries: 2 }), view('c', ['b']), view('d', ['c']), view('e')]), {
-      tasks: { b: ['fail', 'fail'] },
-    });
+  it('with on_escalation: stop, nothing else starts after an escalation (the old behaviour)', () => {
+    const r = drive(
+      { ...stateOf([view('a'), view('b', ['a'], { maxRetries: 2 }), view('c', ['b']), view('d', ['c']), view('e')]), onEscalation: 'stop' },
+      { tasks: { b: ['fail', 'fail'] } },
+    );
     expect(r.state.phase).toBe('ESCALATED');
     expect(executedIds(r)).toEqual(['a', 'b', 'b']);
     expect(task(r.state, 'c').status).toBe('pending');
     expect(task(r.state, 'd').status).toBe('pending');
+    expect(task(r.state, 'e').status).toBe('pending');
     expect(r.effects.some((e) => e.type === 'final_gate')).toBe(false);
+    expect(r.state.escalation).toEqual({ task_id: 'b', attempts: 2, last_error: failureText('b', 2) });
+    expect(r.decisions.at(-1)!.effects).toEqual([{ type: 'rollback', bestEffort: true }, { type: 'escalate', escalation: r.state.escalation }, { type: 'finish' }]);
   });
-
   it('a per-task max_retries wins over the default', () => {
     const r = drive(stateOf([view('a', [], { maxRetries: 5 })], { limits: { max_retries: 2 } }), { tasks: { a: ['fail', 'fail', 'fail', 'fail', 'pass'] } });
     expect(r.state.phase).toBe('LOOP_COMPLETE');
@@ -392,6 +395,135 @@ describe('escalation', () => {
     const r = drive(stateOf([view('a', [], { attempts: 3, maxRetries: 2 })]), { tasks: { a: ['fail', 'fail'] } });
     expect(r.executed.map((e) => e.attempt)).toEqual([4, 5]);
     expect(r.state.escalation).toMatchObject({ task_id: 'a', attempts: 2 });
+  });
+});
+
+describe('an escalated task blocks only its dependents (on_escalation: continue, the default)', () => {
+  const graph = () => [view('a', [], { maxRetries: 1 }), view('b'), view('c', ['a']), view('d', ['c']), view('e', ['b'])];
+
+  it.each([
+    { name: 'default (absent)', policy: undefined },
+    { name: 'continue', policy: 'continue' as const },
+  ])('$name: independent tasks run and are checkpointed; dependents (transitively) do not; no final gate', ({ policy }) => {
+    const r = drive({ ...stateOf(graph()), ...(policy ? { onEscalation: policy } : {}) }, { tasks: { a: ['fail'] } });
+    expect(executedIds(r)).toEqual(['a', 'b', 'e']);
+    expect(r.state.phase).toBe('ESCALATED');
+    expect(task(r.state, 'a').status).toBe('escalated');
+    expect(['b', 'e'].map((id) => task(r.state, id).status)).toEqual(['done', 'done']);
+    expect(r.effects.filter((e) => e.type === 'checkpointed').map((e) => (e as { taskId: string }).taskId)).toEqual(['b', 'e']);
+    expect(['c', 'd'].map((id) => task(r.state, id).status)).toEqual(['pending', 'pending']);
+    expect(r.effects.some((e) => e.type === 'final_gate')).toBe(false);
+    expect(r.state.escalation).toEqual({
+      task_id: 'a',
+      attempts: 1,
+      last_error: failureText('a', 1),
+      blocked: ['c', 'd'],
+      done_meanwhile: ['b', 'e'],
+    });
+    expect(r.state.stopReason).toBe('task a failed after 1 attempt(s); blocked: c, d');
+  });
+
+  it('the escalate effect comes once, when the goal comes to rest, after the work went on', () => {
+    const r = drive(stateOf(graph()), { tasks: { a: ['fail'] } });
+    const escalates = r.decisions.filter((d) => d.effects.some((e) => e.type === 'escalate'));
+    expect(escalates).toHaveLength(1);
+    expect(escalates[0]).toBe(r.decisions.at(-1));
+    // The last task's checkpoint report, then the one escalation (no rollback: e was just checkpointed).
+    expect(r.decisions.at(-1)!.effects).toEqual([
+      { type: 'checkpointed', taskId: 'e', sha: expect.any(String) },
+      { type: 'escalate', escalation: r.state.escalation },
+      { type: 'finish' },
+    ]);
+    expect(r.decisions.filter((d) => d.effects.some((e) => e.type === 'finish'))).toHaveLength(1);
+  });
+
+  it('the escalating decision rolls back (not best effort: the work goes on) and starts the next independent task', () => {
+    const r = drive(stateOf(graph()), { tasks: { a: ['fail'] } });
+    const d = r.decisions.find((x) => x.state.tasks.some((t) => t.status === 'escalated'))!;
+    expect(d.effects).toEqual([{ type: 'rollback' }, { type: 'execute', taskId: 'b', attempt: 1 }]);
+    expect(d.transitions.map((t) => t.to)).toEqual(['REPAIR_LOOP', 'TASK_PENDING', 'EXECUTING']);
+    expect(d.state.escalation).toEqual({ task_id: 'a', attempts: 1, last_error: failureText('a', 1) });
+  });
+
+  it('when nothing independent is left, the escalating decision rests at once (best-effort rollback)', () => {
+    const r = drive(stateOf([view('a', [], { maxRetries: 1 }), view('b', ['a'])]), { tasks: { a: ['fail'] } });
+    expect(r.state.phase).toBe('ESCALATED');
+    expect(r.decisions.at(-1)!.effects.map((e) => e.type)).toEqual(['rollback', 'escalate', 'finish']);
+    expect(r.decisions.at(-1)!.effects[0]).toEqual({ type: 'rollback', bestEffort: true });
+    expect(r.state.escalation).toEqual({ task_id: 'a', attempts: 1, last_error: failureText('a', 1), blocked: ['b'] });
+  });
+
+  it('several tasks escalate: the first is the escalation, the others are listed, their dependents all blocked', () => {
+    const r = drive(stateOf([view('a', [], { maxRetries: 1 }), view('b', [], { maxRetries: 2 }), view('c', ['a']), view('d', ['b']), view('e')]), {
+      tasks: { a: ['fail'], b: ['fail', 'fail'] },
+    });
+    expect(executedIds(r)).toEqual(['a', 'b', 'b', 'e']);
+    expect(r.state.phase).toBe('ESCALATED');
+    expect(r.state.escalation).toEqual({
+      task_id: 'a',
+      attempts: 1,
+      last_error: failureText('a', 1),
+      also_escalated: ['b'],
+      blocked: ['c', 'd'],
+      done_meanwhile: ['e'],
+    });
+    expect(r.effects.filter((e) => e.type === 'escalate')).toHaveLength(1);
+    expect(r.state.stopReason).toBe('task a failed after 1 attempt(s); also escalated: b; blocked: c, d');
+  });
+
+  it('a task that depends on an escalated task and on a done one stays blocked; a skipped task does not count as blocked', () => {
+    const r = drive(stateOf([view('a', [], { maxRetries: 1 }), view('b'), view('c', ['a', 'b']), view('s', ['a'], { status: 'skipped' })]), { tasks: { a: ['fail'] } });
+    expect(executedIds(r)).toEqual(['a', 'b']);
+    expect(r.state.escalation?.blocked).toEqual(['c']);
+  });
+
+  it('a safeguard that trips while working independent tasks still rests in ESCALATED, naming it', () => {
+    const r = drive(stateOf([view('a', [], { maxRetries: 1 }), view('b'), view('c')], { limits: { max_iterations: 2 } }), { tasks: { a: ['fail'] } });
+    expect(executedIds(r)).toEqual(['a', 'b']);
+    expect(r.state.phase).toBe('ESCALATED');
+    expect(task(r.state, 'c').status).toBe('pending');
+    expect(r.state.stopReason).toBe('task a failed after 1 attempt(s); independent work stopped: max_iterations reached (2)');
+    expect(r.effects.filter((e) => e.type === 'escalate')).toHaveLength(1);
+  });
+
+  it('the circuit breaker after an escalation rests in ESCALATED too, the interrupted task back to pending', () => {
+    const r = drive(stateOf([view('a', [], { maxRetries: 1 }), view('b')], { limits: { error_threshold: 2 } }), { tasks: { a: ['fail'], b: ['infra', 'infra'] } });
+    expect(r.state.phase).toBe('ESCALATED');
+    expect(task(r.state, 'b').status).toBe('pending');
+    expect(r.state.stopReason).toMatch(/^task a failed after 1 attempt\(s\); independent work stopped: circuit breaker/);
+  });
+
+  it('a task that needs approval is not started while an escalation is pending: approval is asked when the goal rests', () => {
+    const r = drive(stateOf([view('a', [], { maxRetries: 1 }), view('r', [], { risk: 'critical' }), view('b')]), { tasks: { a: ['fail'] } });
+    expect(executedIds(r)).toEqual(['a', 'b']);
+    expect(r.state.phase).toBe('ESCALATED');
+    expect(task(r.state, 'r').status).toBe('awaiting_approval');
+    expect(r.decisions.at(-1)!.effects.map((e) => e.type)).toEqual(['checkpointed', 'request_approval', 'escalate', 'finish']);
+    expect(r.decisions.at(-1)!.effects).toContainEqual({ type: 'request_approval', taskIds: ['r'] });
+  });
+
+  it('a human pause while working independent tasks is honoured as before', () => {
+    const r = drive(stateOf([view('a', [], { maxRetries: 1 }), view('b'), view('c')]), { tasks: { a: ['fail'] } });
+    const mid = r.decisions.find((d) => d.effects.some((e) => e.type === 'execute' && e.taskId === 'b'))!.state;
+    const d = decide(mid, { type: 'interrupted', at: 99_000, request: 'pause', reason: 'paused by a human' });
+    expect(d.state.phase).toBe('PAUSED');
+    expect(effectTypes(d)).not.toContain('escalate');
+  });
+
+  it('a new run forgets the escalation and retries the escalated task first', () => {
+    const r = drive(stateOf(graph()), { tasks: { a: ['fail'] } });
+    const again = decide(r.state, start(r.now + 1000, [{ taskId: 'b', sha: 'b'.repeat(40) }, { taskId: 'e', sha: 'e'.repeat(40) }]));
+    expect(again.state.escalation).toBeUndefined();
+    expect(again.effects).toContainEqual({ type: 'execute', taskId: 'a', attempt: 2 });
+  });
+
+  it('setup failure and final-gate failure still escalate at once', () => {
+    const setup = decide(stateOf(graph()), { type: 'start', at: 1000, checkpoints: [], setupFailure: 'npm ci exited 1' });
+    expect(setup.state.phase).toBe('ESCALATED');
+    expect(effectTypes(setup)).not.toContain('execute');
+    const gate = drive(stateOf([view('a'), view('b')]), { gate: [false] });
+    expect(gate.state.phase).toBe('ESCALATED');
+    expect(gate.state.escalation).toEqual({ task_id: 'final-gate', attempts: 1, last_error: 'npm test exited with code 1' });
   });
 });
 
