@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
 import type { GoalSpec, TaskSpec } from '../goal/schema.js';
@@ -6,6 +7,7 @@ import type { GoalKey, Ledger } from '../ports/ledger.js';
 import type { CommandResult, Sandbox } from '../ports/sandbox.js';
 import { CheckpointRefusedError, type Workspace } from '../ports/workspace.js';
 import type { GoalSnapshot } from '../goal/result.js';
+import { guessInstallCommand, isCommandNotFound, missingSetupHint } from '../goal/failure-summary.js';
 import { FINAL_GATE_TASK, SETUP_TASK, type Effect, type LoopEvent, type LoopState } from './transition.js';
 
 export interface EffectDeps {
@@ -30,6 +32,8 @@ export interface EffectDeps {
 /** Performs the controller's effects through the ports, and reports what happened as an event. */
 export class EffectPerformer {
   private readonly clock: () => number;
+  /** Whether `setup()` ran any command in this run (else a command not found gets the missing-setup hint). */
+  private setupRan = false;
 
   constructor(private readonly deps: EffectDeps) {
     this.clock = deps.clock ?? Date.now;
@@ -68,14 +72,16 @@ export class EffectPerformer {
   }
 
   /** Runs the repo's setup commands once per run; returns the failure, if any. */
-  async setup(commands: readonly string[], network: boolean): Promise<string | undefined> {
+  async setup(commands: readonly string[], network: boolean, passEnv: Record<string, string> = {}): Promise<string | undefined> {
     for (const [i, command] of commands.entries()) {
+      this.setupRan = true;
       const result = await this.deps.sandbox.run({
         command,
         cwd: this.deps.workspace.dir,
         env: { GOAL_ID: this.deps.spec.goal_id, GOAL_TASK_ID: SETUP_TASK, GOAL_ATTEMPT: '1' },
         timeoutMs: this.timeoutS() * 1000,
         network,
+        passEnv,
         logPath: join(this.deps.logDir, `setup-${i + 1}.log`),
         signal: this.deps.signal,
       });
@@ -117,7 +123,7 @@ export class EffectPerformer {
       }
       if (result.aborted) return this.interrupted();
       if (result.exitCode !== 0) {
-        const error = describeFailure(`run step \`${command}\``, result, state.limits.task_timeout_s);
+        const error = describeFailure(`run step \`${command}\``, result, state.limits.task_timeout_s, this.hintFor(result));
         await deps.ledger.recordAttempt(deps.key, attemptRecord(taskId, attempt, 'run', result, error));
         return { type: 'executed', at: this.clock(), ok: false, kind: 'task', error };
       }
@@ -155,7 +161,7 @@ export class EffectPerformer {
     }
     if (result.aborted) return this.interrupted();
     const passed = result.exitCode === 0;
-    const output = passed ? result.output : describeFailure(`verification \`${task.verification}\``, result, this.timeoutS());
+    const output = passed ? result.output : describeFailure(`verification \`${task.verification}\``, result, this.timeoutS(), this.hintFor(result));
     await this.deps.ledger.recordAttempt(this.deps.key, attemptRecord(taskId, attempt, 'verify', result, output, passed));
     return { type: 'verified', at: this.clock(), passed, output };
   }
@@ -197,7 +203,7 @@ export class EffectPerformer {
       }
       if (result.aborted) return this.interrupted();
       const passed = result.exitCode === 0;
-      const output = passed ? result.output : describeFailure(`${check.label} (\`${check.command}\`)`, result, this.timeoutS());
+      const output = passed ? result.output : describeFailure(`${check.label} (\`${check.command}\`)`, result, this.timeoutS(), this.hintFor(result));
       await this.deps.ledger.recordAttempt(this.deps.key, attemptRecord(FINAL_GATE_TASK, 1, 'gate', result, output, passed));
       if (!passed) failures.push(output);
     }
@@ -219,6 +225,15 @@ export class EffectPerformer {
     });
   }
 
+  /**
+   * A command not found (exit 126/127) while no setup ran: the dependencies were never installed.
+   * The install to suggest comes from the lockfiles at the workspace's top level (fixed names).
+   */
+  private hintFor(result: CommandResult): string | undefined {
+    if (this.setupRan || !isCommandNotFound(result.exitCode) || result.timedOut) return undefined;
+    return missingSetupHint(guessInstallCommand((lockfile) => existsSync(join(this.deps.workspace.dir, lockfile))));
+  }
+
   private timeoutS(): number {
     return this.deps.snapshot().limits.task_timeout_s;
   }
@@ -234,14 +249,15 @@ export class EffectPerformer {
   }
 }
 
-export function describeFailure(what: string, result: CommandResult, timeoutS: number): string {
+/** What failed and how, its output, and last (so every tail-excerpt keeps it) a hint, if any. */
+export function describeFailure(what: string, result: CommandResult, timeoutS: number, hint?: string): string {
   const status = result.timedOut
     ? `timed out after ${timeoutS}s and was killed`
     : result.exitCode === null
       ? `was killed by ${result.signal ?? 'a signal'}`
       : `exited with code ${result.exitCode}`;
   const out = result.output.trim();
-  return `${what} ${status}${out ? `:\n${out}` : ' (no output)'}`;
+  return `${what} ${status}${out ? `:\n${out}` : ' (no output)'}${hint ? `\n\n${hint}` : ''}`;
 }
 
 function attemptRecord(taskId: string, attempt: number, phase: string, r: CommandResult, output: string, passed = false) {
