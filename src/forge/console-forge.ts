@@ -4,7 +4,7 @@ import type { TaskStatus } from '../goal/states.js';
 import type { GoalSnapshot, LoopResult, TaskSnapshot } from '../goal/result.js';
 import type { Escalation } from '../goal/escalation.js';
 import type { Forge } from '../ports/forge.js';
-import { summarizeFailure } from '../goal/failure-summary.js';
+import { MISSING_SETUP_HINT_HEAD, summarizeFailure } from '../goal/failure-summary.js';
 
 type Style = Parameters<typeof styleText>[0];
 
@@ -81,7 +81,9 @@ export class ConsoleForge implements Forge {
     this.println(
       `${this.paint('red', 'escalated')}: task ${e.task_id} failed after ${e.attempts} attempt(s).\n` +
         `Last failure:\n${indent(excerpt)}\n` +
-        `Fix it on the goal branch (push to it), then run the same command again to resume with fresh retries.`,
+        (e.last_error.includes(MISSING_SETUP_HINT_HEAD)
+          ? `Add the setup to the repo config (see the hint), then run the same command again to resume with fresh retries.`
+          : `Fix it on the goal branch (push to it), then run the same command again to resume with fresh retries.`),
     );
   }
 

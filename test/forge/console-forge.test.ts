@@ -103,3 +103,17 @@ describe('ConsoleForge: the last failure line', () => {
     expect(out.text()).toContain('last failure: verification `./node_modules/.bin/jest` exited with code 127: sh: 1: ./node_modules/.bin/jest: not found (no setup ran');
   });
 });
+
+describe('ConsoleForge: the escalation message', () => {
+  it('keeps the hint and, with it, advises the repo config instead of a push to the goal branch', async () => {
+    const out = stream();
+    const forge = new ConsoleForge({ stream: out.s, live: false, color: false });
+    await forge.escalate(snapshot({}), { task_id: 'slug', attempts: 1, last_error: NOT_FOUND });
+    expect(out.text()).toContain('      setup:\n        - npm ci\n      network: setup\n');
+    expect(out.text()).toMatch(/Add the setup to the repo config \(see the hint\)/);
+    expect(out.text()).not.toMatch(/push to it/);
+    const plain = stream();
+    await new ConsoleForge({ stream: plain.s, live: false, color: false }).escalate(snapshot({}), { task_id: 'slug', attempts: 2, last_error: JEST });
+    expect(plain.text()).toMatch(/Fix it on the goal branch \(push to it\)/);
+  });
+});
