@@ -74,16 +74,28 @@ export class GitHubForge implements Forge {
     const mention = (this.g.assignees.length ? this.g.assignees : [this.g.author]).map((u) => `@${u}`).join(' ');
     const tail = e.last_error.trim().split('\n').slice(-40).join('\n').slice(-6000);
     const tried = s.tasks.find((t) => t.id === e.task_id);
+    const ids = (list: readonly string[]) => list.map((id) => `\`${id}\``).join(', ');
+    const also = (e.also_escalated ?? []).map((id) => {
+      const t = s.tasks.find((x) => x.id === id);
+      return `\`${id}\`${t?.attempts ? ` (attempt ${t.attempts})` : ''}`;
+    });
+    const went = e.done_meanwhile?.length || e.also_escalated?.length;
+    const skippable = [e.task_id, ...(e.also_escalated ?? [])].filter((id) => id !== 'final-gate' && id !== 'setup');
     await this.comment(
       this.g.issueNumber,
       [
         ESCALATION_MARKER,
-        `### goal-loop needs help with \`${e.task_id}\``,
-        `${mention} the task ${tried ? `**${tried.id}** ` : ''}failed after ${e.attempts} attempt(s); the goal is stopped at the last checkpoint on \`${s.branch}\`.`,
+        `### goal-loop needs help with ${ids([e.task_id, ...(e.also_escalated ?? [])])}`,
+        `${mention} the task ${tried ? `**${tried.id}** ` : ''}failed after ${e.attempts} attempt(s); ` +
+          (went ? 'the goal went on with the tasks that do not depend on it, and is now ' : 'the goal is ') +
+          `stopped at the last checkpoint on \`${s.branch}\`.`,
         '<details><summary>Last verification output</summary>\n\n```text\n' + tail.replace(/```/g, '`\u200b``') + '\n```\n</details>',
         `What was tried: ${e.attempts} attempt(s), each rolled back to the last checkpoint and retried with the previous failure fed back.`,
+        ...(also.length ? [`Also escalated (out of attempts): ${also.join(', ')}.`] : []),
+        ...(e.done_meanwhile?.length ? [`Done meanwhile (verified and checkpointed): ${ids(e.done_meanwhile)}.`] : []),
+        ...(e.blocked?.length ? [`Still blocked (not run: they depend on an escalated task): ${ids(e.blocked)}.`] : []),
         'To continue: push a fix to the goal branch and comment `/goal resume`, or comment `/goal retry` to try again with fresh retries' +
-          (e.task_id !== 'final-gate' && e.task_id !== 'setup' ? `, or \`/goal skip ${e.task_id}\` to go on without it.` : '.'),
+          (skippable.length ? `, or ${skippable.map((id) => `\`/goal skip ${id}\``).join(', ')} to go on without ${skippable.length > 1 ? 'them' : 'it'}.` : '.'),
       ].join('\n\n'),
       once && { marker: effectMarker(once.id), retry: once.retry },
     );

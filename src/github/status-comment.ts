@@ -18,20 +18,49 @@ export function inlineUntrusted(text: string, max = 120): string {
   return cut.replace(/@/g, '@\u200b').replace(/([\\`*_[\]<>|])/g, '\\$1');
 }
 
-export function checklistLine(t: TaskSnapshot, links: Links): string {
+/** `blockedBy`: the escalated tasks a pending task waits on (it is not run until they pass or are skipped). */
+export function checklistLine(t: TaskSnapshot, links: Links, blockedBy: readonly string[] = []): string {
   const box = t.status === 'done' || t.status === 'skipped' ? 'x' : ' ';
   const sha = t.checkpointSha ? ` ([${t.checkpointSha.slice(0, 7)}](${links.repoUrl}/commit/${t.checkpointSha}))` : '';
+  const blocked = t.status === 'pending' && blockedBy.length ? ` — blocked by ${blockedBy.join(', ')}` : '';
   const state =
     t.status === 'done'
       ? ''
-      : t.status === 'pending' && t.attempts === 0
-        ? ''
-        : ` — ${t.status.replace('_', ' ')}${t.attempts ? `, attempt ${t.attempts}` : ''}`;
+      : blocked
+        ? `${blocked}${t.attempts ? `, attempt ${t.attempts}` : ''}`
+        : t.status === 'pending' && t.attempts === 0
+          ? ''
+          : ` — ${t.status.replace('_', ' ')}${t.attempts ? `, attempt ${t.attempts}` : ''}`;
   return `- [${box}] ${t.id} ${inlineUntrusted(t.title)}${sha}${state}`;
 }
 
 export function checklist(s: GoalSnapshot, links: Links): string {
-  return s.tasks.map((t) => checklistLine(t, links)).join('\n');
+  const blockers = escalatedAncestors(s.tasks);
+  return s.tasks.map((t) => checklistLine(t, links, blockers.get(t.id))).join('\n');
+}
+
+/** For each task, the escalated tasks it depends on, directly or through other tasks. */
+function escalatedAncestors(tasks: readonly TaskSnapshot[]): Map<string, string[]> {
+  const byId = new Map(tasks.map((t) => [t.id, t]));
+  const memo = new Map<string, Set<string>>();
+  const visit = (id: string, path: Set<string>): Set<string> => {
+    const known = memo.get(id);
+    if (known) return known;
+    const out = new Set<string>();
+    const t = byId.get(id);
+    if (!t || path.has(id)) return out;
+    path.add(id);
+    for (const dep of t.dependencies) {
+      const d = byId.get(dep);
+      if (!d || d.status === 'done' || d.status === 'skipped') continue;
+      if (d.status === 'escalated') out.add(dep);
+      for (const a of visit(dep, path)) out.add(a);
+    }
+    path.delete(id);
+    memo.set(id, out);
+    return out;
+  };
+  return new Map(tasks.map((t) => [t.id, [...visit(t.id, new Set())]]));
 }
 
 export function budgetLine(s: GoalSnapshot): string {

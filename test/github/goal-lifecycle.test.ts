@@ -99,6 +99,51 @@ tasks:
     expect(h.fake.reactions.filter((r) => r.subjectId === comment.id).map((r) => r.content)).toEqual(['eyes', '+1']);
   });
 
+  it('after an escalation, works the independent task, then escalates once naming what is blocked and what was done', async () => {
+    const body = goalBlock(`
+objective: Partly blocked
+tasks:
+  - id: broken
+    title: Never passes
+    verification: "echo 'broken is broken'; exit 1"
+    max_retries: 1
+  - id: free
+    title: Add free.txt
+    run: echo free > free.txt
+    verification: test -f free.txt
+  - id: after
+    title: Needs broken
+    dependencies: [broken]
+    run: echo after > after.txt
+    verification: test -f after.txt
+`);
+    const issue = { number: 11, title: 'Partly blocked', body, user: 'maya', assignees: ['alice'] };
+    const h = await appHarness({ issues: [issue] });
+    await h.deliver('issues', issuesLabeled({ ...h.repoSpec, issue, label: 'goal' }));
+
+    expect(h.fake.violations).toEqual([]);
+    expect(checkpointCommits(h.repo.bare, 'goal/11-partly-blocked').map((c) => c.task)).toEqual(['free']);
+    expect(h.fake.labels(11)).toContain('goal:escalated');
+    expect((await h.ledger.getGoal({ repo: 'octo-org/widgets', goalId: '11' }))?.state).toBe('ESCALATED');
+
+    const escalations = h.fake.commentsOn(11).filter((c) => c.body.includes(ESCALATION_MARKER));
+    expect(escalations).toHaveLength(1);
+    const text = escalations[0]!.body;
+    expect(text).toContain('@alice');
+    expect(text).toContain('`broken`');
+    expect(text).toContain('broken is broken');
+    expect(text).toContain('the goal went on with the tasks that do not depend on it');
+    expect(text).toContain('Done meanwhile (verified and checkpointed): `free`.');
+    expect(text).toContain('Still blocked (not run: they depend on an escalated task): `after`.');
+    expect(text).toContain('`/goal skip broken`');
+
+    const status = h.fake.commentsOn(11).find((c) => c.body.includes(STATUS_MARKER) && !c.deleted)!;
+    expect(status.body).toContain('`ESCALATED`');
+    expect(status.body).toMatch(/- \[ \] broken Never passes — escalated, attempt 1/);
+    expect(status.body).toMatch(/- \[x\] free Add free\.txt \(\[[0-9a-f]{7}\]/);
+    expect(status.body).toContain('- [ ] after Needs broken — blocked by broken');
+  });
+
   it('posts a goal-block template when the issue has no plan and no model is configured', async () => {
     const issue = { number: 3, title: 'Make it faster', body: 'Please make the app faster.', user: 'alice' };
     const h = await appHarness({ issues: [issue] });
