@@ -36,6 +36,12 @@ export const RepoConfigSchema = z
       .array(command)
       .default([])
       .describe('Commands run once in the workspace before the first task, e.g. `npm ci`. Network only if `network: setup`.'),
+    setup_env: z
+      .array(z.string().regex(/^[A-Z_][A-Z0-9_]*$/, 'must be an environment variable name'))
+      .default([])
+      .describe(
+        'Names of host variables the setup commands get (and nothing else does), e.g. `HTTPS_PROXY`, `NPM_CONFIG_REGISTRY`, `NODE_EXTRA_CA_CERTS`; never the bot\'s own credentials. A CA bundle a listed variable names (`NODE_EXTRA_CA_CERTS`, `SSL_CERT_FILE`, `REQUESTS_CA_BUNDLE`, `PIP_CERT`, `CURL_CA_BUNDLE`, `GIT_SSL_CAINFO`) is bound read-only for setup.',
+      ),
     gate: z.array(command).default([]).describe('Commands the final gate runs after the acceptance checks; all must exit 0.'),
     ...limitConfigKeys(),
     on_escalation: z

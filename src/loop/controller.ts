@@ -31,6 +31,8 @@ export interface RunGoalOptions {
   setup?: string[];
   /** Give the setup commands the network (repo config `network: setup`). */
   setupNetwork?: boolean;
+  /** Host variables the setup commands get (repo config `setup_env`, already filtered). */
+  setupEnv?: Record<string, string>;
   /** Repo config `on_escalation` (default `continue`: independent tasks go on after an escalation). */
   onEscalation?: OnEscalation;
   priority?: string;
@@ -209,7 +211,7 @@ export async function runGoal(opts: RunGoalOptions): Promise<LoopResult> {
         await ledger.setControl(key, null);
       }
       const checkpoints = await workspace.prepare();
-      const setupFailure = await performer.setup(opts.setup ?? [], opts.setupNetwork ?? false);
+      const setupFailure = await performer.setup(opts.setup ?? [], opts.setupNetwork ?? false, opts.setupEnv);
       event = { type: 'start', at: clock(), checkpoints, ...(setupFailure !== undefined ? { setupFailure } : {}) };
     } catch (err) {
       abandoned();

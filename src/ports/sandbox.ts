@@ -15,6 +15,11 @@ export interface CommandRequest {
   timeoutMs: number;
   /** Network access; only ever true for the repo's `setup` step when config allows it. */
   network?: boolean;
+  /**
+   * Host variables the repo config names for this command (`setup_env`; the caller filters out
+   * the bot's own credentials). A CA bundle one of them names is bound read-only.
+   */
+  passEnv?: Record<string, string>;
   /** Full output is written here (bounded); the result keeps only a head and a tail. */
   logPath?: string;
   signal?: AbortSignal;

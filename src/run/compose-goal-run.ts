@@ -1,4 +1,5 @@
 import type { Logger } from 'pino';
+import { hostEnv } from '../sandbox/host-env.js';
 import type { AgentDeps } from '../agent/select-agent.js';
 import { configLimits, type RepoConfig } from '../config/repo-config.js';
 import { effectiveLimits, type LoopLimits } from '../goal/limits.js';
@@ -98,9 +99,19 @@ export function runLimits(config: RepoConfig, spec: GoalSpec, human?: LimitsOver
   return { limits, spec, configLimits: configured, ...(human ? { humanLimits: human } : {}) };
 }
 
-/** The repo config's commands for a run: the gate, the setup, and whether setup gets the network. */
-export function configCommands(config: Pick<RepoConfig, 'gate' | 'setup' | 'network'>): Pick<RunGoalOptions, 'gate' | 'setup' | 'setupNetwork'> {
-  return { gate: config.gate, setup: config.setup, setupNetwork: config.network === 'setup' };
+/**
+ * The repo config's commands for a run: the gate, the setup, whether setup gets the network, and
+ * the host variables it names for setup (never the bot's own: those are refused, and logged).
+ */
+export function configCommands(
+  config: Pick<RepoConfig, 'gate' | 'setup' | 'network'> & Partial<Pick<RepoConfig, 'setup_env'>>,
+  host: NodeJS.ProcessEnv = process.env,
+  logger?: Logger,
+): Pick<RunGoalOptions, 'gate' | 'setup' | 'setupNetwork' | 'setupEnv'> {
+  const env = hostEnv(config.setup_env ?? [], host);
+  if (env.refused.length) logger?.warn({ refused: env.refused }, "setup_env names refused: the bot's own credentials and settings never enter the sandbox");
+  if (env.missing.length && config.setup.length) logger?.warn({ missing: env.missing }, 'setup_env names not set on the host');
+  return { gate: config.gate, setup: config.setup, setupNetwork: config.network === 'setup', setupEnv: env.env };
 }
 
 /** The sandbox the repo config asks for (`bwrap` is refused with SandboxUnavailableError where it cannot run). */
@@ -109,7 +120,7 @@ export function sandboxForConfig(logger: Logger): (config: RepoConfig) => Promis
 }
 
 export interface ComposeGoalRunInput
-  extends Omit<RunGoalOptions, 'spec' | 'workspace' | 'sandbox' | 'agent' | 'configLimits' | 'humanLimits' | 'gate' | 'setup' | 'setupNetwork'> {
+  extends Omit<RunGoalOptions, 'spec' | 'workspace' | 'sandbox' | 'agent' | 'configLimits' | 'humanLimits' | 'gate' | 'setup' | 'setupNetwork' | 'setupEnv'> {
   spec: GoalSpec;
   config: RepoConfig;
   /** The goal's clone: where and how, or a workspace the caller already made (e.g. with goalWorkspace, to plan in it first). */
@@ -148,7 +159,7 @@ export async function composeGoalRun(input: ComposeGoalRunInput): Promise<Compos
     sandbox,
     ...(agent ? { agent } : {}),
     ...layers,
-    ...configCommands(config),
+    ...configCommands(config, process.env, input.logger),
     onEscalation: config.on_escalation,
   };
   const close = async () => {

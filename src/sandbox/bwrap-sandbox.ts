@@ -1,8 +1,8 @@
 import { spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, realpathSync, statSync } from 'node:fs';
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { availableParallelism } from 'node:os';
-import { join } from 'node:path';
+import { isAbsolute, join } from 'node:path';
 import type { Logger } from 'pino';
 import { SandboxUnavailableError, type CommandRequest, type CommandResult, type SandboxProcess, type SpawningSandbox, type SpawnRequest } from '../ports/sandbox.js';
 import { jailArgv, type BwrapFeatures, type JailSpec } from './bwrap-args.js';
@@ -137,7 +137,7 @@ export class BwrapSandbox implements SpawningSandbox {
   // FIFO's write end as its stdout and stderr, runs as the leader of a process group killed as a
   // group, and its environment is LAUNCH_ENV exactly; see run-captured.ts.
   async run(req: CommandRequest): Promise<CommandResult> {
-    const jail = await this.openJail(req, true);
+    const jail = await this.openJail(req, true, req.passEnv);
     try {
       const capture = new StartFilter(new OutputCapture(this.capture, req.logPath));
       const result = await runCaptured(
@@ -200,7 +200,7 @@ export class BwrapSandbox implements SpawningSandbox {
       await rm(scratch, { recursive: true, force: true });
     };
     try {
-      const files = await this.jailFiles(scratch, uid, gid, req.network === true);
+      const files = [...(await this.jailFiles(scratch, uid, gid, req.network === true)), ...caBundles(passEnv)];
       const emptyFile = join(scratch, 'empty');
       await writeFile(emptyFile, '', { mode: 0o644 });
       const spec: JailSpec = {
@@ -309,6 +309,25 @@ export class BwrapSandbox implements SpawningSandbox {
 }
 
 const LAUNCH_ENV = { PATH: '/usr/bin:/bin', LANG: 'C.UTF-8' };
+
+/** Variables that name a CA bundle: a file the operator trusts, bound read-only where it names it. */
+const CA_VARIABLES = ['NODE_EXTRA_CA_CERTS', 'SSL_CERT_FILE', 'REQUESTS_CA_BUNDLE', 'PIP_CERT', 'CURL_CA_BUNDLE', 'GIT_SSL_CAINFO'];
+
+/** The CA bundles the passed variables name: absolute paths to regular files on the host (resolved), bound at the named path. */
+function caBundles(passEnv: Record<string, string>): Array<{ src: string; dest: string }> {
+  const out: Array<{ src: string; dest: string }> = [];
+  for (const name of CA_VARIABLES) {
+    const path = passEnv[name];
+    if (!path || !isAbsolute(path) || path.split('/').includes('..')) continue;
+    try {
+      const real = realpathSync(path);
+      if (statSync(real).isFile()) out.push({ src: real, dest: path });
+    } catch {
+      // Not there: the command will say so.
+    }
+  }
+  return out;
+}
 
 /** Host files the jail may read: dynamic linker, time zone, CA certificates, alternatives. No secrets. */
 const HOST_ETC = ['/etc/ld.so.cache', '/etc/ld.so.conf', '/etc/ld.so.conf.d', '/etc/localtime', '/etc/nsswitch.conf', '/etc/alternatives', '/etc/ssl/certs', '/etc/ca-certificates', '/etc/os-release'];

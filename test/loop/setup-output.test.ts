@@ -35,4 +35,18 @@ describe('setup output and checkpoints, with a real npm install', () => {
     expect(existsSync(join(h.workspaceDir, 'node_modules', 'left-pad-local'))).toBe(true);
     expect(existsSync(join(h.workspaceDir, 'package-lock.json'))).toBe(true);
   });
+
+  it('setup gets the host variables the repo config names (a proxy), and the tasks never do', async () => {
+    const h = await goalHarness();
+    const spec = {
+      goal_id: 'proxy',
+      objective: 'setup behind a proxy',
+      tasks: [{ id: 'check', title: 'Check', run: 'echo "task saw [$HTTPS_PROXY]" > task-env.txt', verification: 'grep -q "task saw \\[\\]" task-env.txt' }],
+    };
+    const result = await h.run(spec, { setup: ['test "$HTTPS_PROXY" = http://proxy.corp:3128'], setupEnv: { HTTPS_PROXY: 'http://proxy.corp:3128' } });
+    expect(result.status, result.stop_reason ?? '').toBe('LOOP_COMPLETE');
+    const without = await h.run({ ...spec, goal_id: 'no-proxy' }, { setup: ['test "$HTTPS_PROXY" = http://proxy.corp:3128'] });
+    expect(without.status).toBe('ESCALATED');
+    expect(without.escalation?.task_id).toBe('setup');
+  });
 });

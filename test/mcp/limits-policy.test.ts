@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_LIMITS } from '../../src/goal/limits.js';
-import { serverEnv } from '../../src/agent/mcp/server-env.js';
+import { hostEnv } from '../../src/sandbox/host-env.js';
 import { effectiveLimits, liveBudgetTripped, loosenedKeys, safeguardOf } from '../../src/mcp/limits-policy.js';
 
 describe('limits of an externally driven goal', () => {
@@ -30,7 +30,7 @@ describe('limits of an externally driven goal', () => {
 describe('the environment of an MCP server', () => {
   it('gets only the listed names, and never the bot\'s credentials or settings', () => {
     const host = { A: '1', ANTHROPIC_API_KEY: 'k', PRIVATE_KEY: 'p', GOAL_LOOP_DB: '/x', PATH: '/bin', B: '2' };
-    expect(serverEnv(['A', 'ANTHROPIC_API_KEY', 'PRIVATE_KEY', 'GOAL_LOOP_DB', 'PATH', 'MISSING'], host)).toEqual({
+    expect(hostEnv(['A', 'ANTHROPIC_API_KEY', 'PRIVATE_KEY', 'GOAL_LOOP_DB', 'PATH', 'MISSING'], host)).toEqual({
       env: { A: '1' },
       refused: ['ANTHROPIC_API_KEY', 'PRIVATE_KEY', 'GOAL_LOOP_DB', 'PATH'],
       missing: ['MISSING'],

@@ -5,7 +5,7 @@ import type { Logger } from 'pino';
 import type { McpServerConfig } from '../../config/repo-config.js';
 import { canSpawn, type Sandbox, type SandboxProcess } from '../../ports/sandbox.js';
 import { SandboxTransport } from './sandbox-transport.js';
-import { serverEnv } from './server-env.js';
+import { hostEnv } from '../../sandbox/host-env.js';
 
 export interface ConnectionDeps {
   sandbox: Sandbox;
@@ -61,7 +61,7 @@ export class McpServerConnection {
     this.malformed = undefined;
     const { deps, config } = this;
     if (!canSpawn(deps.sandbox)) return this.fail('the sandbox cannot run long-lived processes');
-    const env = serverEnv(config.env, deps.hostEnv);
+    const env = hostEnv(config.env, deps.hostEnv);
     if (env.refused.length) this.log.warn({ refused: env.refused }, 'mcp_servers env names refused: the bot\'s own credentials and settings never enter the sandbox');
     if (env.missing.length) this.log.warn({ missing: env.missing }, 'mcp_servers env names not set on the host');
     try {

@@ -1,7 +1,8 @@
 /**
- * Variables an `mcp_servers` entry may never receive, whatever the repo config lists: the
- * bot's own credentials and settings (the config comes from the repository, which is
- * untrusted, and a server could write what it gets into a checkpoint), and what the jail sets.
+ * Variables the repo config may never pass into the sandbox (`mcp_servers[].env`, `setup_env`),
+ * whatever it lists: the bot's own credentials and settings (the config comes from the
+ * repository, which is untrusted, and a command could write what it gets into a checkpoint),
+ * and what the jail sets.
  */
 const NEVER = new Set([
   'ANTHROPIC_API_KEY',
@@ -19,7 +20,7 @@ const NEVER = new Set([
   'TMPDIR',
 ]);
 
-export interface ServerEnv {
+export interface HostEnv {
   env: Record<string, string>;
   /** Names refused by the rule above. */
   refused: string[];
@@ -27,9 +28,9 @@ export interface ServerEnv {
   missing: string[];
 }
 
-/** The host variables a server gets: exactly the names its config lists, minus the refused ones. */
-export function serverEnv(names: readonly string[], host: NodeJS.ProcessEnv): ServerEnv {
-  const out: ServerEnv = { env: {}, refused: [], missing: [] };
+/** The host variables a sandboxed process gets: exactly the names the config lists, minus the refused ones. */
+export function hostEnv(names: readonly string[], host: NodeJS.ProcessEnv): HostEnv {
+  const out: HostEnv = { env: {}, refused: [], missing: [] };
   for (const name of names) {
     if (NEVER.has(name) || name.startsWith('GOAL_LOOP_') || name.startsWith('GOAL_')) out.refused.push(name);
     else if (host[name] === undefined) out.missing.push(name);
