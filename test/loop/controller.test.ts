@@ -3,6 +3,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { validateGoalSpec } from '../../src/goal/parse.js';
+import { EXIT, exitCodeFor } from '../../src/goal/result.js';
 import { GoalAbandonedError } from '../../src/loop/controller.js';
 import { checkpointCommits, git } from '../helpers/git.js';
 import { goalHarness } from '../helpers/goal-harness.js';
@@ -115,7 +116,8 @@ describe('runGoal with real git, SQLite and processes', () => {
     const attempts = await h.ledger.listAttempts({ repo: h.repo.bare, goalId: 'esc' });
     expect(attempts.filter((a) => a.taskId === 'after')).toEqual([]);
     expect(attempts.filter((a) => a.taskId === 'broken').map((a) => a.attempt)).toEqual([1, 2]);
-    expect(checkpointCommits(h.repo.bare, 'goal/esc').map((c) => c.task)).toEqual(['ok']);
+    // `independent` does not depend on the escalated task: it is worked before the goal rests.
+    expect(checkpointCommits(h.repo.bare, 'goal/esc').map((c) => c.task)).toEqual(['ok', 'independent']);
     expect(existsSync(join(h.workspaceDir, 'tries'))).toBe(false);
     const tasks = await h.ledger.listTasks({ repo: h.repo.bare, goalId: 'esc' });
     expect(tasks.find((t) => t.taskId === 'broken')).toMatchObject({ status: 'escalated', attempts: 2 });
@@ -395,5 +397,35 @@ describe('runGoal with real git, SQLite and processes', () => {
     );
     expect(result.status).toBe('FAILED');
     expect(result.stop_reason).toMatch(/cannot prepare the workspace/);
+  });
+
+  it('an escalated task blocks only its dependents: the independent task is checkpointed, then the goal rests in ESCALATED (on_escalation: stop does not go on)', async () => {
+    const tasks = [
+      task('a', { run: 'echo "$GOAL_ATTEMPT" > a-tries', verification: 'echo "a never passes"; exit 1', max_retries: 1 }),
+      task('b', { run: 'echo b > b', verification: 'test -f b && test ! -f a-tries' }),
+      task('c', { run: 'echo c > c', dependencies: ['a'] }),
+    ];
+    const h = await goalHarness();
+    const result = await h.run({ goal_id: 'indep', objective: 'independent work', tasks });
+    expect(result).toMatchObject({ status: 'ESCALATED', success: false, tasks_completed: 1, tasks_total: 3, iterations: 2 });
+    expect(exitCodeFor(result.status)).toBe(EXIT.escalated);
+    expect(result.escalation).toMatchObject({ task_id: 'a', attempts: 1, blocked: ['c'], done_meanwhile: ['b'] });
+    expect(result.escalation!.last_error).toContain('a never passes');
+    expect(result.stop_reason).toBe('task a failed after 1 attempt(s); blocked: c');
+    expect(checkpointCommits(h.repo.bare, 'goal/indep').map((c) => c.task)).toEqual(['b']);
+    expect(result.checkpoints.map((c) => c.task_id)).toEqual(['b']);
+    expect(h.forge.escalations).toHaveLength(1);
+    expect(h.forge.states()).not.toContain('FINAL_GATE');
+    const records = await h.ledger.listTasks({ repo: h.repo.bare, goalId: 'indep' });
+    expect(Object.fromEntries(records.map((t) => [t.taskId, t.status]))).toEqual({ a: 'escalated', b: 'done', c: 'pending' });
+    expect((await h.ledger.listAttempts({ repo: h.repo.bare, goalId: 'indep' })).filter((x) => x.taskId === 'c')).toEqual([]);
+    expect((await h.ledger.getGoal({ repo: h.repo.bare, goalId: 'indep' }))?.state).toBe('ESCALATED');
+
+    const stop = await goalHarness();
+    const stopped = await stop.run({ goal_id: 'indep', objective: 'independent work', tasks }, { onEscalation: 'stop' });
+    expect(stopped).toMatchObject({ status: 'ESCALATED', tasks_completed: 0, iterations: 1, escalation: { task_id: 'a', attempts: 1 } });
+    expect(stopped.escalation).not.toHaveProperty('blocked');
+    expect(checkpointCommits(stop.repo.bare, 'goal/indep')).toEqual([]);
+    expect(stop.forge.escalations).toHaveLength(1);
   });
 });
