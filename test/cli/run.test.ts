@@ -3,6 +3,7 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createSampleRepo } from '../../src/demo/sample-repo.js';
+import { inspectCommand } from '../../src/cli/commands/run.js';
 import { runCli, startCli } from '../helpers/cli.js';
 import { checkpointCommits, git } from '../helpers/git.js';
 import { tempDir } from '../helpers/temp.js';
@@ -241,3 +242,54 @@ async function waitForLock(root: string): Promise<void> {
     await new Promise((r) => setTimeout(r, 20));
   }
 }
+
+describe('goal-loop run: the inspect line', () => {
+  it('ends the summary with a git command that shows the checkpoints, and the command works', async () => {
+    const p = await project(`goal_id: cli-inspect
+objective: two files
+tasks:
+  - { id: one, title: First, run: echo 1 > one.txt, verification: test -f one.txt }
+  - { id: two, title: Second, dependencies: [one], run: echo 2 > two.txt, verification: test -f two.txt }
+`);
+    const r = await runCli(['run', '--repo', p.repo.bare, '--goal', p.goal, '--agent', 'scripted'], p.env);
+    expect(r.code).toBe(0);
+    const lines = r.stderr.trimEnd().split('\n');
+    expect(lines.at(-2)).toBe('branch: goal/cli-inspect');
+    expect(lines.at(-1)).toBe(`inspect: git -C ${p.repo.bare} log --oneline main..goal/cli-inspect`);
+    // What it prints: the two checkpoints, run as the user would (no safe.directory, no workspace).
+    const args = lines.at(-1)!.slice('inspect: git '.length).split(' ');
+    const shown = git(process.cwd(), ...args).split('\n');
+    expect(shown.map((l) => l.replace(/^\w+ /, ''))).toEqual(['two: Second', 'one: First']);
+    expect(r.stdout).toBe('');
+  });
+
+  it('says so when nothing was pushed yet, and prints nothing of it with --json', async () => {
+    const p = await project(`goal_id: cli-inspect-none
+objective: x
+tasks:
+  - { id: a, title: a, verification: "false", max_retries: 1 }
+`);
+    const r = await runCli(['run', '--repo', p.repo.bare, '--goal', p.goal, '--agent', 'scripted'], p.env);
+    expect(r.code).toBe(2);
+    expect(r.stderr.trimEnd().split('\n').at(-1)).toBe(`inspect: no checkpoint yet, so nothing pushed to goal/cli-inspect-none on ${p.repo.bare}`);
+    const json = await runCli(['run', '--repo', p.repo.bare, '--goal', p.goal, '--agent', 'scripted', '--json'], p.env);
+    expect(json.stderr).not.toMatch(/inspect:/);
+    expect(JSON.parse(json.stdout).status).toBe('ESCALATED');
+  });
+
+  it('inspectCommand: a local path (relative when under the current folder), a URL, --base, quoting', () => {
+    const one = [{ task_id: 'a', sha: 'x' }];
+    const two = [...one, { task_id: 'b', sha: 'y' }];
+    expect(inspectCommand({ repo: '/home/me/my-app', branch: 'goal/add-slugify', base: 'main', checkpoints: two, cwd: '/home/me' })).toBe('git -C ./my-app log --oneline main..goal/add-slugify');
+    expect(inspectCommand({ repo: '/home/me', branch: 'goal/g', base: 'main', checkpoints: two, cwd: '/home/me' })).toBe('git -C . log --oneline main..goal/g');
+    expect(inspectCommand({ repo: '/srv/repos/app.git', branch: 'goal/g', base: 'dev', checkpoints: two, cwd: '/home/me' })).toBe('git -C /srv/repos/app.git log --oneline dev..goal/g');
+    expect(inspectCommand({ repo: '/srv/my repo', branch: 'goal/g', checkpoints: two, cwd: '/home/me' })).toBe("git -C '/srv/my repo' log --oneline -n 2 goal/g");
+    expect(inspectCommand({ repo: "/srv/it's", branch: 'goal/g', base: 'main', checkpoints: one, cwd: '/' })).toBe("git -C './srv/it'\\''s' log --oneline main..goal/g");
+    expect(inspectCommand({ repo: 'https://github.com/o/app.git', branch: 'goal/g', base: 'main', checkpoints: two, cwd: '/home/me' })).toBe(
+      'git fetch https://github.com/o/app.git goal/g && git log --oneline -n 2 FETCH_HEAD',
+    );
+    expect(inspectCommand({ repo: 'git@github.com:o/app.git', branch: 'goal/g', checkpoints: [], cwd: '/' })).toBe(
+      'no checkpoint yet, so nothing pushed to goal/g on git@github.com:o/app.git',
+    );
+  });
+});

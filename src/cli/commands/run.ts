@@ -1,4 +1,4 @@
-import { isAbsolute } from 'node:path';
+import { isAbsolute, relative, sep } from 'node:path';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { checkAgentChoice, selectAgent, type AgentChoice } from '../../agent/select-agent.js';
 import { ConsoleForge } from '../../forge/console-forge.js';
@@ -15,6 +15,7 @@ import { checkRepoReachable } from '../../run/repo-check.js';
 import { unknownApprovalsWarning } from '../approvals.js';
 import { loadRepoConfigForCli } from '../../run/load-repo-config.js';
 import { agentDeps, composeGoalRun } from '../../run/compose-goal-run.js';
+import { Git } from '../../workspace/git.js';
 
 export const RUN_USAGE = `goal-loop run --repo <path|url> --goal <file> [--agent auto|scripted|claude] [--json]
                 [--base <branch>] [--approve <task-id|all>]... [--config <goal-loop.yml>]
@@ -95,6 +96,13 @@ export async function runCommand(argv: string[]): Promise<number> {
     close = run.close;
     const result = await runGoal(run.options);
     if (values.json) process.stdout.write(`${JSON.stringify(result)}\n`);
+    else {
+      // After the summary (stderr): how to look at the checkpoints. The workspace is no place for
+      // that (its files may belong to the jail's uid); the branch was pushed to --repo.
+      const base = values.base ?? (isAbsolute(repo) ? await new Git().tryRun(repo, ['symbolic-ref', '--quiet', '--short', 'HEAD']) : undefined);
+      const inspect = inspectCommand({ repo, branch: result.branch, checkpoints: result.checkpoints, cwd: process.cwd(), ...(base ? { base } : {}) });
+      process.stderr.write(`inspect: ${inspect}\n`);
+    }
     return exitCodeFor(result.status);
   } finally {
     await close().catch((err: unknown) => logger.warn({ err }, 'cannot stop the agent\'s MCP servers'));
@@ -103,4 +111,23 @@ export async function runCommand(argv: string[]): Promise<number> {
     await ledger.close();
     release();
   }
+}
+
+/**
+ * A command that shows a goal's checkpoints, for a person at a shell: `git -C <repo> log` of the
+ * branch pushed to a local repository (from `base`, else its last N commits), or a fetch of it
+ * from a URL. The repo is relative when under `cwd`. Never the workspace.
+ */
+export function inspectCommand(o: { repo: string; branch: string; base?: string; checkpoints: readonly unknown[]; cwd: string }): string {
+  if (o.checkpoints.length === 0) return `no checkpoint yet, so nothing pushed to ${o.branch} on ${o.repo}`;
+  const last = `-n ${o.checkpoints.length}`;
+  if (!isAbsolute(o.repo)) return `git fetch ${shellWord(o.repo)} ${shellWord(o.branch)} && git log --oneline ${last} FETCH_HEAD`;
+  const rel = relative(o.cwd, o.repo);
+  const dir = rel === '' ? '.' : rel === '..' || rel.startsWith(`..${sep}`) || isAbsolute(rel) ? o.repo : `.${sep}${rel}`;
+  const range = o.base ? `${shellWord(o.base)}..${shellWord(o.branch)}` : `${last} ${shellWord(o.branch)}`;
+  return `git -C ${shellWord(dir)} log --oneline ${range}`;
+}
+
+function shellWord(word: string): string {
+  return /^[A-Za-z0-9._/@:+=,%-]+$/.test(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`;
 }
