@@ -13,7 +13,7 @@ export default defineConfig({
   test: {
     // Cheap: dist/ and PostgreSQL are made on first need (test/helpers/build.ts, postgres.ts).
     globalSetup: ['test/global-setup.ts'],
-    setupFiles: ['test/setup/dist-users.ts'],
+    setupFiles: ['test/setup/dist-users.ts', 'test/setup/isolated-state.ts'],
     testTimeout: 60_000,
     hookTimeout: 60_000,
     pool: 'forks',

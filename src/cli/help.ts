@@ -46,7 +46,7 @@ export const COMMAND_HELP: Record<string, CommandHelp> = {
   status: {
     usage: STATUS_USAGE,
     flags: [['--json', 'print the goals as a JSON array']],
-    example: 'GOAL_LOOP_DB=.goal-loop/ledger.db goal-loop status --json',
+    example: 'GOAL_LOOP_DB=/srv/goal-loop/ledger.db goal-loop status --json',
   },
   serve: {
     usage: SERVE_USAGE,

@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -137,5 +138,21 @@ describe('goal-loop status', () => {
     expect(text.stdout).toMatch(/^2 effects pending, the oldest \d+s old/);
     // A local goal's report is made by its next run (a GitHub goal's by a worker: "pending on GitHub").
     expect(text.stdout).toMatch(/stuck .*\n.*\n.*done\n  pending report: finished, sync \(2, oldest \d+s, tried 1 time\); last error: HttpError: Bad gateway.*; the next `goal-loop run` of this goal makes it/);
+  });
+
+  it('status from any folder reads the one ledger of the user, and looking creates nothing', async () => {
+    const root = await tempDir();
+    const env = { XDG_STATE_HOME: join(root, 'state'), GOAL_LOOP_DB: '' };
+    const empty = await runCli(['status'], env, root);
+    expect(empty.code, empty.stderr).toBe(0);
+    expect(empty.stdout).toMatch(/^no goals in the ledger yet \(.*state\/goal-loop\/ledger\.db does not exist/);
+    expect(existsSync(join(root, '.goal-loop'))).toBe(false);
+    expect(existsSync(join(root, 'state'))).toBe(false);
+    expect((await runCli(['status', '--json'], env, root)).stdout).toBe('[]\n');
+
+    const store = openSqliteStore(join(root, 'state', 'goal-loop', 'ledger.db'));
+    await store.ledger.upsertGoal({ repo: 'o/r', goalId: 'mine' }, { spec: validateGoalSpec(rawSpec([rawTask('a')], { goal_id: 'mine' })), branch: 'goal/mine' });
+    await store.close();
+    for (const cwd of [root, join(root, 'state')]) expect((await runCli(['status'], env, cwd)).stdout).toMatch(/^mine  INITIALIZING/);
   });
 });

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { DEFAULT_DB_PATH, openLedger } from '../../src/ledger/open-ledger.js';
+import { OLD_DEFAULT_DB_PATH, openLedger, resolveDbPath } from '../../src/ledger/open-ledger.js';
 import { migrate, SQLITE_MIGRATIONS } from '../../src/ledger/sqlite/migrations.js';
 import { SqliteLedger } from '../../src/ledger/sqlite/sqlite-ledger.js';
 import { describeLedgerContract, key, spec } from '../helpers/ledger-contract.js';
@@ -128,16 +128,30 @@ describe('openLedger', () => {
     expect(existsSync(path)).toBe(true);
   });
 
-  it('defaults to ./.goal-loop/ledger.db in the working directory', async () => {
-    expect(DEFAULT_DB_PATH).toBe('./.goal-loop/ledger.db');
-    const cwd = process.cwd();
-    process.chdir(dir);
-    try {
-      const l = openLedger({});
-      await l.close();
-      expect(existsSync(join(dir, '.goal-loop', 'ledger.db'))).toBe(true);
-    } finally {
-      process.chdir(cwd);
-    }
+  it('defaults to one ledger per user (XDG state directory), whatever the working directory', async () => {
+    const env = { XDG_STATE_HOME: join(dir, 'state') };
+    const user = join(dir, 'state', 'goal-loop', 'ledger.db');
+    expect(resolveDbPath(env, join(dir, 'a'))).toEqual({ path: user });
+    expect(resolveDbPath(env, join(dir, 'b'))).toEqual({ path: user });
+    expect(resolveDbPath({ ...env, GOAL_LOOP_DB: 'rel/l.db' }, join(dir, 'a'))).toEqual({ path: join(dir, 'a', 'rel', 'l.db') });
+    const l = openLedger(env);
+    await l.close();
+    expect(existsSync(user)).toBe(true);
+  });
+
+  it('finds a ledger at the old default (./.goal-loop/ledger.db) and says how to move it; once the user ledger exists, says the old one is not read', async () => {
+    const env = { XDG_STATE_HOME: join(dir, 'state2') };
+    const project = join(dir, 'project');
+    const old = join(project, OLD_DEFAULT_DB_PATH);
+    const l = openLedger({ GOAL_LOOP_DB: old });
+    await l.close();
+    const found = resolveDbPath(env, project);
+    expect(found.path).toBe(old);
+    expect(found.notice).toMatch(/old default.*mv .*\.goal-loop\/ledger\.db\*.*GOAL_LOOP_DB=/);
+    const user = openLedger(env);
+    await user.close();
+    const both = resolveDbPath(env, project);
+    expect(both.path).toBe(join(dir, 'state2', 'goal-loop', 'ledger.db'));
+    expect(both.notice).toMatch(/older ledger and is not read/);
   });
 });

@@ -1,5 +1,6 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util';
-import { openStore } from '../../ledger/open-ledger.js';
+import { existsSync } from 'node:fs';
+import { openStore, resolveDbPath } from '../../ledger/open-ledger.js';
 import type { GoalRecord, PendingEffect } from '../../ports/ledger.js';
 import { readCoreMeta } from '../../goal/meta.js';
 import { readGitHubGoal } from '../../github/github-goal.js';
@@ -8,7 +9,8 @@ import { redactUrls } from '../../workspace/remote-auth.js';
 
 export const STATUS_USAGE = `goal-loop status [--json]
 
-  Lists the goals in the ledger (GOAL_LOOP_DB, or DATABASE_URL) with their state, progress and
+  Lists the goals in the ledger (GOAL_LOOP_DB, DATABASE_URL, or your own:
+  ~/.local/state/goal-loop/ledger.db) with their state, progress and
   budget, whether each is queued or leased (by which worker, and how old its heartbeat is), and
   the effects still pending on GitHub (a comment, a label, a ready PR) with the oldest one's age.`;
 
@@ -17,6 +19,15 @@ export const STATUS_OPTIONS = { json: { type: 'boolean', default: false } } as c
 
 export async function statusCommand(argv: string[]): Promise<number> {
   const { values } = parseArgs({ args: argv, options: STATUS_OPTIONS, strict: true, allowPositionals: false });
+  if (!process.env.DATABASE_URL) {
+    // Looking must not create: no file means no goals (and no empty `.goal-loop/` left behind).
+    const { path, notice } = resolveDbPath();
+    if (!existsSync(path)) {
+      if (notice) process.stderr.write(`${notice}\n`);
+      process.stdout.write(values.json ? '[]\n' : `no goals in the ledger yet (${path} does not exist; GOAL_LOOP_DB or DATABASE_URL name another)\n`);
+      return 0;
+    }
+  }
   const store = await openStore();
   const { ledger } = store;
   try {
