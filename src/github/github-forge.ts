@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import type { ProbotOctokit } from 'probot';
 import type { GoalSnapshot, LoopResult } from '../goal/result.js';
 import type { Escalation } from '../goal/escalation.js';
+import { MISSING_SETUP_HINT_HEAD } from '../goal/failure-summary.js';
 import type { EffectOnce, Forge } from '../ports/forge.js';
 import type { GoalKey, Ledger } from '../ports/ledger.js';
 import { readGitHubMeta, type GitHubGoal, type GitHubGoalMeta } from './goal-meta.js';
@@ -94,6 +95,9 @@ export class GitHubForge implements Forge {
         ...(also.length ? [`Also escalated (out of attempts): ${also.join(', ')}.`] : []),
         ...(e.done_meanwhile?.length ? [`Done meanwhile (verified and checkpointed): ${ids(e.done_meanwhile)}.`] : []),
         ...(e.blocked?.length ? [`Still blocked (not run: they depend on an escalated task): ${ids(e.blocked)}.`] : []),
+        ...(e.last_error.includes(MISSING_SETUP_HINT_HEAD)
+          ? ['No `setup` ran, so the dependencies were never installed: add the `setup` the hint in the output shows to `.github/goal-loop.yml` on the default branch, then comment `/goal retry`.']
+          : []),
         'To continue: push a fix to the goal branch and comment `/goal resume`, or comment `/goal retry` to try again with fresh retries' +
           (skippable.length ? `, or ${skippable.map((id) => `\`/goal skip ${id}\``).join(', ')} to go on without ${skippable.length > 1 ? 'them' : 'it'}.` : '.'),
       ].join('\n\n'),

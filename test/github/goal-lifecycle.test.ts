@@ -62,6 +62,20 @@ describe('GitHub App: a goal from label to ready pull request', () => {
     expect(readdirSync(join(h.root, 'workspaces', 'mirrors')).filter((n) => n.endsWith('.git'))).toHaveLength(1);
   });
 
+  it('a verification that finds no installed tool (exit 127) with no setup: the escalation says to add setup to the repo config, and which', async () => {
+    const body = goalBlock(`
+objective: Tests need their dependencies
+tasks:
+  - { id: test, title: Run the tests, run: "true", verification: "./node_modules/.bin/jest", max_retries: 1 }
+`);
+    const issue = { number: 19, title: 'No setup', body, user: 'maya' };
+    const h = await appHarness({ issues: [issue], repoFiles: { 'package-lock.json': '{}\n' } });
+    await h.deliver('issues', issuesLabeled({ ...h.repoSpec, issue, label: 'goal' }));
+    const escalation = h.fake.commentsOn(19).find((c) => c.body.includes(ESCALATION_MARKER));
+    expect(escalation?.body).toContain('No `setup` ran');
+    expect(escalation?.body).toMatch(/setup:\s*\n\s*- npm ci/);
+  });
+
   it('escalates with a comment, a label and a mention, then continues after a fix and /goal retry', async () => {
     const body = goalBlock(`
 objective: Needs a human
