@@ -83,7 +83,9 @@ export class ConsoleForge implements Forge {
         `Last failure:\n${indent(excerpt)}\n` +
         (e.last_error.includes(MISSING_SETUP_HINT_HEAD)
           ? `Add the setup to the repo config (see the hint), then run the same command again to resume with fresh retries.`
-          : `Fix it on the goal branch (push to it), then run the same command again to resume with fresh retries.`),
+          : e.task_id === 'setup'
+            ? `Fix the setup in the repo config (.github/goal-loop.yml on the base branch, or --config)${e.last_error.includes('\nhint: ') ? ', as the hint says' : ''}, then run the same command again.`
+            : `Fix it on the goal branch (push to it), then run the same command again to resume with fresh retries.`),
     );
   }
 

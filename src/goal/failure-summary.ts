@@ -112,3 +112,22 @@ function clean(text: string): string {
       .replace(/[\x00-\x08\x0b-\x1f\x7f\u0080-\u009f]/g, '')
   );
 }
+
+/**
+ * A hint for a setup command that could not reach a registry: a refused TLS certificate (a
+ * TLS-intercepting proxy), or no network at all. Undefined when the output shows neither.
+ */
+export function setupNetworkHint(output: string, network: boolean, passedNames: readonly string[]): string | undefined {
+  if (/SELF_SIGNED_CERT|UNABLE_TO_(GET_ISSUER|VERIFY_LEAF)|CERT_HAS_EXPIRED|certificate verify failed|self[- ]signed certificate/i.test(output)) {
+    const named = passedNames.filter((n) => /CA|CERT/.test(n));
+    return named.length
+      ? `hint: a TLS certificate was refused although setup got ${named.join(', ')}: check that the file it names holds your proxy's CA.`
+      : 'hint: a TLS certificate was refused, as behind a TLS-intercepting proxy. The jail starts from an empty environment: name the CA variable your tools need in the repo config, e.g. `setup_env: [NODE_EXTRA_CA_CERTS]` (npm, node), `SSL_CERT_FILE` or `REQUESTS_CA_BUNDLE` (pip), set on the host; the file it names is bound into setup.';
+  }
+  if (/ENOTFOUND|EAI_AGAIN|ECONNREFUSED|ENETUNREACH|Could not resolve host|Temporary failure in name resolution|Network is unreachable/i.test(output)) {
+    return network
+      ? 'hint: setup could not reach the network. Behind a proxy, name its variables in the repo config: `setup_env: [HTTPS_PROXY, HTTP_PROXY, NO_PROXY]`.'
+      : 'hint: setup has no network unless the repo config says `network: setup`.';
+  }
+  return undefined;
+}

@@ -7,7 +7,7 @@ import type { GoalKey, Ledger } from '../ports/ledger.js';
 import type { CommandResult, Sandbox } from '../ports/sandbox.js';
 import { CheckpointRefusedError, type Workspace } from '../ports/workspace.js';
 import type { GoalSnapshot } from '../goal/result.js';
-import { guessInstallCommand, isCommandNotFound, missingSetupHint } from '../goal/failure-summary.js';
+import { guessInstallCommand, isCommandNotFound, missingSetupHint, setupNetworkHint } from '../goal/failure-summary.js';
 import { FINAL_GATE_TASK, SETUP_TASK, type Effect, type LoopEvent, type LoopState } from './transition.js';
 
 export interface EffectDeps {
@@ -87,7 +87,7 @@ export class EffectPerformer {
       });
       if (result.aborted) return undefined;
       const passed = result.exitCode === 0;
-      const output = passed ? result.output : describeFailure(`setup \`${command}\``, result, this.timeoutS());
+      const output = passed ? result.output : describeFailure(`setup \`${command}\``, result, this.timeoutS(), setupNetworkHint(result.output, network, Object.keys(passEnv)));
       await this.deps.ledger.recordAttempt(this.deps.key, attemptRecord(SETUP_TASK, 1, 'setup', result, output, passed));
       if (!passed) return output;
     }

@@ -49,4 +49,13 @@ describe('setup output and checkpoints, with a real npm install', () => {
     expect(without.status).toBe('ESCALATED');
     expect(without.escalation?.task_id).toBe('setup');
   });
+
+  it('a setup refused a TLS certificate escalates with the hint to name the CA variable in setup_env', async () => {
+    const h = await goalHarness();
+    const spec = { goal_id: 'cert', objective: 'x', tasks: [{ id: 'a', title: 'A', run: 'true', verification: 'true' }] };
+    const result = await h.run(spec, { setup: ['echo "npm error code SELF_SIGNED_CERT_IN_CHAIN" >&2; exit 1'] });
+    expect(result.status).toBe('ESCALATED');
+    expect(result.escalation?.task_id).toBe('setup');
+    expect(result.escalation?.last_error).toMatch(/hint: a TLS certificate was refused.*setup_env: \[NODE_EXTRA_CA_CERTS\]/s);
+  });
 });
