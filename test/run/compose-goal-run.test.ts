@@ -67,11 +67,13 @@ describe('runLimits', () => {
 
 describe('configCommands', () => {
   it.each([
-    { raw: {}, out: { gate: [], setup: [], setupNetwork: false } },
-    { raw: { gate: ['npm test'], setup: ['npm ci'], network: 'setup' }, out: { gate: ['npm test'], setup: ['npm ci'], setupNetwork: true } },
-    { raw: { setup: ['npm ci'], network: 'none' }, out: { gate: [], setup: ['npm ci'], setupNetwork: false } },
+    { raw: {}, out: { gate: [], setup: [], setupNetwork: false, setupEnv: {} } },
+    { raw: { gate: ['npm test'], setup: ['npm ci'], network: 'setup' }, out: { gate: ['npm test'], setup: ['npm ci'], setupNetwork: true, setupEnv: {} } },
+    { raw: { setup: ['npm ci'], network: 'none' }, out: { gate: [], setup: ['npm ci'], setupNetwork: false, setupEnv: {} } },
+    // Only the named variables, from the host given: never the whole environment.
+    { raw: { setup: ['npm ci'], setup_env: ['HTTPS_PROXY'] }, out: { gate: [], setup: ['npm ci'], setupNetwork: false, setupEnv: { HTTPS_PROXY: 'http://p:3128' } } },
   ])('$raw', ({ raw, out }) => {
-    expect(configCommands(parseRepoConfig(raw))).toEqual(out);
+    expect(configCommands(parseRepoConfig(raw), { HTTPS_PROXY: 'http://p:3128', HOME: '/root' })).toEqual(out);
   });
 });
 
