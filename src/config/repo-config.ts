@@ -25,6 +25,26 @@ export const McpServerSchema = z
 export type McpServerConfig = z.output<typeof McpServerSchema>;
 
 /** `.github/goal-loop.yml`: every key optional, every key documented. */
+/** What setups usually read: the lockfiles and manifests of npm, pnpm, yarn, bun, pip, poetry, uv, cargo, go, bundler, composer. */
+export const DEFAULT_SETUP_INPUTS = [
+  'package.json',
+  'package-lock.json',
+  'npm-shrinkwrap.json',
+  'pnpm-lock.yaml',
+  'yarn.lock',
+  'bun.lockb',
+  'requirements.txt',
+  'pyproject.toml',
+  'poetry.lock',
+  'uv.lock',
+  'Pipfile.lock',
+  'Cargo.toml',
+  'Cargo.lock',
+  'go.sum',
+  'Gemfile.lock',
+  'composer.lock',
+];
+
 export const RepoConfigSchema = z
   .strictObject({
     label: z.string().trim().min(1).default('goal').describe('Issue label that starts a goal.'),
@@ -42,6 +62,10 @@ export const RepoConfigSchema = z
       .describe(
         'Names of host variables the setup commands get (and nothing else does), e.g. `HTTPS_PROXY`, `NPM_CONFIG_REGISTRY`, `NODE_EXTRA_CA_CERTS`; never the bot\'s own credentials. A CA bundle a listed variable names (`NODE_EXTRA_CA_CERTS`, `SSL_CERT_FILE`, `REQUESTS_CA_BUNDLE`, `PIP_CERT`, `CURL_CA_BUNDLE`, `GIT_SSL_CAINFO`) is bound read-only for setup.',
       ),
+    setup_inputs: z
+      .array(z.string().min(1).refine((p) => !p.startsWith('/') && !p.split('/').includes('..'), 'must be a path inside the repository'))
+      .default(DEFAULT_SETUP_INPUTS)
+      .describe('Files the setup reads (lockfiles, manifests): the setup cache reuses what setup produced while these files and the setup commands are unchanged.'),
     gate: z.array(command).default([]).describe('Commands the final gate runs after the acceptance checks; all must exit 0.'),
     ...limitConfigKeys(),
     on_escalation: z

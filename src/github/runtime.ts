@@ -5,6 +5,7 @@ import type { Store } from '../ledger/open-ledger.js';
 import type { Sandbox } from '../ports/sandbox.js';
 import type { WorkerPool } from '../worker/worker-pool.js';
 import { MirrorCache } from '../workspace/mirror-cache.js';
+import { SetupCache } from '../workspace/setup-cache.js';
 import { goalLoopApp } from './app.js';
 import { claudeHooks } from './claude-hooks.js';
 import { createGoalWorkers } from './goal-workers.js';
@@ -76,6 +77,7 @@ export function createRuntime(opts: RuntimeOptions): GoalLoopRuntime {
           ...(opts.minUpdateIntervalMs !== undefined ? { minUpdateIntervalMs: opts.minUpdateIntervalMs } : {}),
           ...(opts.controlPollMs !== undefined ? { controlPollMs: opts.controlPollMs } : {}),
           mirrorCache: opts.mirrorCache ?? MirrorCache.fromEnv(opts.workspaceRoot, process.env, opts.logger),
+          ...pick(SetupCache.fromEnv(opts.workspaceRoot, process.env, opts.logger), (setupCache) => ({ setupCache })),
           ...opts.claude,
         });
   const intake = createIntake({

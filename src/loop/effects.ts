@@ -73,7 +73,17 @@ export class EffectPerformer {
 
   /** Runs the repo's setup commands once per run; returns the failure, if any. */
   async setup(commands: readonly string[], network: boolean, passEnv: Record<string, string> = {}): Promise<string | undefined> {
-    for (const [i, command] of commands.entries()) {
+    const identity = { commands, network };
+    // The same setup on the same inputs ran before on this repository: its output is put back.
+    const restored = commands.length > 0 && (await this.deps.workspace.restoreSetup?.(identity).catch((err: unknown) => {
+      this.deps.logger.warn({ err, goal: this.deps.key.goalId }, 'cannot read the setup cache; setup runs');
+      return false;
+    }));
+    if (restored) {
+      this.setupRan = true;
+      this.deps.logger.info({ goal: this.deps.key.goalId }, 'setup output restored from the setup cache; setup did not run');
+    }
+    for (const [i, command] of (restored ? [] : commands).entries()) {
       this.setupRan = true;
       const result = await this.deps.sandbox.run({
         command,
@@ -96,6 +106,9 @@ export class EffectPerformer {
       if (output.length > 0) {
         // Not gitignored, so named: no checkpoint takes them unless a task changes one.
         this.deps.logger.info({ goal: this.deps.key.goalId, paths: output.slice(0, 50), count: output.length }, 'setup output left out of every checkpoint');
+      }
+      if (commands.length > 0 && !restored) {
+        await this.deps.workspace.saveSetup?.(identity).catch((err: unknown) => this.deps.logger.warn({ err, goal: this.deps.key.goalId }, 'cannot keep setup output in the setup cache'));
       }
     } catch (err) {
       // What setup left (e.g. a nested repository) that no checkpoint may take: setup failed.

@@ -23,6 +23,13 @@ export interface Workspace {
    * setup left that is not gitignored.
    */
   preserveIgnored(): Promise<string[]>;
+  /**
+   * Before setup: puts back what the same setup produced on this repository before (same
+   * commands, same input files), if it is cached. True when it did, and setup need not run.
+   */
+  restoreSetup?(setup: SetupIdentity): Promise<boolean>;
+  /** After a setup that passed (and `preserveIgnored`): keeps its output for the next run or goal. */
+  saveSetup?(setup: SetupIdentity): Promise<void>;
   /** The current checkpoint commit. */
   head(): Promise<string>;
   /**
@@ -50,4 +57,10 @@ export interface Checkpoint {
 /** The checkpoint was refused for a reason the repair loop can act on (e.g. protected paths). */
 export class CheckpointRefusedError extends Error {
   override name = 'CheckpointRefusedError';
+}
+
+/** What makes two setups the same, besides the files they read (the workspace knows those). */
+export interface SetupIdentity {
+  commands: readonly string[];
+  network: boolean;
 }

@@ -12,6 +12,7 @@ import { selectSandbox } from '../sandbox/select-sandbox.js';
 import type { GitOptions } from '../workspace/git.js';
 import { GitWorkspace } from '../workspace/git-workspace.js';
 import type { MirrorCache } from '../workspace/mirror-cache.js';
+import type { SetupCache } from '../workspace/setup-cache.js';
 
 /**
  * One composition of a goal run, shared by `goal-loop run`, the MCP server and the GitHub App:
@@ -39,10 +40,12 @@ export interface GoalClone {
   identity?: { name: string; email: string };
   /** Clone from a local mirror of the remote instead of downloading it again. */
   mirrorCache?: MirrorCache;
+  /** Put back what the same setup produced before on this repository (see SetupCache.fromEnv). */
+  setupCache?: SetupCache;
 }
 
 /** The goal's clone, with the repo config's protected paths. */
-export function goalWorkspace(clone: GoalClone, goalId: string, config: Pick<RepoConfig, 'protected_paths'>): GitWorkspace {
+export function goalWorkspace(clone: GoalClone, goalId: string, config: Pick<RepoConfig, 'protected_paths'> & Partial<Pick<RepoConfig, 'setup_inputs'>>): GitWorkspace {
   return new GitWorkspace({
     remote: clone.remote,
     ...(clone.remoteConfig ? { remoteConfig: clone.remoteConfig } : {}),
@@ -53,6 +56,7 @@ export function goalWorkspace(clone: GoalClone, goalId: string, config: Pick<Rep
     protectedPaths: config.protected_paths,
     identity: clone.identity ?? LOCAL_IDENTITY,
     ...(clone.mirrorCache ? { mirrorCache: clone.mirrorCache } : {}),
+    ...(clone.setupCache ? { setupCache: clone.setupCache, setupInputs: config.setup_inputs ?? [] } : {}),
   });
 }
 

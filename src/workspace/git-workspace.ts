@@ -2,9 +2,10 @@ import { existsSync } from 'node:fs';
 import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { crashPoint } from '../shared/crash-point.js';
-import { CheckpointRefusedError, type Checkpoint, type CheckpointInput, type Workspace } from '../ports/workspace.js';
+import { CheckpointRefusedError, type Checkpoint, type CheckpointInput, type SetupIdentity, type Workspace } from '../ports/workspace.js';
 import { Git, GitError, type GitOptions } from './git.js';
 import type { MirrorCache } from './mirror-cache.js';
+import { SetupCache } from './setup-cache.js';
 import { NestedRepositoryError, refuseNestedRepositories, removeNestedRepositories } from './nested-repos.js';
 import { protectedMatches } from '../config/protected-paths.js';
 import { CHECKPOINT_LOG_FORMAT, checkpointMessage, parseCheckpointLog } from './trailers.js';
@@ -30,6 +31,10 @@ export interface GitWorkspaceOptions extends GitOptions {
    * downloading the repository again for every goal.
    */
   mirrorCache?: MirrorCache;
+  /** Keep setup's output per repository, and put it back for the next run or goal (see SetupCache). */
+  setupCache?: SetupCache;
+  /** The files setup reads (lockfiles): their blobs at the commit key the cache. */
+  setupInputs?: readonly string[];
 }
 
 const REMOTE = 'origin';
@@ -55,6 +60,8 @@ export class GitWorkspace implements Workspace {
    * or rewritten files with the blob each held after setup (checkpointed only once a task changes it).
    */
   private setupOutput: { dirs: string[]; files: Map<string, string | null> } = { dirs: [], files: new Map() };
+  /** Everything setup left beyond the commit, ignored or not: what the setup cache keeps. */
+  private setupPaths: string[] = [];
   private lastFetchAt = 0;
   private mustSync = false;
 
@@ -211,10 +218,43 @@ export class GitWorkspace implements Workspace {
       await this.git.run(this.dir, ['reset', '--quiet']);
     }
     this.setupOutput = { dirs, files: blobs };
+    this.setupPaths = entries.map((e) => e.path);
     this.keepIgnored = entries
       .filter((e) => e.code === '!!' || e.code === '??')
       .map((e) => `/${e.path.replace(/[\\*?[\]!#]/g, (c) => `\\${c}`)}`);
     return [...dirs, ...files];
+  }
+
+  async restoreSetup(setup: SetupIdentity): Promise<boolean> {
+    const cache = this.opts.setupCache;
+    if (!cache) return false;
+    await this.guardGitDir();
+    const outcome = await cache.restore(this.opts.remote, await this.setupKey(setup), this.dir);
+    if (outcome === 'failed') {
+      // Half a copy is no baseline: back to the checkout, and setup runs.
+      await removeNestedRepositories(this.dir);
+      await this.git.run(this.dir, ['reset', '--quiet', '--hard', this.lastCheckpoint]);
+      await this.git.run(this.dir, ['clean', '-ffdxq']);
+    }
+    return outcome === 'restored';
+  }
+
+  async saveSetup(setup: SetupIdentity): Promise<void> {
+    if (!this.opts.setupCache || this.setupPaths.length === 0) return;
+    await this.opts.setupCache.save(this.opts.remote, await this.setupKey(setup), this.dir, this.setupPaths);
+  }
+
+  /** The setup's commands and the blobs of its input files at HEAD: read from git, never from the tree. */
+  private async setupKey(setup: SetupIdentity): Promise<string> {
+    const names = this.opts.setupInputs ?? [];
+    const out = names.length ? await this.git.run(this.dir, ['ls-tree', '-z', 'HEAD', '--', ...names.map((n) => `:(literal)${n}`)]) : '';
+    const inputs = out
+      .split('\0')
+      .map((e) => /^\d+ \w+ ([0-9a-f]+)\t([\s\S]+)$/.exec(e))
+      .filter((m): m is RegExpExecArray => m !== null)
+      .map((m) => [m[2]!, m[1]!] as const)
+      .sort((a, b) => a[0].localeCompare(b[0]));
+    return SetupCache.key({ commands: setup.commands, network: setup.network, inputs });
   }
 
   private async clean(): Promise<void> {

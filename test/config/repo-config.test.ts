@@ -143,6 +143,7 @@ describe('repo config', () => {
         'require_plan_approval',
         'setup',
         'setup_env',
+        'setup_inputs',
         'gate',
         'max_retries',
         'max_iterations',

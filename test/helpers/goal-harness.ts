@@ -9,7 +9,7 @@ import { runGoal, type RunGoalOptions } from '../../src/loop/controller.js';
 import type { LoopResult } from '../../src/goal/result.js';
 import type { Sandbox } from '../../src/ports/sandbox.js';
 import { ProcessSandbox } from '../../src/sandbox/process-sandbox.js';
-import { GitWorkspace } from '../../src/workspace/git-workspace.js';
+import { GitWorkspace, type GitWorkspaceOptions } from '../../src/workspace/git-workspace.js';
 import { DEFAULT_PROTECTED_PATHS } from '../../src/config/protected-paths.js';
 import { RecordingForge } from './recording-forge.js';
 import { tempDir } from './temp.js';
@@ -23,7 +23,7 @@ export interface GoalHarness {
   forge: RecordingForge;
   workspaceDir: string;
   /** Runs the goal once (a second call is a resume, with a fresh workspace object). */
-  run(spec: GoalSpec | object, extra?: Partial<RunGoalOptions>): Promise<LoopResult>;
+  run(spec: GoalSpec | object, extra?: Partial<RunGoalOptions>, workspace?: Partial<GitWorkspaceOptions>): Promise<LoopResult>;
 }
 
 /** A sample repository, a real SQLite ledger, the real git workspace and a process sandbox. */
@@ -41,7 +41,7 @@ export async function goalHarness(opts: { sandbox?: Sandbox; files?: Record<stri
     ledger,
     forge,
     workspaceDir,
-    async run(input, extra = {}) {
+    async run(input, extra = {}, workspaceOptions = {}) {
       const spec = 'tasks' in input && 'goal_id' in input && typeof input.goal_id === 'string' ? validateGoalSpec(input) : validateGoalSpec(input, { defaultGoalId: 'test-goal' });
       const workspace = new GitWorkspace({
         remote: repo.bare,
@@ -50,6 +50,7 @@ export async function goalHarness(opts: { sandbox?: Sandbox; files?: Record<stri
         branch: `goal/${spec.goal_id}`,
         protectedPaths: DEFAULT_PROTECTED_PATHS,
         identity: { name: 'goal-loop', email: 'goal-loop@example.com' },
+        ...workspaceOptions,
       });
       return runGoal({ repo: repo.bare, spec, ledger, workspace, sandbox, forge, logger: silentLogger, controlPollMs: 50, ...extra });
     },

@@ -1,7 +1,9 @@
 import { existsSync } from 'node:fs';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { checkpointCommits, git } from '../helpers/git.js';
+import { SetupCache } from '../../src/workspace/setup-cache.js';
 import { goalHarness } from '../helpers/goal-harness.js';
 
 /** A repository whose setup really installs with npm (offline: a dependency from a folder of the repo), nothing gitignored. */
@@ -57,5 +59,33 @@ describe('setup output and checkpoints, with a real npm install', () => {
     expect(result.status).toBe('ESCALATED');
     expect(result.escalation?.task_id).toBe('setup');
     expect(result.escalation?.last_error).toMatch(/hint: a TLS certificate was refused.*setup_env: \[NODE_EXTRA_CA_CERTS\]/s);
+  });
+
+  it('the setup cache: a second goal on the repository gets setup\'s output back without running setup; a changed lockfile runs it again', async () => {
+    const h = await goalHarness({ files: { ...FILES, 'package-lock.json': '{"lockfileVersion":3}\n' } });
+    const setupCache = new SetupCache({ root: join(h.root, 'setup-cache'), maxBytes: 1 << 30 });
+    const ws = (id: string) => ({ setupCache, setupInputs: ['package.json', 'package-lock.json'], dir: join(h.root, 'ws', id) });
+    const setup = ['npm install --offline --no-audit --no-fund --loglevel=error', 'date +%s%N > node_modules/.installed-at'];
+    const goal = (id: string) => ({ goal_id: id, objective: 'o', tasks: [{ id: 'use', title: 'Use', run: "node -e \"require('left-pad-local')\" && cp node_modules/.installed-at seen.txt", verification: 'test -s seen.txt' }] });
+    const setupRuns = async (id: string) => (await h.ledger.listAttempts({ repo: h.repo.bare, goalId: id })).filter((a) => a.taskId === 'setup').length;
+
+    const first = await h.run(goal('one'), { setup }, ws('one'));
+    expect(first.status, first.stop_reason ?? '').toBe('LOOP_COMPLETE');
+    expect(await setupRuns('one')).toBe(2);
+    const second = await h.run(goal('two'), { setup }, ws('two'));
+    expect(second.status, second.stop_reason ?? '').toBe('LOOP_COMPLETE');
+    expect(await setupRuns('two')).toBe(0);
+    // The very install of the first goal, put back; and still never checkpointed.
+    expect(git(h.repo.bare, 'show', 'goal/two:seen.txt')).toBe(git(h.repo.bare, 'show', 'goal/one:seen.txt'));
+    expect(git(h.repo.bare, 'show', '--name-only', '--format=', 'goal/two')).toBe('seen.txt');
+
+    // A new lockfile on main: a new key, so setup runs.
+    git(h.repo.work, 'pull', '--quiet', h.repo.bare, 'main');
+    await writeFile(join(h.repo.work, 'package-lock.json'), '{"lockfileVersion":3,"changed":true}\n');
+    git(h.repo.work, 'commit', '--quiet', '-am', 'new lockfile');
+    git(h.repo.work, 'push', '--quiet', h.repo.bare, 'HEAD:main');
+    const third = await h.run(goal('three'), { setup }, ws('three'));
+    expect(third.status, third.stop_reason ?? '').toBe('LOOP_COMPLETE');
+    expect(await setupRuns('three')).toBe(2);
   });
 });

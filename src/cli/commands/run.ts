@@ -8,6 +8,7 @@ import { createLogger } from '../logging.js';
 import { runGoal } from '../../loop/controller.js';
 import { exitCodeFor } from '../../goal/result.js';
 import { MirrorCache } from '../../workspace/mirror-cache.js';
+import { SetupCache } from '../../workspace/setup-cache.js';
 import { UsageError } from '../../shared/errors.js';
 import { acquireLock } from '../../run/lock.js';
 import { repoArgument, workspaceDir, workspaceRoot } from '../../run/paths.js';
@@ -85,6 +86,7 @@ export async function runCommand(argv: string[]): Promise<number> {
         ...(values.base ? { baseBranch: values.base } : {}),
         // A local path is already cloned by copying its object files; a URL is worth mirroring.
         ...(isAbsolute(repo) ? {} : { mirrorCache: MirrorCache.fromEnv(workspaceRoot(), process.env, logger) }),
+        ...pickSetupCache(SetupCache.fromEnv(workspaceRoot(), process.env, logger)),
       },
       agent: (ctx) => selectAgent(values.agent as AgentChoice, agentDeps(ctx)),
       forge: new ConsoleForge(),
@@ -131,3 +133,5 @@ export function inspectCommand(o: { repo: string; branch: string; base?: string;
 function shellWord(word: string): string {
   return /^[A-Za-z0-9._/@:+=,%-]+$/.test(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`;
 }
+
+const pickSetupCache = (setupCache: SetupCache | undefined) => (setupCache ? { setupCache } : {});

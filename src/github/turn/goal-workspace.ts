@@ -3,6 +3,7 @@ import type { RepoConfig } from '../../config/repo-config.js';
 import { goalWorkspace as cloneWorkspace } from '../../run/compose-goal-run.js';
 import { releaseWorkspace, type GitWorkspace } from '../../workspace/git-workspace.js';
 import type { MirrorCache } from '../../workspace/mirror-cache.js';
+import type { SetupCache } from '../../workspace/setup-cache.js';
 import { tokenHeaderConfig } from '../git-auth.js';
 import type { Octokit } from '../github-forge.js';
 import type { GitHubGoal } from '../goal-meta.js';
@@ -11,6 +12,8 @@ export interface GoalWorkspaceDeps {
   workspaceRoot: string;
   /** Clone goal workspaces from a local mirror per repository (see MirrorCache.fromEnv). */
   mirrorCache?: MirrorCache;
+  /** Put back what the same setup produced before on the repository (see SetupCache.fromEnv). */
+  setupCache?: SetupCache;
   identity?: { name: string; email: string };
 }
 
@@ -29,6 +32,7 @@ export function goalWorkspace(deps: GoalWorkspaceDeps, octokit: Octokit, g: GitH
       baseBranch: g.defaultBranch,
       identity: deps.identity ?? { name: 'goal-loop[bot]', email: 'goal-loop[bot]@users.noreply.github.com' },
       ...(deps.mirrorCache ? { mirrorCache: deps.mirrorCache } : {}),
+      ...(deps.setupCache ? { setupCache: deps.setupCache } : {}),
     },
     goalId,
     config,
