@@ -1,4 +1,5 @@
 import type { Logger } from 'pino';
+import type { SetupCache } from '../workspace/setup-cache.js';
 import type { LoopLimits } from '../goal/limits.js';
 import { configLimits, type RepoConfig } from '../config/repo-config.js';
 import { acquireLock } from '../run/lock.js';
@@ -26,6 +27,8 @@ export interface GoalSessionOptions {
   logger: Logger;
   /** The goal's private clone, where the external agent edits files. */
   workspaceDir: string;
+  /** Put back what the same setup produced before on the repository. */
+  setupCache?: SetupCache;
   baseBranch?: string;
   /** Task ids a human approved on the server's command line (`all` approves every task). */
   approve?: readonly string[];
@@ -132,6 +135,7 @@ export class GoalSession {
         remote: opts.repo,
         ...opts.auth,
         dir: opts.workspaceDir,
+        ...(opts.setupCache ? { setupCache: opts.setupCache } : {}),
         branch: this.branch,
         ...(opts.baseBranch ? { baseBranch: opts.baseBranch } : {}),
       },

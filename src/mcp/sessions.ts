@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import type { RepoConfig } from '../config/repo-config.js';
 import { loadRepoConfigForCli } from '../run/load-repo-config.js';
 import { repoArgument, workspaceDir, workspaceRoot } from '../run/paths.js';
+import { SetupCache } from '../workspace/setup-cache.js';
 import { checkRepoReachable } from '../run/repo-check.js';
 import { sandboxForConfig } from '../run/compose-goal-run.js';
 import { loadGoalSpecFile, parseGoalSpec } from '../goal/parse.js';
@@ -69,6 +70,7 @@ export class Sessions {
       sandbox: await this.sandbox(config),
       logger: this.opts.logger,
       workspaceDir: workspaceDir(workspaceRoot(this.opts.env), repo, spec.goal_id),
+      ...setupCacheOf(SetupCache.fromEnv(workspaceRoot(this.opts.env), this.opts.env, this.opts.logger)),
       ...(input.base ? { baseBranch: input.base } : {}),
       ...(this.opts.approve ? { approve: this.opts.approve } : {}),
       ...(this.opts.controlPollMs ? { controlPollMs: this.opts.controlPollMs } : {}),
@@ -109,3 +111,5 @@ export class Sessions {
     return sandbox;
   }
 }
+
+const setupCacheOf = (setupCache: SetupCache | undefined) => (setupCache ? { setupCache } : {});
