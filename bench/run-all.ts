@@ -6,6 +6,7 @@ import { contextBench } from './context-bench.js';
 import { convergence } from './convergence.js';
 import { webhookLatency } from './webhook-latency.js';
 import { workspacePrep } from './workspace-prep.js';
+import { setupCacheBench } from './setup-cache.js';
 import { printVerdicts, type Verdict } from './stats.js';
 import { throughput } from './throughput.js';
 
@@ -24,6 +25,8 @@ async function main(): Promise<number> {
   verdicts.push(...(await contextBench()));
   process.stdout.write('\n');
   verdicts.push(...(await workspacePrep()));
+  process.stdout.write('\n');
+  verdicts.push(...(await setupCacheBench()));
   process.stdout.write('\n');
   verdicts.push(...(await throughput()));
   process.stdout.write('\n');

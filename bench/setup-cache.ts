@@ -1,0 +1,170 @@
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { pino } from 'pino';
+import { validateGoalSpec } from '../src/goal/parse.js';
+import type { GoalSnapshot, LoopResult } from '../src/goal/result.js';
+import { SqliteLedger } from '../src/ledger/sqlite/sqlite-ledger.js';
+import { runGoal } from '../src/loop/controller.js';
+import type { Forge } from '../src/ports/forge.js';
+import { ProcessSandbox } from '../src/sandbox/process-sandbox.js';
+import { GitWorkspace } from '../src/workspace/git-workspace.js';
+import { SetupCache } from '../src/workspace/setup-cache.js';
+import { makeBareRepo } from './bench-repo.js';
+import { ms, type Verdict } from './stats.js';
+
+/** Real dependencies: jest pulls some 270 packages (about 5,000 files, 24 MB). */
+const DEPENDENCIES: Record<string, string> = { jest: '29.7.0' };
+/** A folder the first task's verification looks for. */
+const PROBE = Object.keys(DEPENDENCIES)[0]!;
+const PRIME_TIMEOUT_MS = 300_000;
+const TARGET = 10;
+
+const silent = pino({ level: 'silent' });
+
+/**
+ * The setup cache (issue 12): time from runGoal's start to the first task's verification (and its
+ * checkpoint) for a second goal on the same repository with an unchanged lockfile (cache hit),
+ * against the first goal (cache empty: `npm ci` runs, its output is saved). The installs are
+ * offline, from an npm cache this benchmark primes once.
+ */
+export async function setupCacheBench(): Promise<Verdict[]> {
+  const root = mkdtempSync(join(tmpdir(), 'goal-loop-bench-setup-'));
+  try {
+    const npmCache = join(root, 'npm-cache');
+    const lockfile = prime(root, npmCache);
+    if (lockfile === undefined) {
+      process.stdout.write('setup cache: skipped (npm registry unreachable)\n');
+      return [];
+    }
+    const packageJson = readFileSync(join(root, 'prime', 'package.json'), 'utf8');
+    const packages = Object.keys((JSON.parse(lockfile) as { packages?: Record<string, unknown> }).packages ?? {}).filter((p) => p !== '').length;
+    // No .gitignore: setup's output is not ignored, so only the harness keeps it out of checkpoints.
+    const bare = makeBareRepo(join(root, 'repo'), { 'package.json': packageJson, 'package-lock.json': lockfile, 'README.md': 'bench\n' });
+    const setup = [`npm ci --offline --cache ${npmCache} --no-audit --no-fund --ignore-scripts --no-update-notifier --loglevel=error`];
+    process.stdout.write(`setup cache: ${packages} packages from package-lock.json (${Object.keys(DEPENDENCIES).join(', ')}), setup \`npm ci --offline\`, sandbox process\n`);
+
+    const ledger = new SqliteLedger(join(root, 'ledger.db'));
+    try {
+      const setupCache = new SetupCache({ root: join(root, 'setup-cache'), maxBytes: 4 * 1024 ** 3 });
+      const run = (goalId: string, opts: { setup: string[]; cache: boolean }) =>
+        timedGoal({ root, bare, ledger, goalId, setup: opts.setup, ...(opts.cache ? { setupCache } : {}) });
+
+      // Not timed: the first goal of the process pays for loading modules and warming git.
+      const warm = await run('warm-up', { setup: [], cache: false });
+      if (warm.result.status !== 'LOOP_COMPLETE') return [fail(`the warm-up goal ended ${warm.result.status}: ${warm.result.stop_reason}`)];
+
+      const first = await run('first', { setup, cache: true });
+      const second = await run('second', { setup, cache: true });
+      for (const [name, g] of [['first', first], ['second', second]] as const) {
+        if (g.result.status !== 'LOOP_COMPLETE') return [fail(`the ${name} goal ended ${g.result.status}: ${g.result.stop_reason}`)];
+        if (g.toFirstTask === undefined) return [fail(`the ${name} goal never reported its first task done`)];
+      }
+      const setupRuns = async (goalId: string) => (await ledger.listAttempts({ repo: bare, goalId }, 'setup')).length;
+      const [firstRuns, secondRuns] = [await setupRuns('first'), await setupRuns('second')];
+      const cacheBytes = Number.parseInt(execFileSync('du', ['-sb', join(root, 'setup-cache')], { encoding: 'utf8' }), 10);
+
+      const t1 = first.toFirstTask!;
+      const t2 = second.toFirstTask!;
+      const ratio = t1 / t2;
+      process.stdout.write(
+        `  goal without setup (warm-up, for reference)    ${ms(warm.toFirstTask ?? Number.NaN).padStart(10)}\n` +
+        `  goal 1, cache empty (setup runs, output saved)  ${ms(t1).padStart(10)}  to the first task verified and checkpointed  (setup ran ${firstRuns}x)\n` +
+          `  goal 2, same lockfile (cache hit)               ${ms(t2).padStart(10)}  (setup ran ${secondRuns}x)\n` +
+          `  ratio                                           ${ratio.toFixed(1)}x\n` +
+          `  setup cache on disk                             ${(cacheBytes / 1024 / 1024).toFixed(1)} MB (${cacheBytes} bytes, du -sb)\n`,
+      );
+
+      const problems: string[] = [];
+      if (firstRuns === 0) problems.push('the first goal did not run setup');
+      if (secondRuns !== 0) problems.push(`the second goal ran setup ${secondRuns}x (no cache hit)`);
+      for (const goalId of ['first', 'second']) {
+        const files = execFileSync('git', ['log', '--name-only', '--format=', `main..goal/${goalId}`], { cwd: bare, encoding: 'utf8' })
+          .split('\n')
+          .filter(Boolean)
+          .sort();
+        const expected = [`${goalId}-1.txt`, `${goalId}-2.txt`];
+        if (JSON.stringify(files) !== JSON.stringify(expected)) {
+          problems.push(`goal/${goalId}'s checkpoints hold ${files.length} files, not only the tasks' (${files.filter((f) => !expected.includes(f)).slice(0, 3).join(', ')}${files.length > expected.length + 3 ? ', ...' : ''})`);
+        }
+      }
+      const detail = `${ratio.toFixed(1)}x faster to the first verified task on a cache hit (${ms(t1)} -> ${ms(t2)}, target >= ${TARGET}x); cache ${(cacheBytes / 1024 / 1024).toFixed(1)} MB`;
+      return [{ name: 'setup cache', pass: ratio >= TARGET && problems.length === 0, detail: problems.length ? `${detail}; ${problems.join('; ')}` : detail }];
+    } finally {
+      await ledger.close();
+    }
+  } finally {
+    rmSync(root, { recursive: true, force: true });
+  }
+}
+
+/**
+ * `npm install` once in a scratch folder, online, into the benchmark's own npm cache: the
+ * lockfile the bench repository commits, or undefined when the registry cannot be reached.
+ */
+function prime(root: string, npmCache: string): string | undefined {
+  const dir = join(root, 'prime');
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(join(dir, 'package.json'), `${JSON.stringify({ name: 'setup-cache-bench', version: '1.0.0', private: true, dependencies: DEPENDENCIES }, null, 2)}\n`);
+  try {
+    // The host's own npm settings (proxy, CA); resolved URLs kept so the lockfile stands alone.
+    execFileSync(
+      'npm',
+      ['install', '--cache', npmCache, '--prefer-online', '--no-audit', '--no-fund', '--ignore-scripts', '--no-update-notifier', '--omit-lockfile-registry-resolved=false', '--loglevel=error'],
+      { cwd: dir, stdio: ['ignore', 'ignore', 'pipe'], timeout: PRIME_TIMEOUT_MS },
+    );
+    return readFileSync(join(dir, 'package-lock.json'), 'utf8');
+  } catch {
+    return undefined;
+  }
+}
+
+interface TimedGoal {
+  result: LoopResult;
+  /** ms from runGoal's start until the first task was reported done (verified, checkpointed). */
+  toFirstTask?: number;
+}
+
+async function timedGoal(o: { root: string; bare: string; ledger: SqliteLedger; goalId: string; setup: string[]; setupCache?: SetupCache }): Promise<TimedGoal> {
+  // Two tasks: the loop reports progress after the first (it skips the update of its final step).
+  const spec = validateGoalSpec({
+    goal_id: o.goalId,
+    objective: 'use the installed dependencies',
+    tasks: [
+      { id: 't1', title: 'first', run: `echo one > ${o.goalId}-1.txt`, verification: `test -s ${o.goalId}-1.txt${o.setup.length ? ` && test -d node_modules/${PROBE}` : ''}` },
+      { id: 't2', title: 'second', run: `echo two > ${o.goalId}-2.txt`, verification: `test -s ${o.goalId}-2.txt`, dependencies: ['t1'] },
+    ],
+  });
+  const workspace = new GitWorkspace({
+    remote: o.bare,
+    dir: join(o.root, 'ws', o.goalId),
+    goalId: o.goalId,
+    branch: `goal/${o.goalId}`,
+    protectedPaths: ['.github/workflows/**'],
+    identity: { name: 'goal-loop', email: 'bench@example.com' },
+    ...(o.setupCache ? { setupCache: o.setupCache, setupInputs: ['package.json', 'package-lock.json'] } : {}),
+  });
+  const forge = new FirstTaskForge();
+  const t0 = performance.now();
+  const result = await runGoal({ repo: o.bare, spec, ledger: o.ledger, workspace, sandbox: new ProcessSandbox(), forge, logger: silent, setup: o.setup, setupNetwork: false });
+  await workspace.release?.();
+  return { result, ...(forge.firstDone !== undefined ? { toFirstTask: forge.firstDone - t0 } : {}) };
+}
+
+/** Reports nothing; notes when the first task's status first becomes done. */
+class FirstTaskForge implements Forge {
+  firstDone: number | undefined;
+  async update(snapshot: GoalSnapshot): Promise<void> {
+    if (this.firstDone === undefined && snapshot.tasks.find((t) => t.id === 't1')?.status === 'done') this.firstDone = performance.now();
+  }
+  async checkpointed(): Promise<void> {}
+  async requestApproval(): Promise<void> {}
+  async escalate(): Promise<void> {}
+  async finished(): Promise<void> {}
+}
+
+function fail(detail: string): Verdict {
+  return { name: 'setup cache', pass: false, detail };
+}
