@@ -5,7 +5,8 @@ import { crashPoint } from '../shared/crash-point.js';
 import { CheckpointRefusedError, type Checkpoint, type CheckpointInput, type SetupIdentity, type Workspace } from '../ports/workspace.js';
 import { Git, GitError, type GitOptions } from './git.js';
 import type { MirrorCache } from './mirror-cache.js';
-import { SetupCache } from './setup-cache.js';
+import type { SetupCache } from './setup-cache.js';
+import { SetupOutput } from './setup-output.js';
 import { NestedRepositoryError, refuseNestedRepositories, removeNestedRepositories } from './nested-repos.js';
 import { protectedMatches } from '../config/protected-paths.js';
 import { CHECKPOINT_LOG_FORMAT, checkpointMessage, parseCheckpointLog } from './trailers.js';
@@ -53,15 +54,8 @@ export class GitWorkspace implements Workspace {
   private remoteTip = '';
   /** `.git/config` as we wrote it; restored if anything changes it. */
   private trustedConfig = '';
-  /** `git clean -e` patterns for ignored paths that survive a rollback (setup's output). */
-  private keepIgnored: string[] = [];
-  /**
-   * What setup left in the tree that is not gitignored: new folders (never checkpointed), and new
-   * or rewritten files with the blob each held after setup (checkpointed only once a task changes it).
-   */
-  private setupOutput: { dirs: string[]; files: Map<string, string | null> } = { dirs: [], files: new Map() };
-  /** Everything setup left beyond the commit, ignored or not: what the setup cache keeps. */
-  private setupPaths: string[] = [];
+  /** What setup left beyond the commit: kept by rollbacks, left out of checkpoints, cached. */
+  private readonly setupOutput: SetupOutput;
   private lastFetchAt = 0;
   private mustSync = false;
 
@@ -69,6 +63,7 @@ export class GitWorkspace implements Workspace {
     this.dir = opts.dir;
     this.branch = opts.branch;
     this.git = new Git(opts);
+    this.setupOutput = new SetupOutput(this.git, this.dir);
   }
 
   async prepare(): Promise<Checkpoint[]> {
@@ -120,29 +115,12 @@ export class GitWorkspace implements Workspace {
       '--ignore-submodules=all',
       '--',
       '.',
-      ...this.setupExcludes([...this.setupOutput.files.keys()]),
+      ...this.setupOutput.excludes(true),
     ]);
     return out
       .split('\0')
       .filter((e) => e.length > 3)
       .map((e) => e.slice(3));
-  }
-
-  /** Pathspecs that leave out setup's folders and the given files (names taken literally). */
-  private setupExcludes(files: string[]): string[] {
-    return [...this.setupOutput.dirs.map((d) => d.replace(/\/$/, '')), ...files].map((p) => `:(exclude,literal)${p}`);
-  }
-
-  /** The staged blob of each path (null: not in the index), read from git, never from the file. */
-  private async stagedBlobs(paths: string[]): Promise<Map<string, string | null>> {
-    const blobs = new Map<string, string | null>(paths.map((p) => [p, null]));
-    if (paths.length === 0) return blobs;
-    const out = await this.git.run(this.dir, ['ls-files', '--stage', '-z', '--', ...paths.map((p) => `:(literal)${p}`)]);
-    for (const entry of out.split('\0')) {
-      const m = /^\d+ ([0-9a-f]+) \d\t([\s\S]*)$/.exec(entry);
-      if (m && blobs.has(m[2]!)) blobs.set(m[2]!, m[1]!);
-    }
-    return blobs;
   }
 
   async checkpoint(input: CheckpointInput): Promise<Checkpoint> {
@@ -151,11 +129,8 @@ export class GitWorkspace implements Workspace {
     await refuseNestedRepositories(this.dir);
     // What setup produced is not the task's: its folders are never added, and a file it wrote goes
     // in only once the task changed it (its blob then differs from the one setup left).
-    await this.git.run(this.dir, ['add', '--all', '--', '.', ...this.setupExcludes([])]);
-    const setupFiles = [...this.setupOutput.files.keys()];
-    const now = await this.stagedBlobs(setupFiles);
-    const untouched = setupFiles.filter((p) => now.get(p) === this.setupOutput.files.get(p));
-    if (untouched.length > 0) await this.git.run(this.dir, ['reset', '--quiet', '--', ...untouched.map((p) => `:(literal)${p}`)]);
+    await this.git.run(this.dir, ['add', '--all', '--', '.', ...this.setupOutput.excludes(false)]);
+    await this.setupOutput.unstageUntouched();
     const staged = parseRawDiff(await this.git.run(this.dir, ['diff', '--cached', '--raw', '-z', '--no-renames', '--ignore-submodules=none', 'HEAD']));
     // A second line behind the nested-repository scan: no checkpoint adds or moves a submodule
     // pointer, so the only gitlinks are the repository's own (whose folders stay empty).
@@ -201,35 +176,14 @@ export class GitWorkspace implements Workspace {
   async preserveIgnored(): Promise<string[]> {
     await this.guardGitDir();
     await refuseNestedRepositories(this.dir);
-    const out = await this.git.run(this.dir, ['status', '--porcelain=v1', '-z', '--ignored=matching', '--untracked-files=normal', '--no-renames', '--ignore-submodules=all']);
-    const entries = out
-      .split('\0')
-      .filter((e) => e.length > 3)
-      .map((e) => ({ code: e.slice(0, 2), path: e.slice(3) }));
-    const untracked = entries.filter((e) => e.code === '??').map((e) => e.path);
-    const dirs = untracked.filter((p) => p.endsWith('/'));
-    const files = [...untracked.filter((p) => !p.endsWith('/')), ...entries.filter((e) => e.code !== '??' && e.code !== '!!').map((e) => e.path)];
-    // The blobs setup left, hashed by git itself (a symlink as a link, no file read by the host):
-    // staged, read back, unstaged.
-    let blobs = new Map<string, string | null>();
-    if (files.length > 0) {
-      await this.git.run(this.dir, ['add', '--all', '--', ...files.map((p) => `:(literal)${p}`)]);
-      blobs = await this.stagedBlobs(files);
-      await this.git.run(this.dir, ['reset', '--quiet']);
-    }
-    this.setupOutput = { dirs, files: blobs };
-    this.setupPaths = entries.map((e) => e.path);
-    this.keepIgnored = entries
-      .filter((e) => e.code === '!!' || e.code === '??')
-      .map((e) => `/${e.path.replace(/[\\*?[\]!#]/g, (c) => `\\${c}`)}`);
-    return [...dirs, ...files];
+    return this.setupOutput.record();
   }
 
   async restoreSetup(setup: SetupIdentity): Promise<boolean> {
     const cache = this.opts.setupCache;
     if (!cache) return false;
     await this.guardGitDir();
-    const outcome = await cache.restore(this.opts.remote, await this.setupKey(setup), this.dir);
+    const outcome = await cache.restore(this.opts.remote, await this.setupOutput.key(setup, this.opts.setupInputs ?? []), this.dir);
     if (outcome === 'failed') {
       // Half a copy is no baseline: back to the checkout, and setup runs.
       await removeNestedRepositories(this.dir);
@@ -240,25 +194,12 @@ export class GitWorkspace implements Workspace {
   }
 
   async saveSetup(setup: SetupIdentity): Promise<void> {
-    if (!this.opts.setupCache || this.setupPaths.length === 0) return;
-    await this.opts.setupCache.save(this.opts.remote, await this.setupKey(setup), this.dir, this.setupPaths);
-  }
-
-  /** The setup's commands and the blobs of its input files at HEAD: read from git, never from the tree. */
-  private async setupKey(setup: SetupIdentity): Promise<string> {
-    const names = this.opts.setupInputs ?? [];
-    const out = names.length ? await this.git.run(this.dir, ['ls-tree', '-z', 'HEAD', '--', ...names.map((n) => `:(literal)${n}`)]) : '';
-    const inputs = out
-      .split('\0')
-      .map((e) => /^\d+ \w+ ([0-9a-f]+)\t([\s\S]+)$/.exec(e))
-      .filter((m): m is RegExpExecArray => m !== null)
-      .map((m) => [m[2]!, m[1]!] as const)
-      .sort((a, b) => a[0].localeCompare(b[0]));
-    return SetupCache.key({ commands: setup.commands, network: setup.network, inputs });
+    if (!this.opts.setupCache || this.setupOutput.paths.length === 0) return;
+    await this.opts.setupCache.save(this.opts.remote, await this.setupOutput.key(setup, this.opts.setupInputs ?? []), this.dir, this.setupOutput.paths);
   }
 
   private async clean(): Promise<void> {
-    await this.git.run(this.dir, ['clean', '-ffdxq', ...this.keepIgnored.flatMap((p) => ['-e', p])]);
+    await this.git.run(this.dir, ['clean', '-ffdxq', ...this.setupOutput.keep.flatMap((p) => ['-e', p])]);
   }
 
   async head(): Promise<string> {

@@ -1,0 +1,86 @@
+import type { Git } from './git.js';
+import { SetupCache } from './setup-cache.js';
+
+/**
+ * What setup left in a goal's tree beyond the commit, as git sees it: the baseline every rollback
+ * keeps, what no checkpoint takes (unless a task changes a file), and what the setup cache keeps.
+ * Every blob is hashed by git (a symlink as a link): the host reads no file of the tree.
+ */
+export class SetupOutput {
+  /** New folders (never added) and new or rewritten files with the blob setup left (null: deleted). */
+  private dirs: string[] = [];
+  private files = new Map<string, string | null>();
+  /** Everything, ignored or not: what the setup cache keeps. */
+  paths: string[] = [];
+  /** `git clean -e` patterns: ignored and untracked paths that survive a rollback. */
+  keep: string[] = [];
+
+  constructor(
+    private readonly git: Git,
+    private readonly dir: string,
+  ) {}
+
+  /** Reads the tree after setup; returns what is not gitignored (named in the log). */
+  async record(): Promise<string[]> {
+    const out = await this.git.run(this.dir, ['status', '--porcelain=v1', '-z', '--ignored=matching', '--untracked-files=normal', '--no-renames', '--ignore-submodules=all']);
+    const entries = out
+      .split('\0')
+      .filter((e) => e.length > 3)
+      .map((e) => ({ code: e.slice(0, 2), path: e.slice(3) }));
+    const untracked = entries.filter((e) => e.code === '??').map((e) => e.path);
+    const dirs = untracked.filter((p) => p.endsWith('/'));
+    const files = [...untracked.filter((p) => !p.endsWith('/')), ...entries.filter((e) => e.code !== '??' && e.code !== '!!').map((e) => e.path)];
+    // The blobs setup left: staged, read back, unstaged.
+    let blobs = new Map<string, string | null>();
+    if (files.length > 0) {
+      await this.git.run(this.dir, ['add', '--all', '--', ...files.map(literal)]);
+      blobs = await this.stagedBlobs(files);
+      await this.git.run(this.dir, ['reset', '--quiet']);
+    }
+    this.dirs = dirs;
+    this.files = blobs;
+    this.paths = entries.map((e) => e.path);
+    this.keep = entries.filter((e) => e.code === '!!' || e.code === '??').map((e) => `/${e.path.replace(/[\\*?[\]!#]/g, (c) => `\\${c}`)}`);
+    return [...dirs, ...files];
+  }
+
+  /** Pathspecs that leave out setup's folders, and its files too when `withFiles`. */
+  excludes(withFiles: boolean): string[] {
+    return [...this.dirs.map((d) => d.replace(/\/$/, '')), ...(withFiles ? this.files.keys() : [])].map((p) => `:(exclude,literal)${p}`);
+  }
+
+  /** After `add`: unstages each file setup wrote that the task left as setup left it. */
+  async unstageUntouched(): Promise<void> {
+    const files = [...this.files.keys()];
+    const now = await this.stagedBlobs(files);
+    const untouched = files.filter((p) => now.get(p) === this.files.get(p));
+    if (untouched.length > 0) await this.git.run(this.dir, ['reset', '--quiet', '--', ...untouched.map(literal)]);
+  }
+
+  /** The setup cache's key: the setup's identity and the blobs of its input files at HEAD. */
+  async key(setup: { commands: readonly string[]; network: boolean }, inputNames: readonly string[]): Promise<string> {
+    const out = inputNames.length ? await this.git.run(this.dir, ['ls-tree', '-z', 'HEAD', '--', ...inputNames.map(literal)]) : '';
+    const inputs = out
+      .split('\0')
+      .map((e) => /^\d+ \w+ ([0-9a-f]+)\t([\s\S]+)$/.exec(e))
+      .filter((m): m is RegExpExecArray => m !== null)
+      .map((m) => [m[2]!, m[1]!] as const)
+      .sort((a, b) => a[0].localeCompare(b[0]));
+    return SetupCache.key({ commands: setup.commands, network: setup.network, inputs });
+  }
+
+  /** The staged blob of each path (null: not in the index). */
+  private async stagedBlobs(paths: string[]): Promise<Map<string, string | null>> {
+    const blobs = new Map<string, string | null>(paths.map((p) => [p, null]));
+    if (paths.length === 0) return blobs;
+    const out = await this.git.run(this.dir, ['ls-files', '--stage', '-z', '--', ...paths.map(literal)]);
+    for (const entry of out.split('\0')) {
+      const m = /^\d+ ([0-9a-f]+) \d\t([\s\S]*)$/.exec(entry);
+      if (m && blobs.has(m[2]!)) blobs.set(m[2]!, m[1]!);
+    }
+    return blobs;
+  }
+}
+
+/** A pathspec naming exactly this path (no glob, no magic from the name). */
+const literal = (p: string) => `:(literal)${p}`;
