@@ -81,6 +81,9 @@ export class ConsoleForge implements Forge {
     this.println(
       `${this.paint('red', 'escalated')}: task ${e.task_id} failed after ${e.attempts} attempt(s).\n` +
         `Last failure:\n${indent(excerpt)}\n` +
+        (e.also_escalated?.length ? `Also escalated: ${e.also_escalated.join(', ')}.\n` : '') +
+        (e.done_meanwhile?.length ? `Done meanwhile (verified and checkpointed): ${e.done_meanwhile.join(', ')}.\n` : '') +
+        (e.blocked?.length ? `Still blocked (they depend on an escalated task): ${e.blocked.join(', ')}.\n` : '') +
         (e.last_error.includes(MISSING_SETUP_HINT_HEAD)
           ? `Add the setup to the repo config (see the hint), then run the same command again to resume with fresh retries.`
           : e.task_id === 'setup'

@@ -116,4 +116,17 @@ describe('ConsoleForge: the escalation message', () => {
     await new ConsoleForge({ stream: plain.s, live: false, color: false }).escalate(snapshot({}), { task_id: 'slug', attempts: 2, last_error: JEST });
     expect(plain.text()).toMatch(/Fix it on the goal branch \(push to it\)/);
   });
+
+  it('names what else escalated, what was done meanwhile and what is still blocked', async () => {
+    const out = stream();
+    await new ConsoleForge({ stream: out.s, live: false, color: false }).escalate(snapshot({}), {
+      task_id: 'slug',
+      attempts: 2,
+      last_error: JEST,
+      also_escalated: ['lint'],
+      done_meanwhile: ['docs'],
+      blocked: ['release', 'publish'],
+    });
+    expect(out.text()).toMatch(/Also escalated: lint\.\nDone meanwhile \(verified and checkpointed\): docs\.\nStill blocked \(they depend on an escalated task\): release, publish\./);
+  });
 });
