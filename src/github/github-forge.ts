@@ -7,7 +7,7 @@ import type { EffectOnce, Forge } from '../ports/forge.js';
 import type { GoalKey, Ledger } from '../ports/ledger.js';
 import { readGitHubMeta, type GitHubGoal, type GitHubGoalMeta } from './goal-meta.js';
 import { labelForGoal, STATE_LABELS, type StateLabel } from './labels.js';
-import { checklist, ESCALATION_MARKER, renderStatus, STATUS_MARKER, type Links } from './status-comment.js';
+import { checklist, ESCALATION_MARKER, escalatedAncestors, renderStatus, STATUS_MARKER, type Links } from './status-comment.js';
 
 export type Octokit = InstanceType<typeof ProbotOctokit>;
 
@@ -253,8 +253,13 @@ export class GitHubForge implements Forge {
   }
 
   private async reportCheckRun(s: GoalSnapshot, headSha: string, status: 'in_progress' | 'completed', r: LoopResult | undefined, retry: boolean): Promise<void> {
+    const blockers = escalatedAncestors(s.tasks);
     const summary = s.tasks
-      .map((t) => `- ${t.status === 'done' ? '✅' : t.status === 'escalated' ? '❌' : t.status === 'skipped' ? '⏭️' : '⏳'} \`${t.id}\` ${t.status}${t.attempts ? ` (attempt ${t.attempts})` : ''}`)
+      .map((t) => {
+        const blockedBy = t.status === 'pending' ? (blockers.get(t.id) ?? []) : [];
+        const icon = t.status === 'done' ? '✅' : t.status === 'escalated' ? '❌' : t.status === 'skipped' ? '⏭️' : blockedBy.length ? '⛔' : '⏳';
+        return `- ${icon} \`${t.id}\` ${blockedBy.length ? `blocked by ${blockedBy.map((b) => `\`${b}\``).join(', ')}` : t.status}${t.attempts ? ` (attempt ${t.attempts})` : ''}`;
+      })
       .join('\n');
     const output = { title: `${s.tasks.filter((t) => t.status === 'done').length}/${s.tasks.length} tasks verified`, summary };
     const conclusion = r ? (r.success ? 'success' : r.status === 'ESCALATED' ? 'failure' : 'neutral') : undefined;

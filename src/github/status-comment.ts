@@ -40,7 +40,7 @@ export function checklist(s: GoalSnapshot, links: Links): string {
 }
 
 /** For each task, the escalated tasks it depends on, directly or through other tasks. */
-function escalatedAncestors(tasks: readonly TaskSnapshot[]): Map<string, string[]> {
+export function escalatedAncestors(tasks: readonly TaskSnapshot[]): Map<string, string[]> {
   const byId = new Map(tasks.map((t) => [t.id, t]));
   const memo = new Map<string, Set<string>>();
   const visit = (id: string, path: Set<string>): Set<string> => {

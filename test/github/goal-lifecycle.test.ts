@@ -156,6 +156,11 @@ tasks:
     expect(status.body).toMatch(/- \[ \] broken Never passes — escalated, attempt 1/);
     expect(status.body).toMatch(/- \[x\] free Add free\.txt \(\[[0-9a-f]{7}\]/);
     expect(status.body).toContain('- [ ] after Needs broken — blocked by broken');
+    // The check run on the PR says the same.
+    const run = h.fake.checkRuns.filter((c) => c.name === 'goal-loop').at(-1)!;
+    expect(run).toMatchObject({ status: 'completed', conclusion: 'failure' });
+    expect(run.output?.summary).toContain('- ⛔ `after` blocked by `broken`');
+    expect(run.output?.summary).toContain('- ❌ `broken` escalated (attempt 1)');
   });
 
   it('posts a goal-block template when the issue has no plan and no model is configured', async () => {
