@@ -1,11 +1,11 @@
 /**
  * The layering of src/ (checked by `npm run lint:deps` and test/architecture/layers.test.ts).
  *
- *   shared/                      text and file helpers; imports no other folder
- *   goal/                        the goal model: spec, DAG, states, limits, results; imports shared/
- *   ports/                       interfaces the loop drives; imports goal/, shared/
- *   loop/                        the controller; imports goal/, ports/, shared/, never an adapter
- *   config/                      the repo config (policy); imports goal/, shared/
+ *   common/                      text and file helpers; imports no other folder
+ *   goal/                        the goal model: spec, DAG, states, limits, results; imports common/
+ *   ports/                       interfaces the loop drives; imports goal/, common/
+ *   loop/                        the controller; imports goal/, ports/, common/, never an adapter
+ *   config/                      the repo config (policy); imports goal/, common/
  *   adapters                     workspace/, sandbox/, agent/, ledger/, forge/: implement ports/
  *   run/, worker/                compose a goal run (local repository, queued work)
  *   github/, mcp/, demo/         wirings: the App, the MCP server, the demo
@@ -36,31 +36,31 @@ module.exports = {
     },
     {
       name: 'shared-imports-no-folder',
-      comment: 'shared/ is the bottom layer: it imports no other folder of src/.',
+      comment: 'common/ is the bottom layer: it imports no other folder of src/.',
       severity: 'error',
-      from: { path: '^src/shared/' },
-      to: { path: '^src/', pathNot: '^src/shared/' },
+      from: { path: '^src/common/' },
+      to: { path: '^src/', pathNot: '^src/common/' },
     },
     {
       name: 'goal-imports-only-shared',
-      comment: 'The goal model owns the shared words: it imports only shared/.',
+      comment: 'The goal model owns the shared words: it imports only common/.',
       severity: 'error',
       from: { path: '^src/goal/' },
-      to: { path: '^src/', pathNot: '^src/(goal|shared)/' },
+      to: { path: '^src/', pathNot: '^src/(goal|common)/' },
     },
     {
       name: 'ports-import-only-goal',
-      comment: 'ports/ are interfaces over the goal model: they import only goal/ and shared/.',
+      comment: 'ports/ are interfaces over the goal model: they import only goal/ and common/.',
       severity: 'error',
       from: { path: '^src/ports/' },
-      to: { path: '^src/', pathNot: '^src/(ports|goal|shared)/' },
+      to: { path: '^src/', pathNot: '^src/(ports|goal|common)/' },
     },
     {
       name: 'loop-imports-no-adapter',
-      comment: 'The loop drives ports/, never an adapter or a wiring: it imports only goal/, ports/ and shared/.',
+      comment: 'The loop drives ports/, never an adapter or a wiring: it imports only goal/, ports/ and common/.',
       severity: 'error',
       from: { path: '^src/loop/' },
-      to: { path: '^src/', pathNot: '^src/(loop|goal|ports|shared)/' },
+      to: { path: '^src/', pathNot: '^src/(loop|goal|ports|common)/' },
     },
     {
       name: 'adapters-import-no-wiring',

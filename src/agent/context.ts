@@ -1,5 +1,5 @@
 import type { GoalSpec, TaskSpec } from '../goal/schema.js';
-import { quoteUntrusted, sanitizeUntrusted } from '../shared/untrusted.js';
+import { quoteUntrusted, sanitizeUntrusted } from '../common/untrusted.js';
 import { Git } from '../workspace/git.js';
 import type { AssistantBlock, Message, TextBlock, ToolResultBlock, UserBlock } from './model.js';
 import { excerpt } from './scratchpad.js';

@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import { z } from 'zod';
 import { formatSpecError, SpecValidationError, validateGoalSpec } from '../goal/parse.js';
 import { GoalSpecSchema, type GoalSpec } from '../goal/schema.js';
-import { quoteUntrusted } from '../shared/untrusted.js';
+import { quoteUntrusted } from '../common/untrusted.js';
 import type { Usage } from '../goal/usage.js';
 import { CostGuard, promptTokenBound } from './budget.js';
 import { addUsage, ModelError, NO_USAGE, type AssistantBlock, type Message, type Model, type ModelResponse, type ToolDefinition, type ToolUseBlock } from './model.js';

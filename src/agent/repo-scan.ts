@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { quoteUntrusted, sanitizeUntrusted } from '../shared/untrusted.js';
+import { quoteUntrusted, sanitizeUntrusted } from '../common/untrusted.js';
 import { ConfinedFiles } from '../sandbox/confined-files.js';
 import { Git } from '../workspace/git.js';
 

@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import { UsageError } from '../shared/errors.js';
+import { UsageError } from '../common/errors.js';
 import type { TaskAgent } from '../ports/agent.js';
 import type { McpServerConfig } from '../config/repo-config.js';
 import { McpToolHub } from './mcp/tool-hub.js';

@@ -9,7 +9,7 @@ import { runCommand } from './commands/run.js';
 import { serveCommand } from './commands/serve.js';
 import { statusCommand } from './commands/status.js';
 import { workerCommand } from './commands/worker.js';
-import { InputError, UsageError } from '../shared/errors.js';
+import { InputError, UsageError } from '../common/errors.js';
 import { commandHelp, OVERVIEW } from './help.js';
 import { LockedError } from '../run/lock.js';
 import { packageVersion } from './version.js';

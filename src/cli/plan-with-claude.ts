@@ -6,10 +6,10 @@ import { resolveLimits } from '../goal/limits.js';
 import { configLimits } from '../config/repo-config.js';
 import { deriveGoalId } from '../goal/parse.js';
 import type { GoalSpec } from '../goal/schema.js';
-import { sanitizeUntrusted } from '../shared/untrusted.js';
+import { sanitizeUntrusted } from '../common/untrusted.js';
 import { createLogger } from './logging.js';
 import { Git } from '../workspace/git.js';
-import { UsageError } from '../shared/errors.js';
+import { UsageError } from '../common/errors.js';
 import { loadRepoConfigForCli } from '../run/load-repo-config.js';
 import { repoArgument } from '../run/paths.js';
 

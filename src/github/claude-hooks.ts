@@ -4,7 +4,7 @@ import { resolveLimits } from '../goal/limits.js';
 import { configLimits } from '../config/repo-config.js';
 import { agentDeps } from '../run/compose-goal-run.js';
 import type { WorkGoalDeps } from './work-goal.js';
-import { sanitizeUntrusted } from '../shared/untrusted.js';
+import { sanitizeUntrusted } from '../common/untrusted.js';
 
 /** The Claude agent and planner for the GitHub App, when ANTHROPIC_API_KEY is set; else nothing. */
 export function claudeHooks(env: NodeJS.ProcessEnv, logger: Logger): Pick<WorkGoalDeps, 'agentFor' | 'planner'> {

@@ -1,6 +1,6 @@
 import { extractGoalBlock, formatSpecError, parseGoalSpec, SpecValidationError, validateGoalSpec } from '../goal/parse.js';
 import type { GoalSpec, TaskSpec } from '../goal/schema.js';
-import { sanitizeUntrusted } from '../shared/untrusted.js';
+import { sanitizeUntrusted } from '../common/untrusted.js';
 
 export type IssuePlan = { kind: 'spec'; spec: GoalSpec } | { kind: 'none' } | { kind: 'invalid'; errors: string[] };
 

@@ -1,6 +1,6 @@
 import { mermaidGraph } from '../goal/render.js';
 import type { GoalSnapshot, TaskSnapshot } from '../goal/result.js';
-import { sanitizeUntrusted } from '../shared/untrusted.js';
+import { sanitizeUntrusted } from '../common/untrusted.js';
 
 export const STATUS_MARKER = '<!-- goal-loop:status -->';
 export const ESCALATION_MARKER = '<!-- goal-loop:escalation -->';

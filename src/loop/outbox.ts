@@ -3,7 +3,7 @@ import type { Escalation } from '../goal/escalation.js';
 import type { GoalSnapshot, LoopResult } from '../goal/result.js';
 import type { Forge } from '../ports/forge.js';
 import type { EffectInput, GoalKey, Outbox, PendingEffect } from '../ports/ledger.js';
-import { crashPoint } from '../shared/crash-point.js';
+import { crashPoint } from '../common/crash-point.js';
 
 /**
  * The effects the loop's steps imply, as the outbox records them (see ports/outbox.ts). Each is

@@ -3,7 +3,7 @@ import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/proto
 import type { CallToolResult, ServerNotification, ServerRequest } from '@modelcontextprotocol/sdk/types.js';
 import type { Logger } from 'pino';
 import { z } from 'zod';
-import { UsageError } from '../shared/errors.js';
+import { UsageError } from '../common/errors.js';
 import { LockedError } from '../run/lock.js';
 import { RepoConfigError } from '../config/repo-config.js';
 import { formatSpecError, SpecValidationError } from '../goal/parse.js';

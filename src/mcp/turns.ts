@@ -1,5 +1,5 @@
 import { excerpt } from '../agent/scratchpad.js';
-import { sanitizeUntrusted } from '../shared/untrusted.js';
+import { sanitizeUntrusted } from '../common/untrusted.js';
 import type { TaskSnapshot } from '../goal/result.js';
 import type { GoalRecord, TaskRecord } from '../ports/ledger.js';
 import type { GoalSession, Turn } from './goal-session.js';

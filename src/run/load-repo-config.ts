@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { parseRepoConfig, parseRepoConfigText, REPO_CONFIG_PATH, RepoConfigError, type RepoConfig } from '../config/repo-config.js';
 import { Git } from '../workspace/git.js';
-import { InputError } from '../shared/errors.js';
+import { InputError } from '../common/errors.js';
 
 /**
  * The repo config for a CLI run: `--config <file>` if given; else `.github/goal-loop.yml` as

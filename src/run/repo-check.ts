@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
 import { Git, type GitOptions } from '../workspace/git.js';
-import { InputError, UsageError } from '../shared/errors.js';
+import { InputError, UsageError } from '../common/errors.js';
 
 /**
  * Fails early, with a clear message, when --repo is not a git repository we can read, or has no

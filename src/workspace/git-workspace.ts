@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { crashPoint } from '../shared/crash-point.js';
+import { crashPoint } from '../common/crash-point.js';
 import { CheckpointRefusedError, type Checkpoint, type CheckpointInput, type SetupIdentity, type Workspace } from '../ports/workspace.js';
 import { Git, GitError, type GitOptions } from './git.js';
 import type { MirrorCache } from './mirror-cache.js';

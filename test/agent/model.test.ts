@@ -4,7 +4,7 @@ import { CostGuard, MIN_OUTPUT_TOKENS, promptTokenBound } from '../../src/agent/
 import { ModelError, type ModelRequest } from '../../src/agent/model.js';
 import { costUsd, pricingFor, worstCaseCostUsd } from '../../src/agent/pricing.js';
 import { checkAgentChoice, selectAgent } from '../../src/agent/select-agent.js';
-import { UsageError } from '../../src/shared/errors.js';
+import { UsageError } from '../../src/common/errors.js';
 import { ProcessSandbox } from '../../src/sandbox/process-sandbox.js';
 import { apiError, overloaded, rateLimited, reply, text } from '../helpers/fake-anthropic.js';
 import { silentLogger } from '../helpers/goal-harness.js';

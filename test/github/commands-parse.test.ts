@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { findCommand, parseCommand } from '../../src/github/commands.js';
 import { priorityFromLabels, labelForState } from '../../src/github/labels.js';
 import { goalBranch } from '../../src/github/github-goal.js';
-import { quoteUntrusted, sanitizeUntrusted } from '../../src/shared/untrusted.js';
+import { quoteUntrusted, sanitizeUntrusted } from '../../src/common/untrusted.js';
 import { inlineUntrusted } from '../../src/github/status-comment.js';
 import { tokenHeaderConfig } from '../../src/github/git-auth.js';
 

@@ -4,7 +4,7 @@ import { extractGoalBlock, loadGoalSpecFile, parseGoalSpec, SpecValidationError 
 import { mermaidGraph, orderedChecklist } from '../../goal/render.js';
 import type { GoalSpec } from '../../goal/schema.js';
 import { PlannerError } from '../../agent/index.js';
-import { UsageError } from '../../shared/errors.js';
+import { UsageError } from '../../common/errors.js';
 import { loadRepoConfigForCli } from '../../run/load-repo-config.js';
 import { planIssueWithClaude, plannerExitCode } from '../plan-with-claude.js';
 

@@ -9,7 +9,7 @@ import { runGoal } from '../../loop/controller.js';
 import { exitCodeFor } from '../../goal/result.js';
 import { MirrorCache } from '../../workspace/mirror-cache.js';
 import { SetupCache } from '../../workspace/setup-cache.js';
-import { UsageError } from '../../shared/errors.js';
+import { UsageError } from '../../common/errors.js';
 import { acquireLock } from '../../run/lock.js';
 import { repoArgument, workspaceDir, workspaceRoot } from '../../run/paths.js';
 import { checkRepoReachable } from '../../run/repo-check.js';

@@ -6,7 +6,7 @@ import { createLogger } from '../logging.js';
 import { GoalLoopOctokit } from '../../github/octokit.js';
 import { startServer, webhookSecretProblem } from '../../github/server/serve.js';
 import { loadDotEnv, missingAppCredentials, readDotEnv } from '../dotenv.js';
-import { InputError } from '../../shared/errors.js';
+import { InputError } from '../../common/errors.js';
 import { jailStatus, runService } from '../service.js';
 import { packageDir } from '../version.js';
 

@@ -1,7 +1,7 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { createLogger } from '../logging.js';
 import { startWorker } from '../../github/server/work.js';
-import { UsageError } from '../../shared/errors.js';
+import { UsageError } from '../../common/errors.js';
 import { loadDotEnv, missingAppCredentials } from '../dotenv.js';
 import { runService } from '../service.js';
 

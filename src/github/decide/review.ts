@@ -1,5 +1,5 @@
 import type { TaskSpec } from '../../goal/schema.js';
-import { quoteUntrusted } from '../../shared/untrusted.js';
+import { quoteUntrusted } from '../../common/untrusted.js';
 import type { EventOf } from '../events.js';
 import type { ConfigFact, Decision, GoalView } from './actions.js';
 import { acceptSpec, invalidConfigComment, isMerged, refuseSender } from './common.js';

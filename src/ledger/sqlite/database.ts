@@ -1,6 +1,6 @@
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
-import { makeDirs } from '../../shared/make-dirs.js';
+import { makeDirs } from '../../common/make-dirs.js';
 import { LedgerOpenError } from '../../ports/ledger.js';
 import { migrate } from './migrations.js';
 
