@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 
 /** decide/ is pure: its modules import (at run time) only the goal model, untrusted-text helpers and other pure parsers. */
 const DIR = join(import.meta.dirname, '../../../src/github/decide');
-const PURE = [/^\.\/[\w-]+\.js$/, /^\.\.\/\.\.\/goal\//, /^\.\.\/\.\.\/shared\/untrusted\.js$/, /^\.\.\/(commands|github-goal|labels|plan-from-issue)\.js$/];
+const PURE = [/^\.\/[\w-]+\.js$/, /^\.\.\/\.\.\/goal\//, /^\.\.\/\.\.\/common\/untrusted\.js$/, /^\.\.\/(commands|github-goal|labels|plan-from-issue)\.js$/];
 
 describe('src/github/decide does no I/O', () => {
   it.each(readdirSync(DIR).filter((f) => f.endsWith('.ts')))('%s', (file) => {
