@@ -68,16 +68,8 @@ export async function appHarness(
     strictAuth: true,
     ...opts,
   });
-  onTestFinished(() => {
-    fake.stop();
-    // Every request the app made must exist in GitHub's OpenAPI description, with its required fields.
-    if (fake.violations.length || fake.unhandled.length) {
-      throw new Error(`GitHub API misuse:\n${[...fake.violations, ...fake.unhandled.map((u) => `unhandled ${u}`)].join('\n')}`);
-    }
-  });
   const store = await openTestStore(root);
   const ledger = store.ledger;
-  onTestFinished(() => store.close());
   let alive = { value: true };
   const make = (sandbox: Sandbox) => {
     const probot = testProbot();
@@ -97,8 +89,17 @@ export async function appHarness(
     return { probot, runtime };
   };
   const first = make(opts.sandbox ?? new ProcessSandbox());
-  onTestFinished(() => {
-    alive.value = false; // nothing of a finished test may still write to the store
+  // One teardown, in this order: a goal still running stops (or its requests would land on the
+  // next test's fake), nothing of the finished test may still write to the store, then the checks.
+  onTestFinished(async () => {
+    await Promise.race([h.runtime.close(0), new Promise((r) => setTimeout(r, 2000).unref())]);
+    alive.value = false;
+    fake.stop();
+    await store.close();
+    // Every request the app made must exist in GitHub's OpenAPI description, with its required fields.
+    if (fake.violations.length || fake.unhandled.length) {
+      throw new Error(`GitHub API misuse:\n${[...fake.violations, ...fake.unhandled.map((u) => `unhandled ${u}`)].join('\n')}`);
+    }
   });
   await first.probot.load(first.runtime.appFn);
   const h: AppHarness = {

@@ -135,7 +135,7 @@ export function fakeGitHub(opts: FakeGitHubOptions): FakeGitHub {
       } else {
         const token = auth.replace(/^(token|bearer)\s+/i, '');
         const exp = tokenExpiry.get(token);
-        if (exp === undefined) violations.push(`${method} ${url.pathname}: not authenticated with an installation token from the fake`);
+        if (exp === undefined) violations.push(`${method} ${url.pathname}: not authenticated with an installation token from the fake${/^ghs_f\d+i/.test(token) ? ' (a token of another fake: a request left running by an earlier test)' : ''}`);
         else if (exp < Date.now()) violations.push(`${method} ${url.pathname}: installation token expired`);
       }
     }

@@ -1,6 +1,9 @@
 import { fakeSha, userJson, obj, str, ROLE, type Reply } from './util.js';
 import type { Ctx } from './responses.js';
 
+/** Numbers each fake, so a token one fake handed out is never valid at another (an earlier test's). */
+let fakeInstances = 0;
+
 export function createRepoRoutes(ctx: Ctx) {
   const {
     installationId,
@@ -30,6 +33,7 @@ export function createRepoRoutes(ctx: Ctx) {
     touch,
   } = ctx;
   let tokenSeq = 0;
+  const instance = ++fakeInstances;
 
   function routeApp(method: string, url: URL, body: unknown, segs: string[]): Reply | undefined {
     const at = (i: number): string | undefined => segs[i];
@@ -37,7 +41,7 @@ export function createRepoRoutes(ctx: Ctx) {
     // --- app and installation ---
     if (method === 'POST' && at(0) === 'app' && at(1) === 'installations' && at(3) === 'access_tokens' && segs.length === 4) {
       if (Number(at(2)) !== installationId) return notFound();
-      const token = `ghs_fake${installationId}x${++tokenSeq}${'0'.repeat(20)}`.slice(0, 40);
+      const token = `ghs_f${instance}i${installationId}x${++tokenSeq}${'0'.repeat(30)}`.slice(0, 40);
       const expires = Date.now() + 3600_000;
       tokens.push(token);
       tokenExpiry.set(token, expires);
