@@ -5,6 +5,7 @@ import { basename, dirname, join } from 'node:path';
 import { execa } from 'execa';
 import type { Logger } from 'pino';
 import { z } from 'zod';
+import { makeReadyCopy, moveInto, readyCopiesSettled, readyCopyNames, STALE_LEFTOVER_MS, takeReadyCopy } from './setup-ready-copies.js';
 
 const DEFAULT_SETUP_CACHE_MB = 4096;
 
@@ -20,18 +21,24 @@ type Manifest = z.infer<typeof ManifestSchema>;
 export interface SetupCacheOptions {
   /** Folder of the entries: `<root>/<repository>/<key>/{tree,manifest.json}`. */
   root: string;
-  /** Bound on all entries together; the least recently used go first. */
+  /** Bound on all entries together (ready copies included); the least recently used go first. */
   maxBytes: number;
+  /** Keep a ready copy of each entry, made in the background, that a restore moves in (default on). */
+  readyCopies?: boolean;
   logger?: Logger;
 }
 
 /**
  * What setup produced (dependencies, a package store, a rewritten lockfile), kept per repository
  * and per key (the setup commands and the blobs of the files they read), so the next run or the
- * next goal on the repository copies it back instead of installing again. Entries are data: copied
+ * next goal on the repository puts it back instead of installing again. Entries are data: copied
  * with `cp -a` (symlinks stay links, nothing is followed), never run or interpreted by the host.
+ * A restore moves in a ready copy made in the background (setup-ready-copies.ts), so a hit costs
+ * a rename, not a copy of the dependencies.
  */
 export class SetupCache {
+  private movable = true;
+
   constructor(private readonly opts: SetupCacheOptions) {}
 
   /** `<workspaces>/setup-cache`, bounded by GOAL_LOOP_SETUP_CACHE_MB (0 turns it off). */
@@ -57,7 +64,7 @@ export class SetupCache {
     const entry = join(this.repoDir(repo), key);
     const manifest = await this.readManifest(entry);
     if (!manifest) {
-      await rm(entry, { recursive: true, force: true });
+      await rm(entry, { recursive: true, force: true, maxRetries: 3 });
       return 'missing';
     }
     // Only into places that are plainly free: a parent that is a symlink (or a path already there
@@ -67,20 +74,35 @@ export class SetupCache {
       for (const p of manifest.paths) lstatSync(join(entry, 'tree', p));
     } catch {
       this.opts.logger?.warn({ entry }, 'a setup cache entry is incomplete; it is removed and setup runs');
-      await rm(entry, { recursive: true, force: true });
+      await rm(entry, { recursive: true, force: true, maxRetries: 3 });
       return 'missing';
     }
+    let how: 'moved' | 'copied' = 'copied';
     try {
-      for (const p of manifest.paths) {
-        await mkdir(dirname(join(dir, p)), { recursive: true });
-        await execa('cp', ['-a', '--reflink=auto', '--remove-destination', '--', join(entry, 'tree', p), join(dir, p)]);
+      // A ready copy moves in (a rename per path); else the entry is copied, which costs its size.
+      const ready = await takeReadyCopy(entry, manifest.paths);
+      if (ready) {
+        try {
+          if (await moveInto(ready, dir, manifest.paths)) how = 'moved';
+          else this.movable = false; // the workspaces are on another filesystem: copies cannot move
+        } finally {
+          await rm(ready, { recursive: true, force: true });
+        }
+      }
+      if (how === 'copied') {
+        for (const p of manifest.paths) {
+          await mkdir(dirname(join(dir, p)), { recursive: true });
+          await execa('cp', ['-a', '--reflink=auto', '--remove-destination', '--', join(entry, 'tree', p), join(dir, p)]);
+        }
       }
       const now = new Date();
       await utimes(join(entry, 'manifest.json'), now, now); // recently used
+      this.opts.logger?.debug({ entry, how }, 'setup output restored');
+      this.prepareNext(entry, manifest);
       return 'restored';
     } catch (err) {
       this.opts.logger?.warn({ err, entry }, 'a setup cache entry does not read back; it is removed and setup runs');
-      await rm(entry, { recursive: true, force: true });
+      await rm(entry, { recursive: true, force: true, maxRetries: 3 });
       return 'failed';
     }
   }
@@ -105,32 +127,73 @@ export class SetupCache {
       const { stdout } = await execa('du', ['-sb', '--', join(tmp, 'tree')]).catch(() => ({ stdout: '0' }));
       const manifest: Manifest = { version: 1, key, paths: safe, bytes: Number.parseInt(stdout, 10) || 0 };
       await writeFile(join(tmp, 'manifest.json'), JSON.stringify(manifest));
-      await rm(entry, { recursive: true, force: true });
+      await rm(entry, { recursive: true, force: true, maxRetries: 3 });
       await rename(tmp, entry);
+      this.prepareNext(entry, manifest);
     } finally {
       await rm(tmp, { recursive: true, force: true });
     }
     await this.evict();
   }
 
-  /** Removes the least recently used entries (of any repository) while all of them exceed the bound. */
+  /** Every ready copy this process is making, done (for a clean exit, and for measurements). */
+  idle(): Promise<void> {
+    return readyCopiesSettled();
+  }
+
+  /** In the background: a ready copy for the next restore, when the bound leaves room for one. */
+  private prepareNext(entry: string, manifest: Manifest): void {
+    if (this.opts.readyCopies === false || !this.movable) return;
+    const hasRoom = async () => (await this.totalBytes()) + manifest.bytes <= this.opts.maxBytes;
+    void makeReadyCopy(entry, manifest.paths, hasRoom, (err) => this.opts.logger?.warn({ err, entry }, 'cannot make a ready copy of a setup cache entry; the next restore copies it'));
+  }
+
+  private async totalBytes(): Promise<number> {
+    return (await this.scan()).reduce((n, e) => n + e.bytes * (1 + e.readyCopies.length), 0);
+  }
+
+  /**
+   * While all entries and their ready copies exceed the bound: drops ready copies (the least
+   * recently used entry's first), then entries. Also removes what a killed process left half
+   * made more than an hour ago.
+   */
   async evict(): Promise<void> {
-    const entries: Array<{ path: string; bytes: number; usedAt: number }> = [];
-    for (const repo of await readdir(this.opts.root).catch(() => [] as string[])) {
-      for (const key of await readdir(join(this.opts.root, repo)).catch(() => [] as string[])) {
-        const path = join(this.opts.root, repo, key);
-        const manifest = key.startsWith('.tmp-') ? undefined : await this.readManifest(path);
-        if (!manifest) continue;
-        entries.push({ path, bytes: manifest.bytes, usedAt: (await stat(join(path, 'manifest.json'))).mtimeMs });
+    const entries = (await this.scan()).sort((a, b) => a.usedAt - b.usedAt);
+    let total = entries.reduce((n, e) => n + e.bytes * (1 + e.readyCopies.length), 0);
+    for (const e of entries) {
+      for (const copy of e.readyCopies) {
+        if (total <= this.opts.maxBytes) return;
+        await rm(copy, { recursive: true, force: true });
+        total -= e.bytes;
       }
     }
-    let total = entries.reduce((n, e) => n + e.bytes, 0);
-    for (const e of entries.sort((a, b) => a.usedAt - b.usedAt)) {
-      if (total <= this.opts.maxBytes) break;
-      await rm(e.path, { recursive: true, force: true });
+    for (const e of entries) {
+      if (total <= this.opts.maxBytes) return;
+      await rm(e.path, { recursive: true, force: true, maxRetries: 3 });
       total -= e.bytes;
       this.opts.logger?.info({ entry: e.path, bytes: e.bytes }, 'setup cache entry evicted');
     }
+  }
+
+  /** Every whole entry, with its size, last use and ready copies; stale leftovers go on the way. */
+  private async scan(): Promise<Array<{ path: string; bytes: number; usedAt: number; readyCopies: string[] }>> {
+    const entries: Array<{ path: string; bytes: number; usedAt: number; readyCopies: string[] }> = [];
+    for (const repo of await readdir(this.opts.root).catch(() => [] as string[])) {
+      for (const key of await readdir(join(this.opts.root, repo)).catch(() => [] as string[])) {
+        const path = join(this.opts.root, repo, key);
+        if (key.startsWith('.tmp-')) {
+          await removeIfStale(path);
+          continue;
+        }
+        const manifest = await this.readManifest(path);
+        if (!manifest) continue;
+        const names = await readdir(path).catch(() => [] as string[]);
+        for (const name of names.filter((n) => n.startsWith('.taking-'))) await removeIfStale(join(path, name));
+        const usedAt = (await stat(join(path, 'manifest.json')).catch(() => ({ mtimeMs: 0 }))).mtimeMs;
+        entries.push({ path, bytes: manifest.bytes, usedAt, readyCopies: readyCopyNames(names).map((n) => join(path, n)) });
+      }
+    }
+    return entries;
   }
 
   /** Never shared across repositories: one folder per remote (a readable name and a hash). */
@@ -146,6 +209,11 @@ export class SetupCache {
       return undefined;
     }
   }
+}
+
+async function removeIfStale(path: string): Promise<void> {
+  const st = await stat(path).catch(() => undefined);
+  if (st && Date.now() - st.mtimeMs > STALE_LEFTOVER_MS) await rm(path, { recursive: true, force: true });
 }
 
 /** Every folder between `dir` and `p` is a real folder (not a symlink). */

@@ -87,5 +87,6 @@ describe('setup output and checkpoints, with a real npm install', () => {
     const third = await h.run(goal('three'), { setup }, ws('three'));
     expect(third.status, third.stop_reason ?? '').toBe('LOOP_COMPLETE');
     expect(await setupRuns('three')).toBe(2);
+    await setupCache.idle(); // the ready copies it makes in the background
   });
 });

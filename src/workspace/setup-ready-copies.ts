@@ -1,0 +1,103 @@
+import { randomBytes } from 'node:crypto';
+import { lstatSync } from 'node:fs';
+import { mkdir, readdir, rename, rm } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import { execa } from 'execa';
+
+/**
+ * Ready copies of a setup cache entry: a whole copy of its tree, made by the host in the
+ * background after a save or a restore, that the next restore *moves* into a workspace (a rename
+ * per path, whatever the size) instead of copying. The entry itself is never handed out, so no
+ * task ever holds a file of it; a copy is handed out once.
+ *
+ *   <entry>/ready-<id>/        complete, waiting (at most one is kept)
+ *   <entry>/../.tmp-ready-<id>/  being made (renamed into the entry when whole)
+ *   <entry>/.taking-<id>/      claimed by a restore, being moved out
+ */
+
+/** Copies being made in this process, by entry: a restore waits for one rather than copy again. */
+const making = new Map<string, Promise<void>>();
+
+/** Leftovers of a killed process older than this are removed by the next sweep. */
+export const STALE_LEFTOVER_MS = 60 * 60 * 1000;
+
+export function readyCopyNames(names: readonly string[]): string[] {
+  return names.filter((n) => n.startsWith('ready-'));
+}
+
+/**
+ * Makes one ready copy of the entry's tree unless one is waiting or being made, or `hasRoom`
+ * says the cache's bound has no room for it; never throws.
+ */
+export function makeReadyCopy(entry: string, paths: readonly string[], hasRoom: () => Promise<boolean>, onError: (err: unknown) => void): Promise<void> {
+  const running = making.get(entry);
+  if (running) return running;
+  const job = (async () => {
+    if (readyCopyNames(await readdir(entry)).length > 0 || !(await hasRoom())) return;
+    // Made beside the entry, not in it: an entry removed meanwhile is not brought back by the copy.
+    const tmp = join(dirname(entry), `.tmp-ready-${randomBytes(6).toString('hex')}`);
+    try {
+      for (const p of paths) {
+        await mkdir(dirname(join(tmp, p)), { recursive: true });
+        // At the lowest CPU priority: the goal that saved the entry is still running.
+        await execa('nice', ['-n', '19', 'cp', '-a', '--reflink=auto', '--', join(entry, 'tree', p), join(tmp, p)]);
+      }
+      await rename(tmp, join(entry, `ready-${randomBytes(6).toString('hex')}`));
+    } finally {
+      await rm(tmp, { recursive: true, force: true });
+    }
+  })()
+    .catch(onError)
+    .finally(() => making.delete(entry));
+  making.set(entry, job);
+  return job;
+}
+
+/** Every ready copy this process is making, done. */
+export async function readyCopiesSettled(): Promise<void> {
+  while (making.size > 0) await Promise.all([...making.values()]);
+}
+
+/**
+ * Claims a ready copy of the entry (waiting for the one this process is making, if any): its
+ * folder, renamed so no other restore can take it, or undefined. A copy that lacks a listed path
+ * is removed.
+ */
+export async function takeReadyCopy(entry: string, paths: readonly string[]): Promise<string | undefined> {
+  await making.get(entry);
+  for (const name of readyCopyNames(await readdir(entry).catch(() => []))) {
+    const claimed = join(entry, `.taking-${randomBytes(6).toString('hex')}`);
+    try {
+      await rename(join(entry, name), claimed); // atomic: of two restores, one wins
+    } catch {
+      continue;
+    }
+    try {
+      for (const p of paths) lstatSync(join(claimed, p));
+      return claimed;
+    } catch {
+      await rm(claimed, { recursive: true, force: true });
+    }
+  }
+  return undefined;
+}
+
+/**
+ * Moves each path of a claimed copy into `dir`, whose parents the caller checked are plain
+ * folders and whose destinations are free or regular files. `false` when the copy is on another
+ * filesystem (nothing moved); throws when a move breaks midway (the caller resets the tree).
+ */
+export async function moveInto(claimed: string, dir: string, paths: readonly string[]): Promise<boolean> {
+  for (const [i, p] of paths.entries()) {
+    const dest = join(dir, p);
+    await mkdir(dirname(dest), { recursive: true });
+    await rm(dest, { force: true }); // a regular file setup rewrites (e.g. a lockfile); never a folder
+    try {
+      await rename(join(claimed, p), dest);
+    } catch (err) {
+      if (i === 0 && (err as NodeJS.ErrnoException).code === 'EXDEV') return false;
+      throw err;
+    }
+  }
+  return true;
+}
