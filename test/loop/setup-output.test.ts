@@ -1,6 +1,7 @@
-import { existsSync } from 'node:fs';
+import { existsSync, lstatSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { checkpointCommits, git } from '../helpers/git.js';
 import { SetupCache } from '../../src/workspace/setup-cache.js';
@@ -12,6 +13,32 @@ const FILES = {
   'vendor/left-pad-local/package.json': JSON.stringify({ name: 'left-pad-local', version: '1.0.0', main: 'index.js' }),
   'vendor/left-pad-local/index.js': "module.exports = (s, n) => String(s).padStart(n, ' ');\n",
 };
+
+/** pnpm (a devDependency of ours, run by path: corepack would fetch it from the network). */
+const PNPM = `"${process.execPath}" "${fileURLToPath(new URL('../../node_modules/pnpm/bin/pnpm.cjs', import.meta.url))}"`;
+const PNPM_LOCK = `lockfileVersion: '9.0'
+
+settings:
+  autoInstallPeers: true
+  excludeLinksFromLockfile: false
+
+importers:
+
+  .:
+    dependencies:
+      left-pad-local:
+        specifier: file:./vendor/left-pad-local
+        version: file:vendor/left-pad-local
+
+packages:
+
+  left-pad-local@file:vendor/left-pad-local:
+    resolution: {directory: vendor/left-pad-local, type: directory}
+
+snapshots:
+
+  left-pad-local@file:vendor/left-pad-local: {}
+`;
 
 describe('setup output and checkpoints, with a real npm install', () => {
   it('the first checkpoint holds only the task change: not node_modules, not the lockfile npm created', async () => {
@@ -88,5 +115,35 @@ describe('setup output and checkpoints, with a real npm install', () => {
     expect(third.status, third.stop_reason ?? '').toBe('LOOP_COMPLETE');
     expect(await setupRuns('three')).toBe(2);
     await setupCache.idle(); // the ready copies it makes in the background
+  });
+
+  it('pnpm with its store inside the workspace: the store and node_modules stay out of checkpoints, and the next goal gets them back, links intact', async () => {
+    // The incident: pnpm put its store in the workspace and 8,199 files landed on the goal branch.
+    const files = { ...FILES, 'pnpm-lock.yaml': PNPM_LOCK };
+    const h = await goalHarness({ files });
+    const setupCache = new SetupCache({ root: join(h.root, 'setup-cache'), maxBytes: 1 << 30 });
+    const ws = (id: string) => ({ setupCache, setupInputs: ['package.json', 'pnpm-lock.yaml'], dir: join(h.root, 'ws', id) });
+    const setup = [`${PNPM} install --offline --frozen-lockfile --store-dir .pnpm-store --reporter=silent`];
+    const goal = (id: string) => ({
+      goal_id: id,
+      objective: 'o',
+      tasks: [{ id: 'pad', title: 'Pad', run: `node -e "require('fs').writeFileSync('${id}.txt', require('left-pad-local')('x', 3))"`, verification: `test "$(cat ${id}.txt)" = "  x"` }],
+    });
+    const setupRuns = async (id: string) => (await h.ledger.listAttempts({ repo: h.repo.bare, goalId: id })).filter((a) => a.taskId === 'setup').length;
+
+    const first = await h.run(goal('one'), { setup }, ws('one'));
+    expect(first.status, first.stop_reason ?? '').toBe('LOOP_COMPLETE');
+    expect(await setupRuns('one')).toBe(1);
+    expect(existsSync(join(h.root, 'ws', 'one', '.pnpm-store'))).toBe(true);
+    expect(git(h.repo.bare, 'show', '--name-only', '--format=', 'goal/one')).toBe('one.txt');
+    await setupCache.idle();
+
+    const second = await h.run(goal('two'), { setup }, ws('two'));
+    expect(second.status, second.stop_reason ?? '').toBe('LOOP_COMPLETE');
+    expect(await setupRuns('two')).toBe(0);
+    expect(git(h.repo.bare, 'show', '--name-only', '--format=', 'goal/two')).toBe('two.txt');
+    // pnpm's layout (a relative link into node_modules/.pnpm) came back as a link.
+    expect(lstatSync(join(h.root, 'ws', 'two', 'node_modules', 'left-pad-local')).isSymbolicLink()).toBe(true);
+    await setupCache.idle();
   });
 });
