@@ -1,3 +1,4 @@
+import type { AttemptEntry, AttemptLogEntry } from '../ports/attempt-log.js';
 import type { GoalSpec } from '../goal/schema.js';
 import type { GoalState, TaskStatus } from '../goal/states.js';
 import type { AttemptRecord, ControlRequest, EventRecord, GoalRecord, InboxEntry, PendingEffect, TaskRecord } from '../ports/ledger.js';
@@ -177,5 +178,23 @@ export function toEffect(r: EffectRow): PendingEffect {
     createdAt: typeof r.created_at === 'number' ? new Date(r.created_at).toISOString() : r.created_at,
     attempts: r.attempts,
     lastError: r.last_error,
+  };
+}
+
+export interface AttemptEntryRow {
+  seq: number | string;
+  task_id: string;
+  attempt: number;
+  at: string | Date;
+  entry_json: string | AttemptEntry;
+}
+
+export function toAttemptLogEntry(r: AttemptEntryRow): AttemptLogEntry {
+  return {
+    seq: Number(r.seq),
+    at: r.at instanceof Date ? r.at.toISOString() : r.at,
+    taskId: r.task_id,
+    attempt: r.attempt,
+    entry: typeof r.entry_json === 'string' ? (JSON.parse(r.entry_json) as AttemptEntry) : r.entry_json,
   };
 }

@@ -1,3 +1,4 @@
+import type { AttemptLog } from './attempt-log.js';
 import type { GoalLedger } from './goal-ledger.js';
 import type { Inbox } from './inbox.js';
 import type { Leases } from './leases.js';
@@ -10,10 +11,10 @@ export type { Inbox, InboxEntry } from './inbox.js';
 export type { LeaseRecord, Leases } from './leases.js';
 
 /**
- * The durable store, one database: the goals (GoalLedger), the effects their changes imply
+ * The durable store, one database: the goals (GoalLedger), what each attempt did (AttemptLog), the effects their changes imply
  * (Outbox), the webhook inbox (Inbox) and the leases (Leases), plus housekeeping over them. A consumer that needs one concern takes that port.
  */
-export interface Ledger extends GoalLedger, Outbox, Inbox, Leases {
+export interface Ledger extends GoalLedger, AttemptLog, Outbox, Inbox, Leases {
   /**
    * Housekeeping: drops leases expired for longer than `expiredLeasesMs`, done effects and handled inbox
    * entries received longer than `handledDeliveriesMs` ago (a redelivery of one of those is then

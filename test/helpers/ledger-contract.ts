@@ -264,6 +264,36 @@ export function describeLedgerContract(name: string, open: () => Promise<Ledger>
       });
     });
 
+    describe('the attempt record', () => {
+      it('appends entries per task and attempt, in order, filtered, and after a seq (what --follow asks)', async () => {
+        await l.upsertGoal(key, { spec: spec(['a', 'b']), branch: 'b' });
+        const step = { kind: 'step', command: 'npm test', exitCode: 1, durationMs: 40, timedOut: false, tail: 'FAIL x.test.ts' } as const;
+        await l.appendAttemptEntry(key, 'a', 1, step);
+        await l.appendAttemptEntry(key, 'a', 1, { kind: 'turn', turn: 1, text: 'Reading the test.', tools: [{ name: 'read_file', input: 'x.test.ts', result: 'expect(…)', isError: false }] });
+        await l.appendAttemptEntry(key, 'b', 1, step);
+        await l.appendAttemptEntry(key, 'a', 2, { kind: 'end', outcome: 'passed', reason: 'verified', tokens: { input: 1, output: 2, cache_read: 0, cache_write: 0 }, costUsd: 0.01, durationMs: 900 });
+        const all = await l.listAttemptEntries(key);
+        expect(all.map((e) => [e.taskId, e.attempt, e.entry.kind])).toEqual([['a', 1, 'step'], ['a', 1, 'turn'], ['b', 1, 'step'], ['a', 2, 'end']]);
+        expect(all.map((e) => e.seq)).toEqual([...all.map((e) => e.seq)].sort((x, y) => x - y));
+        expect(all[1]!.entry).toEqual({ kind: 'turn', turn: 1, text: 'Reading the test.', tools: [{ name: 'read_file', input: 'x.test.ts', result: 'expect(…)', isError: false }] });
+        expect(Number.isNaN(Date.parse(all[0]!.at))).toBe(false);
+        expect((await l.listAttemptEntries(key, { taskId: 'a' })).map((e) => e.attempt)).toEqual([1, 1, 2]);
+        expect((await l.listAttemptEntries(key, { taskId: 'a', attempt: 1 })).map((e) => e.entry.kind)).toEqual(['step', 'turn']);
+        expect((await l.listAttemptEntries(key, { afterSeq: all[1]!.seq })).map((e) => e.seq)).toEqual([all[2]!.seq, all[3]!.seq]);
+        // Another connection (another worker, `goal-loop logs --follow`) reads the same record.
+        expect(await (await second()).listAttemptEntries(key)).toEqual(all);
+      });
+
+      it('keeps untrusted text as data (NUL bytes, quotes, markup) and refuses an unknown goal', async () => {
+        await l.upsertGoal(key, { spec: spec(['a']), branch: 'b' });
+        await l.appendAttemptEntry(key, 'a', 1, { kind: 'step', command: "echo '\\0'; DROP TABLE goals; --", exitCode: 0, durationMs: 1, timedOut: false, tail: 'bin\0ary <script>' });
+        const [e] = await l.listAttemptEntries(key);
+        expect(e!.entry.kind === 'step' && e!.entry.tail).toMatch(/^bin.ary <script>$/);
+        expect(e!.entry.kind === 'step' && e!.entry.command).toBe("echo '\\0'; DROP TABLE goals; --");
+        await expect(l.appendAttemptEntry({ repo: 'r', goalId: 'nope' }, 'a', 1, { kind: 'truncated', dropped: 'x' })).rejects.toThrow(/unknown goal/);
+      });
+    });
+
     describe('one step in one write, and the outbox', () => {
       it('a change lands whole: transitions, tasks, counters and the effects it implies', async () => {
         await l.upsertGoal(key, { spec: spec(), branch: 'b' });

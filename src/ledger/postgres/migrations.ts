@@ -111,6 +111,16 @@ export const POSTGRES_MIGRATIONS: readonly string[] = [
      done_at TIMESTAMPTZ
    );
    CREATE INDEX effects_pending ON effects (goal, id) WHERE done_at IS NULL;`,
+  // v5: the attempt record, written as each attempt goes (ports/attempt-log.ts).
+  `CREATE TABLE attempt_entries (
+     seq BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+     goal BIGINT NOT NULL REFERENCES goals(id) ON DELETE CASCADE,
+     task_id TEXT NOT NULL,
+     attempt INTEGER NOT NULL,
+     at TIMESTAMPTZ NOT NULL,
+     entry_json JSONB NOT NULL
+   );
+   CREATE INDEX attempt_entries_by_goal ON attempt_entries (goal, seq);`,
 ];
 
 /**

@@ -28,6 +28,8 @@ import {
   toTask,
   unknownGoal,
   type AttemptRow,
+  type AttemptEntryRow,
+  toAttemptLogEntry,
   type DeliveryRow,
   type EffectRow,
   type EventRow,
@@ -35,6 +37,7 @@ import {
   type TaskRow,
 } from '../rows.js';
 import { trimForLedger } from '../trim.js';
+import type { AttemptEntry, AttemptLogEntry, AttemptLogFilter } from '../../ports/attempt-log.js';
 import { migratePostgres } from './migrations.js';
 import { PostgresLeases } from './postgres-leases.js';
 import { createPool, pgText, toJsonb, withTransaction } from './pool.js';
@@ -159,6 +162,25 @@ export class PostgresLedger implements Ledger {
       ? await this.pool.query<AttemptRow>('SELECT * FROM attempts WHERE goal = $1 AND task_id = $2 ORDER BY id', [goal, taskId])
       : await this.pool.query<AttemptRow>('SELECT * FROM attempts WHERE goal = $1 ORDER BY id', [goal]);
     return rows.map(toAttempt);
+  }
+
+  async appendAttemptEntry(key: GoalKey, taskId: string, attempt: number, entry: AttemptEntry): Promise<void> {
+    const { rowCount } = await this.pool.query(
+      `INSERT INTO attempt_entries (goal, task_id, attempt, at, entry_json)
+       SELECT id, $3, $4, clock_timestamp(), $5 FROM goals WHERE repo = $1 AND goal_id = $2`,
+      [key.repo, key.goalId, pgText(taskId), attempt, toJsonb(entry)],
+    );
+    if (rowCount === 0) throw unknownGoal(key);
+  }
+
+  async listAttemptEntries(key: GoalKey, filter: AttemptLogFilter = {}): Promise<AttemptLogEntry[]> {
+    const goal = await this.requireGoalId(key);
+    const { rows } = await this.pool.query<AttemptEntryRow>(
+      `SELECT * FROM attempt_entries WHERE goal = $1 AND seq > $2
+         AND ($3::text IS NULL OR task_id = $3) AND ($4::int IS NULL OR attempt = $4) ORDER BY seq`,
+      [goal, filter.afterSeq ?? 0, filter.taskId ?? null, filter.attempt ?? null],
+    );
+    return rows.map(toAttemptLogEntry);
   }
 
   async listEvents(key: GoalKey): Promise<EventRecord[]> {

@@ -103,6 +103,16 @@ export const SQLITE_MIGRATIONS: readonly string[] = [
      done_at INTEGER
    );
    CREATE INDEX effects_pending ON effects (goal, id) WHERE done_at IS NULL;`,
+  // v5: the attempt record, written as each attempt goes (ports/attempt-log.ts).
+  `CREATE TABLE attempt_entries (
+     seq INTEGER PRIMARY KEY AUTOINCREMENT,
+     goal INTEGER NOT NULL REFERENCES goals(id) ON DELETE CASCADE,
+     task_id TEXT NOT NULL,
+     attempt INTEGER NOT NULL,
+     at TEXT NOT NULL,
+     entry_json TEXT NOT NULL
+   );
+   CREATE INDEX attempt_entries_by_goal ON attempt_entries (goal, seq);`,
 ];
 
 /** Applies pending migrations inside one transaction each; the version lives in `user_version`. */

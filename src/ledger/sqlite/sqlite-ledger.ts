@@ -29,6 +29,8 @@ import {
   toTask,
   unknownGoal,
   type AttemptRow,
+  type AttemptEntryRow,
+  toAttemptLogEntry,
   type DeliveryRow,
   type EffectRow,
   type EventRow,
@@ -36,6 +38,7 @@ import {
   type TaskRow,
 } from '../rows.js';
 import { trimForLedger } from '../trim.js';
+import type { AttemptEntry, AttemptLogEntry, AttemptLogFilter } from '../../ports/attempt-log.js';
 import { openSqlite } from './database.js';
 import { SqliteLeases } from './sqlite-leases.js';
 
@@ -140,6 +143,22 @@ export class SqliteLedger implements Ledger {
         : this.db.prepare('SELECT * FROM attempts WHERE goal = ? ORDER BY id').all(goal)
     ) as AttemptRow[];
     return rows.map(toAttempt);
+  }
+
+  async appendAttemptEntry(key: GoalKey, taskId: string, attempt: number, entry: AttemptEntry): Promise<void> {
+    this.db
+      .prepare('INSERT INTO attempt_entries (goal, task_id, attempt, at, entry_json) VALUES (?, ?, ?, ?, ?)')
+      .run(this.requireGoal(key).id, taskId, attempt, now(), JSON.stringify(entry));
+  }
+
+  async listAttemptEntries(key: GoalKey, filter: AttemptLogFilter = {}): Promise<AttemptLogEntry[]> {
+    const rows = this.db
+      .prepare(
+        `SELECT * FROM attempt_entries WHERE goal = ? AND seq > ?
+           AND (? IS NULL OR task_id = ?) AND (? IS NULL OR attempt = ?) ORDER BY seq`,
+      )
+      .all(this.requireGoal(key).id, filter.afterSeq ?? 0, filter.taskId ?? null, filter.taskId ?? null, filter.attempt ?? null, filter.attempt ?? null) as AttemptEntryRow[];
+    return rows.map(toAttemptLogEntry);
   }
 
   async listEvents(key: GoalKey): Promise<EventRecord[]> {

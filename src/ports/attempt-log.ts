@@ -1,0 +1,98 @@
+import type { Usage } from '../goal/usage.js';
+import type { GoalKey } from './goal-ledger.js';
+
+/**
+ * The attempt record: what each attempt of a task did, written to the ledger as it goes, so any
+ * process (another worker, `goal-loop logs --follow`, the check run) can show it. Bounded per
+ * attempt (loop/attempt-recorder.ts); the full logs stay in the scratchpad. Every string in it
+ * is untrusted text (commands, output, the model's words), stored and quoted, never interpreted.
+ */
+export type AttemptEntry = StepEntry | TurnEntry | VerifyEntry | CheckpointEntry | EndEntry | TruncatedEntry;
+
+/** A deterministic run step (or a setup / gate command). */
+export interface StepEntry {
+  kind: 'step';
+  command: string;
+  exitCode: number | null;
+  durationMs: number;
+  timedOut: boolean;
+  /** The end of its output (a failure's explanation is at the end). */
+  tail: string;
+}
+
+/** One model request of the agent: what it said, and each tool call it made with what came back. */
+export interface TurnEntry {
+  kind: 'turn';
+  turn: number;
+  text: string;
+  tools: ToolCallSummary[];
+}
+
+export interface ToolCallSummary {
+  name: string;
+  /** A short rendering of the input (a path, a command, a pattern). */
+  input: string;
+  /** The start of the result, or the error. */
+  result: string;
+  isError: boolean;
+}
+
+export interface VerifyEntry {
+  kind: 'verify';
+  command: string;
+  exitCode: number | null;
+  durationMs: number;
+  timedOut: boolean;
+  passed: boolean;
+  tail: string;
+}
+
+export interface CheckpointEntry {
+  kind: 'checkpoint';
+  sha: string;
+  files: number;
+  insertions: number;
+  deletions: number;
+  /** `git diff --stat`'s per-file lines, bounded. */
+  stat: string;
+}
+
+/** Why the attempt ended: always the last entry of a finished attempt. */
+export type AttemptOutcome = 'passed' | 'failed' | 'timeout' | 'turn_limit' | 'budget' | 'refused' | 'infra' | 'interrupted';
+
+export interface EndEntry {
+  kind: 'end';
+  outcome: AttemptOutcome;
+  /** One line: what failed, or what the attempt changed. */
+  reason: string;
+  tokens: Usage;
+  costUsd: number;
+  durationMs: number;
+}
+
+/** Written once when an attempt reaches its bound; entries after it (but its end) are dropped. */
+export interface TruncatedEntry {
+  kind: 'truncated';
+  dropped: string;
+}
+
+export interface AttemptLogEntry {
+  /** Increasing across the whole ledger: `--follow` asks for what came after the last one it saw. */
+  seq: number;
+  at: string;
+  taskId: string;
+  attempt: number;
+  entry: AttemptEntry;
+}
+
+export interface AttemptLogFilter {
+  taskId?: string;
+  attempt?: number;
+  afterSeq?: number;
+}
+
+export interface AttemptLog {
+  appendAttemptEntry(key: GoalKey, taskId: string, attempt: number, entry: AttemptEntry): Promise<void>;
+  /** Oldest first. */
+  listAttemptEntries(key: GoalKey, filter?: AttemptLogFilter): Promise<AttemptLogEntry[]>;
+}
