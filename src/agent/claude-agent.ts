@@ -10,7 +10,9 @@ import { DEFAULT_PROTECTED_PATHS } from '../config/protected-paths.js';
 import { CostGuard, promptTokenBound } from './budget.js';
 import { ContextWindow, gatherLedgerFacts, renderLedger, renderTask, textOf, type LedgerFacts, type WindowOptions } from './context.js';
 import { addUsage, ModelError, NO_USAGE, type Model, type ModelResponse, type TextBlock, type ToolResultBlock, type ToolUseBlock } from './model.js';
-import { agentSystemPrompt } from './prompts.js';
+import { agentSystemBlocks } from './prompts.js';
+import { goalBaseCommit, readRepoInstructions, renderRepoInstructions } from './repo-instructions.js';
+import { markTurnLimit, turnLimitText, withTurnLimitNote } from './turn-limit.js';
 import { Scratchpad } from './scratchpad.js';
 import { isMcpSelector, mcpToolFilter, type ExternalToolSource } from './mcp-tools.js';
 import { toolDefinitions, ToolBox, toolsForTask, type ToolLimits } from './tools.js';
@@ -19,13 +21,13 @@ export interface ClaudeAgentOptions {
   model: Model;
   /** Runs `run_command` (the same sandbox as the loop's commands). */
   sandbox: Sandbox;
-  /** Timeout of one `run_command`, in seconds: the config's task_timeout_s (a spec's `limits` override it). */
+  /** Timeout of one `run_command`, in seconds: the limits' task_timeout_s (a spec's `limits` may only lower it). */
   taskTimeoutS?: number;
   /** Globs the agent may not write (the repo config's protected_paths). */
   protectedPaths?: readonly string[];
   /** Where the scratchpad logs go; default `<workspace>.logs/agent` (beside the loop's own logs). */
   scratchDir?: string;
-  /** Model requests per attempt (default 40); the attempt then ends and verification judges. */
+  /** Model requests per attempt: the limits' max_turns (default 100; a spec's `limits` may only lower it). The attempt then ends and verification judges. */
   maxTurns?: number;
   /** max_tokens of a request (default 16,000; lowered near the cost cap). */
   maxTokens?: number;
@@ -38,7 +40,7 @@ export interface ClaudeAgentOptions {
   logger?: Logger;
 }
 
-export const DEFAULT_MAX_TURNS = 40;
+export const DEFAULT_MAX_TURNS = DEFAULT_LIMITS.max_turns;
 export const DEFAULT_MAX_TOKENS = 16_000;
 
 /** The Claude agent: a tool-use loop over the Model port, one call of `work` per attempt. */
@@ -48,6 +50,9 @@ export function createClaudeAgent(opts: ClaudeAgentOptions): TaskAgent {
 
 class ClaudeAgent implements TaskAgent {
   readonly name = 'claude';
+
+  /** The repository instructions per workspace, read once: every attempt's system prefix is the same (cached). */
+  private readonly instructions = new Map<string, Promise<string | undefined>>();
 
   constructor(private readonly opts: ClaudeAgentOptions) {}
 
@@ -64,7 +69,8 @@ class ClaudeAgent implements TaskAgent {
     let usage: Usage = { ...NO_USAGE };
     const fail = (kind: 'infra' | 'budget', error: string): AgentOutcome => ({ ok: false, kind, error, usage, costUsd: guard.spentUsd });
     try {
-      const scratch = new Scratchpad(join(opts.scratchDir ?? `${input.workspaceDir}.logs/agent`, safe(goal.goal_id), `${safe(task.id)}-a${attempt}`));
+      const attemptDir = (n: number) => join(opts.scratchDir ?? `${input.workspaceDir}.logs/agent`, safe(goal.goal_id), `${safe(task.id)}-a${n}`);
+      const scratch = new Scratchpad(attemptDir(attempt));
       await scratch.init();
       const transcript = join(scratch.dir, 'transcript.jsonl');
       const { tools: toolNames, unknown } = toolsForTask(task.mcp_tools);
@@ -74,8 +80,9 @@ class ClaudeAgent implements TaskAgent {
       const mcpTools = opts.mcp?.definitions(mcpToolFilter(task.mcp_tools)) ?? [];
       const mcpNames = new Set(mcpTools.map((t) => t.name));
       const notices = opts.mcp?.notices() ?? [];
-      const maxTurns = opts.maxTurns ?? DEFAULT_MAX_TURNS;
-      const timeoutS = goal.limits?.task_timeout_s ?? opts.taskTimeoutS ?? DEFAULT_LIMITS.task_timeout_s;
+      // The options carry the limits in force; the spec's own `limits` may only lower them.
+      const maxTurns = Math.min(opts.maxTurns ?? DEFAULT_MAX_TURNS, goal.limits?.max_turns ?? Infinity);
+      const timeoutS = Math.min(opts.taskTimeoutS ?? DEFAULT_LIMITS.task_timeout_s, goal.limits?.task_timeout_s ?? Infinity);
       const protectedPaths = opts.protectedPaths ?? DEFAULT_PROTECTED_PATHS;
       const toolbox = new ToolBox(
         {
@@ -94,7 +101,8 @@ class ClaudeAgent implements TaskAgent {
       );
 
       const facts: LedgerFacts = await gatherLedgerFacts(input.workspaceDir, input.done).catch(() => ({ done: input.done.map((d) => ({ ...d, files: [] })), files: [] }));
-      const failureLogId = input.previousFailure !== undefined ? await scratch.save('previous-failure', input.previousFailure) : undefined;
+      const previousFailure = await withTurnLimitNote(input.previousFailure, attemptDir(attempt - 1), attempt - 1);
+      const failureLogId = previousFailure !== undefined ? await scratch.save('previous-failure', previousFailure) : undefined;
       const maxAttempts = task.max_retries ?? goal.limits?.max_retries;
       const window = new ContextWindow(
         renderLedger(goal, task, facts),
@@ -104,12 +112,12 @@ class ClaudeAgent implements TaskAgent {
           ...(maxAttempts ? { maxAttempts } : {}),
           tools: [...toolNames, ...mcpNames],
           maxTurns,
-          ...(input.previousFailure !== undefined ? { previousFailure: input.previousFailure } : {}),
+          ...(previousFailure !== undefined ? { previousFailure } : {}),
           ...(failureLogId ? { failureLogId } : {}),
         }) + (notices.length ? `\n\n${notices.map((n) => `Note: ${n}`).join('\n')}` : ''),
         opts.window,
       );
-      const system: TextBlock[] = [{ type: 'text', text: agentSystemPrompt({ protectedPaths }), cache_control: { type: 'ephemeral' } }];
+      const system: TextBlock[] = agentSystemBlocks({ protectedPaths, repoInstructions: await this.instructionsFor(input.workspaceDir, log) });
       const tools = [...toolDefinitions(toolNames), ...mcpTools];
       let thinkingRetried = false;
 
@@ -171,8 +179,10 @@ class ClaudeAgent implements TaskAgent {
         });
         window.add(turn, response.content, results, summaries);
       }
-      log?.info({ maxTurns }, 'turn limit reached; the verification decides');
-      return { ok: true, usage, costUsd: guard.spentUsd, summary: `stopped at the turn limit (${maxTurns})` };
+      const limitReached = turnLimitText(maxTurns);
+      log?.warn({ maxTurns }, `${limitReached}; the verification decides`);
+      await markTurnLimit(scratch.dir, maxTurns);
+      return { ok: true, usage, costUsd: guard.spentUsd, summary: limitReached };
     } catch (err) {
       if (signal.aborted) return fail('infra', 'the attempt was interrupted');
       const message = err instanceof Error ? err.message : String(err);
@@ -182,6 +192,25 @@ class ClaudeAgent implements TaskAgent {
       // The verification, a checkpoint or a rollback comes next: no server may run beside it.
       await opts.mcp?.suspend();
     }
+  }
+
+  /** AGENTS.md and the others at the goal's base commit, rendered once per workspace; best effort. */
+  private instructionsFor(workspaceDir: string, log: Logger | undefined): Promise<string | undefined> {
+    let found = this.instructions.get(workspaceDir);
+    if (!found) {
+      found = (async () => {
+        const base = await goalBaseCommit(workspaceDir);
+        if (!base) return undefined;
+        const instr = await readRepoInstructions(workspaceDir, base);
+        if (instr.skipped.length) log?.warn({ skipped: instr.skipped, base }, 'repository instructions left out');
+        return renderRepoInstructions(instr);
+      })().catch((err: unknown) => {
+        log?.warn({ err: err instanceof Error ? err.message : String(err) }, 'cannot read the repository instructions; the agent works without them');
+        return undefined;
+      });
+      this.instructions.set(workspaceDir, found);
+    }
+    return found;
   }
 }
 

@@ -23,6 +23,8 @@ export interface AgentDeps {
   scratchDir?: string;
   /** The repo config's `mcp_servers`: started in the sandbox for the goal, their tools offered to the agent. */
   mcpServers?: readonly McpServerConfig[];
+  /** The limits' max_turns: model requests per attempt (the spec's `limits` may only lower it further). */
+  maxTurns?: number;
   /** Upper bound on an MCP server's life, in minutes (the goal's max_wall_minutes). */
   maxWallMinutes?: number;
   /** Further agent options (turn limit, window sizes…). */
@@ -57,6 +59,7 @@ export function selectAgent(choice: AgentChoice, deps?: AgentDeps, env: NodeJS.P
     logger: deps.logger,
     ...(deps.protectedPaths ? { protectedPaths: deps.protectedPaths } : {}),
     ...(deps.taskTimeoutS ? { taskTimeoutS: deps.taskTimeoutS } : {}),
+    ...(deps.maxTurns ? { maxTurns: deps.maxTurns } : {}),
     ...(deps.scratchDir ? { scratchDir: deps.scratchDir } : {}),
     ...(deps.mcpServers?.length
       ? { mcp: new McpToolHub(deps.mcpServers, { sandbox: deps.sandbox, logger: deps.logger, hostEnv: env, ...(deps.maxWallMinutes ? { lifetimeMs: deps.maxWallMinutes * 60_000 } : {}) }) }

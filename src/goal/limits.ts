@@ -34,6 +34,14 @@ export const LoopLimitsSchema = z.strictObject({
     .positive()
     .default(600)
     .describe('Seconds one command (run step, verification) may run before it is killed.'),
+  max_turns: z
+    .number()
+    .int()
+    .positive()
+    .default(100)
+    .describe(
+      'Model requests the Claude agent may make in one attempt; the attempt then ends ("turn limit reached"), the verification decides, and a failure says so to the next attempt.',
+    ),
   max_risk: z.enum(RISK_LEVELS).default('high').describe('Tasks whose risk is above this wait for approval.'),
 });
 

@@ -131,7 +131,7 @@ describe('the agent\'s tools', () => {
     fake.otherwise((_b, i) => reply([toolUse('list_files', {}, `toolu_l${i}`)]));
     const ws = await workspace({ 'a.txt': 'a' });
     const limited = await claudeAgent(fake, { maxTurns: 3 }).work(input(goal(), ws.dir));
-    expect(limited).toMatchObject({ ok: true, summary: 'stopped at the turn limit (3)' });
+    expect(limited).toMatchObject({ ok: true, summary: 'turn limit reached (3 model requests)' });
     expect(fake.requests).toHaveLength(3);
 
     const stop = new AbortController();

@@ -55,6 +55,7 @@ describe('repo config', () => {
         'cost_cap_usd: 2.5',
         'max_wall_minutes: 15',
         'task_timeout_s: 90',
+        'max_turns: 60',
         'max_risk: medium',
         'protected_paths: ["infra/**"]',
         'sandbox: process',
@@ -85,6 +86,7 @@ describe('repo config', () => {
       cost_cap_usd: 2.5,
       max_wall_minutes: 15,
       task_timeout_s: 90,
+      max_turns: 60,
       max_risk: 'medium',
     });
   });
@@ -151,6 +153,7 @@ describe('repo config', () => {
         'cost_cap_usd',
         'max_wall_minutes',
         'task_timeout_s',
+        'max_turns',
         'max_risk',
         'on_escalation',
         'protected_paths',

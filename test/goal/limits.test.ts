@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_LIMITS, resolveLimits, riskExceeds } from '../../src/goal/limits.js';
+import { DEFAULT_LIMITS, effectiveLimits, LimitsSchema, loosenedKeys, resolveLimits, riskExceeds } from '../../src/goal/limits.js';
 import { RISK_LEVELS } from '../../src/goal/schema.js';
 
 describe('DEFAULT_LIMITS', () => {
@@ -11,6 +11,7 @@ describe('DEFAULT_LIMITS', () => {
       cost_cap_usd: 10,
       max_wall_minutes: 120,
       task_timeout_s: 600,
+      max_turns: 100,
       max_risk: 'high',
     });
   });
@@ -45,6 +46,17 @@ describe('resolveLimits', () => {
     a.max_iterations = 1;
     expect(resolveLimits().max_iterations).toBe(50);
     expect(DEFAULT_LIMITS.max_retries).toBe(3);
+  });
+});
+
+describe('max_turns', () => {
+  it('is a limit like the others: the spec may only lower what the repo config allows', () => {
+    expect(effectiveLimits({ max_turns: 30 }, { max_turns: 10 }).max_turns).toBe(10);
+    expect(effectiveLimits({ max_turns: 30 }, { max_turns: 60 }).max_turns).toBe(30);
+    expect(effectiveLimits(undefined, { max_turns: 500 }).max_turns).toBe(100);
+    expect(loosenedKeys(resolveLimits({ max_turns: 30 }), { max_turns: 60 })).toEqual(['max_turns']);
+    expect(LimitsSchema.safeParse({ max_turns: 0 }).success).toBe(false);
+    expect(LimitsSchema.safeParse({ max_turns: 2.5 }).success).toBe(false);
   });
 });
 
