@@ -109,8 +109,4 @@ export class ModelError extends Error {
   }
 }
 
-export const NO_USAGE: Readonly<Usage> = Object.freeze({ input: 0, output: 0, cache_read: 0, cache_write: 0 });
-
-export function addUsage(a: Usage, b: Usage): Usage {
-  return { input: a.input + b.input, output: a.output + b.output, cache_read: a.cache_read + b.cache_read, cache_write: a.cache_write + b.cache_write };
-}
+export { NO_USAGE, addUsage } from '../goal/usage.js';

@@ -5,3 +5,9 @@ export interface Usage {
   cache_read: number;
   cache_write: number;
 }
+
+export const NO_USAGE: Readonly<Usage> = Object.freeze({ input: 0, output: 0, cache_read: 0, cache_write: 0 });
+
+export function addUsage(a: Usage, b: Usage): Usage {
+  return { input: a.input + b.input, output: a.output + b.output, cache_read: a.cache_read + b.cache_read, cache_write: a.cache_write + b.cache_write };
+}

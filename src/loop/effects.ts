@@ -8,6 +8,7 @@ import type { CommandResult, Sandbox } from '../ports/sandbox.js';
 import { CheckpointRefusedError, type Workspace } from '../ports/workspace.js';
 import type { GoalSnapshot } from '../goal/result.js';
 import { guessInstallCommand, isCommandNotFound, missingSetupHint, setupNetworkHint } from '../goal/failure-summary.js';
+import { AttemptRecorder, commandOutcome } from './attempt-recorder.js';
 import { FINAL_GATE_TASK, SETUP_TASK, type Effect, type LoopEvent, type LoopState } from './transition.js';
 
 export interface EffectDeps {
@@ -34,9 +35,12 @@ export class EffectPerformer {
   private readonly clock: () => number;
   /** Whether `setup()` ran any command in this run (else a command not found gets the missing-setup hint). */
   private setupRan = false;
+  /** The attempt record: what each attempt did, in the ledger as it goes. */
+  private readonly record: AttemptRecorder;
 
   constructor(private readonly deps: EffectDeps) {
     this.clock = deps.clock ?? Date.now;
+    this.record = new AttemptRecorder(deps.ledger, deps.key, deps.logger, this.clock);
   }
 
   /** Returns the event the effect produced, or undefined for fire-and-forget effects. */
@@ -99,8 +103,13 @@ export class EffectPerformer {
       const passed = result.exitCode === 0;
       const output = passed ? result.output : describeFailure(`setup \`${command}\``, result, this.timeoutS(), setupNetworkHint(result.output, network, Object.keys(passEnv)));
       await this.deps.ledger.recordAttempt(this.deps.key, attemptRecord(SETUP_TASK, 1, 'setup', result, output, passed));
-      if (!passed) return output;
+      await this.record.step(SETUP_TASK, 1, command, result);
+      if (!passed) {
+        await this.record.end(SETUP_TASK, 1, commandOutcome(result), output);
+        return output;
+      }
     }
+    if (commands.length > 0) await this.record.end(SETUP_TASK, 1, 'passed', restored ? 'setup output restored from the setup cache' : 'setup done');
     try {
       const output = await this.deps.workspace.preserveIgnored();
       if (output.length > 0) {
@@ -132,12 +141,15 @@ export class EffectPerformer {
       try {
         result = await this.command(command, task, attempt, `run-${i + 1}`);
       } catch (err) {
+        await this.record.end(taskId, attempt, 'infra', `sandbox failed: ${message(err)}`);
         return { type: 'executed', at: this.clock(), ok: false, kind: 'infra', error: `sandbox failed: ${message(err)}` };
       }
-      if (result.aborted) return this.interrupted();
+      if (result.aborted) return this.interrupted(taskId, attempt);
+      await this.record.step(taskId, attempt, command, result);
       if (result.exitCode !== 0) {
         const error = describeFailure(`run step \`${command}\``, result, state.limits.task_timeout_s, this.hintFor(result));
         await deps.ledger.recordAttempt(deps.key, attemptRecord(taskId, attempt, 'run', result, error));
+        await this.record.end(taskId, attempt, commandOutcome(result), error);
         return { type: 'executed', at: this.clock(), ok: false, kind: 'task', error };
       }
     }
@@ -153,13 +165,17 @@ export class EffectPerformer {
         done,
         budgetUsd: Math.max(0, state.limits.cost_cap_usd - state.counters.costUsd),
         signal: deps.signal,
+        onTurn: (turn) => this.record.turn(taskId, attempt, turn),
       });
       await deps.ledger.addCounters(deps.key, { tokens: outcome.usage, cost_usd: outcome.costUsd });
-      if (deps.signal.aborted) return this.interrupted();
+      this.record.spent(taskId, attempt, outcome.usage, outcome.costUsd);
+      if (deps.signal.aborted) return this.interrupted(taskId, attempt);
       if (outcome.ok) return { type: 'executed', at: this.clock(), ok: true, costUsd: outcome.costUsd };
+      await this.record.end(taskId, attempt, outcome.kind, outcome.error);
       return { type: 'executed', at: this.clock(), ok: false, kind: outcome.kind, error: outcome.error, costUsd: outcome.costUsd };
     } catch (err) {
-      if (deps.signal.aborted) return this.interrupted();
+      if (deps.signal.aborted) return this.interrupted(taskId, attempt);
+      await this.record.end(taskId, attempt, 'infra', `agent failed: ${message(err)}`);
       return { type: 'executed', at: this.clock(), ok: false, kind: 'infra', error: `agent failed: ${message(err)}` };
     }
   }
@@ -170,12 +186,15 @@ export class EffectPerformer {
     try {
       result = await this.command(task.verification, task, attempt, 'verify');
     } catch (err) {
+      await this.record.end(taskId, attempt, 'infra', `sandbox failed: ${message(err)}`);
       return { type: 'infra_error', at: this.clock(), error: `sandbox failed: ${message(err)}` };
     }
-    if (result.aborted) return this.interrupted();
+    if (result.aborted) return this.interrupted(taskId, attempt);
     const passed = result.exitCode === 0;
     const output = passed ? result.output : describeFailure(`verification \`${task.verification}\``, result, this.timeoutS(), this.hintFor(result));
     await this.deps.ledger.recordAttempt(this.deps.key, attemptRecord(taskId, attempt, 'verify', result, output, passed));
+    await this.record.verify(taskId, attempt, task.verification, result);
+    if (!passed) await this.record.end(taskId, attempt, commandOutcome(result), output);
     return { type: 'verified', at: this.clock(), passed, output };
   }
 
@@ -183,6 +202,8 @@ export class EffectPerformer {
     const task = this.task(taskId);
     try {
       const cp = await this.deps.workspace.checkpoint({ goalId: this.deps.spec.goal_id, taskId, title: task.title, attempt });
+      await this.record.checkpoint(taskId, attempt, cp.sha, cp.stat);
+      await this.record.end(taskId, attempt, 'passed', cp.stat ? `${cp.stat.files} file(s) changed, +${cp.stat.insertions} -${cp.stat.deletions}` : 'checkpointed');
       return { type: 'checkpointed', at: this.clock(), sha: cp.sha };
     } catch (err) {
       if (err instanceof CheckpointRefusedError) {
@@ -195,8 +216,10 @@ export class EffectPerformer {
           output: err.message,
           durationMs: 0,
         });
+        await this.record.end(taskId, attempt, 'refused', err.message);
         return { type: 'checkpoint_refused', at: this.clock(), reason: err.message };
       }
+      await this.record.end(taskId, attempt, 'infra', `checkpoint failed: ${message(err)}`);
       return { type: 'infra_error', at: this.clock(), error: `checkpoint failed: ${message(err)}` };
     }
   }
@@ -218,8 +241,10 @@ export class EffectPerformer {
       const passed = result.exitCode === 0;
       const output = passed ? result.output : describeFailure(`${check.label} (\`${check.command}\`)`, result, this.timeoutS(), this.hintFor(result));
       await this.deps.ledger.recordAttempt(this.deps.key, attemptRecord(FINAL_GATE_TASK, 1, 'gate', result, output, passed));
+      await this.record.step(FINAL_GATE_TASK, 1, check.command, result);
       if (!passed) failures.push(output);
     }
+    if (checks.length > 0) await this.record.end(FINAL_GATE_TASK, 1, failures.length === 0 ? 'passed' : 'failed', failures[0] ?? 'all checks passed');
     return { type: 'gate_done', at: this.clock(), passed: failures.length === 0, output: failures.join('\n\n') || 'all checks passed' };
   }
 
@@ -257,8 +282,10 @@ export class EffectPerformer {
     return task;
   }
 
-  private interrupted(): LoopEvent {
-    return { type: 'interrupted', at: this.clock(), ...this.deps.interruption() };
+  private interrupted(taskId?: string, attempt?: number): LoopEvent {
+    const why = this.deps.interruption();
+    if (taskId !== undefined && attempt !== undefined) void this.record.end(taskId, attempt, 'interrupted', `${why.request}: ${why.reason}`);
+    return { type: 'interrupted', at: this.clock(), ...why };
   }
 }
 

@@ -1,5 +1,6 @@
 import type { GoalSpec, TaskSpec } from '../goal/schema.js';
 import type { Usage } from '../goal/usage.js';
+import type { ToolCallSummary } from './attempt-log.js';
 
 /**
  * Does the open-ended part of a task in the workspace (the Claude agent, or a scripted one in
@@ -24,6 +25,8 @@ export interface AgentInput {
   /** Dollars still allowed before the cost cap. */
   budgetUsd: number;
   signal: AbortSignal;
+  /** Called after each model request with what it said and the tools it called (the attempt record). */
+  onTurn?: (turn: { turn: number; text: string; tools: ToolCallSummary[] }) => Promise<void>;
 }
 
 export type AgentOutcome =

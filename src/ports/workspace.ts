@@ -52,6 +52,16 @@ export interface Checkpoint {
   taskId: string;
   sha: string;
   attempt?: number;
+  /** What the checkpoint changed against the one before. */
+  stat?: DiffStat;
+}
+
+/** A diffstat: totals over every file, and the first files by name (binary: null counts). */
+export interface DiffStat {
+  files: number;
+  insertions: number;
+  deletions: number;
+  paths: Array<{ path: string; added: number | null; deleted: number | null }>;
 }
 
 /** The checkpoint was refused for a reason the repair loop can act on (e.g. protected paths). */

@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { crashPoint } from '../common/crash-point.js';
-import { CheckpointRefusedError, type Checkpoint, type CheckpointInput, type SetupIdentity, type Workspace } from '../ports/workspace.js';
+import { CheckpointRefusedError, type Checkpoint, type CheckpointInput, type DiffStat, type SetupIdentity, type Workspace } from '../ports/workspace.js';
 import { Git, GitError, type GitOptions } from './git.js';
 import type { MirrorCache } from './mirror-cache.js';
 import type { SetupCache } from './setup-cache.js';
@@ -131,7 +131,7 @@ export class GitWorkspace implements Workspace {
     // in only once the task changed it (its blob then differs from the one setup left).
     await this.git.run(this.dir, ['add', '--all', '--', '.', ...this.setupOutput.excludes(false)]);
     await this.setupOutput.unstageUntouched();
-    const staged = parseRawDiff(await this.git.run(this.dir, ['diff', '--cached', '--raw', '-z', '--no-renames', '--ignore-submodules=none', 'HEAD']));
+    const { staged, stat } = parseStagedDiff(await this.git.run(this.dir, ['diff', '--cached', '--raw', '--numstat', '-z', '--no-renames', '--ignore-submodules=none', 'HEAD']));
     // A second line behind the nested-repository scan: no checkpoint adds or moves a submodule
     // pointer, so the only gitlinks are the repository's own (whose folders stay empty).
     const gitlinks = staged.filter((e) => e.newMode === '160000').map((e) => e.path);
@@ -163,7 +163,7 @@ export class GitWorkspace implements Workspace {
     crashPoint('checkpoint-pushed');
     this.lastCheckpoint = sha;
     this.remoteTip = sha;
-    return { taskId: input.taskId, sha, attempt: input.attempt };
+    return { taskId: input.taskId, sha, attempt: input.attempt, stat };
   }
 
   async rollback(): Promise<void> {
@@ -371,13 +371,26 @@ function freshCloneDir(dir: string): string {
 }
 
 /** `git diff --raw -z` entries: `:<old mode> <new mode> <old> <new> <status>\0<path>\0`. */
-function parseRawDiff(out: string): Array<{ newMode: string; path: string }> {
+/** `diff --raw --numstat -z`: each staged path with its new mode, then the diffstat. */
+/** A checkpoint names at most this many of its files (the counts cover all). */
+const MAX_STAT_PATHS = 50;
+
+function parseStagedDiff(out: string): { staged: Array<{ newMode: string; path: string }>; stat: DiffStat } {
   const parts = out.split('\0');
-  const entries: Array<{ newMode: string; path: string }> = [];
-  for (let i = 0; i + 1 < parts.length; i += 2) {
-    const meta = parts[i]!;
-    if (!meta.startsWith(':')) break;
-    entries.push({ newMode: meta.slice(1).split(' ')[1] ?? '', path: parts[i + 1]! });
+  const staged: Array<{ newMode: string; path: string }> = [];
+  let i = 0;
+  for (; i + 1 < parts.length && parts[i]!.startsWith(':'); i += 2) {
+    staged.push({ newMode: parts[i]!.slice(1).split(' ')[1] ?? '', path: parts[i + 1]! });
   }
-  return entries;
+  const stat: DiffStat = { files: 0, insertions: 0, deletions: 0, paths: [] };
+  for (; i < parts.length; i++) {
+    const m = /^(\d+|-)\t(\d+|-)\t([\s\S]+)$/.exec(parts[i]!);
+    if (!m) continue;
+    const [added, deleted] = [m[1] === '-' ? null : Number(m[1]), m[2] === '-' ? null : Number(m[2])];
+    stat.files++;
+    stat.insertions += added ?? 0;
+    stat.deletions += deleted ?? 0;
+    if (stat.paths.length < MAX_STAT_PATHS) stat.paths.push({ path: m[3]!, added, deleted });
+  }
+  return { staged, stat };
 }

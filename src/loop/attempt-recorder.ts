@@ -1,0 +1,125 @@
+import type { Logger } from 'pino';
+import { addUsage, NO_USAGE, type Usage } from '../goal/usage.js';
+import type { AttemptEntry, AttemptLog, AttemptOutcome, ToolCallSummary, TurnEntry } from '../ports/attempt-log.js';
+import type { GoalKey } from '../ports/goal-ledger.js';
+import type { CommandResult } from '../ports/sandbox.js';
+import type { DiffStat } from '../ports/workspace.js';
+
+/** Per attempt: entries and bytes (as JSON) kept before the rest is dropped (its end is always kept). */
+export const ATTEMPT_MAX_ENTRIES = 120;
+export const ATTEMPT_MAX_BYTES = 48 * 1024;
+/** Per field: an output's tail, the model's words, a tool call's input and result, a command. */
+const TAIL_CHARS = 2000;
+const TEXT_CHARS = 1200;
+const TOOL_INPUT_CHARS = 200;
+const TOOL_RESULT_CHARS = 300;
+const COMMAND_CHARS = 500;
+const TOOLS_PER_TURN = 20;
+
+interface Open {
+  entries: number;
+  bytes: number;
+  truncated: boolean;
+  startedAt: number;
+  usage: Usage;
+  costUsd: number;
+}
+
+/**
+ * Writes the attempt record (ports/attempt-log.ts) as each attempt goes, bounded per attempt: the
+ * full logs stay in the scratchpad. A failed write is logged and never stops the loop.
+ */
+export class AttemptRecorder {
+  private readonly open = new Map<string, Open>();
+
+  constructor(
+    private readonly log: AttemptLog,
+    private readonly key: GoalKey,
+    private readonly logger: Logger,
+    private readonly clock: () => number = Date.now,
+  ) {}
+
+  step(taskId: string, attempt: number, command: string, r: CommandResult): Promise<void> {
+    return this.append(taskId, attempt, { kind: 'step', command: head(command, COMMAND_CHARS), exitCode: r.exitCode, durationMs: Math.round(r.durationMs), timedOut: r.timedOut, tail: tail(r.output, TAIL_CHARS) });
+  }
+
+  turn(taskId: string, attempt: number, t: { turn: number; text: string; tools: ToolCallSummary[] }): Promise<void> {
+    const tools = t.tools.slice(0, TOOLS_PER_TURN).map((c) => ({ name: head(c.name, 64), input: head(c.input, TOOL_INPUT_CHARS), result: head(c.result, TOOL_RESULT_CHARS), isError: c.isError }));
+    const entry: TurnEntry = { kind: 'turn', turn: t.turn, text: head(t.text, TEXT_CHARS), tools };
+    if (t.tools.length > TOOLS_PER_TURN) entry.tools.push({ name: '…', input: `${t.tools.length - TOOLS_PER_TURN} more tool calls`, result: '', isError: false });
+    return this.append(taskId, attempt, entry);
+  }
+
+  verify(taskId: string, attempt: number, command: string, r: CommandResult): Promise<void> {
+    const passed = r.exitCode === 0;
+    return this.append(taskId, attempt, { kind: 'verify', command: head(command, COMMAND_CHARS), exitCode: r.exitCode, durationMs: Math.round(r.durationMs), timedOut: r.timedOut, passed, tail: tail(r.output, TAIL_CHARS) });
+  }
+
+  checkpoint(taskId: string, attempt: number, sha: string, stat: DiffStat | undefined): Promise<void> {
+    const lines = (stat?.paths ?? []).map((p) => `${p.path} ${p.added === null ? 'bin' : `+${p.added} -${p.deleted}`}`);
+    return this.append(taskId, attempt, { kind: 'checkpoint', sha, files: stat?.files ?? 0, insertions: stat?.insertions ?? 0, deletions: stat?.deletions ?? 0, stat: head(lines.join('\n'), TAIL_CHARS) });
+  }
+
+  /** What the agent spent in this attempt (summed into its end). */
+  spent(taskId: string, attempt: number, usage: Usage, costUsd: number): void {
+    const o = this.state(taskId, attempt);
+    o.usage = addUsage(o.usage, usage);
+    o.costUsd += costUsd;
+  }
+
+  /** The attempt's last entry: why it ended. Never dropped by the bound. */
+  async end(taskId: string, attempt: number, outcome: AttemptOutcome, reason: string): Promise<void> {
+    const o = this.state(taskId, attempt);
+    const entry: AttemptEntry = { kind: 'end', outcome, reason: head(oneLine(reason), 300), tokens: o.usage, costUsd: o.costUsd, durationMs: Math.max(0, this.clock() - o.startedAt) };
+    this.open.delete(id(taskId, attempt));
+    await this.write(taskId, attempt, entry);
+  }
+
+  private async append(taskId: string, attempt: number, entry: AttemptEntry): Promise<void> {
+    const o = this.state(taskId, attempt);
+    if (o.truncated) return;
+    const bytes = JSON.stringify(entry).length;
+    if (o.entries + 1 >= ATTEMPT_MAX_ENTRIES || o.bytes + bytes > ATTEMPT_MAX_BYTES) {
+      o.truncated = true;
+      await this.write(taskId, attempt, { kind: 'truncated', dropped: `the record of this attempt reached its bound (${ATTEMPT_MAX_ENTRIES} entries or ${ATTEMPT_MAX_BYTES / 1024} KB); the rest is in the scratchpad's logs` });
+      return;
+    }
+    o.entries++;
+    o.bytes += bytes;
+    await this.write(taskId, attempt, entry);
+  }
+
+  private async write(taskId: string, attempt: number, entry: AttemptEntry): Promise<void> {
+    try {
+      await this.log.appendAttemptEntry(this.key, taskId, attempt, entry);
+    } catch (err) {
+      this.logger.warn({ err, goal: this.key.goalId, task: taskId, attempt }, 'cannot write the attempt record');
+    }
+  }
+
+  private state(taskId: string, attempt: number): Open {
+    const k = id(taskId, attempt);
+    let o = this.open.get(k);
+    if (!o) {
+      o = { entries: 0, bytes: 0, truncated: false, startedAt: this.clock(), usage: { ...NO_USAGE }, costUsd: 0 };
+      this.open.set(k, o);
+    }
+    return o;
+  }
+}
+
+/** The outcome a failed command stands for. */
+export function commandOutcome(r: CommandResult): AttemptOutcome {
+  return r.timedOut ? 'timeout' : 'failed';
+}
+
+const id = (taskId: string, attempt: number) => `${taskId}#${attempt}`;
+const oneLine = (s: string) => s.replace(/\s+/g, ' ').trim();
+
+function head(s: string, max: number): string {
+  return s.length <= max ? s : `${s.slice(0, max - 1)}…`;
+}
+
+function tail(s: string, max: number): string {
+  return s.length <= max ? s : `…${s.slice(-(max - 1))}`;
+}

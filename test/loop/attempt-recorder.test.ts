@@ -1,0 +1,88 @@
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { SqliteLedger } from '../../src/ledger/sqlite/sqlite-ledger.js';
+import { ATTEMPT_MAX_BYTES, ATTEMPT_MAX_ENTRIES, AttemptRecorder } from '../../src/loop/attempt-recorder.js';
+import type { AgentInput, TaskAgent } from '../../src/ports/agent.js';
+import { goalHarness, silentLogger } from '../helpers/goal-harness.js';
+import { tempDir } from '../helpers/temp.js';
+
+const NO_USAGE = { input: 0, output: 0, cache_read: 0, cache_write: 0 };
+
+/** An agent that fixes the task on its second attempt, reporting its turns as the Claude agent does. */
+const repairingAgent: TaskAgent = {
+  name: 'repairing',
+  async work(input: AgentInput) {
+    await input.onTurn?.({ turn: 1, text: `Attempt ${input.attempt}: reading the failing test.`, tools: [{ name: 'read_file', input: 'sum.test.js', result: 'expect(sum(1, 2)).toBe(3)', isError: false }] });
+    if (input.attempt > 1) {
+      await input.onTurn?.({ turn: 2, text: 'Writing the fix.', tools: [{ name: 'run_command', input: 'echo fixed > fixed.txt', result: 'exit 0', isError: false }] });
+    }
+    return { ok: true, usage: { input: 100, output: 20, cache_read: 0, cache_write: 0 }, costUsd: 0.01 };
+  },
+};
+
+describe('the attempt record, written as the loop goes', () => {
+  it('keeps each attempt\'s run steps, agent turns, verification, diffstat, tokens, cost and why it ended', async () => {
+    const h = await goalHarness();
+    const spec = {
+      goal_id: 'record',
+      objective: 'o',
+      tasks: [{ id: 'fix', title: 'Fix', run: 'echo prepared', verification: 'test -f fixed.txt || { echo "FAIL sum.test.js:3 expected 3"; exit 1; }', max_retries: 2 }],
+    };
+    // The agent only writes on attempt 2: emulate its write with a run step keyed on the attempt.
+    spec.tasks[0]!.run = 'echo prepared; if [ "$GOAL_ATTEMPT" -gt 1 ]; then echo fixed > fixed.txt; fi';
+    const result = await h.run(spec, { agent: repairingAgent });
+    expect(result.status, result.stop_reason ?? '').toBe('LOOP_COMPLETE');
+
+    const entries = await h.ledger.listAttemptEntries({ repo: h.repo.bare, goalId: 'record' }, { taskId: 'fix' });
+    const byAttempt = (n: number) => entries.filter((e) => e.attempt === n).map((e) => e.entry);
+    const first = byAttempt(1);
+    expect(first.map((e) => e.kind)).toEqual(['step', 'turn', 'verify', 'end']);
+    expect(first[0]).toMatchObject({ kind: 'step', exitCode: 0, tail: expect.stringContaining('prepared') });
+    expect(first[1]).toMatchObject({ kind: 'turn', turn: 1, tools: [{ name: 'read_file', input: 'sum.test.js' }] });
+    expect(first[2]).toMatchObject({ kind: 'verify', passed: false, exitCode: 1, tail: expect.stringContaining('FAIL sum.test.js:3') });
+    expect(first[3]).toMatchObject({ kind: 'end', outcome: 'failed', costUsd: 0.01, tokens: { input: 100, output: 20 } });
+
+    const second = byAttempt(2);
+    expect(second.map((e) => e.kind)).toEqual(['step', 'turn', 'turn', 'verify', 'checkpoint', 'end']);
+    expect(second[4]).toMatchObject({ kind: 'checkpoint', files: 1, insertions: 1, deletions: 0, stat: 'fixed.txt +1 -0' });
+    expect(second[5]).toMatchObject({ kind: 'end', outcome: 'passed', reason: '1 file(s) changed, +1 -0' });
+    expect((second[4] as { sha: string }).sha).toBe(result.checkpoints.find((c) => c.task_id === 'fix')!.sha);
+  });
+
+  it('a failed run step ends its attempt with the failure; a timeout says timeout', async () => {
+    const h = await goalHarness();
+    const spec = { goal_id: 'fails', objective: 'o', limits: { task_timeout_s: 1 }, tasks: [{ id: 'slow', title: 'Slow', run: 'sleep 5', verification: 'true', max_retries: 1 }] };
+    const result = await h.run(spec);
+    expect(result.status).toBe('ESCALATED');
+    const entries = (await h.ledger.listAttemptEntries({ repo: h.repo.bare, goalId: 'fails' }, { taskId: 'slow', attempt: 1 })).map((e) => e.entry);
+    expect(entries.map((e) => e.kind)).toEqual(['step', 'end']);
+    expect(entries[0]).toMatchObject({ kind: 'step', timedOut: true, exitCode: null });
+    expect(entries[1]).toMatchObject({ kind: 'end', outcome: 'timeout' });
+  });
+
+  it('a 200-turn attempt stays within its bound: a truncation marker, then only its end', async () => {
+    const root = await tempDir();
+    const ledger = new SqliteLedger(join(root, 'ledger.db'));
+    try {
+      const key = { repo: 'r', goalId: 'g' };
+      await ledger.upsertGoal(key, { spec: { goal_id: 'g', objective: 'o', tasks: [{ id: 't', title: 'T', run: [], verification: 'true', dependencies: [] }] } as never, branch: 'goal/g' });
+      const rec = new AttemptRecorder(ledger, key, silentLogger);
+      for (let turn = 1; turn <= 200; turn++) {
+        await rec.turn('t', 1, { turn, text: `thinking ${'x'.repeat(5000)}`, tools: Array.from({ length: 30 }, (_, i) => ({ name: 'read_file', input: `src/file-${i}.ts`.repeat(50), result: 'y'.repeat(10_000), isError: false })) });
+      }
+      rec.spent('t', 1, { ...NO_USAGE, input: 5 }, 0.5);
+      await rec.end('t', 1, 'turn_limit', 'turn limit reached (200 model requests)');
+      const entries = (await ledger.listAttemptEntries(key)).map((e) => e.entry);
+      expect(entries.length).toBeLessThanOrEqual(ATTEMPT_MAX_ENTRIES + 1);
+      const bytes = entries.reduce((n, e) => n + JSON.stringify(e).length, 0);
+      expect(bytes).toBeLessThanOrEqual(ATTEMPT_MAX_BYTES + 2048);
+      expect(entries.filter((e) => e.kind === 'truncated')).toHaveLength(1);
+      expect(entries.at(-1)).toMatchObject({ kind: 'end', outcome: 'turn_limit', costUsd: 0.5 });
+      const turn = entries[0]!;
+      expect(turn.kind === 'turn' && turn.tools.length).toBe(21); // 20 calls and a "more" line
+      expect(turn.kind === 'turn' && turn.text.length).toBeLessThanOrEqual(1200);
+    } finally {
+      await ledger.close();
+    }
+  });
+});
