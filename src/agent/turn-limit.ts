@@ -30,5 +30,5 @@ export async function withTurnLimitNote(failure: string | undefined, attemptDir:
     return failure; // no note: that attempt stopped on its own
   }
   if (typeof maxTurns !== 'number') return failure;
-  return `Attempt ${attempt}: ${turnLimitText(maxTurns)} before it stopped calling tools, then the verification failed. Work in fewer, larger steps.\n\n${failure}`;
+  return `Attempt ${attempt}: ${turnLimitText(maxTurns)} before it stopped calling tools. Work in fewer, larger steps. Why that attempt failed:\n\n${failure}`;
 }

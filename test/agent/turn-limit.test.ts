@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { selectAgent } from '../../src/agent/select-agent.js';
+import { markTurnLimit, withTurnLimitNote } from '../../src/agent/turn-limit.js';
 import { parseRepoConfig, type RepoConfig } from '../../src/config/repo-config.js';
 import { validateGoalSpec } from '../../src/goal/parse.js';
 import { runGoal } from '../../src/loop/controller.js';
@@ -7,6 +8,7 @@ import { agentDeps, composeGoalRun } from '../../src/run/compose-goal-run.js';
 import { ProcessSandbox } from '../../src/sandbox/process-sandbox.js';
 import { promptText, reply, text, toolUse, type FakeAnthropic } from '../helpers/fake-anthropic.js';
 import { goalHarness, silentLogger } from '../helpers/goal-harness.js';
+import { tempDir } from '../helpers/temp.js';
 import { claudeAgent, fakeApi, input, spec, workspace } from './fixtures.js';
 
 /** A model that never stops calling tools, unless the prompt says the last attempt failed: then it writes done.txt. */
@@ -80,6 +82,16 @@ describe('the turn limit (max_turns)', () => {
     expect(prompts).toHaveLength(4);
     const attempts = await h.ledger.listAttempts({ repo: h.repo.bare, goalId: 'turns' });
     expect(attempts.filter((a) => a.phase === 'verify').map((a) => a.passed)).toEqual([false, true]);
+  });
+
+  it('only an attempt that reached the limit leads the next one\'s feedback with it', async () => {
+    const root = await tempDir();
+    await markTurnLimit(root, 7);
+    expect(await withTurnLimitNote('verification failed', root, 1)).toBe(
+      'Attempt 1: turn limit reached (7 model requests) before it stopped calling tools. Work in fewer, larger steps. Why that attempt failed:\n\nverification failed',
+    );
+    expect(await withTurnLimitNote(undefined, root, 1)).toBeUndefined();
+    expect(await withTurnLimitNote('verification failed', await tempDir(), 1)).toBe('verification failed');
   });
 
   it('a spec cannot loosen the repo config\'s max_turns', async () => {
