@@ -12,7 +12,8 @@ import { ContextWindow, gatherLedgerFacts, renderLedger, renderTask, textOf, typ
 import { addUsage, ModelError, NO_USAGE, type Model, type ModelResponse, type TextBlock, type ToolResultBlock, type ToolUseBlock } from './model.js';
 import { agentSystemBlocks } from './prompts.js';
 import { goalBaseCommit, readRepoInstructions, renderRepoInstructions } from './repo-instructions.js';
-import { markTurnLimit, turnLimitText, withTurnLimitNote } from './turn-limit.js';
+import { turnLimitText } from '../goal/failure-summary.js';
+import { briefInput } from './tool-results.js';
 import { Scratchpad } from './scratchpad.js';
 import { isMcpSelector, mcpToolFilter, type ExternalToolSource } from './mcp-tools.js';
 import { toolDefinitions, ToolBox, toolsForTask, type ToolLimits } from './tools.js';
@@ -101,7 +102,7 @@ class ClaudeAgent implements TaskAgent {
       );
 
       const facts: LedgerFacts = await gatherLedgerFacts(input.workspaceDir, input.done).catch(() => ({ done: input.done.map((d) => ({ ...d, files: [] })), files: [] }));
-      const previousFailure = await withTurnLimitNote(input.previousFailure, attemptDir(attempt - 1), attempt - 1);
+      const previousFailure = input.previousFailure;
       const failureLogId = previousFailure !== undefined ? await scratch.save('previous-failure', previousFailure) : undefined;
       const maxAttempts = task.max_retries ?? goal.limits?.max_retries;
       const window = new ContextWindow(
@@ -153,6 +154,7 @@ class ClaudeAgent implements TaskAgent {
         const calls = response.content.filter((b): b is ToolUseBlock => b.type === 'tool_use');
         if (calls.length === 0) {
           await record(transcript, { turn, stop: response.stopReason, usage: response.usage, costUsd: cost, text: textOf(response.content) });
+          await input.onTurn?.({ turn, text: textOf(response.content), tools: [] });
           const summary = textOf(response.content);
           return { ok: true, usage, costUsd: guard.spentUsd, ...(summary ? { summary: summary.slice(0, 2000) } : {}) };
         }
@@ -177,12 +179,16 @@ class ClaudeAgent implements TaskAgent {
           text: textOf(response.content),
           calls: calls.map((c, i) => ({ name: c.name, input: c.input, isError: results[i]!.is_error === true, summary: summaries[i] })),
         });
+        await input.onTurn?.({
+          turn,
+          text: textOf(response.content),
+          tools: calls.map((c, i) => ({ name: c.name, input: briefInput(c.input), result: summaries[i] ?? '', isError: results[i]!.is_error === true })),
+        });
         window.add(turn, response.content, results, summaries);
       }
       const limitReached = turnLimitText(maxTurns);
       log?.warn({ maxTurns }, `${limitReached}; the verification decides`);
-      await markTurnLimit(scratch.dir, maxTurns);
-      return { ok: true, usage, costUsd: guard.spentUsd, summary: limitReached };
+      return { ok: true, usage, costUsd: guard.spentUsd, summary: limitReached, turnLimit: maxTurns };
     } catch (err) {
       if (signal.aborted) return fail('infra', 'the attempt was interrupted');
       const message = err instanceof Error ? err.message : String(err);

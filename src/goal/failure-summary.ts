@@ -1,3 +1,5 @@
+import { plainText } from '../common/plain-text.js';
+
 /**
  * What a failure says to a person: the hint added when a command was not found and no setup ran,
  * and the one line the console shows for a task's last failure. Pure functions.
@@ -62,7 +64,7 @@ export function summarizeFailure(error: string, width = 160): string {
   width = Math.max(20, Math.floor(width));
   const hintAt = error.indexOf(MISSING_SETUP_HINT_HEAD);
   const hinted = hintAt >= 0;
-  const lines = clean(hinted ? error.slice(0, hintAt) : error)
+  const lines = plainText(hinted ? error.slice(0, hintAt) : error)
     .split('\n')
     .map((l) => l.trim())
     .filter(Boolean);
@@ -103,15 +105,6 @@ function unique(lines: string[]): string[] {
   return lines.filter((l, i) => lines.indexOf(l) === i);
 }
 
-function clean(text: string): string {
-  return (
-    text
-      .replace(/\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(\x07|\x1b\\)|\x1b[@-Z\\-_]/g, '')
-      .replace(/\r\n?/g, '\n')
-      .replace(/\t/g, ' ')
-      .replace(/[\x00-\x08\x0b-\x1f\x7f\u0080-\u009f]/g, '')
-  );
-}
 
 /**
  * A hint for a setup command that could not reach a registry: a refused TLS certificate (a
@@ -130,4 +123,14 @@ export function setupNetworkHint(output: string, network: boolean, passedNames: 
       : 'hint: setup has no network unless the repo config says `network: setup`.';
   }
   return undefined;
+}
+
+/** An attempt's result when the agent used up its model requests (max_turns); verification decides. */
+export function turnLimitText(maxTurns: number): string {
+  return `turn limit reached (${maxTurns} model requests)`;
+}
+
+/** Leads a failure with why the attempt stopped short, for the next attempt and for people. */
+export function withTurnLimitNote(failure: string, attempt: number, maxTurns: number): string {
+  return `Attempt ${attempt}: ${turnLimitText(maxTurns)} before it stopped calling tools. Work in fewer, larger steps. Why that attempt failed:\n\n${failure}`;
 }

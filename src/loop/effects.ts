@@ -7,7 +7,7 @@ import type { GoalKey, Ledger } from '../ports/ledger.js';
 import type { CommandResult, Sandbox } from '../ports/sandbox.js';
 import { CheckpointRefusedError, type Workspace } from '../ports/workspace.js';
 import type { GoalSnapshot } from '../goal/result.js';
-import { guessInstallCommand, isCommandNotFound, missingSetupHint, setupNetworkHint } from '../goal/failure-summary.js';
+import { guessInstallCommand, isCommandNotFound, missingSetupHint, setupNetworkHint, withTurnLimitNote } from '../goal/failure-summary.js';
 import { AttemptRecorder, commandOutcome } from './attempt-recorder.js';
 import { FINAL_GATE_TASK, SETUP_TASK, type Effect, type LoopEvent, type LoopState } from './transition.js';
 
@@ -37,6 +37,8 @@ export class EffectPerformer {
   private setupRan = false;
   /** The attempt record: what each attempt did, in the ledger as it goes. */
   private readonly record: AttemptRecorder;
+  /** Attempts whose agent stopped at its turn limit (task#attempt → the limit). */
+  private readonly turnLimited = new Map<string, number>();
 
   constructor(private readonly deps: EffectDeps) {
     this.clock = deps.clock ?? Date.now;
@@ -170,7 +172,10 @@ export class EffectPerformer {
       await deps.ledger.addCounters(deps.key, { tokens: outcome.usage, cost_usd: outcome.costUsd });
       this.record.spent(taskId, attempt, outcome.usage, outcome.costUsd);
       if (deps.signal.aborted) return this.interrupted(taskId, attempt);
-      if (outcome.ok) return { type: 'executed', at: this.clock(), ok: true, costUsd: outcome.costUsd };
+      if (outcome.ok) {
+        if (outcome.turnLimit !== undefined) this.turnLimited.set(`${taskId}#${attempt}`, outcome.turnLimit);
+        return { type: 'executed', at: this.clock(), ok: true, costUsd: outcome.costUsd };
+      }
       await this.record.end(taskId, attempt, outcome.kind, outcome.error);
       return { type: 'executed', at: this.clock(), ok: false, kind: outcome.kind, error: outcome.error, costUsd: outcome.costUsd };
     } catch (err) {
@@ -191,10 +196,10 @@ export class EffectPerformer {
     }
     if (result.aborted) return this.interrupted(taskId, attempt);
     const passed = result.exitCode === 0;
-    const output = passed ? result.output : describeFailure(`verification \`${task.verification}\``, result, this.timeoutS(), this.hintFor(result));
+    const output = passed ? result.output : this.stoppedShort(taskId, attempt, describeFailure(`verification \`${task.verification}\``, result, this.timeoutS(), this.hintFor(result)));
     await this.deps.ledger.recordAttempt(this.deps.key, attemptRecord(taskId, attempt, 'verify', result, output, passed));
     await this.record.verify(taskId, attempt, task.verification, result);
-    if (!passed) await this.record.end(taskId, attempt, commandOutcome(result), output);
+    if (!passed) await this.record.end(taskId, attempt, this.turnLimited.has(`${taskId}#${attempt}`) ? 'turn_limit' : commandOutcome(result), output);
     return { type: 'verified', at: this.clock(), passed, output };
   }
 
@@ -207,17 +212,10 @@ export class EffectPerformer {
       return { type: 'checkpointed', at: this.clock(), sha: cp.sha };
     } catch (err) {
       if (err instanceof CheckpointRefusedError) {
-        await this.deps.ledger.recordAttempt(this.deps.key, {
-          taskId,
-          attempt,
-          phase: 'checkpoint',
-          passed: false,
-          exitCode: null,
-          output: err.message,
-          durationMs: 0,
-        });
-        await this.record.end(taskId, attempt, 'refused', err.message);
-        return { type: 'checkpoint_refused', at: this.clock(), reason: err.message };
+        const reason = this.stoppedShort(taskId, attempt, err.message);
+        await this.deps.ledger.recordAttempt(this.deps.key, { taskId, attempt, phase: 'checkpoint', passed: false, exitCode: null, output: reason, durationMs: 0 });
+        await this.record.end(taskId, attempt, 'refused', reason);
+        return { type: 'checkpoint_refused', at: this.clock(), reason };
       }
       await this.record.end(taskId, attempt, 'infra', `checkpoint failed: ${message(err)}`);
       return { type: 'infra_error', at: this.clock(), error: `checkpoint failed: ${message(err)}` };
@@ -270,6 +268,12 @@ export class EffectPerformer {
   private hintFor(result: CommandResult): string | undefined {
     if (this.setupRan || !isCommandNotFound(result.exitCode) || result.timedOut) return undefined;
     return missingSetupHint(guessInstallCommand((lockfile) => existsSync(join(this.deps.workspace.dir, lockfile))));
+  }
+
+  /** A failure of an attempt whose agent stopped at its turn limit says so first (the next attempt reads it). */
+  private stoppedShort(taskId: string, attempt: number, failure: string): string {
+    const limit = this.turnLimited.get(`${taskId}#${attempt}`);
+    return limit === undefined ? failure : withTurnLimitNote(failure, attempt, limit);
   }
 
   private timeoutS(): number {

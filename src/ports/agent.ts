@@ -30,6 +30,7 @@ export interface AgentInput {
 }
 
 export type AgentOutcome =
-  | { ok: true; usage: Usage; costUsd: number; summary?: string }
+  /** `turnLimit`: the agent stopped at its limit of model requests (the verification still decides). */
+  | { ok: true; usage: Usage; costUsd: number; summary?: string; turnLimit?: number }
   /** `infra`: the model API or the agent's machinery failed; `budget`: the cost cap was reached. */
   | { ok: false; kind: 'infra' | 'budget'; error: string; usage: Usage; costUsd: number };

@@ -76,6 +76,7 @@ export function agentDeps(ctx: AgentContext): AgentDeps {
     ...(ctx.config.model ? { model: ctx.config.model } : {}),
     protectedPaths: ctx.config.protected_paths,
     taskTimeoutS: ctx.limits.task_timeout_s,
+    maxTurns: ctx.limits.max_turns,
     mcpServers: ctx.config.mcp_servers,
     maxWallMinutes: ctx.limits.max_wall_minutes,
   };

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { selectAgent } from '../../src/agent/select-agent.js';
-import { markTurnLimit, withTurnLimitNote } from '../../src/agent/turn-limit.js';
+import { withTurnLimitNote } from '../../src/goal/failure-summary.js';
 import { parseRepoConfig, type RepoConfig } from '../../src/config/repo-config.js';
 import { validateGoalSpec } from '../../src/goal/parse.js';
 import { runGoal } from '../../src/loop/controller.js';
@@ -8,7 +8,6 @@ import { agentDeps, composeGoalRun } from '../../src/run/compose-goal-run.js';
 import { ProcessSandbox } from '../../src/sandbox/process-sandbox.js';
 import { promptText, reply, text, toolUse, type FakeAnthropic } from '../helpers/fake-anthropic.js';
 import { goalHarness, silentLogger } from '../helpers/goal-harness.js';
-import { tempDir } from '../helpers/temp.js';
 import { claudeAgent, fakeApi, input, spec, workspace } from './fixtures.js';
 
 /** A model that never stops calling tools, unless the prompt says the last attempt failed: then it writes done.txt. */
@@ -36,7 +35,7 @@ async function composedRun(fake: FakeAnthropic, config: RepoConfig, raw: object)
     workspace: { remote: h.repo.bare, dir: h.workspaceDir },
     sandbox: new ProcessSandbox(),
     // The limits in force reach the agent as its turn limit (AgentDeps.maxTurns).
-    agent: (ctx) => selectAgent('claude', { ...agentDeps(ctx), maxTurns: ctx.limits.max_turns }, fake.env()),
+    agent: (ctx) => selectAgent('claude', agentDeps(ctx), fake.env()),
     controlPollMs: 50,
   });
   try {
@@ -82,16 +81,17 @@ describe('the turn limit (max_turns)', () => {
     expect(prompts).toHaveLength(4);
     const attempts = await h.ledger.listAttempts({ repo: h.repo.bare, goalId: 'turns' });
     expect(attempts.filter((a) => a.phase === 'verify').map((a) => a.passed)).toEqual([false, true]);
+    // The attempt record: each model request's tool calls, then why attempt 1 ended.
+    const first = (await h.ledger.listAttemptEntries({ repo: h.repo.bare, goalId: 'turns' }, { attempt: 1 })).map((e) => e.entry);
+    expect(first.map((e) => e.kind)).toEqual(['turn', 'turn', 'verify', 'end']);
+    expect(first[0]).toMatchObject({ kind: 'turn', turn: 1, tools: [{ name: 'list_files', isError: false }] });
+    expect(first[3]).toMatchObject({ kind: 'end', outcome: 'turn_limit', reason: expect.stringContaining('turn limit reached (2 model requests)') });
   });
 
-  it('only an attempt that reached the limit leads the next one\'s feedback with it', async () => {
-    const root = await tempDir();
-    await markTurnLimit(root, 7);
-    expect(await withTurnLimitNote('verification failed', root, 1)).toBe(
+  it('the turn-limit note leads a failure with why the attempt stopped short', () => {
+    expect(withTurnLimitNote('verification failed', 1, 7)).toBe(
       'Attempt 1: turn limit reached (7 model requests) before it stopped calling tools. Work in fewer, larger steps. Why that attempt failed:\n\nverification failed',
     );
-    expect(await withTurnLimitNote(undefined, root, 1)).toBeUndefined();
-    expect(await withTurnLimitNote('verification failed', await tempDir(), 1)).toBe('verification failed');
   });
 
   it('a spec cannot loosen the repo config\'s max_turns', async () => {

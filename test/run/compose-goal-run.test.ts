@@ -84,13 +84,14 @@ describe('agentDeps', () => {
     { raw: { model: 'claude-x', mcp_servers: [{ name: 'db', command: 'db-mcp' }] }, model: 'claude-x' },
   ])('$raw', ({ raw, model }) => {
     const config = parseRepoConfig(raw);
-    const limits = { ...DEFAULT_LIMITS, task_timeout_s: 42, max_wall_minutes: 7 };
+    const limits = { ...DEFAULT_LIMITS, task_timeout_s: 42, max_wall_minutes: 7, max_turns: 33 };
     expect(agentDeps({ sandbox, config, limits, logger })).toEqual({
       sandbox,
       logger,
       ...(model ? { model } : {}),
       protectedPaths: config.protected_paths,
       taskTimeoutS: 42,
+      maxTurns: 33,
       mcpServers: config.mcp_servers,
       maxWallMinutes: 7,
     });

@@ -1,0 +1,12 @@
+/**
+ * Untrusted output made safe to print on a terminal or quote: escape sequences (colours, cursor
+ * moves, titles, hyperlinks) and other control characters removed, line ends normalised, tabs as
+ * spaces. A task's output must never drive the reader's terminal.
+ */
+export function plainText(text: string): string {
+  return text
+    .replace(/\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(\x07|\x1b\\)|\x1b[@-Z\\-_]/g, '')
+    .replace(/\r\n?/g, '\n')
+    .replace(/\t/g, ' ')
+    .replace(/[\x00-\x08\x0b-\x1f\x7f\u0080-\u009f]/g, '');
+}
