@@ -3,6 +3,7 @@ import { SpecValidationError, formatSpecError } from '../goal/parse.js';
 import { EXIT } from '../goal/result.js';
 import { LedgerOpenError } from '../ports/ledger.js';
 import { SandboxUnavailableError } from '../ports/sandbox.js';
+import { logsCommand } from './commands/logs.js';
 import { mcpCommand } from './commands/mcp.js';
 import { planCommand } from './commands/plan.js';
 import { runCommand } from './commands/run.js';
@@ -21,6 +22,7 @@ const COMMANDS: Record<string, (argv: string[]) => Promise<number>> = {
   run: runCommand,
   plan: planCommand,
   status: statusCommand,
+  logs: logsCommand,
   serve: serveCommand,
   mcp: mcpCommand,
   worker: workerCommand,

@@ -1,3 +1,4 @@
+import { LOGS_USAGE } from './commands/logs.js';
 import { MCP_USAGE } from './commands/mcp.js';
 import { PLAN_USAGE } from './commands/plan.js';
 import { RUN_USAGE } from './commands/run.js';
@@ -47,6 +48,17 @@ export const COMMAND_HELP: Record<string, CommandHelp> = {
     usage: STATUS_USAGE,
     flags: [['--json', 'print the goals as a JSON array']],
     example: 'GOAL_LOOP_DB=/srv/goal-loop/ledger.db goal-loop status --json',
+  },
+  logs: {
+    usage: LOGS_USAGE,
+    flags: [
+      ['--repo <repo>', 'the repository, when goals on several have this id (as `status` lists it)'],
+      ['--task ID', 'only this task\'s attempts'],
+      ['--attempt N', 'only attempt N (of each task shown)'],
+      ['--follow', 'keep printing as the goal goes (any process or worker), until it rests'],
+      ['--json', 'one JSON object per entry and line: {seq, at, taskId, attempt, entry}'],
+    ],
+    example: 'goal-loop logs demo-slugify --task task-02 --follow',
   },
   serve: {
     usage: SERVE_USAGE,

@@ -11,7 +11,7 @@ import { tempDir } from '../helpers/temp.js';
 
 const VERSION = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 const DEMO_GOAL = fileURLToPath(new URL('../../examples/demo-goal.yml', import.meta.url));
-const COMMANDS = ['run', 'plan', 'status', 'serve', 'worker', 'mcp'];
+const COMMANDS = ['run', 'plan', 'status', 'logs', 'serve', 'worker', 'mcp'];
 
 /**
  * The CLI with stdin left open (as an MCP client or a terminal would), no app credentials and a
@@ -105,9 +105,10 @@ describe('goal-loop --help and --version', () => {
     const { RUN_OPTIONS } = await import('../../src/cli/commands/run.js');
     const { PLAN_OPTIONS } = await import('../../src/cli/commands/plan.js');
     const { STATUS_OPTIONS } = await import('../../src/cli/commands/status.js');
+    const { LOGS_OPTIONS } = await import('../../src/cli/commands/logs.js');
     const { WORKER_OPTIONS } = await import('../../src/cli/commands/worker.js');
     const { MCP_OPTIONS } = await import('../../src/cli/commands/mcp.js');
-    const accepted: Record<string, object> = { run: RUN_OPTIONS, plan: PLAN_OPTIONS, status: STATUS_OPTIONS, serve: {}, worker: WORKER_OPTIONS, mcp: MCP_OPTIONS };
+    const accepted: Record<string, object> = { run: RUN_OPTIONS, plan: PLAN_OPTIONS, status: STATUS_OPTIONS, logs: LOGS_OPTIONS, serve: {}, worker: WORKER_OPTIONS, mcp: MCP_OPTIONS };
     for (const name of COMMANDS) {
       const listed = COMMAND_HELP[name]!.flags.map(([flag]) => /^--([a-z-]+)/.exec(flag)![1]!).sort();
       expect(listed, name).toEqual(Object.keys(accepted[name]!).sort());

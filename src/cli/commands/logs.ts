@@ -1,0 +1,88 @@
+import { existsSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { InputError, UsageError } from '../../common/errors.js';
+import { RESTING_STATES } from '../../goal/states.js';
+import { openStore, resolveDbPath } from '../../ledger/open-ledger.js';
+import type { AttemptLogFilter } from '../../ports/attempt-log.js';
+import type { GoalKey, Ledger } from '../../ports/ledger.js';
+import { redactUrls } from '../../workspace/remote-auth.js';
+import { renderAttemptEntries } from '../render-attempts.js';
+
+export const LOGS_USAGE = `goal-loop logs <goal-id> [--repo <repo>] [--task ID] [--attempt N] [--follow] [--json]
+
+  What each attempt of a goal did, from the ledger (the record the check run shows): its run
+  steps, the agent's turns and tool calls, the verification, the checkpoint and why it ended.
+  --follow keeps printing as the goal goes, whichever process or worker runs it, until it rests.`;
+
+/** The flags `logs` accepts (its --help lists each one). */
+export const LOGS_OPTIONS = {
+  repo: { type: 'string' },
+  task: { type: 'string' },
+  attempt: { type: 'string' },
+  follow: { type: 'boolean', default: false },
+  json: { type: 'boolean', default: false },
+} as const satisfies NonNullable<ParseArgsConfig['options']>;
+
+/** How often --follow asks the ledger for new entries. */
+const FOLLOW_POLL_MS = 400;
+
+export async function logsCommand(argv: string[]): Promise<number> {
+  const { values, positionals } = parseArgs({ args: argv, options: LOGS_OPTIONS, strict: true, allowPositionals: true });
+  const [goalId, ...extra] = positionals;
+  if (!goalId || extra.length > 0) throw new UsageError('goal-loop logs takes one goal id (see `goal-loop status` for the goals in the ledger)');
+  const filter: AttemptLogFilter = {
+    ...(values.task !== undefined ? { taskId: values.task } : {}),
+    ...(values.attempt !== undefined ? { attempt: attemptNumber(values.attempt) } : {}),
+  };
+  if (!process.env.DATABASE_URL) {
+    const { path } = resolveDbPath();
+    if (!existsSync(path)) throw new InputError(`no goal "${goalId}": the ledger ${path} does not exist yet (GOAL_LOOP_DB or DATABASE_URL name another)`);
+  }
+  const store = await openStore();
+  try {
+    const key = await findGoal(store.ledger, goalId, values.repo);
+    const print = (text: string) => process.stdout.write(text);
+    const header = { attempt: undefined as string | undefined };
+    let afterSeq = 0;
+    const drain = async () => {
+      const entries = await store.ledger.listAttemptEntries(key, { ...filter, afterSeq });
+      if (entries.length === 0) return;
+      afterSeq = entries.at(-1)!.seq;
+      print(values.json ? entries.map((e) => `${JSON.stringify(e)}\n`).join('') : renderAttemptEntries(entries, header));
+    };
+    await drain();
+    if (!values.follow) {
+      if (afterSeq === 0 && !values.json) print(`no attempts recorded for ${goalId}${values.task ? ` task ${values.task}` : ''}${values.attempt ? ` attempt ${values.attempt}` : ''} yet\n`);
+      return 0;
+    }
+    // Until the goal rests: then one last read, for what its last step wrote.
+    for (;;) {
+      const goal = await store.ledger.getGoal(key);
+      await drain();
+      if (!goal || RESTING_STATES.has(goal.state)) {
+        if (!values.json && goal) print(`${goalId} is ${goal.state}${goal.stopReason ? `: ${redactUrls(goal.stopReason)}` : ''}\n`);
+        return 0;
+      }
+      await new Promise((r) => setTimeout(r, FOLLOW_POLL_MS));
+    }
+  } finally {
+    await store.close();
+  }
+}
+
+function attemptNumber(raw: string): number {
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < 1) throw new UsageError(`--attempt must be a whole number from 1 (got "${raw}")`);
+  return n;
+}
+
+/** The goal with this id; --repo picks one when several repositories have it (a path or a URL, as run was given it). */
+async function findGoal(ledger: Ledger, goalId: string, repo: string | undefined): Promise<GoalKey> {
+  const matches = (await ledger.listGoals()).filter((g) => g.goalId === goalId);
+  const chosen = repo === undefined ? matches : matches.filter((g) => g.repo === repo || g.repo === resolve(repo) || redactUrls(g.repo) === repo);
+  if (chosen.length === 1) return { repo: chosen[0]!.repo, goalId };
+  if (matches.length === 0) throw new InputError(`no goal "${goalId}" in the ledger (see \`goal-loop status\`)`);
+  if (chosen.length === 0) throw new InputError(`no goal "${goalId}" on ${repo}; it is on: ${matches.map((g) => redactUrls(g.repo)).join(', ')}`);
+  throw new InputError(`goal "${goalId}" is on several repositories; name one with --repo: ${chosen.map((g) => redactUrls(g.repo)).join(', ')}`);
+}

@@ -1,0 +1,74 @@
+import { plainText } from '../common/plain-text.js';
+import type { AttemptEntry, AttemptLogEntry } from '../ports/attempt-log.js';
+
+/** Lines of an output's tail shown for a failed step or verification (the record keeps more; --json has it all). */
+const TAIL_LINES = 15;
+const PATHS_SHOWN = 5;
+
+/**
+ * The attempt record as terminal text: a header per task and attempt, then a line per entry.
+ * Every string is untrusted (commands, output, the model's words): escape sequences and control
+ * characters are removed before printing. `last` carries the open header across --follow batches.
+ */
+export function renderAttemptEntries(entries: readonly AttemptLogEntry[], last: { attempt?: string } = {}): string {
+  const out: string[] = [];
+  for (const e of entries) {
+    const id = `${e.taskId}#${e.attempt}`;
+    if (last.attempt !== id) {
+      out.push(`── ${safe(e.taskId)} · attempt ${e.attempt} ${'─'.repeat(Math.max(3, 50 - e.taskId.length))}`);
+      last.attempt = id;
+    }
+    out.push(...renderEntry(e.entry));
+  }
+  return out.length ? `${out.join('\n')}\n` : '';
+}
+
+function renderEntry(e: AttemptEntry): string[] {
+  switch (e.kind) {
+    case 'step':
+      return [`  $ ${oneLine(e.command)}  ${status(e.exitCode, e.timedOut)} · ${duration(e.durationMs)}`, ...(e.exitCode === 0 ? [] : indentTail(e.tail))];
+    case 'turn':
+      return [
+        `  turn ${e.turn}${e.text.trim() ? `  ${oneLine(e.text, 110)}` : ''}`,
+        ...e.tools.map((t) => `    ${t.isError ? '✘' : '↳'} ${safe(t.name)}${t.input ? ` ${oneLine(t.input, 80)}` : ''}${t.result ? ` → ${oneLine(t.result, 90)}` : ''}`),
+      ];
+    case 'verify':
+      return [`  ${e.passed ? '✔' : '✘'} verify ${oneLine(e.command)}  ${status(e.exitCode, e.timedOut)} · ${duration(e.durationMs)}`, ...(e.passed ? [] : indentTail(e.tail))];
+    case 'checkpoint': {
+      const paths = e.stat.split('\n').filter(Boolean);
+      return [
+        `  ● checkpoint ${e.sha.slice(0, 12)}  ${e.files} file${e.files === 1 ? '' : 's'} +${e.insertions} -${e.deletions}`,
+        ...paths.slice(0, PATHS_SHOWN).map((p) => `    ${safe(p)}`),
+        ...(paths.length > PATHS_SHOWN ? [`    … ${paths.length - PATHS_SHOWN} more`] : []),
+      ];
+    }
+    case 'end': {
+      const tokens = e.tokens.input + e.tokens.output + e.tokens.cache_read + e.tokens.cache_write;
+      const spend = tokens > 0 || e.costUsd > 0 ? ` · ${tokens.toLocaleString('en-US')} tokens · $${e.costUsd.toFixed(2)}` : '';
+      return [`  = ${e.outcome.replace('_', ' ')}: ${oneLine(e.reason, 140)}${spend} · ${duration(e.durationMs)}`];
+    }
+    case 'truncated':
+      return [`  … ${oneLine(e.dropped)}`];
+  }
+}
+
+function status(exitCode: number | null, timedOut: boolean): string {
+  return timedOut ? 'timed out' : exitCode === null ? 'killed' : `exit ${exitCode}`;
+}
+
+function duration(ms: number): string {
+  return ms < 1000 ? `${Math.round(ms)} ms` : `${(ms / 1000).toFixed(1)} s`;
+}
+
+function indentTail(tail: string): string[] {
+  const lines = safe(tail).trimEnd().split('\n');
+  const shown = lines.slice(-TAIL_LINES);
+  return [...(lines.length > shown.length ? ['    …'] : []), ...shown.map((l) => `    ${l}`)];
+}
+
+const safe = (s: string) => plainText(s);
+
+function oneLine(s: string, max = 160): string {
+  const line = safe(s).replace(/\s+/g, ' ').trim();
+  return line.length > max ? `${line.slice(0, max - 1)}…` : line;
+}

@@ -1,0 +1,113 @@
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { createSampleRepo } from '../../src/demo/sample-repo.js';
+import { renderAttemptEntries } from '../../src/cli/render-attempts.js';
+import type { AttemptLogEntry } from '../../src/ports/attempt-log.js';
+import { runCli, startCli } from '../helpers/cli.js';
+import { tempDir } from '../helpers/temp.js';
+
+async function project(goalYaml: string) {
+  const root = await tempDir();
+  const repo = await createSampleRepo(join(root, 'sample'));
+  const goal = join(root, 'goal.yml');
+  await writeFile(goal, goalYaml);
+  const env = { GOAL_LOOP_DB: join(root, 'ledger.db'), GOAL_LOOP_WORKSPACES: join(root, 'workspaces') };
+  return { root, repo, goal, env };
+}
+
+const RETRIED = `goal_id: logs-retry
+objective: a task that passes on its second attempt
+tasks:
+  - id: flaky
+    title: Passes the second time
+    run: 'if [ "$GOAL_ATTEMPT" -gt 1 ]; then echo ok > flaky.txt; fi'
+    verification: 'test -f flaky.txt || { echo "src/flaky.test.ts:3:7 expected the file"; exit 1; }'
+    max_retries: 2
+`;
+
+describe('goal-loop logs', () => {
+  it('prints each attempt from the ledger: the step, the failed verification with its tail, the checkpoint, why it ended', async () => {
+    const p = await project(RETRIED);
+    const run = await runCli(['run', '--repo', p.repo.bare, '--goal', p.goal, '--agent', 'scripted'], p.env);
+    expect(run.code, run.stderr).toBe(0);
+
+    const r = await runCli(['logs', 'logs-retry'], p.env);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toMatch(/── flaky · attempt 1 ─+\n/);
+    expect(r.stdout).toContain('✘ verify test -f flaky.txt');
+    expect(r.stdout).toContain('    src/flaky.test.ts:3:7 expected the file');
+    expect(r.stdout).toMatch(/= failed: verification `test -f flaky\.txt/);
+    expect(r.stdout).toMatch(/── flaky · attempt 2 ─+\n/);
+    expect(r.stdout).toMatch(/● checkpoint [0-9a-f]{12} {2}1 file \+1 -0\n {4}flaky\.txt \+1 -0/);
+    expect(r.stdout).toContain('= passed: 1 file(s) changed, +1 -0');
+
+    const only = await runCli(['logs', 'logs-retry', '--task', 'flaky', '--attempt', '2', '--json'], p.env);
+    expect(only.code, only.stderr).toBe(0);
+    const lines = only.stdout.trim().split('\n').map((l) => JSON.parse(l) as AttemptLogEntry);
+    expect(lines.every((e) => e.taskId === 'flaky' && e.attempt === 2)).toBe(true);
+    expect(lines.map((e) => e.entry.kind)).toEqual(['step', 'verify', 'checkpoint', 'end']);
+  });
+
+  it('refuses an unknown goal and a bad --attempt with one line each, exit 1', async () => {
+    const p = await project(RETRIED);
+    const missing = await runCli(['logs', 'nope'], p.env);
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toContain('the ledger');
+    await runCli(['run', '--repo', p.repo.bare, '--goal', p.goal, '--agent', 'scripted'], p.env);
+    const unknown = await runCli(['logs', 'nope'], p.env);
+    expect(unknown.code).toBe(1);
+    expect(unknown.stderr.trim()).toBe('goal-loop: no goal "nope" in the ledger (see `goal-loop status`)');
+    const bad = await runCli(['logs', 'logs-retry', '--attempt', 'two'], p.env);
+    expect(bad.code).toBe(1);
+    expect(bad.stderr).toContain('--attempt must be a whole number');
+  });
+
+  it('--follow on a goal another process runs shows its attempts as they land, and ends when the goal rests', async () => {
+    const p = await project(`goal_id: logs-follow
+objective: three slow tasks
+tasks:
+  - { id: t1, title: One, run: "sleep 1; echo 1 > t1.txt", verification: "test -f t1.txt" }
+  - { id: t2, title: Two, run: "sleep 1; echo 2 > t2.txt", verification: "test -f t2.txt", dependencies: [t1] }
+  - { id: t3, title: Three, run: "sleep 1; echo 3 > t3.txt", verification: "test -f t3.txt", dependencies: [t2] }
+`);
+    const run = startCli(['run', '--repo', p.repo.bare, '--goal', p.goal, '--agent', 'scripted'], p.env);
+    let runEnded = false;
+    void run.done.then(() => (runEnded = true));
+    // The goal exists in the ledger once the run has started it.
+    for (let i = 0; i < 200 && (await runCli(['logs', 'logs-follow'], p.env)).code !== 0; i++) await new Promise((r) => setTimeout(r, 100));
+
+    const follow = startCli(['logs', 'logs-follow', '--follow'], p.env);
+    let seenWhileRunning = false;
+    const t1Ended = new Promise<void>((resolve) => {
+      let text = '';
+      follow.child.stdout!.on('data', (c: Buffer) => {
+        text += c.toString();
+        if (/── t1 · attempt 1[\s\S]*= passed/.test(text)) {
+          seenWhileRunning ||= !runEnded;
+          resolve();
+        }
+      });
+    });
+    await t1Ended;
+    const [ran, followed] = await Promise.all([run.done, follow.done]);
+    expect(ran.code, ran.stderr).toBe(0);
+    expect(followed.code, followed.stderr).toBe(0);
+    expect(seenWhileRunning).toBe(true); // t1's end was printed before the run was over
+    for (const t of ['t1', 't2', 't3']) expect(followed.stdout).toContain(`── ${t} · attempt 1`);
+    expect(followed.stdout.trimEnd().split('\n').at(-1)).toBe('logs-follow is LOOP_COMPLETE');
+  });
+});
+
+describe('renderAttemptEntries', () => {
+  it('attack: output with terminal escape sequences prints inert (no colour, no title, no cursor move)', () => {
+    const entries: AttemptLogEntry[] = [
+      { seq: 1, at: '', taskId: 't\x1b]0;pwned\x07', attempt: 1, entry: { kind: 'verify', command: 'npm test\x1b[2J', exitCode: 1, durationMs: 5, timedOut: false, passed: false, tail: 'FAIL \x1b[31mred\x1b[0m\r\x1b[1Ahidden\x07' } },
+      { seq: 2, at: '', taskId: 't', attempt: 1, entry: { kind: 'turn', turn: 1, text: 'ok\x1b[8m', tools: [{ name: 'run_command', input: '"rm\x1b[K"', result: 'exit 0\x9b', isError: false }] } },
+    ];
+    const text = renderAttemptEntries(entries);
+    expect(text).not.toMatch(/[\x00-\x08\x0b-\x1f\x7f\u0080-\u009f]/);
+    expect(text).toContain('FAIL red');
+    expect(text).toContain('hidden');
+  });
+});
