@@ -26,7 +26,7 @@ tasks:
 `;
 
 describe('goal-loop mcp driven by a real MCP client', () => {
-  it('lists its six tools and two resource templates', async () => {
+  it('lists its six tools and three resource templates', async () => {
     const p = await mcpProject();
     const c = await connectGoalLoop({ env: p.env, args: p.args });
     const tools = (await c.client.listTools()).tools.map((t) => t.name).sort();
@@ -36,7 +36,7 @@ describe('goal-loop mcp driven by a real MCP client', () => {
       expect(t.inputSchema.type).toBe('object');
     }
     const templates = (await c.client.listResourceTemplates()).resourceTemplates.map((t) => t.uriTemplate).sort();
-    expect(templates).toEqual(['goal://{goal_id}/ledger', 'goal://{goal_id}/spec']);
+    expect(templates).toEqual(['goal://{goal_id}/attempts', 'goal://{goal_id}/ledger', 'goal://{goal_id}/spec']);
     const plan = await c.call('goal_plan', { spec: GOAL });
     expect(plan.isError).toBe(false);
     expect(plan.text).toMatch(/1\. notes {2}Add notes\n2\. version {2}Write the version {2}\(after notes\)\n3\. impossible/);
@@ -111,10 +111,14 @@ describe('goal-loop mcp driven by a real MCP client', () => {
     const item = JSON.parse((ledger.contents[0] as { text: string }).text);
     expect(item).toMatchObject({ goalId: 'mcp-e2e', state: 'ESCALATED', branch: 'goal/mcp-e2e' });
     expect(item.attempts.filter((a: { phase: string }) => a.phase === 'verify')).toHaveLength(5);
+    // The attempt record: each verification the loop ran for the outside agent, and why each attempt ended.
+    const record = JSON.parse(((await c.client.readResource({ uri: 'goal://mcp-e2e/attempts' })).contents[0] as { text: string }).text) as Array<{ taskId: string; attempt: number; entry: { kind: string; outcome?: string } }>;
+    expect(record.filter((e) => e.entry.kind === 'verify')).toHaveLength(5);
+    expect(record.filter((e) => e.taskId === 'version' && e.entry.kind === 'end').map((e) => [e.attempt, e.entry.outcome])).toEqual([[1, 'failed'], [2, 'passed']]);
     const spec = await c.client.readResource({ uri: 'goal://mcp-e2e/spec' });
     expect((spec.contents[0] as { text: string }).text).toContain('objective: Three tasks driven by an external agent');
     const listed = (await c.client.listResources()).resources.map((r) => r.uri);
-    expect(listed).toEqual(expect.arrayContaining(['goal://mcp-e2e/ledger', 'goal://mcp-e2e/spec']));
+    expect(listed).toEqual(expect.arrayContaining(['goal://mcp-e2e/ledger', 'goal://mcp-e2e/attempts', 'goal://mcp-e2e/spec']));
   });
 
   it('resumes from the checkpoints in a new server process', async () => {
