@@ -2,12 +2,17 @@ import type { Logger } from 'pino';
 import type { ProbotOctokit } from 'probot';
 import type { GoalSnapshot, LoopResult } from '../goal/result.js';
 import type { Escalation } from '../goal/escalation.js';
-import { MISSING_SETUP_HINT_HEAD } from '../goal/failure-summary.js';
+import type { AttemptLog } from '../ports/attempt-log.js';
 import type { EffectOnce, Forge } from '../ports/forge.js';
 import type { GoalKey, Ledger } from '../ports/ledger.js';
+import { newAnnotations } from './annotations.js';
 import { readGitHubMeta, type GitHubGoal, type GitHubGoalMeta } from './goal-meta.js';
 import { labelForGoal, STATE_LABELS, type StateLabel } from './labels.js';
-import { checklist, ESCALATION_MARKER, escalatedAncestors, renderStatus, STATUS_MARKER, type Links } from './status-comment.js';
+import { checkAnnotations, renderCheckRun } from './report/check-run.js';
+import { renderEscalation } from './report/escalation.js';
+import { renderChanges } from './report/pull-request.js';
+import { groupAttempts, type AttemptView } from './report/record.js';
+import { checklist, renderStatus, STATUS_MARKER, type Links } from './status-comment.js';
 
 export type Octokit = InstanceType<typeof ProbotOctokit>;
 
@@ -17,6 +22,10 @@ export interface GitHubForgeOptions {
   key: GoalKey;
   ledger: Ledger;
   logger: Logger;
+  /** The goal's attempt record, shown in the check run, the escalation comment and the PR body. */
+  attemptLog?: Pick<AttemptLog, 'listAttemptEntries'>;
+  /** The goal workspace's path as its commands saw it: absolute paths in their output under it name repository files. */
+  workspaceDir?: string;
   /** Least time between two edits of the status comment (secondary rate limits). */
   minUpdateIntervalMs?: number;
 }
@@ -54,8 +63,9 @@ export class GitHubForge implements Forge {
 
   async checkpointed(s: GoalSnapshot, cp: { taskId: string; sha: string }, once?: EffectOnce): Promise<void> {
     const pr = await this.ensurePullRequest(s);
-    await this.o.rest.pulls.update({ owner: this.g.owner, repo: this.g.repo, pull_number: pr.number, body: this.prBody(s, pr) });
-    await this.reportCheckRun(s, cp.sha, 'in_progress', undefined, once?.retry ?? false);
+    const record = await this.record();
+    await this.o.rest.pulls.update({ owner: this.g.owner, repo: this.g.repo, pull_number: pr.number, body: this.prBody(s, pr, record) });
+    await this.reportCheckRun(s, cp.sha, 'in_progress', undefined, once?.retry ?? false, record);
     await this.flush(s);
     await this.answerReviews([{ task_id: cp.taskId, sha: cp.sha }]);
   }
@@ -73,36 +83,8 @@ export class GitHubForge implements Forge {
   async escalate(s: GoalSnapshot, e: Escalation, once?: EffectOnce): Promise<void> {
     await this.flush(s);
     const mention = (this.g.assignees.length ? this.g.assignees : [this.g.author]).map((u) => `@${u}`).join(' ');
-    const tail = e.last_error.trim().split('\n').slice(-40).join('\n').slice(-6000);
-    const tried = s.tasks.find((t) => t.id === e.task_id);
-    const ids = (list: readonly string[]) => list.map((id) => `\`${id}\``).join(', ');
-    const also = (e.also_escalated ?? []).map((id) => {
-      const t = s.tasks.find((x) => x.id === id);
-      return `\`${id}\`${t?.attempts ? ` (attempt ${t.attempts})` : ''}`;
-    });
-    const went = e.done_meanwhile?.length || e.also_escalated?.length;
-    const skippable = [e.task_id, ...(e.also_escalated ?? [])].filter((id) => id !== 'final-gate' && id !== 'setup');
-    await this.comment(
-      this.g.issueNumber,
-      [
-        ESCALATION_MARKER,
-        `### goal-loop needs help with ${ids([e.task_id, ...(e.also_escalated ?? [])])}`,
-        `${mention} the task ${tried ? `**${tried.id}** ` : ''}failed after ${e.attempts} attempt(s); ` +
-          (went ? 'the goal went on with the tasks that do not depend on it, and is now ' : 'the goal is ') +
-          `stopped at the last checkpoint on \`${s.branch}\`.`,
-        '<details><summary>Last verification output</summary>\n\n```text\n' + tail.replace(/```/g, '`\u200b``') + '\n```\n</details>',
-        `What was tried: ${e.attempts} attempt(s), each rolled back to the last checkpoint and retried with the previous failure fed back.`,
-        ...(also.length ? [`Also escalated (out of attempts): ${also.join(', ')}.`] : []),
-        ...(e.done_meanwhile?.length ? [`Done meanwhile (verified and checkpointed): ${ids(e.done_meanwhile)}.`] : []),
-        ...(e.blocked?.length ? [`Still blocked (not run: they depend on an escalated task): ${ids(e.blocked)}.`] : []),
-        ...(e.last_error.includes(MISSING_SETUP_HINT_HEAD)
-          ? ['No `setup` ran, so the dependencies were never installed: add the `setup` the hint in the output shows to `.github/goal-loop.yml` on the default branch, then comment `/goal retry`.']
-          : []),
-        'To continue: push a fix to the goal branch and comment `/goal resume`, or comment `/goal retry` to try again with fresh retries' +
-          (skippable.length ? `, or ${skippable.map((id) => `\`/goal skip ${id}\``).join(', ')} to go on without ${skippable.length > 1 ? 'them' : 'it'}.` : '.'),
-      ].join('\n\n'),
-      once && { marker: effectMarker(once.id), retry: once.retry },
-    );
+    const body = renderEscalation(s, e, await this.record(), { mention, repoUrl: this.g.htmlUrl, goalId: this.opts.key.goalId });
+    await this.comment(this.g.issueNumber, body, once && { marker: effectMarker(once.id), retry: once.retry });
   }
 
   async finished(r: LoopResult, s: GoalSnapshot, once?: EffectOnce): Promise<void> {
@@ -112,8 +94,9 @@ export class GitHubForge implements Forge {
     const pr = await this.findPullRequest();
     if (pr && r.checkpoints.length) {
       const head = r.checkpoints.at(-1)!.sha;
-      await this.reportCheckRun(s, head, 'completed', r, once?.retry ?? false);
-      await this.o.rest.pulls.update({ owner: this.g.owner, repo: this.g.repo, pull_number: pr.number, body: this.prBody(s, pr) });
+      const record = await this.record();
+      await this.reportCheckRun(s, head, 'completed', r, once?.retry ?? false, record);
+      await this.o.rest.pulls.update({ owner: this.g.owner, repo: this.g.repo, pull_number: pr.number, body: this.prBody(s, pr, record) });
       if (r.status === 'LOOP_COMPLETE' && pr.draft) {
         await this.o.graphql(
           'mutation($id: ID!) { markPullRequestReadyForReview(input: { pullRequestId: $id }) { pullRequest { isDraft } } }',
@@ -216,9 +199,21 @@ export class GitHubForge implements Forge {
     await this.opts.ledger.setMeta(this.opts.key, { pendingReviews: left });
   }
 
-  private prBody(s: GoalSnapshot, pr: { number: number; url: string }): string {
+  /** The goal's attempt record, by attempt; empty when it cannot be read (the report goes on without it). */
+  private async record(): Promise<AttemptView[]> {
+    if (!this.opts.attemptLog) return [];
+    try {
+      return groupAttempts(await this.opts.attemptLog.listAttemptEntries(this.opts.key));
+    } catch (err) {
+      this.opts.logger.warn({ err }, 'cannot read the attempt record');
+      return [];
+    }
+  }
+
+  private prBody(s: GoalSnapshot, pr: { number: number; url: string }, record: readonly AttemptView[]): string {
     const links: Links = { repoUrl: this.g.htmlUrl, pullRequest: pr };
-    return `Closes #${this.g.issueNumber}\n\nThis pull request is built by goal-loop, one verified checkpoint commit per task.\n\n${checklist(s, links)}\n`;
+    const changes = renderChanges(s, record, { repoUrl: this.g.htmlUrl, goalId: this.opts.key.goalId });
+    return `Closes #${this.g.issueNumber}\n\nThis pull request is built by goal-loop, one verified checkpoint commit per task.\n\n${checklist(s, links)}\n${changes ? `\n${changes}\n` : ''}`;
   }
 
   /** The PR whose head is the goal branch (any state), from the ledger or by asking GitHub. */
@@ -252,40 +247,45 @@ export class GitHubForge implements Forge {
     return { number: data.number, url: data.html_url };
   }
 
-  private async reportCheckRun(s: GoalSnapshot, headSha: string, status: 'in_progress' | 'completed', r: LoopResult | undefined, retry: boolean): Promise<void> {
-    const blockers = escalatedAncestors(s.tasks);
-    const summary = s.tasks
-      .map((t) => {
-        const blockedBy = t.status === 'pending' ? (blockers.get(t.id) ?? []) : [];
-        const icon = t.status === 'done' ? '✅' : t.status === 'escalated' ? '❌' : t.status === 'skipped' ? '⏭️' : blockedBy.length ? '⛔' : '⏳';
-        return `- ${icon} \`${t.id}\` ${blockedBy.length ? `blocked by ${blockedBy.map((b) => `\`${b}\``).join(', ')}` : t.status}${t.attempts ? ` (attempt ${t.attempts})` : ''}`;
-      })
-      .join('\n');
-    const output = { title: `${s.tasks.filter((t) => t.status === 'done').length}/${s.tasks.length} tasks verified`, summary };
+  private async reportCheckRun(
+    s: GoalSnapshot,
+    headSha: string,
+    status: 'in_progress' | 'completed',
+    r: LoopResult | undefined,
+    retry: boolean,
+    record: readonly AttemptView[],
+  ): Promise<void> {
+    const { owner, repo } = this.g;
+    const rendered = renderCheckRun(s, record, { repoUrl: this.g.htmlUrl, goalId: this.opts.key.goalId });
+    const found = checkAnnotations(s, record, this.opts.workspaceDir);
     const conclusion = r ? (r.success ? 'success' : r.status === 'ESCALATED' ? 'failure' : 'neutral') : undefined;
     const meta = await this.meta();
     let id = meta.checkRunId !== undefined && meta.checkRunSha === headSha ? meta.checkRunId : undefined;
     // An earlier try may have created it and died before recording its id.
     if (id === undefined && retry) id = await this.findCheckRun(headSha);
     if (id !== undefined) {
+      // Annotations add up on a check run: only those it lacks are sent, so a repeated report adds none.
+      const existing = found.length ? await this.o.paginate(this.o.rest.checks.listAnnotations, { owner, repo, check_run_id: id, per_page: 100 }) : [];
+      const annotations = newAnnotations(found, existing);
       await this.o.rest.checks.update({
-        owner: this.g.owner,
-        repo: this.g.repo,
+        owner,
+        repo,
         check_run_id: id,
         status,
-        output,
+        output: { ...rendered, ...(annotations.length ? { annotations } : {}) },
         ...(conclusion ? { conclusion } : {}),
       });
       if (meta.checkRunId !== id) await this.opts.ledger.setMeta(this.opts.key, { checkRunId: id, checkRunSha: headSha });
       return;
     }
+    const annotations = newAnnotations(found, []);
     const { data } = await this.o.rest.checks.create({
-      owner: this.g.owner,
-      repo: this.g.repo,
+      owner,
+      repo,
       name: 'goal-loop',
       head_sha: headSha,
       status,
-      output,
+      output: { ...rendered, ...(annotations.length ? { annotations } : {}) },
       ...(conclusion ? { conclusion } : {}),
     });
     await this.opts.ledger.setMeta(this.opts.key, { checkRunId: data.id, checkRunSha: headSha });

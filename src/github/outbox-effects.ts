@@ -71,6 +71,6 @@ export async function settleGoalEffects(deps: GoalEffectsDeps & { auth: (install
   const g = record && readGitHubMeta(record.meta).github;
   if (!g) return 0;
   const log = deps.logger.child({ goal: `${key.repo}#${key.goalId}` });
-  const forge = new GitHubForge({ octokit: await deps.auth(g.installationId), goal: g, key, ledger: deps.ledger, logger: log, minUpdateIntervalMs: 0 });
+  const forge = new GitHubForge({ octokit: await deps.auth(g.installationId), goal: g, key, ledger: deps.ledger, attemptLog: deps.ledger, logger: log, minUpdateIntervalMs: 0 });
   return performGoalEffects({ ...deps, logger: log, forge, goal: g }, key);
 }

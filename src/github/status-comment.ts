@@ -1,5 +1,6 @@
 import { mermaidGraph } from '../goal/render.js';
 import type { GoalSnapshot, TaskSnapshot } from '../goal/result.js';
+import { plainText } from '../common/plain-text.js';
 import { sanitizeUntrusted } from '../common/untrusted.js';
 
 export const STATUS_MARKER = '<!-- goal-loop:status -->';
@@ -11,11 +12,11 @@ export interface Links {
   pullRequest?: { number: number; url: string; merged?: boolean };
 }
 
-/** Text from issues must not ping people or break our markdown. */
+/** Text from issues, tasks, a model or a repository's output must not ping people or break our markdown. */
 export function inlineUntrusted(text: string, max = 120): string {
-  const one = sanitizeUntrusted(text).replace(/\s+/g, ' ').trim();
+  const one = sanitizeUntrusted(plainText(text)).replace(/\s+/g, ' ').trim();
   const cut = one.length > max ? `${one.slice(0, max)}…` : one;
-  return cut.replace(/@/g, '@\u200b').replace(/([\\`*_[\]<>|])/g, '\\$1');
+  return cut.replace(/@/g, '@\u200b').replace(/([\\`*_[\]<>|&])/g, '\\$1');
 }
 
 /** `blockedBy`: the escalated tasks a pending task waits on (it is not run until they pass or are skipped). */

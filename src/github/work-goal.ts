@@ -19,7 +19,7 @@ import { githubEffect, githubEffectPerformer, performGoalEffects, recordAndPerfo
 import { settleRestingControl } from './resting-control.js';
 import { acceptedPlan } from './turn/accepted-plan.js';
 import { decideTurn, type TurnFacts } from './turn/decide-turn.js';
-import { goalWorkspace, releaseGoalWorkspace, type GoalWorkspaceDeps } from './turn/goal-workspace.js';
+import { goalWorkspace, goalWorkspaceDir, releaseGoalWorkspace, type GoalWorkspaceDeps } from './turn/goal-workspace.js';
 import { humanLimits, snapshotFromLedger } from './turn/snapshot.js';
 
 export { releaseGoalWorkspace } from './turn/goal-workspace.js';
@@ -59,7 +59,7 @@ export async function workGoal(deps: WorkGoalDeps, key: GoalKey, mode: GoalMode)
   if (!goal || !meta || !g) return;
   const log = deps.logger.child({ goal: `${key.repo}#${key.goalId}` });
   const octokit = await deps.auth(g.installationId);
-  const forge = new GitHubForge({ octokit, goal: g, key, ledger: deps.ledger, logger: log, ...(deps.minUpdateIntervalMs !== undefined ? { minUpdateIntervalMs: deps.minUpdateIntervalMs } : {}) });
+  const forge = new GitHubForge({ octokit, goal: g, key, ledger: deps.ledger, attemptLog: deps.ledger, workspaceDir: goalWorkspaceDir(deps.workspaceRoot, g), logger: log, ...(deps.minUpdateIntervalMs !== undefined ? { minUpdateIntervalMs: deps.minUpdateIntervalMs } : {}) });
   const effects = { ledger: deps.ledger, logger: log, holder: deps.workerId, claimMs: deps.effectClaimMs, forge, goal: g };
   // What a turn killed earlier left undone (a comment, a label) is done first.
   await performGoalEffects(effects, key);

@@ -39,7 +39,8 @@ export function goalWorkspace(deps: GoalWorkspaceDeps, octokit: Octokit, g: GitH
   );
 }
 
-function goalWorkspaceDir(root: string, g: GitHubGoal): string {
+/** Where a goal's clone lives (the path its commands see: the sandbox binds it at the same path). */
+export function goalWorkspaceDir(root: string, g: GitHubGoal): string {
   return join(root, `${g.owner}-${g.repo}`.replace(/[^A-Za-z0-9._-]/g, '_'), String(g.issueNumber));
 }
 

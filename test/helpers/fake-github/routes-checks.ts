@@ -3,7 +3,34 @@ import { now, obj, str, type Reply } from './util.js';
 import type { Ctx } from './responses.js';
 
 export function createCheckRoutes(ctx: Ctx) {
-  const { newId, pulls, checkRuns, checkRunJson, json, notFound, invalid, paged } = ctx;
+  const { newId, pulls, checkRuns, checkRunJson, json, notFound, invalid, paged, violations } = ctx;
+
+  /** What GitHub refuses in a check run's output (422): texts over 65,535 characters, over 50 annotations, an annotation without its required fields. */
+  function outputProblems(method: string, b: Record<string, unknown>): Reply | undefined {
+    const output = b.output && typeof b.output === 'object' ? (b.output as Record<string, unknown>) : undefined;
+    if (!output) return undefined;
+    const problems: string[] = [];
+    for (const k of ['summary', 'text'] as const) {
+      const v = output[k];
+      if (typeof v === 'string' && v.length > 65_535) problems.push(`output.${k} is ${v.length} characters (at most 65535)`);
+    }
+    const list = output.annotations;
+    if (list !== undefined) {
+      if (!Array.isArray(list)) problems.push('output.annotations is not an array');
+      else {
+        if (list.length > 50) problems.push(`output.annotations has ${list.length} items (at most 50 per request)`);
+        for (const a of list as Array<Record<string, unknown>>) {
+          for (const f of ['path', 'start_line', 'end_line', 'annotation_level', 'message']) if (a?.[f] === undefined) problems.push(`an annotation lacks "${f}"`);
+          if (!['notice', 'warning', 'failure'].includes(String(a?.annotation_level))) problems.push(`annotation_level ${String(a?.annotation_level)}`);
+          if (typeof a?.start_line !== 'number' || typeof a?.end_line !== 'number') problems.push('annotation lines must be integers');
+          if (a?.start_column !== undefined && a.start_line !== a.end_line) problems.push('annotation columns on more than one line');
+        }
+      }
+    }
+    if (!problems.length) return undefined;
+    violations.push(...problems.map((p) => `${method} check-runs: ${p}`));
+    return invalid('Invalid request.', problems.map((message) => ({ resource: 'CheckRun', code: 'custom', message })));
+  }
 
   function routeChecks(method: string, url: URL, body: unknown, rest: string[]): Reply | undefined {
     const r = (i: number): string | undefined => rest[i];
@@ -15,6 +42,8 @@ export function createCheckRoutes(ctx: Ctx) {
         const name = str(b.name);
         const headSha = str(b.head_sha);
         if (!name || !headSha) return invalid('Invalid request.\n\n"name" and "head_sha" are required.');
+        const refused = outputProblems(method, b);
+        if (refused) return refused;
         const id = newId();
         const c: FakeCheckRun = {
           id,
@@ -29,6 +58,7 @@ export function createCheckRoutes(ctx: Ctx) {
           startedAt: now(),
           completedAt: null,
           history: [],
+          annotations: [],
         };
         applyCheckRun(c, b);
         checkRuns.push(c);
@@ -39,9 +69,15 @@ export function createCheckRoutes(ctx: Ctx) {
         if (!c) return notFound();
         if (method === 'GET') return json(200, checkRunJson(c));
         if (method === 'PATCH') {
+          const refused = outputProblems(method, obj(body));
+          if (refused) return refused;
           applyCheckRun(c, obj(body));
           return json(200, checkRunJson(c));
         }
+      }
+      if (rest.length === 3 && r(2) === 'annotations' && method === 'GET') {
+        if (!c) return notFound();
+        return paged(url, c.annotations.map((a) => ({ start_column: null, end_column: null, title: null, raw_details: null, blob_href: `https://github.com/fake/blob/${c.headSha}/${String(a.path)}`, ...a })));
       }
       return undefined;
     }
@@ -68,7 +104,11 @@ export function createCheckRoutes(ctx: Ctx) {
     if (typeof b.started_at === 'string') c.startedAt = b.started_at;
     if (typeof b.details_url === 'string') c.detailsUrl = b.details_url;
     if (typeof b.external_id === 'string') c.externalId = b.external_id;
-    if (b.output && typeof b.output === 'object') c.output = { ...(c.output ?? {}), ...(b.output as Record<string, unknown>) };
+    if (b.output && typeof b.output === 'object') {
+      const { annotations, ...rest } = b.output as Record<string, unknown>;
+      c.output = { ...(c.output ?? {}), ...rest };
+      if (Array.isArray(annotations)) c.annotations.push(...(annotations as Array<Record<string, unknown>>));
+    }
   }
 
   return { routeChecks, applyCheckRun };

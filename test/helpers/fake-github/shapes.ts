@@ -237,7 +237,7 @@ export function createShapes(ctx: State) {
         title: c.output?.title ?? null,
         summary: c.output?.summary ?? null,
         text: c.output?.text ?? null,
-        annotations_count: 0,
+        annotations_count: c.annotations.length,
         annotations_url: `${repoApi}/check-runs/${c.id}/annotations`,
       },
       check_suite: { id: fakeId(`suite:${c.headSha}`) },

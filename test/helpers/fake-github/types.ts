@@ -155,6 +155,8 @@ export interface FakeCheckRun {
   completedAt: string | null;
   /** Every create/update body, in order. */
   history: Array<Record<string, unknown>>;
+  /** Annotations as GitHub keeps them: each request's are appended to those already there. */
+  annotations: Array<Record<string, unknown>>;
 }
 
 export interface FakeLabel {
