@@ -254,8 +254,7 @@ tasks:
     const r = await runCli(['run', '--repo', p.repo.bare, '--goal', p.goal, '--agent', 'scripted'], p.env);
     expect(r.code).toBe(0);
     const lines = r.stderr.trimEnd().split('\n');
-    expect(lines.at(-2)).toBe('branch: goal/cli-inspect');
-    expect(lines.at(-1)).toBe(`inspect: git -C ${p.repo.bare} log --oneline main..goal/cli-inspect`);
+    expect(lines.slice(-3)).toEqual(['branch: goal/cli-inspect', 'attempts: goal-loop logs cli-inspect', `inspect: git -C ${p.repo.bare} log --oneline main..goal/cli-inspect`]);
     // What it prints: the two checkpoints, run as the user would (no safe.directory, no workspace).
     const args = lines.at(-1)!.slice('inspect: git '.length).split(' ');
     const shown = git(process.cwd(), ...args).split('\n');

@@ -103,7 +103,8 @@ export async function runCommand(argv: string[]): Promise<number> {
       // that (its files may belong to the jail's uid); the branch was pushed to --repo.
       const base = values.base ?? (isAbsolute(repo) ? await new Git().tryRun(repo, ['symbolic-ref', '--quiet', '--short', 'HEAD']) : undefined);
       const inspect = inspectCommand({ repo, branch: result.branch, checkpoints: result.checkpoints, cwd: process.cwd(), ...(base ? { base } : {}) });
-      process.stderr.write(`inspect: ${inspect}\n`);
+      // What each attempt did (the ledger's record), then the commits.
+      process.stderr.write(`attempts: goal-loop logs ${result.goal_id}\ninspect: ${inspect}\n`);
     }
     return exitCodeFor(result.status);
   } finally {
