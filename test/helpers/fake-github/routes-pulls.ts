@@ -29,6 +29,13 @@ export function createPullRoutes(ctx: Ctx & IssueRoutes) {
     return pulls.find((p) => p.number === Number(n));
   }
 
+  /** GitHub refuses a pull request body over 65,536 characters. */
+  function bodyTooLong(b: Record<string, unknown>): Reply | undefined {
+    if (typeof b.body !== 'string' || b.body.length <= 65_536) return undefined;
+    ctx.violations.push(`pull request body is ${b.body.length} characters (at most 65536)`);
+    return invalid('Validation Failed', [{ resource: 'PullRequest', code: 'custom', field: 'body', message: 'body is too long (maximum is 65536 characters)' }]);
+  }
+
   function routePulls(method: string, url: URL, body: unknown, rest: string[]): Reply | undefined {
     const r = (i: number): string | undefined => rest[i];
 
@@ -57,6 +64,8 @@ export function createPullRoutes(ctx: Ctx & IssueRoutes) {
         const head = headRaw.includes(':') ? headRaw.slice(headRaw.indexOf(':') + 1) : headRaw;
         const baseRef = str(b.base) ?? defaultBranch;
         if (!head) return invalid('Validation Failed', [{ resource: 'PullRequest', field: 'head', code: 'missing_field' }]);
+        const tooLong = bodyTooLong(b);
+        if (tooLong) return tooLong;
         if (!str(b.title) && b.issue === undefined) {
           return invalid('Validation Failed', [{ resource: 'PullRequest', field: 'title', code: 'missing_field' }]);
         }
@@ -75,6 +84,8 @@ export function createPullRoutes(ctx: Ctx & IssueRoutes) {
         if (method === 'GET') return json(200, pullJson(p));
         if (method === 'PATCH') {
           const b = obj(body);
+          const tooLong = bodyTooLong(b);
+          if (tooLong) return tooLong;
           if (typeof b.title === 'string') p.title = b.title;
           if ('body' in b) p.body = str(b.body) ?? null;
           if (typeof b.base === 'string') p.base = b.base;
