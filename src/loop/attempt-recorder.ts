@@ -5,7 +5,7 @@ import type { GoalKey } from '../ports/goal-ledger.js';
 import type { CommandResult } from '../ports/sandbox.js';
 import type { DiffStat } from '../ports/workspace.js';
 
-/** Per attempt: entries and bytes (as JSON) kept before the rest is dropped (its end is always kept). */
+/** Per attempt: entries and bytes (as JSON) of steps and turns kept before the rest of them is dropped (verification, checkpoint and end are always kept). */
 export const ATTEMPT_MAX_ENTRIES = 120;
 export const ATTEMPT_MAX_BYTES = 48 * 1024;
 /** Per field: an output's tail, the model's words, a tool call's input and result, a command. */
@@ -77,9 +77,12 @@ export class AttemptRecorder {
 
   private async append(taskId: string, attempt: number, entry: AttemptEntry): Promise<void> {
     const o = this.state(taskId, attempt);
-    if (o.truncated) return;
+    // The verification and the checkpoint are what a reader needs most: once each per attempt,
+    // kept past the bound like the end (steps and turns are what fill it).
+    const always = entry.kind === 'verify' || entry.kind === 'checkpoint';
+    if (o.truncated && !always) return;
     const bytes = JSON.stringify(entry).length;
-    if (o.entries + 1 >= ATTEMPT_MAX_ENTRIES || o.bytes + bytes > ATTEMPT_MAX_BYTES) {
+    if (!always && (o.entries + 1 >= ATTEMPT_MAX_ENTRIES || o.bytes + bytes > ATTEMPT_MAX_BYTES)) {
       o.truncated = true;
       await this.write(taskId, attempt, { kind: 'truncated', dropped: `the record of this attempt reached its bound (${ATTEMPT_MAX_ENTRIES} entries or ${ATTEMPT_MAX_BYTES / 1024} KB); the rest is in the scratchpad's logs` });
       return;

@@ -60,7 +60,7 @@ describe('the attempt record, written as the loop goes', () => {
     expect(entries[1]).toMatchObject({ kind: 'end', outcome: 'timeout' });
   });
 
-  it('a 200-turn attempt stays within its bound: a truncation marker, then only its end', async () => {
+  it('a 200-turn attempt stays within its bound: a truncation marker, then only its verification and end', async () => {
     const root = await tempDir();
     const ledger = new SqliteLedger(join(root, 'ledger.db'));
     try {
@@ -70,14 +70,16 @@ describe('the attempt record, written as the loop goes', () => {
       for (let turn = 1; turn <= 200; turn++) {
         await rec.turn('t', 1, { turn, text: `thinking ${'x'.repeat(5000)}`, tools: Array.from({ length: 30 }, (_, i) => ({ name: 'read_file', input: `src/file-${i}.ts`.repeat(50), result: 'y'.repeat(10_000), isError: false })) });
       }
+      await rec.verify('t', 1, 'npm test', { exitCode: 1, signal: null, timedOut: false, aborted: false, output: 'FAIL src/a.test.ts:3:1', outputBytes: 22, truncated: false, durationMs: 9 });
       rec.spent('t', 1, { ...NO_USAGE, input: 5 }, 0.5);
       await rec.end('t', 1, 'turn_limit', 'turn limit reached (200 model requests)');
       const entries = (await ledger.listAttemptEntries(key)).map((e) => e.entry);
-      expect(entries.length).toBeLessThanOrEqual(ATTEMPT_MAX_ENTRIES + 1);
+      expect(entries.length).toBeLessThanOrEqual(ATTEMPT_MAX_ENTRIES + 2);
       const bytes = entries.reduce((n, e) => n + JSON.stringify(e).length, 0);
       expect(bytes).toBeLessThanOrEqual(ATTEMPT_MAX_BYTES + 2048);
       expect(entries.filter((e) => e.kind === 'truncated')).toHaveLength(1);
-      expect(entries.at(-1)).toMatchObject({ kind: 'end', outcome: 'turn_limit', costUsd: 0.5 });
+      // The verification and the end survive the bound: they are what a reader needs.
+      expect(entries.slice(-2)).toMatchObject([{ kind: 'verify', tail: 'FAIL src/a.test.ts:3:1' }, { kind: 'end', outcome: 'turn_limit', costUsd: 0.5 }]);
       const turn = entries[0]!;
       expect(turn.kind === 'turn' && turn.tools.length).toBe(21); // 20 calls and a "more" line
       expect(turn.kind === 'turn' && turn.text.length).toBeLessThanOrEqual(1200);
