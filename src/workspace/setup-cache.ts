@@ -64,9 +64,12 @@ export class SetupCache {
     const entry = join(this.repoDir(repo), key);
     const manifest = await this.readManifest(entry);
     if (!manifest) {
-      await rm(entry, { recursive: true, force: true, maxRetries: 3 });
+      await discard(entry);
       return 'missing';
     }
+    const now = new Date();
+    await utimes(join(entry, 'manifest.json'), now, now).catch(() => undefined); // recently used: not the next to go
+    manifest.paths = outermost(manifest.paths);
     // Only into places that are plainly free: a parent that is a symlink (or a path already there
     // as a folder or link) could send the host's copy outside the workspace; then setup runs.
     if (!manifest.paths.every((p) => parentsAreFolders(dir, p) && freeOrFile(join(dir, p)))) return 'missing';
@@ -74,7 +77,7 @@ export class SetupCache {
       for (const p of manifest.paths) lstatSync(join(entry, 'tree', p));
     } catch {
       this.opts.logger?.warn({ entry }, 'a setup cache entry is incomplete; it is removed and setup runs');
-      await rm(entry, { recursive: true, force: true, maxRetries: 3 });
+      await discard(entry);
       return 'missing';
     }
     let how: 'moved' | 'copied' = 'copied';
@@ -86,7 +89,7 @@ export class SetupCache {
           if (await moveInto(ready, dir, manifest.paths)) how = 'moved';
           else this.movable = false; // the workspaces are on another filesystem: copies cannot move
         } finally {
-          await rm(ready, { recursive: true, force: true });
+          await rm(ready, { recursive: true, force: true }); // claimed: nobody else has it
         }
       }
       if (how === 'copied') {
@@ -95,14 +98,12 @@ export class SetupCache {
           await execa('cp', ['-a', '--reflink=auto', '--remove-destination', '--', join(entry, 'tree', p), join(dir, p)]);
         }
       }
-      const now = new Date();
-      await utimes(join(entry, 'manifest.json'), now, now); // recently used
       this.opts.logger?.debug({ entry, how }, 'setup output restored');
       this.prepareNext(entry, manifest);
       return 'restored';
     } catch (err) {
       this.opts.logger?.warn({ err, entry }, 'a setup cache entry does not read back; it is removed and setup runs');
-      await rm(entry, { recursive: true, force: true, maxRetries: 3 });
+      await discard(entry);
       return 'failed';
     }
   }
@@ -111,9 +112,11 @@ export class SetupCache {
   async save(repo: string, key: string, dir: string, paths: readonly string[]): Promise<void> {
     await mkdir(this.repoDir(repo), { recursive: true });
     // Read through no link a task or setup planted on the way (it could point at host files).
-    const safe = paths
-      .map((p) => p.replace(/\/$/, ''))
-      .filter((p) => p && !p.startsWith('/') && !p.split('/').includes('..') && p !== '.git' && !p.startsWith('.git/') && parentsAreFolders(dir, p));
+    const safe = outermost(
+      paths
+        .map((p) => p.replace(/\/$/, ''))
+        .filter((p) => p && !p.startsWith('/') && !p.split('/').includes('..') && p !== '.git' && !p.startsWith('.git/') && parentsAreFolders(dir, p)),
+    );
     if (safe.length === 0) return;
     const repoDir = this.repoDir(repo);
     const entry = join(repoDir, key);
@@ -127,7 +130,7 @@ export class SetupCache {
       const { stdout } = await execa('du', ['-sb', '--', join(tmp, 'tree')]).catch(() => ({ stdout: '0' }));
       const manifest: Manifest = { version: 1, key, paths: safe, bytes: Number.parseInt(stdout, 10) || 0 };
       await writeFile(join(tmp, 'manifest.json'), JSON.stringify(manifest));
-      await rm(entry, { recursive: true, force: true, maxRetries: 3 });
+      await discard(entry);
       await rename(tmp, entry);
       this.prepareNext(entry, manifest);
     } finally {
@@ -145,7 +148,10 @@ export class SetupCache {
   private prepareNext(entry: string, manifest: Manifest): void {
     if (this.opts.readyCopies === false || !this.movable) return;
     const hasRoom = async () => (await this.totalBytes()) + manifest.bytes <= this.opts.maxBytes;
-    void makeReadyCopy(entry, manifest.paths, hasRoom, (err) => this.opts.logger?.warn({ err, entry }, 'cannot make a ready copy of a setup cache entry; the next restore copies it'));
+    void makeReadyCopy(entry, manifest.paths, hasRoom, (err) => this.opts.logger?.warn({ err, entry }, 'cannot make a ready copy of a setup cache entry; the next restore copies it'))
+      // Several makers may have passed `hasRoom` at once: the bound is restored afterwards.
+      .then(() => this.evict())
+      .catch((err: unknown) => this.opts.logger?.warn({ err }, 'setup cache eviction failed'));
   }
 
   private async totalBytes(): Promise<number> {
@@ -163,13 +169,13 @@ export class SetupCache {
     for (const e of entries) {
       for (const copy of e.readyCopies) {
         if (total <= this.opts.maxBytes) return;
-        await rm(copy, { recursive: true, force: true });
+        await discard(copy); // claimed first, as a restore claims: never one being moved out
         total -= e.bytes;
       }
     }
     for (const e of entries) {
       if (total <= this.opts.maxBytes) return;
-      await rm(e.path, { recursive: true, force: true, maxRetries: 3 });
+      await discard(e.path);
       total -= e.bytes;
       this.opts.logger?.info({ entry: e.path, bytes: e.bytes }, 'setup cache entry evicted');
     }
@@ -188,7 +194,7 @@ export class SetupCache {
         const manifest = await this.readManifest(path);
         if (!manifest) continue;
         const names = await readdir(path).catch(() => [] as string[]);
-        for (const name of names.filter((n) => n.startsWith('.taking-'))) await removeIfStale(join(path, name));
+        for (const name of names.filter((n) => n.startsWith('.taking-') || n.startsWith('.tmp-'))) await removeIfStale(join(path, name));
         const usedAt = (await stat(join(path, 'manifest.json')).catch(() => ({ mtimeMs: 0 }))).mtimeMs;
         entries.push({ path, bytes: manifest.bytes, usedAt, readyCopies: readyCopyNames(names).map((n) => join(path, n)) });
       }
@@ -209,6 +215,26 @@ export class SetupCache {
       return undefined;
     }
   }
+}
+
+/**
+ * Removes a folder another process may be claiming: renamed away first (atomic, as a restore's
+ * claim is), so nobody is left holding half of it; gone already is fine.
+ */
+async function discard(path: string): Promise<void> {
+  const away = join(dirname(path), `.tmp-discard-${randomBytes(6).toString('hex')}`);
+  try {
+    await rename(path, away);
+  } catch {
+    return;
+  }
+  await rm(away, { recursive: true, force: true });
+}
+
+/** Only the outermost paths: git lists a new folder and, with --ignored, files inside it too. */
+export function outermost(paths: readonly string[]): string[] {
+  const sorted = [...new Set(paths.map((p) => p.replace(/\/+$/, '')))].filter(Boolean).sort();
+  return sorted.filter((p) => !sorted.some((q) => q !== p && p.startsWith(`${q}/`)));
 }
 
 async function removeIfStale(path: string): Promise<void> {

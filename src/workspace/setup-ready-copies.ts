@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { lstatSync } from 'node:fs';
-import { mkdir, readdir, rename, rm } from 'node:fs/promises';
+import { mkdir, readdir, rename, rm, utimes } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { execa } from 'execa';
 
@@ -59,12 +59,12 @@ export async function readyCopiesSettled(): Promise<void> {
 }
 
 /**
- * Claims a ready copy of the entry (waiting for the one this process is making, if any): its
- * folder, renamed so no other restore can take it, or undefined. A copy that lacks a listed path
+ * Claims a ready copy of the entry: its folder, renamed so no other restore (nor an eviction)
+ * can take it, or undefined. A copy that lacks a listed path
  * is removed.
  */
 export async function takeReadyCopy(entry: string, paths: readonly string[]): Promise<string | undefined> {
-  await making.get(entry);
+  // No waiting for a copy being made (at the lowest priority, it may take longer than a copy now).
   for (const name of readyCopyNames(await readdir(entry).catch(() => []))) {
     const claimed = join(entry, `.taking-${randomBytes(6).toString('hex')}`);
     try {
@@ -72,6 +72,8 @@ export async function takeReadyCopy(entry: string, paths: readonly string[]): Pr
     } catch {
       continue;
     }
+    const now = new Date();
+    await utimes(claimed, now, now).catch(() => undefined); // a rename keeps the mtime: not a stale leftover
     try {
       for (const p of paths) lstatSync(join(claimed, p));
       return claimed;

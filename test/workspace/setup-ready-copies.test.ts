@@ -2,7 +2,8 @@ import { appendFileSync, existsSync, readFileSync, statSync, symlinkSync } from 
 import { mkdir, mkdtemp, readdir, rm, utimes, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { SetupCache } from '../../src/workspace/setup-cache.js';
+import { outermost, SetupCache } from '../../src/workspace/setup-cache.js';
+import { takeReadyCopy } from '../../src/workspace/setup-ready-copies.js';
 import { tempDir } from '../helpers/temp.js';
 
 const KEY = SetupCache.key({ commands: ['npm ci'], network: true, inputs: [['package-lock.json', 'b'.repeat(40)]] });
@@ -135,6 +136,36 @@ describe('SetupCache ready copies', () => {
     await tight.evict();
     expect((await readdir(entry)).sort()).toEqual(['.taking-new', 'manifest.json', 'tree']);
     expect((await readdir(repoDir)).sort()).toEqual(['.tmp-ready-new', KEY]);
+  });
+
+  it('setup output listed as a folder and files inside it (git status --ignored) restores whole, moved and copied', async () => {
+    const root = await tempDir();
+    const cache = new SetupCache({ root: join(root, 'cache'), maxBytes: 1 << 30 });
+    await mkdir(join(root, 'ws1', 'out', 'sub'), { recursive: true });
+    await writeFile(join(root, 'ws1', 'out', 'b.log'), 'b\n');
+    await writeFile(join(root, 'ws1', 'out', 'sub', 'c.log'), 'c\n');
+    await cache.save(REPO, KEY, join(root, 'ws1'), ['out/', 'out/b.log', 'out/sub/c.log']);
+    await cache.idle();
+    for (const name of ['moved', 'copied']) {
+      const ws = await freshWorkspace(root, name);
+      expect(await cache.restore(REPO, KEY, ws), name).toBe('restored');
+      expect(readFileSync(join(ws, 'out', 'sub', 'c.log'), 'utf8')).toBe('c\n');
+      expect(readFileSync(join(ws, 'out', 'b.log'), 'utf8')).toBe('b\n');
+    }
+    await cache.idle();
+    expect(outermost(['a/b', 'a/', 'a/b/c', 'ab', 'c/d/'])).toEqual(['a', 'ab', 'c/d']);
+  });
+
+  it('a ready copy claimed by a restore is never swept as a leftover, however old the copy was', async () => {
+    const root = await tempDir();
+    const { cache, entry } = await primed(root);
+    const [copy] = await readyCopies(entry);
+    const old = new Date(Date.now() - 2 * 60 * 60 * 1000);
+    await utimes(join(entry, copy!), old, old);
+    const claimed = await takeReadyCopy(entry, ['node_modules', 'package-lock.json']);
+    expect(claimed).toBeDefined();
+    await cache.evict(); // sweeps leftovers older than an hour
+    expect(existsSync(join(claimed!, 'node_modules', 'dep', 'index.js'))).toBe(true);
   });
 
   it('when the workspaces are on another filesystem, a restore copies and no more ready copies are made', async () => {
