@@ -39,7 +39,7 @@ function renderEntry(e: AttemptEntry): string[] {
       return [
         `  ● checkpoint ${e.sha.slice(0, 12)}  ${e.files} file${e.files === 1 ? '' : 's'} +${e.insertions} -${e.deletions}`,
         ...paths.slice(0, PATHS_SHOWN).map((p) => `    ${safe(p)}`),
-        ...(paths.length > PATHS_SHOWN ? [`    … ${paths.length - PATHS_SHOWN} more`] : []),
+        ...(e.files > Math.min(paths.length, PATHS_SHOWN) ? [`    … ${e.files - Math.min(paths.length, PATHS_SHOWN)} more`] : []),
       ];
     }
     case 'end': {

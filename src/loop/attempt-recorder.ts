@@ -39,6 +39,12 @@ export class AttemptRecorder {
     private readonly clock: () => number = Date.now,
   ) {}
 
+  /** The attempt starts now (its end's duration counts from here). */
+  begin(taskId: string, attempt: number): void {
+    this.open.delete(id(taskId, attempt));
+    this.state(taskId, attempt);
+  }
+
   step(taskId: string, attempt: number, command: string, r: CommandResult): Promise<void> {
     return this.append(taskId, attempt, { kind: 'step', command: head(command, COMMAND_CHARS), exitCode: r.exitCode, durationMs: Math.round(r.durationMs), timedOut: r.timedOut, tail: tail(r.output, TAIL_CHARS) });
   }
@@ -56,7 +62,9 @@ export class AttemptRecorder {
   }
 
   checkpoint(taskId: string, attempt: number, sha: string, stat: DiffStat | undefined): Promise<void> {
-    const lines = (stat?.paths ?? []).map((p) => `${p.path} ${p.added === null ? 'bin' : `+${p.added} -${p.deleted}`}`);
+    // One line per path: a name holding a line break or a control character (a task names its
+    // files) is escaped, so it cannot pass for more lines.
+    const lines = (stat?.paths ?? []).map((p) => `${escapeControls(p.path)} ${p.added === null ? 'bin' : `+${p.added} -${p.deleted}`}`);
     return this.append(taskId, attempt, { kind: 'checkpoint', sha, files: stat?.files ?? 0, insertions: stat?.insertions ?? 0, deletions: stat?.deletions ?? 0, stat: head(lines.join('\n'), TAIL_CHARS) });
   }
 
@@ -119,10 +127,19 @@ export function commandOutcome(r: CommandResult): AttemptOutcome {
 const id = (taskId: string, attempt: number) => `${taskId}#${attempt}`;
 const oneLine = (s: string) => s.replace(/\s+/g, ' ').trim();
 
+/** Cuts never split a surrogate pair (a lone half is not valid text: PostgreSQL's jsonb refuses it). */
 function head(s: string, max: number): string {
-  return s.length <= max ? s : `${s.slice(0, max - 1)}…`;
+  if (s.length <= max) return s;
+  let end = max - 1;
+  if (/[\ud800-\udbff]/.test(s.charAt(end - 1))) end -= 1;
+  return `${s.slice(0, end)}…`;
 }
 
 function tail(s: string, max: number): string {
-  return s.length <= max ? s : `…${s.slice(-(max - 1))}`;
+  if (s.length <= max) return s;
+  let start = s.length - (max - 1);
+  if (/[\udc00-\udfff]/.test(s.charAt(start))) start += 1;
+  return `…${s.slice(start)}`;
 }
+
+const escapeControls = (s: string) => s.replace(/[\x00-\x1f\x7f]/g, (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`);

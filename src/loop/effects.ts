@@ -80,6 +80,8 @@ export class EffectPerformer {
   /** Runs the repo's setup commands once per run; returns the failure, if any. */
   async setup(commands: readonly string[], network: boolean, passEnv: Record<string, string> = {}): Promise<string | undefined> {
     const identity = { commands, network };
+    // Setup runs once per run: each run's is its own attempt in the record.
+    const run = commands.length > 0 ? await this.nextRunAttempt(SETUP_TASK) : 1;
     // The same setup on the same inputs ran before on this repository: its output is put back.
     const restored = commands.length > 0 && (await this.deps.workspace.restoreSetup?.(identity).catch((err: unknown) => {
       this.deps.logger.warn({ err, goal: this.deps.key.goalId }, 'cannot read the setup cache; setup runs');
@@ -101,17 +103,19 @@ export class EffectPerformer {
         logPath: join(this.deps.logDir, `setup-${i + 1}.log`),
         signal: this.deps.signal,
       });
-      if (result.aborted) return undefined;
+      if (result.aborted) {
+        await this.record.end(SETUP_TASK, run, 'interrupted', 'the run was interrupted');
+        return undefined;
+      }
       const passed = result.exitCode === 0;
       const output = passed ? result.output : describeFailure(`setup \`${command}\``, result, this.timeoutS(), setupNetworkHint(result.output, network, Object.keys(passEnv)));
       await this.deps.ledger.recordAttempt(this.deps.key, attemptRecord(SETUP_TASK, 1, 'setup', result, output, passed));
-      await this.record.step(SETUP_TASK, 1, command, result);
+      await this.record.step(SETUP_TASK, run, command, result);
       if (!passed) {
-        await this.record.end(SETUP_TASK, 1, commandOutcome(result), output);
+        await this.record.end(SETUP_TASK, run, commandOutcome(result), output);
         return output;
       }
     }
-    if (commands.length > 0) await this.record.end(SETUP_TASK, 1, 'passed', restored ? 'setup output restored from the setup cache' : 'setup done');
     try {
       const output = await this.deps.workspace.preserveIgnored();
       if (output.length > 0) {
@@ -123,9 +127,13 @@ export class EffectPerformer {
       }
     } catch (err) {
       // What setup left (e.g. a nested repository) that no checkpoint may take: setup failed.
-      if (err instanceof CheckpointRefusedError) return `setup: ${err.message}`;
+      if (err instanceof CheckpointRefusedError) {
+        if (commands.length > 0) await this.record.end(SETUP_TASK, run, 'refused', err.message);
+        return `setup: ${err.message}`;
+      }
       throw err;
     }
+    if (commands.length > 0) await this.record.end(SETUP_TASK, run, 'passed', restored ? 'setup output restored from the setup cache' : 'setup done');
     return undefined;
   }
 
@@ -133,6 +141,7 @@ export class EffectPerformer {
     const { deps } = this;
     const task = this.task(taskId);
     if (deps.signal.aborted) return this.interrupted();
+    this.record.begin(taskId, attempt);
     try {
       await deps.workspace.sync();
     } catch (err) {
@@ -228,21 +237,24 @@ export class EffectPerformer {
       ...this.deps.gate.map((command) => ({ label: `gate: ${command}`, command })),
     ];
     const failures: string[] = [];
+    const run = checks.length > 0 ? await this.nextRunAttempt(FINAL_GATE_TASK) : 1;
+    if (checks.length > 0) this.record.begin(FINAL_GATE_TASK, run);
     for (const [i, check] of checks.entries()) {
       let result: CommandResult;
       try {
         result = await this.run(check.command, { GOAL_TASK_ID: FINAL_GATE_TASK, GOAL_ATTEMPT: '1' }, `final-gate-${i + 1}`);
       } catch (err) {
+        await this.record.end(FINAL_GATE_TASK, run, 'infra', `sandbox failed: ${message(err)}`);
         return { type: 'infra_error', at: this.clock(), error: `sandbox failed: ${message(err)}` };
       }
-      if (result.aborted) return this.interrupted();
+      if (result.aborted) return this.interrupted(FINAL_GATE_TASK, run);
       const passed = result.exitCode === 0;
       const output = passed ? result.output : describeFailure(`${check.label} (\`${check.command}\`)`, result, this.timeoutS(), this.hintFor(result));
       await this.deps.ledger.recordAttempt(this.deps.key, attemptRecord(FINAL_GATE_TASK, 1, 'gate', result, output, passed));
-      await this.record.step(FINAL_GATE_TASK, 1, check.command, result);
+      await this.record.step(FINAL_GATE_TASK, run, check.command, result);
       if (!passed) failures.push(output);
     }
-    if (checks.length > 0) await this.record.end(FINAL_GATE_TASK, 1, failures.length === 0 ? 'passed' : 'failed', failures[0] ?? 'all checks passed');
+    if (checks.length > 0) await this.record.end(FINAL_GATE_TASK, run, failures.length === 0 ? 'passed' : 'failed', failures[0] ?? 'all checks passed');
     return { type: 'gate_done', at: this.clock(), passed: failures.length === 0, output: failures.join('\n\n') || 'all checks passed' };
   }
 
@@ -286,10 +298,16 @@ export class EffectPerformer {
     return task;
   }
 
-  private interrupted(taskId?: string, attempt?: number): LoopEvent {
+  private async interrupted(taskId?: string, attempt?: number): Promise<LoopEvent> {
     const why = this.deps.interruption();
-    if (taskId !== undefined && attempt !== undefined) void this.record.end(taskId, attempt, 'interrupted', `${why.request}: ${why.reason}`);
+    if (taskId !== undefined && attempt !== undefined) await this.record.end(taskId, attempt, 'interrupted', `${why.request}: ${why.reason}`);
     return { type: 'interrupted', at: this.clock(), ...why };
+  }
+
+  /** Setup and the final gate run once per run: each run is the next attempt in their record. */
+  private async nextRunAttempt(taskId: string): Promise<number> {
+    const entries = await this.deps.ledger.listAttemptEntries(this.deps.key, { taskId }).catch(() => []);
+    return entries.reduce((n, e) => Math.max(n, e.attempt), 0) + 1;
   }
 }
 

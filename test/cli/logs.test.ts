@@ -22,7 +22,7 @@ tasks:
   - id: flaky
     title: Passes the second time
     run: 'if [ "$GOAL_ATTEMPT" -gt 1 ]; then echo ok > flaky.txt; fi'
-    verification: 'test -f flaky.txt || { echo "src/flaky.test.ts:3:7 expected the file"; exit 1; }'
+    verification: 'test -f flaky.txt || { printf "\\302\\233[31m\\n"; echo "src/flaky.test.ts:3:7 expected the file"; exit 1; }'
     max_retries: 2
 `;
 
@@ -41,6 +41,12 @@ describe('goal-loop logs', () => {
     expect(r.stdout).toMatch(/── flaky · attempt 2 ─+\n/);
     expect(r.stdout).toMatch(/● checkpoint [0-9a-f]{12} {2}1 file \+1 -0\n {4}flaky\.txt \+1 -0/);
     expect(r.stdout).toContain('= passed: 1 file(s) changed, +1 -0');
+
+    // --json: the output's C1 control (a CSI a terminal would obey) kept as data, escaped.
+    const all = await runCli(['logs', 'logs-retry', '--json'], p.env);
+    expect(all.stdout).not.toMatch(/[\u0080-\u009f]/);
+    const failed = all.stdout.trim().split('\n').map((l) => JSON.parse(l) as AttemptLogEntry).find((e) => e.entry.kind === 'verify' && !e.entry.passed)!;
+    expect(failed.entry.kind === 'verify' && failed.entry.tail).toContain('\u009b[31m');
 
     const only = await runCli(['logs', 'logs-retry', '--task', 'flaky', '--attempt', '2', '--json'], p.env);
     expect(only.code, only.stderr).toBe(0);

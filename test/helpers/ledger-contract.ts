@@ -291,6 +291,9 @@ export function describeLedgerContract(name: string, open: () => Promise<Ledger>
         expect(e!.entry.kind === 'step' && e!.entry.tail).toMatch(/^bin.ary <script>$/);
         expect(e!.entry.kind === 'step' && e!.entry.command).toBe("echo '\\0'; DROP TABLE goals; --");
         await expect(l.appendAttemptEntry({ repo: 'r', goalId: 'nope' }, 'a', 1, { kind: 'truncated', dropped: 'x' })).rejects.toThrow(/unknown goal/);
+        // Half an emoji (a cut in the wrong place) is stored, not refused.
+        await l.appendAttemptEntry(key, 'a', 1, { kind: 'truncated', dropped: 'cut \ud83d' });
+        expect((await l.listAttemptEntries(key)).at(-1)!.entry).toMatchObject({ kind: 'truncated', dropped: expect.stringMatching(/^cut .$/) });
       });
     });
 

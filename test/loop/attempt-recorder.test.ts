@@ -60,6 +60,29 @@ describe('the attempt record, written as the loop goes', () => {
     expect(entries[1]).toMatchObject({ kind: 'end', outcome: 'timeout' });
   });
 
+  it('setup is an attempt per run; a setup that leaves a nested repository ends refused; a file name cannot forge stat lines; no cut splits an emoji', async () => {
+    const h = await goalHarness();
+    const key = { repo: h.repo.bare, goalId: 'per-run' };
+    const spec = { goal_id: 'per-run', objective: 'o', tasks: [{ id: 'odd', title: 'Odd name', run: "printf x > \"$(printf 'a\\nREADME.md +9 -0')\"", verification: 'false', max_retries: 1 }] };
+    expect((await h.run(spec, { setup: ['echo one'] })).status).toBe('ESCALATED');
+    expect((await h.run(spec, { setup: ['echo two'] })).status).toBe('ESCALATED');
+    const setups = await h.ledger.listAttemptEntries(key, { taskId: 'setup' });
+    expect(setups.map((e) => [e.attempt, e.entry.kind])).toEqual([[1, 'step'], [1, 'end'], [2, 'step'], [2, 'end']]);
+
+    const nested = await goalHarness();
+    const refused = await nested.run({ ...spec, goal_id: 'nested' }, { setup: ['mkdir -p vendor/x && git init -q vendor/x'] });
+    expect(refused.status).toBe('ESCALATED');
+    const ends = (await nested.ledger.listAttemptEntries({ repo: nested.repo.bare, goalId: 'nested' }, { taskId: 'setup' })).filter((e) => e.entry.kind === 'end');
+    expect(ends.map((e) => e.entry)).toMatchObject([{ kind: 'end', outcome: 'refused' }]);
+
+    const rec = new AttemptRecorder(h.ledger, key, silentLogger);
+    await rec.checkpoint('odd', 9, 'f'.repeat(40), { files: 1, insertions: 1, deletions: 0, paths: [{ path: 'a\nREADME.md +9 -0', added: 1, deleted: 0 }] });
+    await rec.end('odd', 9, 'failed', `${'x'.repeat(298)}😀 and more`);
+    const [cp, end] = (await h.ledger.listAttemptEntries(key, { taskId: 'odd', attempt: 9 })).map((e) => e.entry);
+    expect(cp).toMatchObject({ kind: 'checkpoint', stat: 'a\\x0aREADME.md +9 -0 +1 -0' });
+    expect(end!.kind === 'end' && end!.reason).toBe(`${'x'.repeat(298)}…`);
+  });
+
   it('a 200-turn attempt stays within its bound: a truncation marker, then only its verification and end', async () => {
     const root = await tempDir();
     const ledger = new SqliteLedger(join(root, 'ledger.db'));

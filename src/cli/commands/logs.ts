@@ -49,7 +49,7 @@ export async function logsCommand(argv: string[]): Promise<number> {
       const entries = await store.ledger.listAttemptEntries(key, { ...filter, afterSeq });
       if (entries.length === 0) return;
       afterSeq = entries.at(-1)!.seq;
-      print(values.json ? entries.map((e) => `${JSON.stringify(e)}\n`).join('') : renderAttemptEntries(entries, header));
+      print(values.json ? entries.map((e) => `${jsonLine(e)}\n`).join('') : renderAttemptEntries(entries, header));
     };
     await drain();
     if (!values.follow) {
@@ -69,6 +69,11 @@ export async function logsCommand(argv: string[]): Promise<number> {
   } finally {
     await store.close();
   }
+}
+
+/** JSON escapes C0 controls but prints C1 ones (U+0080–U+009F) raw, which some terminals obey. */
+function jsonLine(value: unknown): string {
+  return JSON.stringify(value).replace(/[\u0080-\u009f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
 }
 
 function attemptNumber(raw: string): number {
