@@ -1,20 +1,10 @@
-import { writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { createSampleRepo } from '../../src/demo/sample-repo.js';
 import { renderAttemptEntries } from '../../src/cli/render-attempts.js';
 import type { AttemptLogEntry } from '../../src/ports/attempt-log.js';
 import { runCli, startCli } from '../helpers/cli.js';
-import { tempDir } from '../helpers/temp.js';
+import { cliProject } from '../helpers/cli-project.js';
 
-async function project(goalYaml: string) {
-  const root = await tempDir();
-  const repo = await createSampleRepo(join(root, 'sample'));
-  const goal = join(root, 'goal.yml');
-  await writeFile(goal, goalYaml);
-  const env = { GOAL_LOOP_DB: join(root, 'ledger.db'), GOAL_LOOP_WORKSPACES: join(root, 'workspaces') };
-  return { root, repo, goal, env };
-}
+const project = (goalYaml: string) => cliProject(goalYaml);
 
 const RETRIED = `goal_id: logs-retry
 objective: a task that passes on its second attempt

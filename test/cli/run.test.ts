@@ -2,20 +2,12 @@ import { existsSync, readdirSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { createSampleRepo } from '../../src/demo/sample-repo.js';
 import { inspectCommand } from '../../src/cli/commands/run.js';
 import { runCli, startCli } from '../helpers/cli.js';
 import { checkpointCommits, git } from '../helpers/git.js';
-import { tempDir } from '../helpers/temp.js';
+import { cliProject } from '../helpers/cli-project.js';
 
-async function project(goalYaml: string, files?: Record<string, string>) {
-  const root = await tempDir();
-  const repo = await createSampleRepo(join(root, 'sample'), files);
-  const goal = join(root, 'goal.yml');
-  await writeFile(goal, goalYaml);
-  const env = { GOAL_LOOP_DB: join(root, 'ledger.db'), GOAL_LOOP_WORKSPACES: join(root, 'workspaces') };
-  return { root, repo, goal, env };
-}
+const project = cliProject;
 
 const LOOP_RESULT_KEYS = [
   'goal_id', 'status', 'success', 'tasks_completed', 'tasks_total', 'iterations', 'errors_recovered',

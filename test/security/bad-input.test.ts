@@ -1,12 +1,11 @@
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { createSampleRepo } from '../../src/demo/sample-repo.js';
 import { deriveGoalId, parseGoalSpec } from '../../src/goal/parse.js';
 import { GOAL_ID_MAX } from '../../src/goal/schema.js';
 import { startCli, type CliResult } from '../helpers/cli.js';
 import { checkpointCommits } from '../helpers/git.js';
-import { tempDir } from '../helpers/temp.js';
+import { cliProject } from '../helpers/cli-project.js';
 
 // Issue 11: bad input ends in exit 1 and one line naming what is wrong, never exit 4, a stack
 // trace, a burnt budget or a hung process.
@@ -29,14 +28,7 @@ const ALIAS_BOMB = ['a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol
   .concat('bcdefghi'.split('').map((c, i) => `${c}: &${c} [${Array(9).fill(`*${'abcdefghi'[i]}`).join(',')}]`))
   .join('\n');
 
-async function project(goalYaml = OK_GOAL) {
-  const root = await tempDir();
-  const repo = await createSampleRepo(join(root, 'sample'));
-  const goal = join(root, 'goal.yml');
-  await writeFile(goal, goalYaml);
-  const env = { GOAL_LOOP_DB: join(root, 'ledger.db'), GOAL_LOOP_WORKSPACES: join(root, 'workspaces') };
-  return { root, repo, goal, env };
-}
+const project = (goalYaml = OK_GOAL) => cliProject(goalYaml);
 
 /** The CLI, killed after `limitMs` so a spin fails the test instead of hanging it. */
 async function run(args: string[], env: Record<string, string>, limitMs = 30_000): Promise<CliResult & { killed: boolean }> {
