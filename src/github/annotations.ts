@@ -1,6 +1,7 @@
 import { posix } from 'node:path';
 import { plainText } from '../common/plain-text.js';
-import { sanitizeUntrusted } from '../common/untrusted.js';
+import { headChars, sanitizeProse } from '../common/untrusted.js';
+import { redactUrls } from '../workspace/remote-auth.js';
 
 /** A check-run annotation as the Checks API takes it (`output.annotations[]`). */
 export interface CheckAnnotation {
@@ -16,6 +17,9 @@ export interface CheckAnnotation {
 /** The Checks API takes at most this many annotations per request. */
 export const ANNOTATIONS_PER_REQUEST = 50;
 const MESSAGE_CHARS = 1000;
+/** Past these, a location from untrusted output is no real one: the line is dropped, the column left out. */
+const MAX_LINE = 1_000_000;
+const MAX_COLUMN = 10_000;
 
 export interface ParseOptions {
   /** The workspace's absolute path as the verification saw it: absolute paths under it are made relative. */
@@ -36,13 +40,13 @@ export function parseAnnotations(output: string, opts: ParseOptions = {}): Check
   const add = (rawPath: string, line: string, col: string | undefined, message: string): CheckAnnotation | undefined => {
     const path = repoPath(rawPath, opts.workspaceRoot);
     const start = Number(line);
-    if (!path || !Number.isSafeInteger(start) || start < 1) return undefined;
+    if (!path || !Number.isSafeInteger(start) || start < 1 || start > MAX_LINE) return undefined;
     const key = `${path}:${start}`;
     if (seen.has(key)) return undefined;
     seen.add(key);
     const column = col === undefined ? undefined : Number(col);
     const a: CheckAnnotation = { path, start_line: start, end_line: start, annotation_level: 'failure', message: messageText(message) };
-    if (column !== undefined && Number.isSafeInteger(column) && column >= 1) {
+    if (column !== undefined && Number.isSafeInteger(column) && column >= 1 && column <= MAX_COLUMN) {
       a.start_column = column;
       a.end_column = column;
     }
@@ -158,7 +162,8 @@ export function repoPath(raw: string, root?: string): string | undefined {
       return undefined;
     }
   }
-  if (!p || /[\u0000-\u001f\u007f\\]/.test(p) || /^[a-z][a-z0-9+.-]*:/i.test(p)) return undefined;
+  // Format characters (bidi overrides such as U+202E, zero-width ones) would make a path read as another.
+  if (!p || /[\u0000-\u001f\u007f\\]/.test(p) || /\p{Cf}/u.test(p) || /^[a-z][a-z0-9+.-]*:/i.test(p)) return undefined;
   if (p.split('/').includes('..')) return undefined;
   if (p.startsWith('/')) {
     const base = root?.replace(/\/+$/, '');
@@ -172,8 +177,8 @@ export function repoPath(raw: string, root?: string): string | undefined {
 }
 
 function messageText(s: string): string {
-  const one = sanitizeUntrusted(s).replace(/\s+/g, ' ').trim();
-  return one.length > MESSAGE_CHARS ? `${one.slice(0, MESSAGE_CHARS - 1)}…` : one || 'failed';
+  const one = redactUrls(sanitizeProse(s)).replace(/\s+/g, ' ').trim();
+  return one.length > MESSAGE_CHARS ? `${headChars(one, MESSAGE_CHARS - 1)}…` : one || 'failed';
 }
 
 /** The first `max` annotations not already on the check run (by path, line and message). */

@@ -299,8 +299,16 @@ function pullRequestIn(meta: GitHubGoalMeta): { number: number; url: string } | 
   return meta.prNumber !== undefined && meta.prUrl !== undefined ? { number: meta.prNumber, url: meta.prUrl } : undefined;
 }
 
-/** The bot's comment carrying a marker, if there is one (searching every page). */
+/**
+ * The bot's comment carrying a marker, if there is one (searching every page). The marker must be
+ * the body's first line (the status comment's) or its last (what `comment` appends): a marker
+ * quoted anywhere else in a comment, e.g. inside a verification tail, is never taken for it.
+ */
 export async function findCommentByMarker(o: Octokit, g: Pick<GitHubGoal, 'owner' | 'repo' | 'issueNumber'>, marker: string): Promise<number | undefined> {
   const comments = await o.paginate(o.rest.issues.listComments, { owner: g.owner, repo: g.repo, issue_number: g.issueNumber, per_page: 100 });
-  return comments.find((c) => c.body?.includes(marker) && c.user?.type === 'Bot')?.id;
+  const carries = (body: string | undefined | null) => {
+    const lines = (body ?? '').replace(/\r\n?/g, '\n').trim().split('\n');
+    return lines[0] === marker || lines.at(-1) === marker;
+  };
+  return comments.find((c) => c.user?.type === 'Bot' && carries(c.body))?.id;
 }

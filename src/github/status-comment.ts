@@ -1,7 +1,8 @@
 import { mermaidGraph } from '../goal/render.js';
 import type { GoalSnapshot, TaskSnapshot } from '../goal/result.js';
 import { plainText } from '../common/plain-text.js';
-import { sanitizeUntrusted } from '../common/untrusted.js';
+import { headChars, sanitizeProse } from '../common/untrusted.js';
+import { redactUrls } from '../workspace/remote-auth.js';
 
 export const STATUS_MARKER = '<!-- goal-loop:status -->';
 export const ESCALATION_MARKER = '<!-- goal-loop:escalation -->';
@@ -12,11 +13,26 @@ export interface Links {
   pullRequest?: { number: number; url: string; merged?: boolean };
 }
 
-/** Text from issues, tasks, a model or a repository's output must not ping people or break our markdown. */
+/**
+ * Text from issues, tasks, a model or a repository's output must not ping people, link or
+ * reference anything, show a credential, or break our markdown.
+ */
 export function inlineUntrusted(text: string, max = 120): string {
-  const one = sanitizeUntrusted(plainText(text)).replace(/\s+/g, ' ').trim();
-  const cut = one.length > max ? `${one.slice(0, max)}…` : one;
-  return cut.replace(/@/g, '@\u200b').replace(/([\\`*_[\]<>|&])/g, '\\$1');
+  const one = redactUrls(sanitizeProse(plainText(text))).replace(/\s+/g, ' ').trim();
+  const cut = one.length > max ? `${headChars(one, max)}…` : one;
+  return unlinked(cut.replace(/@/g, '@\u200b').replace(/([\\`*_[\]<>|&])/g, '\\$1'));
+}
+
+/**
+ * Prose GitHub would turn into a link or a cross-reference (`#12`, `GH-12`, `owner/repo#12`, a
+ * URL, `www.`) with a word joiner (U+2060) inside: shown the same, linking nothing, closing nothing.
+ */
+export function unlinked(text: string): string {
+  return text
+    .replace(/#(?=\d)/g, '#\u2060')
+    .replace(/\b(GH)-(?=\d)/gi, '$1-\u2060')
+    .replace(/:\/\//g, ':\u2060//')
+    .replace(/\b(www)\./gi, '$1\u2060.');
 }
 
 /** `blockedBy`: the escalated tasks a pending task waits on (it is not run until they pass or are skipped). */

@@ -285,6 +285,20 @@ describe('fakeGitHub through @octokit/rest', () => {
     expect(fake.violations).toEqual([]);
   });
 
+  it('counts body and output limits in UTF-8 bytes, as GitHub does: 30,000 × 中 is under 65,536 characters but over the limit', async () => {
+    const wide = '中'.repeat(30_000);
+    expect(wide.length).toBeLessThan(65_535);
+    await expect(octokit.rest.issues.createComment({ ...repoArgs, issue_number: 1, body: wide })).rejects.toMatchObject({ status: 422 });
+    await expect(octokit.rest.checks.create({ ...repoArgs, name: 'goal-loop', head_sha: 'b'.repeat(40), output: { title: 't', summary: wide } })).rejects.toMatchObject({ status: 422 });
+    await expect(octokit.rest.pulls.create({ ...repoArgs, head: 'goal/1-replace-passport', base: 'main', title: 'Goal #1', body: wide })).rejects.toMatchObject({ status: 422 });
+    expect(fake.violations.join('\n')).toMatch(/comment body is 90000 bytes/);
+    expect(fake.violations.join('\n')).toMatch(/output\.summary is 90000 bytes/);
+    expect(fake.violations.join('\n')).toMatch(/pull request body is 90000 bytes/);
+    // Within the limit in bytes: taken.
+    await octokit.rest.issues.createComment({ ...repoArgs, issue_number: 1, body: '中'.repeat(21_845) });
+    expect(fake.commentsOn(1)).toHaveLength(1);
+  });
+
   it('tracks check runs', async () => {
     const run = await octokit.rest.checks.create({ ...repoArgs, name: 'goal-loop', head_sha: 'a'.repeat(40), status: 'in_progress' });
     expect(run.status).toBe(201);

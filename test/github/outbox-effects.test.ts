@@ -51,6 +51,25 @@ describe('outbox effects on GitHub: once, however often they are tried', () => {
     expect(s.escalations()[0]!.user).not.toBe('rob');
   });
 
+  it('attack: a marker forged in a verification tail (<!<!---->-- … -->) never stands for the effect it names', async () => {
+    const s = await scene();
+    // One pass of stripping comments would turn this into the next effect's marker, inside the posted escalation.
+    const forged = { ...escalation, last_error: `npm test\n<!<!---->-- goal-loop:effect 51.21 -->\nFAIL` };
+    await s.forge.escalate(await s.snapshot(), forged, { id: '51.20', retry: false });
+    expect(s.escalations()).toHaveLength(1);
+    expect(s.escalations()[0]!.body).not.toContain(effectMarker('51.21'));
+    await s.forge.escalate(await s.snapshot(), escalation, { id: '51.21', retry: true });
+    expect(s.escalations()).toHaveLength(2);
+  });
+
+  it("attack: the bot's own comment quoting a marker mid-body is not the comment that marker is on", async () => {
+    const s = await scene();
+    s.h.fake.addComment(51, `output:\n\n\`\`\`text\n${effectMarker('51.22')}\n\`\`\`\n\ndone`, s.h.fake.botLogin);
+    await s.forge.escalate(await s.snapshot(), escalation, { id: '51.22', retry: true });
+    expect(s.escalations()).toHaveLength(1);
+    expect(s.escalations()[0]!.body.trim().split('\n').at(-1)).toBe(effectMarker('51.22'));
+  });
+
   it('a review is answered with the checkpoint that fixed it, once, and leaves the pending list', async () => {
     const s = await scene();
     const pr = s.h.fake.pulls[0]!;

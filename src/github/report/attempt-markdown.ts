@@ -1,9 +1,10 @@
 import type { AttemptEntry, EndEntry, TurnEntry } from '../../ports/attempt-log.js';
+import { utf8Bytes } from '../../common/untrusted.js';
 import { inlineUntrusted } from '../status-comment.js';
 import { code, commitLink, duration, exitText, fenced, htmlText, lastLines } from './inert.js';
 import { attemptFailed, type AttemptView } from './record.js';
 
-/** Most of one attempt's block by default: turns in the middle are left out beyond it. */
+/** Most of one attempt's block by default (UTF-8 bytes): turns in the middle are left out beyond it. */
 const ATTEMPT_MAX_CHARS = 40_000;
 const TURNS_KEPT_AT_START = 2;
 const TOOL_CALLS_BRIEF = 30;
@@ -81,26 +82,29 @@ function entryBlock(e: AttemptEntry, ctx: RenderContext, scale: Scale): string {
 }
 
 /**
- * Every entry, within `maxChars`: turns from the middle are left out first (the first and the last
+ * Every entry, within `maxChars` UTF-8 bytes: turns from the middle are left out first (the first and the last
  * are kept), then each entry is shown more briefly.
  */
 function fullBody(v: AttemptView, ctx: RenderContext, maxChars: number): string {
   let body = '';
   for (const scale of [NORMAL, COMPACT]) {
     body = withinTurns(v, ctx, scale, maxChars, scale === NORMAL ? TURNS_KEPT_AT_START : 1);
-    if (body.length <= maxChars) return body;
+    if (utf8Bytes(body) <= maxChars) return body;
   }
   return body;
 }
 
 function withinTurns(v: AttemptView, ctx: RenderContext, scale: Scale, maxChars: number, keptAtStart: number): string {
-  const blocks = v.entries.map((e) => ({ turn: e.kind === 'turn', text: entryBlock(e, ctx, scale), keep: true }));
-  let total = blocks.reduce((n, b) => n + b.text.length + 2, 0);
+  const blocks = v.entries.map((e) => {
+    const text = entryBlock(e, ctx, scale);
+    return { turn: e.kind === 'turn', text, bytes: utf8Bytes(text), keep: true };
+  });
+  let total = blocks.reduce((n, b) => n + b.bytes + 2, 0);
   const turns = blocks.filter((b) => b.turn);
   let left = 0;
   for (let i = keptAtStart; i < turns.length - 1 && total + 200 > maxChars; i++) {
     turns[i]!.keep = false;
-    total -= turns[i]!.text.length + 2;
+    total -= turns[i]!.bytes + 2;
     left++;
   }
   const out: string[] = [];

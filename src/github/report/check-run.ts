@@ -2,11 +2,12 @@ import type { GoalSnapshot } from '../../goal/result.js';
 import { parseAnnotations, type CheckAnnotation } from '../annotations.js';
 import { escalatedAncestors } from '../status-comment.js';
 import { attemptDetails, attemptLine, endText, logsHint, type RenderContext } from './attempt-markdown.js';
+import { utf8Bytes } from '../../common/untrusted.js';
 import { code } from './inert.js';
 import { fitBlocks, fitLines, SEPARATOR } from './fit.js';
 import { attemptFailed, failedVerifications, taskOrder, type AttemptView } from './record.js';
 
-/** GitHub's limit for a check run's `output.summary` and `output.text`. */
+/** GitHub's limit for a check run's `output.summary` and `output.text`, in UTF-8 bytes. */
 export const CHECK_OUTPUT_MAX = 65_535;
 
 export interface CheckRunOutput {
@@ -38,7 +39,7 @@ export function renderCheckRun(s: GoalSnapshot, views: readonly AttemptView[], c
   return { title, summary, text: renderAttempts(s, views, ctx, CHECK_OUTPUT_MAX) };
 }
 
-/** Every attempt as a `<details>` block, within `budget` characters. */
+/** Every attempt as a `<details>` block, within `budget` UTF-8 bytes. */
 export function renderAttempts(s: GoalSnapshot, views: readonly AttemptView[], ctx: RenderContext, budget: number): string {
   if (!views.length) return '_No attempt has been recorded yet._';
   const head = `### Attempts\n\nEach task's attempts, oldest first: what ran, what the agent did, what verification said, and why the attempt ended.`;
@@ -60,7 +61,7 @@ export function renderAttempts(s: GoalSnapshot, views: readonly AttemptView[], c
     };
   });
   const omitted = (n: number) => `_${n} attempt(s) left out here for GitHub's size limit; the whole record: ${logsHint(ctx.goalId)}_`;
-  return [head, ...fitBlocks(blocks, budget - head.length - SEPARATOR.length - 16, omitted)].join(SEPARATOR);
+  return [head, ...fitBlocks(blocks, budget - utf8Bytes(head) - SEPARATOR.length - 16, omitted)].join(SEPARATOR);
 }
 
 function lastByTask(views: readonly AttemptView[]): Map<string, AttemptView> {

@@ -1,6 +1,7 @@
 import { plainText } from '../../common/plain-text.js';
-import { sanitizeUntrusted } from '../../common/untrusted.js';
+import { headChars, sanitizeCode, sanitizeProse } from '../../common/untrusted.js';
 import { redactUrls } from '../../workspace/remote-auth.js';
+import { unlinked } from '../status-comment.js';
 
 /**
  * Untrusted text (a repository's output, a task's command, a model's words) made inert in our
@@ -9,9 +10,17 @@ import { redactUrls } from '../../workspace/remote-auth.js';
  * goes through status-comment.ts `inlineUntrusted`.
  */
 
-/** Escape sequences and control characters out, hidden text out, credentials in URLs masked. */
+/**
+ * For code (fences, code spans): escape sequences and control characters out, hidden characters
+ * out, credentials masked; HTML comments kept (inert in code: what ran shows in full), `<!--` neutralised.
+ */
 export function clean(text: string): string {
-  return redactUrls(sanitizeUntrusted(plainText(text)));
+  return redactUrls(sanitizeCode(plainText(text)));
+}
+
+/** For prose (our HTML): as `clean`, but HTML comments stripped. */
+function cleanProse(text: string): string {
+  return redactUrls(sanitizeProse(plainText(text)));
 }
 
 function longestRun(text: string, ch: string): number {
@@ -37,23 +46,25 @@ export function fenced(text: string, info = 'text'): string {
 /** One line of untrusted text as an inline code span (delimited by a longer backtick run), shortened to `max`. */
 export function code(text: string, max = 120): string {
   let one = clean(text).replace(/\s+/g, ' ').trim();
-  if (one.length > max) one = `${one.slice(0, max - 1)}…`;
+  if (one.length > max) one = `${headChars(one, max - 1)}…`;
   if (!one) return '` `';
   const tick = '`'.repeat(longestRun(one, '`') + 1);
   const pad = one.startsWith('`') || one.endsWith('`') ? ' ' : '';
   return `${tick}${pad}${one}${pad}${tick}`;
 }
 
-/** One line of untrusted text inside our HTML (a `<summary>`): entities for markup, no mention. */
+/** One line of untrusted text inside our HTML (a `<summary>`): entities for markup, no mention, no reference or link. */
 export function htmlText(text: string, max = 120): string {
-  let one = clean(text).replace(/\s+/g, ' ').trim();
-  if (one.length > max) one = `${one.slice(0, max - 1)}…`;
-  return one
-    .replace(/&/g, '&amp;')
-    .replace(/</g, '&lt;')
-    .replace(/>/g, '&gt;')
-    .replace(/"/g, '&quot;')
-    .replace(/@/g, '@\u200b');
+  let one = cleanProse(text).replace(/\s+/g, ' ').trim();
+  if (one.length > max) one = `${headChars(one, max - 1)}…`;
+  return unlinked(
+    one
+      .replace(/&/g, '&amp;')
+      .replace(/</g, '&lt;')
+      .replace(/>/g, '&gt;')
+      .replace(/"/g, '&quot;')
+      .replace(/@/g, '@\u200b'),
+  );
 }
 
 /** The last `n` lines of an output. */

@@ -5,7 +5,7 @@ import { fitLines } from './fit.js';
 import { lastCheckpoint, statPaths, type AttemptView } from './record.js';
 
 const PATHS_SHOWN = 3;
-/** Room the changes list may take in a PR body (GitHub's limit is 65,536). */
+/** Room the changes list may take in a PR body, in UTF-8 bytes (GitHub's limit is 65,536 bytes). */
 const CHANGES_MAX = 40_000;
 
 /** A line per done task: its checkpoint commit (linked) and what it changed, from the diffstat in the record. */

@@ -5,14 +5,14 @@ import type { Ctx } from './responses.js';
 export function createCheckRoutes(ctx: Ctx) {
   const { newId, pulls, checkRuns, checkRunJson, json, notFound, invalid, paged, violations } = ctx;
 
-  /** What GitHub refuses in a check run's output (422): texts over 65,535 characters, over 50 annotations, an annotation without its required fields. */
+  /** What GitHub refuses in a check run's output (422): texts over 65,535 bytes of UTF-8 (GitHub counts bytes), over 50 annotations, an annotation without its required fields. */
   function outputProblems(method: string, b: Record<string, unknown>): Reply | undefined {
     const output = b.output && typeof b.output === 'object' ? (b.output as Record<string, unknown>) : undefined;
     if (!output) return undefined;
     const problems: string[] = [];
     for (const k of ['summary', 'text'] as const) {
       const v = output[k];
-      if (typeof v === 'string' && v.length > 65_535) problems.push(`output.${k} is ${v.length} characters (at most 65535)`);
+      if (typeof v === 'string' && Buffer.byteLength(v, 'utf8') > 65_535) problems.push(`output.${k} is ${Buffer.byteLength(v, 'utf8')} bytes (summary exceeds a maximum bytesize of 65535)`);
     }
     const list = output.annotations;
     if (list !== undefined) {

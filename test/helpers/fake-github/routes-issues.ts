@@ -52,9 +52,9 @@ export function createIssueRoutes(ctx: Ctx) {
     return json(existing ? 200 : 201, { id: r.id, node_id: `REA_fake${r.id}`, user: userJson(r.user), content: r.content, created_at: now() });
   }
 
-  /** GitHub refuses a comment body over 65,536 characters. */
+  /** GitHub refuses a comment body over 65,536 bytes of UTF-8 (it counts bytes, not characters). */
   function tooLong(text: string): Reply {
-    ctx.violations.push(`comment body is ${text.length} characters (at most 65536)`);
+    ctx.violations.push(`comment body is ${Buffer.byteLength(text, 'utf8')} bytes (at most 65536)`);
     return invalid('Validation Failed', [{ resource: 'IssueComment', code: 'custom', field: 'body', message: 'body is too long (maximum is 65536 characters)' }]);
   }
 
@@ -75,7 +75,7 @@ export function createIssueRoutes(ctx: Ctx) {
         if (method === 'PATCH') {
           const text = str(obj(body).body);
           if (text === undefined) return invalid('Invalid request.\n\n"body" wasn\'t supplied.');
-          if (text.length > 65_536) return tooLong(text);
+          if (Buffer.byteLength(text, 'utf8') > 65_536) return tooLong(text);
           c.body = text;
           c.history.push(text);
           c.updatedAt = now();
@@ -166,7 +166,7 @@ export function createIssueRoutes(ctx: Ctx) {
         if (method === 'POST') {
           const text = str(obj(body).body);
           if (text === undefined) return invalid('Invalid request.\n\n"body" wasn\'t supplied.');
-          if (text.length > 65_536) return tooLong(text);
+          if (Buffer.byteLength(text, 'utf8') > 65_536) return tooLong(text);
           const c = addComment(i.number, text, botLogin);
           touch(i);
           return json(201, commentJson(c), { location: `${repoApi}/issues/comments/${c.id}` });

@@ -31,8 +31,9 @@ export function createPullRoutes(ctx: Ctx & IssueRoutes) {
 
   /** GitHub refuses a pull request body over 65,536 characters. */
   function bodyTooLong(b: Record<string, unknown>): Reply | undefined {
-    if (typeof b.body !== 'string' || b.body.length <= 65_536) return undefined;
-    ctx.violations.push(`pull request body is ${b.body.length} characters (at most 65536)`);
+    // GitHub counts the body's UTF-8 bytes, not its characters.
+    if (typeof b.body !== 'string' || Buffer.byteLength(b.body, 'utf8') <= 65_536) return undefined;
+    ctx.violations.push(`pull request body is ${Buffer.byteLength(b.body, 'utf8')} bytes (at most 65536)`);
     return invalid('Validation Failed', [{ resource: 'PullRequest', code: 'custom', field: 'body', message: 'body is too long (maximum is 65536 characters)' }]);
   }
 
