@@ -3,9 +3,15 @@ import type { GoalSnapshot, TaskSnapshot } from '../goal/result.js';
 import { plainText } from '../common/plain-text.js';
 import { headChars, sanitizeProse } from '../common/untrusted.js';
 import { redactUrls } from '../workspace/remote-auth.js';
+import { fitLines } from './report/fit.js';
 
 export const STATUS_MARKER = '<!-- goal-loop:status -->';
 export const ESCALATION_MARKER = '<!-- goal-loop:escalation -->';
+/**
+ * Room the checklist may take, in UTF-8 bytes: with the changes list (40,000) a PR body stays
+ * within GitHub's 65,536 bytes however many tasks, and titles of wide characters, there are.
+ */
+export const CHECKLIST_MAX_BYTES = 20_000;
 
 export interface Links {
   /** e.g. https://github.com/octo/repo */
@@ -39,7 +45,7 @@ export function unlinked(text: string): string {
 export function checklistLine(t: TaskSnapshot, links: Links, blockedBy: readonly string[] = []): string {
   const box = t.status === 'done' || t.status === 'skipped' ? 'x' : ' ';
   const sha = t.checkpointSha ? ` ([${t.checkpointSha.slice(0, 7)}](${links.repoUrl}/commit/${t.checkpointSha}))` : '';
-  const blocked = t.status === 'pending' && blockedBy.length ? ` — blocked by ${blockedBy.join(', ')}` : '';
+  const blocked = t.status === 'pending' && blockedBy.length ? ` — blocked by ${unlinked(blockedBy.join(', '))}` : '';
   const state =
     t.status === 'done'
       ? ''
@@ -48,12 +54,14 @@ export function checklistLine(t: TaskSnapshot, links: Links, blockedBy: readonly
         : t.status === 'pending' && t.attempts === 0
           ? ''
           : ` — ${t.status.replace('_', ' ')}${t.attempts ? `, attempt ${t.attempts}` : ''}`;
-  return `- [${box}] ${t.id} ${inlineUntrusted(t.title)}${sha}${state}`;
+  // An id may read as a reference or a link (`GH-12`, `www.x.io`): unlinked like any prose.
+  return `- [${box}] ${unlinked(t.id)} ${inlineUntrusted(t.title)}${sha}${state}`;
 }
 
 export function checklist(s: GoalSnapshot, links: Links): string {
   const blockers = escalatedAncestors(s.tasks);
-  return s.tasks.map((t) => checklistLine(t, links, blockers.get(t.id))).join('\n');
+  const lines = s.tasks.map((t) => checklistLine(t, links, blockers.get(t.id)));
+  return fitLines(lines, CHECKLIST_MAX_BYTES, (n) => `- … ${n} more task(s): the \`goal-loop\` check run lists them all`).join('\n');
 }
 
 /** For each task, the escalated tasks it depends on, directly or through other tasks. */

@@ -1,7 +1,7 @@
 import type { Escalation } from '../../goal/escalation.js';
 import { MISSING_SETUP_HINT_HEAD } from '../../goal/failure-summary.js';
 import type { GoalSnapshot } from '../../goal/result.js';
-import { ESCALATION_MARKER } from '../status-comment.js';
+import { ESCALATION_MARKER, unlinked } from '../status-comment.js';
 import { attemptDetails, attemptLine, logsHint, type RenderContext } from './attempt-markdown.js';
 import { tailChars, utf8Bytes } from '../../common/untrusted.js';
 import { code, fenced } from './inert.js';
@@ -45,7 +45,7 @@ export function renderEscalation(s: GoalSnapshot, e: Escalation, views: readonly
   const before = [
     ESCALATION_MARKER,
     `### goal-loop needs help with ${ids(escalated)}`,
-    `${ctx.mention} the task ${tried ? `**${tried.id}** ` : ''}failed after ${e.attempts} attempt(s); ` +
+    `${ctx.mention} the task ${tried ? `**${unlinked(tried.id)}** ` : ''}failed after ${e.attempts} attempt(s); ` +
       (went ? 'the goal went on with the tasks that do not depend on it, and is now ' : 'the goal is ') +
       `stopped at the last checkpoint on \`${s.branch}\`.`,
     `<details><summary>Last verification output</summary>\n\n${fenced(tail)}\n\n</details>`,

@@ -6,7 +6,7 @@ import { COMMENT_MAX, renderEscalation } from '../../../src/github/report/escala
 import { code, fenced, htmlText } from '../../../src/github/report/inert.js';
 import { renderChanges } from '../../../src/github/report/pull-request.js';
 import { groupAttempts, type AttemptView } from '../../../src/github/report/record.js';
-import { checklist, inlineUntrusted } from '../../../src/github/status-comment.js';
+import { checklist, CHECKLIST_MAX_BYTES, inlineUntrusted } from '../../../src/github/status-comment.js';
 import type { GoalSnapshot, TaskSnapshot } from '../../../src/goal/result.js';
 import type { AttemptEntry, AttemptLogEntry } from '../../../src/ports/attempt-log.js';
 import { markdownProblems, prose } from './markdown-structure.js';
@@ -145,6 +145,20 @@ describe('untrusted text on GitHub: sizes in bytes, comments, markers, credentia
     }
     // Still readable: only invisible word joiners were added.
     expect(inlineUntrusted(evil, 300).replace(/\u2060/g, '')).toBe(evil);
+  });
+
+  it('the checklist (status comment, PR body) is bounded in bytes however many tasks, and its ids reference nothing', () => {
+    const s = snapshot(Array.from({ length: 800 }, (_, t) => ({ id: `t${t}`, title: '中@'.repeat(100), status: 'pending' as const })));
+    const list = checklist(s, { repoUrl: CTX.repoUrl });
+    expect(bytes(list)).toBeLessThanOrEqual(CHECKLIST_MAX_BYTES);
+    expect(list).toMatch(/- … \d+ more task\(s\)/);
+    // With the changes list's 40,000 bytes and the PR body's own lines, within GitHub's 65,536.
+    expect(CHECKLIST_MAX_BYTES + 40_000 + 1_000).toBeLessThan(65_536);
+    const ids = snapshot([{ id: 'GH-12', status: 'escalated', attempts: 1 }, { id: 'www.evil.io', status: 'pending', dependencies: ['GH-12'] }]);
+    const md = checklist(ids, { repoUrl: CTX.repoUrl });
+    expect(md).not.toMatch(/GH-\d|www\./);
+    const comment = renderEscalation(ids, { task_id: 'GH-12', attempts: 1, last_error: 'x' }, [], { ...CTX, mention: '@alice' });
+    expect(prose(comment)).not.toMatch(/GH-\d/);
   });
 
   it('annotations: absurd lines are dropped, absurd columns left out, paths with format or bidi characters refused', () => {
