@@ -5,6 +5,7 @@ import { ESCALATION_MARKER } from '../../src/github/status-comment.js';
 import { snapshotFromLedger } from '../../src/github/turn/snapshot.js';
 import { appHarness, goalBlock, INSTALLATION, OWNER, REPO, silent } from '../helpers/github-app-harness.js';
 import { issuesLabeled } from '../helpers/webhook-payloads.js';
+import type { AttemptEntry, AttemptLogEntry } from '../../src/ports/attempt-log.js';
 
 const ISSUE = {
   number: 51,
@@ -68,6 +69,34 @@ describe('outbox effects on GitHub: once, however often they are tried', () => {
     await s.forge.escalate(await s.snapshot(), escalation, { id: '51.22', retry: true });
     expect(s.escalations()).toHaveLength(1);
     expect(s.escalations()[0]!.body.trim().split('\n').at(-1)).toBe(effectMarker('51.22'));
+  });
+
+  it('a record of wide characters (中, @) reaches GitHub within its byte limits: the escalation comment, the check run, the PR body', async () => {
+    const s = await scene();
+    const rows: AttemptLogEntry[] = [];
+    const push = (taskId: string, attempt: number, entry: AttemptEntry) => rows.push({ seq: rows.length + 1, at: '', taskId, attempt, entry });
+    const wide = (n: number) => '中@'.repeat(n);
+    for (const taskId of ['t1', ...Array.from({ length: 19 }, (_, i) => `other-${i}`)]) {
+      for (let a = 1; a <= 3; a++) {
+        const tail = Array.from({ length: 50 }, () => wide(100)).join('\n');
+        push(taskId, a, { kind: 'step', command: wide(200), exitCode: 1, durationMs: 5, timedOut: false, tail });
+        for (let turn = 1; turn <= 5; turn++) push(taskId, a, { kind: 'turn', turn, text: wide(200), tools: Array.from({ length: 30 }, () => ({ name: wide(35), input: wide(100), result: wide(100), isError: true })) });
+        push(taskId, a, { kind: 'verify', command: wide(200), exitCode: 1, durationMs: 5, timedOut: false, passed: false, tail });
+        push(taskId, a, { kind: 'end', outcome: 'failed', reason: wide(200), tokens: { input: 0, output: 0, cache_read: 0, cache_write: 0 }, costUsd: 0, durationMs: 5 });
+      }
+    }
+    const attemptLog = { listAttemptEntries: async () => rows };
+    const forge = new GitHubForge({ octokit: s.octokit, goal: s.g, key: KEY, ledger: s.h.ledger, logger: silent, minUpdateIntervalMs: 0, attemptLog });
+    await forge.escalate(await s.snapshot(), { ...escalation, last_error: wide(5000) }, { id: '51.30', retry: false });
+    const sha = (await s.h.ledger.listTasks(KEY))[0]!.checkpointSha!;
+    const result = { goal_id: '51', status: 'ESCALATED' as const, success: false, tasks_completed: 0, tasks_total: 1, iterations: 1, errors_recovered: 0, tokens: { input: 0, output: 0, cache_read: 0, cache_write: 0 }, cost_usd: 0, duration_s: 1, stop_reason: 'escalated', branch: s.g.branch, checkpoints: [{ task_id: 't1', sha }] };
+    await forge.finished(result, await s.snapshot(), { id: '51.31', retry: false });
+    expect(s.h.fake.violations).toEqual([]);
+    expect(s.escalations()).toHaveLength(1);
+    expect(Buffer.byteLength(s.escalations()[0]!.body, 'utf8')).toBeGreaterThan(40_000);
+    const run = s.h.fake.checkRuns.filter((c) => c.name === 'goal-loop' && c.headSha === sha).at(-1)!;
+    expect(Buffer.byteLength(String(run.output!.text), 'utf8')).toBeGreaterThan(40_000);
+    expect(s.h.fake.pulls[0]!.body).toContain('### Changes per task');
   });
 
   it('a review is answered with the checkpoint that fixed it, once, and leaves the pending list', async () => {
