@@ -75,6 +75,7 @@ describe('goal-loop status', () => {
     const text = await runCli(['status'], env);
     expect(text.stdout).toMatch(/demo-slugify {2}LOOP_COMPLETE {2}4\/4 tasks {2}5 iterations/);
     expect(text.stdout).toMatch(/idle/);
+    expect(text.stdout.trimEnd().split('\n').at(-1)).toBe('what each attempt did: goal-loop logs <goal-id> [--follow]');
   });
 
   it('reads the PostgreSQL ledger and queue when DATABASE_URL is set', async () => {

@@ -85,6 +85,7 @@ export async function statusCommand(argv: string[]): Promise<number> {
           '\n',
       );
     }
+    process.stdout.write(`\nwhat each attempt did: goal-loop logs <goal-id> [--follow]\n`);
     return 0;
   } finally {
     await store.close();
