@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { newAnnotations, parseAnnotations, repoPath } from '../../../src/github/annotations.js';
 
-const ROOT = '/work/ws/octo-org-widgets/7';
+const ROOT = '/var/lib/goal-loop/workspaces/octo-org-widgets/7';
 
 /** [format, output, expected (path, line, column, message fragment)] */
 const TABLE: Array<[string, string, Array<[string, number, number | undefined, string]>]> = [
