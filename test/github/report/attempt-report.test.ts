@@ -1,5 +1,4 @@
 import { describe, expect, it } from 'vitest';
-import type { GoalSnapshot, TaskSnapshot } from '../../../src/goal/result.js';
 import { checkAnnotations, CHECK_OUTPUT_MAX, renderCheckRun } from '../../../src/github/report/check-run.js';
 import { COMMENT_MAX, renderEscalation } from '../../../src/github/report/escalation.js';
 import { renderChanges } from '../../../src/github/report/pull-request.js';
@@ -8,6 +7,7 @@ import { AttemptRecorder } from '../../../src/loop/attempt-recorder.js';
 import type { AttemptEntry, AttemptLog, AttemptLogEntry } from '../../../src/ports/attempt-log.js';
 import type { CommandResult } from '../../../src/ports/sandbox.js';
 import { silentLogger } from '../../helpers/goal-harness.js';
+import { snapshot } from './fixtures.js';
 import { markdownProblems, prose } from './markdown-structure.js';
 
 const KEY = { repo: 'octo-org/widgets', goalId: '7' };
@@ -26,22 +26,6 @@ function memoryLog(): AttemptLog & { entries: AttemptLogEntry[] } {
     async listAttemptEntries(_key, f = {}) {
       return entries.filter((e) => (f.taskId === undefined || e.taskId === f.taskId) && (f.attempt === undefined || e.attempt === f.attempt) && (f.afterSeq === undefined || e.seq > f.afterSeq));
     },
-  };
-}
-
-function snapshot(tasks: Array<Partial<TaskSnapshot> & { id: string }>): GoalSnapshot {
-  return {
-    goalId: '7',
-    objective: 'o',
-    repo: KEY.repo,
-    branch: 'goal/7-o',
-    state: 'ESCALATED',
-    tasks: tasks.map((t) => ({ title: t.id, dependencies: [], status: 'pending', attempts: 0, ...t })),
-    startedAt: 0,
-    iterations: 3,
-    tokens: { ...NO_USAGE },
-    costUsd: 0,
-    limits: { max_iterations: 50, cost_cap_usd: 5 } as GoalSnapshot['limits'],
   };
 }
 

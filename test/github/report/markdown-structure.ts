@@ -5,35 +5,28 @@
  */
 export function markdownProblems(md: string): string[] {
   const problems: string[] = [];
-  let fence = 0;
   let depth = 0;
-  const outside: string[] = [];
-  for (const line of md.split('\n')) {
-    const m = line.match(/^ {0,3}(`{3,})(.*)$/);
-    if (fence) {
-      if (m && m[1]!.length >= fence && m[2]!.trim() === '') fence = 0;
-      continue;
-    }
-    if (m) {
-      if (m[2]!.includes('`')) problems.push(`an opening fence with a backtick in its info string: ${line}`);
-      fence = m[1]!.length;
-      continue;
-    }
-    outside.push(line);
+  const { outside, unclosed } = outsideFences(md, (line) => problems.push(`an opening fence with a backtick in its info string: ${line}`));
+  for (const line of outside) {
     if (/^<details( open)?><summary>.*<\/summary>$/.test(line)) depth++;
     else if (line === '</details>') {
       depth--;
       if (depth < 0) problems.push('a </details> closes nothing');
     }
   }
-  if (fence) problems.push('a fence is never closed');
+  if (unclosed) problems.push('a fence is never closed');
   if (depth !== 0) problems.push(`${depth} <details> left open`);
   return problems;
 }
 
 /** The markdown outside fences and code spans: where untrusted text would be read as markup. */
 export function prose(md: string): string {
-  const out: string[] = [];
+  return outsideFences(md).outside.map(stripCodeSpans).join('\n');
+}
+
+/** The lines outside fenced code blocks, and whether a fence is left open at the end. */
+function outsideFences(md: string, onBacktickInfo?: (line: string) => void): { outside: string[]; unclosed: boolean } {
+  const outside: string[] = [];
   let fence = 0;
   for (const line of md.split('\n')) {
     const m = line.match(/^ {0,3}(`{3,})(.*)$/);
@@ -42,12 +35,13 @@ export function prose(md: string): string {
       continue;
     }
     if (m) {
+      if (m[2]!.includes('`')) onBacktickInfo?.(line);
       fence = m[1]!.length;
       continue;
     }
-    out.push(stripCodeSpans(line));
+    outside.push(line);
   }
-  return out.join('\n');
+  return { outside, unclosed: fence > 0 };
 }
 
 function stripCodeSpans(line: string): string {

@@ -7,29 +7,14 @@ import { code, fenced, htmlText } from '../../../src/github/report/inert.js';
 import { renderChanges } from '../../../src/github/report/pull-request.js';
 import { groupAttempts, type AttemptView } from '../../../src/github/report/record.js';
 import { checklist, CHECKLIST_MAX_BYTES, inlineUntrusted } from '../../../src/github/status-comment.js';
-import type { GoalSnapshot, TaskSnapshot } from '../../../src/goal/result.js';
+import type { GoalSnapshot } from '../../../src/goal/result.js';
 import type { AttemptEntry, AttemptLogEntry } from '../../../src/ports/attempt-log.js';
+import { snapshot } from './fixtures.js';
 import { markdownProblems, prose } from './markdown-structure.js';
 
 const CTX = { repoUrl: 'https://github.com/octo-org/widgets', goalId: '7' };
 const NO_USAGE = { input: 0, output: 0, cache_read: 0, cache_write: 0 };
 const bytes = (s: string) => Buffer.byteLength(s, 'utf8');
-
-function snapshot(tasks: Array<Partial<TaskSnapshot> & { id: string }>): GoalSnapshot {
-  return {
-    goalId: '7',
-    objective: 'o',
-    repo: 'octo-org/widgets',
-    branch: 'goal/7-o',
-    state: 'ESCALATED',
-    tasks: tasks.map((t) => ({ title: t.id, dependencies: [], status: 'pending', attempts: 0, ...t })),
-    startedAt: 0,
-    iterations: 3,
-    tokens: { ...NO_USAGE },
-    costUsd: 0,
-    limits: { max_iterations: 50, cost_cap_usd: 5 } as GoalSnapshot['limits'],
-  };
-}
 
 const views = (rows: Array<[string, number, AttemptEntry]>): AttemptView[] => groupAttempts(rows.map(([taskId, attempt, entry], i): AttemptLogEntry => ({ seq: i + 1, at: '', taskId, attempt, entry })));
 
