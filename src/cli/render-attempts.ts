@@ -1,4 +1,6 @@
 import { plainText } from '../common/plain-text.js';
+import { duration, exitText } from '../common/run-words.js';
+import { spendText } from '../goal/usage.js';
 import type { AttemptEntry, AttemptLogEntry } from '../ports/attempt-log.js';
 
 /** Lines of an output's tail shown for a failed step or verification (the record keeps more; --json has it all). */
@@ -26,14 +28,14 @@ export function renderAttemptEntries(entries: readonly AttemptLogEntry[], last: 
 function renderEntry(e: AttemptEntry): string[] {
   switch (e.kind) {
     case 'step':
-      return [`  $ ${oneLine(e.command)}  ${status(e.exitCode, e.timedOut)} · ${duration(e.durationMs)}`, ...(e.exitCode === 0 ? [] : indentTail(e.tail))];
+      return [`  $ ${oneLine(e.command)}  ${exitText(e.exitCode, e.timedOut)} · ${duration(e.durationMs)}`, ...(e.exitCode === 0 ? [] : indentTail(e.tail))];
     case 'turn':
       return [
         `  turn ${e.turn}${e.text.trim() ? `  ${oneLine(e.text, 110)}` : ''}`,
         ...e.tools.map((t) => `    ${t.isError ? '✘' : '↳'} ${safe(t.name)}${t.input ? ` ${oneLine(t.input, 80)}` : ''}${t.result ? ` → ${oneLine(t.result, 90)}` : ''}`),
       ];
     case 'verify':
-      return [`  ${e.passed ? '✔' : '✘'} verify ${oneLine(e.command)}  ${status(e.exitCode, e.timedOut)} · ${duration(e.durationMs)}`, ...(e.passed ? [] : indentTail(e.tail))];
+      return [`  ${e.passed ? '✔' : '✘'} verify ${oneLine(e.command)}  ${exitText(e.exitCode, e.timedOut)} · ${duration(e.durationMs)}`, ...(e.passed ? [] : indentTail(e.tail))];
     case 'checkpoint': {
       const paths = e.stat.split('\n').filter(Boolean);
       return [
@@ -42,23 +44,13 @@ function renderEntry(e: AttemptEntry): string[] {
         ...(e.files > Math.min(paths.length, PATHS_SHOWN) ? [`    … ${e.files - Math.min(paths.length, PATHS_SHOWN)} more`] : []),
       ];
     }
-    case 'end': {
-      const tokens = e.tokens.input + e.tokens.output + e.tokens.cache_read + e.tokens.cache_write;
-      const spend = tokens > 0 || e.costUsd > 0 ? ` · ${tokens.toLocaleString('en-US')} tokens · $${e.costUsd.toFixed(2)}` : '';
-      return [`  = ${e.outcome.replace('_', ' ')}: ${oneLine(e.reason, 140)}${spend} · ${duration(e.durationMs)}`];
-    }
+    case 'end':
+      return [`  = ${e.outcome.replace('_', ' ')}: ${oneLine(e.reason, 140)}${spendText(e.tokens, e.costUsd)} · ${duration(e.durationMs)}`];
     case 'truncated':
       return [`  … ${oneLine(e.dropped)}`];
   }
 }
 
-function status(exitCode: number | null, timedOut: boolean): string {
-  return timedOut ? 'timed out' : exitCode === null ? 'killed' : `exit ${exitCode}`;
-}
-
-function duration(ms: number): string {
-  return ms < 1000 ? `${Math.round(ms)} ms` : `${(ms / 1000).toFixed(1)} s`;
-}
 
 function indentTail(tail: string): string[] {
   const lines = safe(tail).trimEnd().split('\n');

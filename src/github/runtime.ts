@@ -11,7 +11,8 @@ import { claudeHooks } from './claude-hooks.js';
 import { createGoalWorkers } from './goal-workers.js';
 import type { Octokit } from './github-forge.js';
 import { createIntake, type Intake } from './intake.js';
-import { pick, serviceSettings } from './server/settings.js';
+import { pick } from '../common/pick.js';
+import { serviceSettings } from './server/settings.js';
 import type { WorkGoalDeps } from './work-goal.js';
 
 /**

@@ -4,6 +4,7 @@ import { plainText } from '../common/plain-text.js';
 import { headChars, sanitizeProse } from '../common/untrusted.js';
 import { redactUrls } from '../workspace/remote-auth.js';
 import { fitLines } from './report/fit.js';
+import { totalTokens } from '../goal/usage.js';
 
 export const STATUS_MARKER = '<!-- goal-loop:status -->';
 export const ESCALATION_MARKER = '<!-- goal-loop:escalation -->';
@@ -89,7 +90,7 @@ export function escalatedAncestors(tasks: readonly TaskSnapshot[]): Map<string, 
 }
 
 export function budgetLine(s: GoalSnapshot): string {
-  const tokens = s.tokens.input + s.tokens.output + s.tokens.cache_read + s.tokens.cache_write;
+  const tokens = totalTokens(s.tokens);
   return `**Budget:** ${s.iterations}/${s.limits.max_iterations} iterations · ${tokens.toLocaleString('en-US')} tokens · $${s.costUsd.toFixed(2)} of $${s.limits.cost_cap_usd.toFixed(2)}`;
 }
 

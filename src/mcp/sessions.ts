@@ -12,6 +12,7 @@ import { slugify } from '../goal/slug.js';
 import type { Ledger } from '../ports/ledger.js';
 import type { Sandbox } from '../ports/sandbox.js';
 import { GoalSession, SessionError } from './goal-session.js';
+import { pick } from '../common/pick.js';
 
 export interface SessionsOptions {
   ledger: Ledger;
@@ -70,7 +71,7 @@ export class Sessions {
       sandbox: await this.sandbox(config),
       logger: this.opts.logger,
       workspaceDir: workspaceDir(workspaceRoot(this.opts.env), repo, spec.goal_id),
-      ...setupCacheOf(SetupCache.fromEnv(workspaceRoot(this.opts.env), this.opts.env, this.opts.logger)),
+      ...pick(SetupCache.fromEnv(workspaceRoot(this.opts.env), this.opts.env, this.opts.logger), (setupCache) => ({ setupCache })),
       ...(input.base ? { baseBranch: input.base } : {}),
       ...(this.opts.approve ? { approve: this.opts.approve } : {}),
       ...(this.opts.controlPollMs ? { controlPollMs: this.opts.controlPollMs } : {}),
@@ -112,4 +113,3 @@ export class Sessions {
   }
 }
 
-const setupCacheOf = (setupCache: SetupCache | undefined) => (setupCache ? { setupCache } : {});

@@ -17,6 +17,7 @@ import { unknownApprovalsWarning } from '../approvals.js';
 import { loadRepoConfigForCli } from '../../run/load-repo-config.js';
 import { agentDeps, composeGoalRun } from '../../run/compose-goal-run.js';
 import { Git } from '../../workspace/git.js';
+import { pick } from '../../common/pick.js';
 
 export const RUN_USAGE = `goal-loop run --repo <path|url> --goal <file> [--agent auto|scripted|claude] [--json]
                 [--base <branch>] [--approve <task-id|all>]... [--config <goal-loop.yml>]
@@ -86,7 +87,7 @@ export async function runCommand(argv: string[]): Promise<number> {
         ...(values.base ? { baseBranch: values.base } : {}),
         // A local path is already cloned by copying its object files; a URL is worth mirroring.
         ...(isAbsolute(repo) ? {} : { mirrorCache: MirrorCache.fromEnv(workspaceRoot(), process.env, logger) }),
-        ...pickSetupCache(SetupCache.fromEnv(workspaceRoot(), process.env, logger)),
+        ...pick(SetupCache.fromEnv(workspaceRoot(), process.env, logger), (setupCache) => ({ setupCache })),
       },
       agent: (ctx) => selectAgent(values.agent as AgentChoice, agentDeps(ctx)),
       forge: new ConsoleForge(),
@@ -135,4 +136,3 @@ function shellWord(word: string): string {
   return /^[A-Za-z0-9._/@:+=,%-]+$/.test(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`;
 }
 
-const pickSetupCache = (setupCache: SetupCache | undefined) => (setupCache ? { setupCache } : {});

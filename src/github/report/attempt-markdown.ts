@@ -1,7 +1,9 @@
 import type { AttemptEntry, EndEntry, TurnEntry } from '../../ports/attempt-log.js';
 import { utf8Bytes } from '../../common/untrusted.js';
 import { inlineUntrusted } from '../status-comment.js';
-import { code, commitLink, duration, exitText, fenced, htmlText, lastLines } from './inert.js';
+import { duration, exitText } from '../../common/run-words.js';
+import { spendText } from '../../goal/usage.js';
+import { code, commitLink, fenced, htmlText, lastLines } from './inert.js';
 import { attemptFailed, type AttemptView } from './record.js';
 
 /** Most of one attempt's block by default (UTF-8 bytes): turns in the middle are left out beyond it. */
@@ -34,9 +36,7 @@ function summaryText(v: AttemptView): string {
 }
 
 export function endText(e: EndEntry): string {
-  const tokens = e.tokens.input + e.tokens.output + e.tokens.cache_read + e.tokens.cache_write;
-  const spend = tokens > 0 || e.costUsd > 0 ? ` · ${tokens.toLocaleString('en-US')} tokens · $${e.costUsd.toFixed(2)}` : '';
-  return `${e.outcome.replace('_', ' ')} — ${inlineUntrusted(e.reason, 200)}${spend} · ${duration(e.durationMs)}`;
+  return `${e.outcome.replace('_', ' ')} — ${inlineUntrusted(e.reason, 200)}${spendText(e.tokens, e.costUsd)} · ${duration(e.durationMs)}`;
 }
 
 /** How much of each entry is shown: `compact` when the attempt would not fit otherwise. */

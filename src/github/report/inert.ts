@@ -78,10 +78,3 @@ export function commitLink(sha: string, repoUrl: string): string {
   return /^[0-9a-f]{7,64}$/.test(sha) ? `[\`${sha.slice(0, 7)}\`](${repoUrl}/commit/${sha})` : code(sha, 64);
 }
 
-export function duration(ms: number): string {
-  return ms < 1000 ? `${Math.round(ms)} ms` : ms < 120_000 ? `${(ms / 1000).toFixed(1)} s` : `${Math.round(ms / 60_000)} min`;
-}
-
-export function exitText(exitCode: number | null, timedOut: boolean): string {
-  return timedOut ? 'timed out' : exitCode === null ? 'killed' : `exit ${exitCode}`;
-}

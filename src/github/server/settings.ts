@@ -32,8 +32,3 @@ export function serviceSettings(env: NodeJS.ProcessEnv): ServiceSettings {
     Octokit: writeMinTimeMs !== undefined ? goalLoopOctokit({ writeMinTimeMs }) : GoalLoopOctokit,
   };
 }
-
-/** `{}` when the value is unset, else `make(value)`: spreads only the options that are set. */
-export function pick<T, R extends object>(value: T | undefined, make: (v: T) => R): R | Record<string, never> {
-  return value === undefined ? {} : make(value);
-}
