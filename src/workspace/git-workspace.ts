@@ -7,6 +7,7 @@ import { Git, GitError, type GitOptions } from './git.js';
 import type { MirrorCache } from './mirror-cache.js';
 import type { SetupCache } from './setup-cache.js';
 import { SetupOutput } from './setup-output.js';
+import { SetupTrust } from './setup-trust.js';
 import { NestedRepositoryError, refuseNestedRepositories, removeNestedRepositories } from './nested-repos.js';
 import { protectedMatches } from '../config/protected-paths.js';
 import { CHECKPOINT_LOG_FORMAT, checkpointMessage, parseCheckpointLog } from './trailers.js';
@@ -58,12 +59,15 @@ export class GitWorkspace implements Workspace {
   private readonly setupOutput: SetupOutput;
   private lastFetchAt = 0;
   private mustSync = false;
+  /** Whether setup's output may be cached: only from setup on the base commit. */
+  private readonly setupTrust: SetupTrust;
 
   constructor(private readonly opts: GitWorkspaceOptions) {
     this.dir = opts.dir;
     this.branch = opts.branch;
     this.git = new Git(opts);
     this.setupOutput = new SetupOutput(this.git, this.dir);
+    this.setupTrust = new SetupTrust(this.git, this.dir, { branch: opts.branch, baseBranch: opts.baseBranch });
   }
 
   async prepare(): Promise<Checkpoint[]> {
@@ -75,6 +79,7 @@ export class GitWorkspace implements Workspace {
     const remoteRef = `refs/remotes/${REMOTE}/${this.branch}`;
     const onRemote = await this.git.tryRun(this.dir, ['rev-parse', '--verify', '--quiet', `${remoteRef}^{commit}`]);
     const start = onRemote ?? (await this.baseCommit());
+    if (this.opts.setupCache) await this.setupTrust.prepared(async () => (onRemote ? this.baseCommit().catch(() => undefined) : start));
     // A parked tree: index the files already there (hashed, not rewritten), so the checkout
     // writes only those that differ from `start`. Exit status ignored: checkout --force decides.
     if (parked) {
@@ -183,6 +188,7 @@ export class GitWorkspace implements Workspace {
     const cache = this.opts.setupCache;
     if (!cache) return false;
     await this.guardGitDir();
+    await this.setupTrust.beforeSetup();
     const outcome = await cache.restore(this.opts.remote, await this.setupOutput.key(setup, this.opts.setupInputs ?? []), this.dir);
     if (outcome === 'failed') {
       // Half a copy is no baseline: back to the checkout, and setup runs.
@@ -193,9 +199,13 @@ export class GitWorkspace implements Workspace {
     return outcome === 'restored';
   }
 
+  /** Only output of setup on the base commit is kept (see SetupTrust). */
   async saveSetup(setup: SetupIdentity): Promise<void> {
-    if (!this.opts.setupCache || this.setupOutput.paths.length === 0) return;
-    await this.opts.setupCache.save(this.opts.remote, await this.setupOutput.key(setup, this.opts.setupInputs ?? []), this.dir, this.setupOutput.paths);
+    const cache = this.opts.setupCache;
+    if (!cache || this.setupOutput.paths.length === 0) return;
+    const refusal = await this.setupTrust.refusal();
+    if (refusal) return cache.notKept(this.opts.remote, refusal);
+    await cache.save(this.opts.remote, await this.setupOutput.key(setup, this.opts.setupInputs ?? []), this.dir, this.setupOutput.paths);
   }
 
   private async clean(): Promise<void> {

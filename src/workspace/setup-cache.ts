@@ -5,15 +5,21 @@ import { basename, dirname, join } from 'node:path';
 import { execa } from 'execa';
 import type { Logger } from 'pino';
 import { z } from 'zod';
+import { diskUsage, stripSetIds } from './setup-disk.js';
 import { makeReadyCopy, moveInto, readyCopiesSettled, readyCopyNames, STALE_LEFTOVER_MS, takeReadyCopy } from './setup-ready-copies.js';
 
 const DEFAULT_SETUP_CACHE_MB = 4096;
 
-/** What an entry says of itself; written last, so an entry without it is incomplete. */
+/**
+ * What an entry says of itself; written last, so an entry without it is incomplete. Version 2:
+ * saved only from setup on the base commit, set-id bits stripped, sized by blocks; an entry of
+ * an earlier version is never restored (it may hold what a goal branch's setup made) and goes.
+ */
 const ManifestSchema = z.strictObject({
-  version: z.literal(1),
+  version: z.literal(2),
   key: z.string().regex(/^[0-9a-f]{64}$/),
   paths: z.array(z.string().min(1)),
+  /** Blocks in use (not the sizes files claim): what the entry costs the disk. */
   bytes: z.number().int().nonnegative(),
 });
 type Manifest = z.infer<typeof ManifestSchema>;
@@ -21,7 +27,10 @@ type Manifest = z.infer<typeof ManifestSchema>;
 export interface SetupCacheOptions {
   /** Folder of the entries: `<root>/<repository>/<key>/{tree,manifest.json}`. */
   root: string;
-  /** Bound on all entries together (ready copies included); the least recently used go first. */
+  /**
+   * Bound on all entries together (ready copies included), in blocks in use; the least recently
+   * used go first. A setup output over it on its own is not kept at all.
+   */
   maxBytes: number;
   /** Keep a ready copy of each entry, made in the background, that a restore moves in (default on). */
   readyCopies?: boolean;
@@ -52,7 +61,7 @@ export class SetupCache {
 
   /** The key of a setup: its commands, whether it had the network, and the blobs of its inputs. */
   static key(parts: { commands: readonly string[]; network: boolean; inputs: ReadonlyArray<readonly [path: string, blob: string]> }): string {
-    return createHash('sha256').update(JSON.stringify({ v: 1, ...parts })).digest('hex');
+    return createHash('sha256').update(JSON.stringify({ v: 2, ...parts })).digest('hex');
   }
 
   /**
@@ -97,6 +106,8 @@ export class SetupCache {
           await mkdir(dirname(join(dir, p)), { recursive: true });
           await execa('cp', ['-a', '--reflink=auto', '--remove-destination', '--', join(entry, 'tree', p), join(dir, p)]);
         }
+        // The entry has none; but no set-id file reaches a workspace whatever the entry holds.
+        await stripSetIds(manifest.paths.map((p) => join(dir, p)));
       }
       this.opts.logger?.debug({ entry, how }, 'setup output restored');
       this.prepareNext(entry, manifest);
@@ -108,7 +119,11 @@ export class SetupCache {
     }
   }
 
-  /** Keeps `paths` of `dir` (setup's output, relative) under `key`, then evicts down to the bound. */
+  /**
+   * Keeps `paths` of `dir` (setup's output, relative) under `key`, then evicts down to the bound.
+   * The caller vouches that setup ran on the tree every goal with this key starts from (see
+   * GitWorkspace.saveSetup): the key names the setup, not the files it read.
+   */
   async save(repo: string, key: string, dir: string, paths: readonly string[]): Promise<void> {
     await mkdir(this.repoDir(repo), { recursive: true });
     // Read through no link a task or setup planted on the way (it could point at host files).
@@ -121,14 +136,32 @@ export class SetupCache {
     const repoDir = this.repoDir(repo);
     const entry = join(repoDir, key);
     if (await this.readManifest(entry)) return;
+    // Measured before anything is copied, by blocks in use: sparse files that claim gigabytes cost
+    // nothing to make, and must not evict every other repository's entries. What claims more than
+    // the bound is not kept either: a copy that writes its holes out would fill the disk.
+    const size = await diskUsage(safe.map((p) => join(dir, p))).catch((err: unknown) => {
+      this.opts.logger?.warn({ err, repo }, 'cannot measure setup output; it is not kept in the setup cache');
+      return undefined;
+    });
+    if (!size) return;
+    if (size.allocated > this.opts.maxBytes || size.apparent > this.opts.maxBytes) {
+      this.opts.logger?.info({ repo, ...size, maxBytes: this.opts.maxBytes }, 'setup output is larger than the setup cache bound; it is not kept');
+      return;
+    }
     const tmp = join(repoDir, `.tmp-${randomBytes(6).toString('hex')}`);
     try {
       for (const p of safe) {
         await mkdir(join(tmp, 'tree', dirname(p)), { recursive: true });
         await execa('cp', ['-a', '--reflink=auto', '--', join(dir, p), join(tmp, 'tree', p)]);
       }
-      const { stdout } = await execa('du', ['-sb', '--', join(tmp, 'tree')]).catch(() => ({ stdout: '0' }));
-      const manifest: Manifest = { version: 1, key, paths: safe, bytes: Number.parseInt(stdout, 10) || 0 };
+      // In the host's own folder: nothing else writes there, so no race between find and chmod.
+      await stripSetIds([join(tmp, 'tree')]);
+      const { allocated } = await diskUsage([join(tmp, 'tree')]);
+      if (allocated > this.opts.maxBytes) {
+        this.opts.logger?.info({ repo, allocated, maxBytes: this.opts.maxBytes }, 'the copy of setup output is larger than the setup cache bound; it is not kept');
+        return;
+      }
+      const manifest: Manifest = { version: 2, key, paths: safe, bytes: allocated };
       await writeFile(join(tmp, 'manifest.json'), JSON.stringify(manifest));
       await discard(entry);
       await rename(tmp, entry);
@@ -137,6 +170,11 @@ export class SetupCache {
       await rm(tmp, { recursive: true, force: true });
     }
     await this.evict();
+  }
+
+  /** Says why a setup's output is not kept (the caller decided it may not be). */
+  notKept(repo: string, reason: string): void {
+    this.opts.logger?.info({ repo, reason }, 'setup output not kept in the setup cache');
   }
 
   /** Every ready copy this process is making, done (for a clean exit, and for measurements). */
@@ -192,7 +230,11 @@ export class SetupCache {
           continue;
         }
         const manifest = await this.readManifest(path);
-        if (!manifest) continue;
+        if (!manifest) {
+          // Entries appear whole (renamed in with their manifest): this is an earlier version's, or broken.
+          await discard(path);
+          continue;
+        }
         const names = await readdir(path).catch(() => [] as string[]);
         for (const name of names.filter((n) => n.startsWith('.taking-') || n.startsWith('.tmp-'))) await removeIfStale(join(path, name));
         const usedAt = (await stat(join(path, 'manifest.json')).catch(() => ({ mtimeMs: 0 }))).mtimeMs;

@@ -3,6 +3,7 @@ import { lstatSync } from 'node:fs';
 import { mkdir, readdir, rename, rm, utimes } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { execa } from 'execa';
+import { stripSetIds } from './setup-disk.js';
 
 /**
  * Ready copies of a setup cache entry: a whole copy of its tree, made by the host in the
@@ -42,6 +43,8 @@ export function makeReadyCopy(entry: string, paths: readonly string[], hasRoom: 
         // At the lowest CPU priority: the goal that saved the entry is still running.
         await execa('nice', ['-n', '19', 'cp', '-a', '--reflink=auto', '--', join(entry, 'tree', p), join(tmp, p)]);
       }
+      // The entry has no set-id bits; a copy that goes to a workspace has none whatever the entry holds.
+      await stripSetIds(paths.map((p) => join(tmp, p)));
       await rename(tmp, join(entry, `ready-${randomBytes(6).toString('hex')}`));
     } finally {
       await rm(tmp, { recursive: true, force: true });

@@ -1,0 +1,51 @@
+import type { Git } from './git.js';
+
+/**
+ * Whether this run's setup output may go into the setup cache: only when setup ran on the base
+ * commit, on a tree that was exactly that commit's.
+ *
+ * The cache key names the setup and the blobs of `setup_inputs`, not every file setup reads (a
+ * script, an `.npmrc`, a vendored tarball). On a goal branch a task may have rewritten one; its
+ * output, kept under the key every clean goal computes, would be what they all restore. Keying
+ * by the whole tree instead would miss on every new commit of the base branch; so a run on a goal
+ * branch with task commits restores (a clean entry is safe anywhere) but never saves.
+ *
+ * The base commit is the base branch's tip as the host fetched it from the remote, which no task
+ * can move (a task pushes nothing, and `.git` is read-only in the jail); never a goal branch,
+ * even when a caller (the CLI's --base, an MCP client) names one as the base.
+ */
+export class SetupTrust {
+  private base: string | undefined;
+  private ranOn: string | undefined;
+
+  constructor(
+    private readonly git: Git,
+    private readonly dir: string,
+    private readonly branches: { branch: string; baseBranch?: string | undefined },
+  ) {}
+
+  /** After the checkout: `base` is the base branch's tip as fetched (read only when needed). */
+  async prepared(base: () => Promise<string | undefined>): Promise<void> {
+    this.ranOn = undefined;
+    const name = this.branches.baseBranch;
+    this.base = name && (name === this.branches.branch || name.startsWith('goal/')) ? undefined : await base();
+  }
+
+  /** Just before setup: notes HEAD if the tree holds nothing beyond it (no change, no untracked or ignored file). */
+  async beforeSetup(): Promise<void> {
+    const status = await this.git.run(this.dir, ['status', '--porcelain=v1', '-z', '--ignored=matching', '--untracked-files=normal', '--ignore-submodules=all']);
+    this.ranOn = status === '' ? await this.head() : undefined;
+  }
+
+  /** Why this run's setup output may not be kept, or undefined when it may. */
+  async refusal(): Promise<string | undefined> {
+    const head = await this.head();
+    if (!this.base || head !== this.base) return 'setup ran on the goal branch, not on the base commit';
+    if (this.ranOn !== head) return "the tree was not exactly the base commit's when setup ran";
+    return undefined;
+  }
+
+  private head(): Promise<string> {
+    return this.git.run(this.dir, ['rev-parse', 'HEAD']);
+  }
+}
