@@ -1,0 +1,46 @@
+import { chmodSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { DEFAULT_JAIL_LIMITS } from '../../src/sandbox/bwrap-sandbox.js';
+import { jail, jailRoot, runIn } from '../helpers/sandbox-jail.js';
+
+// Every devpts instance draws on the host's one kernel.pty.max pool (all but the reserve of the
+// host's own instance): a jail that opens ptys without a cap starves every other jail and container.
+const PTY_FLOOD = `python3 - <<'EOF'
+import os
+fds = []
+try:
+    while len(fds) < 500:
+        fds.append(os.openpty())
+except OSError as e:
+    print("refused:", e.strerror)
+print("opened", len(fds))
+EOF
+grep -E '^Cap(Eff|Prm|Bnd|Amb):' /proc/self/status`;
+
+function opened(output: string): number {
+  const m = /^opened (\d+)$/m.exec(output);
+  if (!m) throw new Error(`no count in: ${output}`);
+  return Number(m[1]);
+}
+
+describe('the jail caps its ptys', () => {
+  for (const jailMode of ['nested', 'direct'] as const) {
+    it(`${jailMode}: a pty flood stops at the jail's own cap, and the command holds no capability`, async () => {
+      const { root, ws } = await jailRoot();
+      chmodSync(root, 0o755); // direct: the jail uid must reach the workspace
+      const sandbox = jail({ jailMode, limits: { maxPtys: 8 } });
+      const result = await runIn(sandbox, ws, PTY_FLOOD);
+      expect(result.output).toContain('refused: No space left on device');
+      expect(opened(result.output)).toBe(8);
+      for (const cap of ['CapEff', 'CapPrm', 'CapBnd', 'CapAmb']) expect(result.output).toMatch(new RegExp(`${cap}:\\s+0{16}`));
+    });
+  }
+
+  it('the default cap is small, and a task can still use a pty (script, expect, pty tests)', async () => {
+    expect(DEFAULT_JAIL_LIMITS.maxPtys).toBeLessThanOrEqual(64);
+    const { ws } = await jailRoot();
+    const result = await runIn(jail(), ws, `${PTY_FLOOD}\npython3 -c 'import pty, os; pid, fd = pty.fork()\nif pid == 0: os.execvp("tty", ["tty"])\nprint(os.read(fd, 100).decode().strip())'`);
+    expect(opened(result.output)).toBe(DEFAULT_JAIL_LIMITS.maxPtys);
+    expect(result.output).toMatch(/^\/dev\/pts\/\d+$/m);
+  });
+});
