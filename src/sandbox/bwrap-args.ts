@@ -26,6 +26,8 @@ export interface JailSpec {
   mount: string;
   /** The most ptys the jail may hold at once (its devpts `max=`). */
   maxPtys: number;
+  /** env (coreutils), under /usr: gives the command its environment after the privileged step. */
+  envProgram: string;
   bash: string;
   uid: number;
   gid: number;
@@ -67,7 +69,10 @@ const STARTER = `printf '\\036goal-loop-jail-started\\036' && exec "$0" -c "$1"`
  *   (CAP_SYS_RESOURCE): neither the command nor anything it starts can make a user namespace,
  *   and without the capability the limit cannot be raised again.
  * - setpriv clears every capability set (the bounding set needs CAP_SETPCAP) before the command.
- * Any failure stops before the start marker, so the command never runs.
+ * The step runs with only a fixed PATH: the command's environment holds what the repo config
+ * chose (`setup_env`, an MCP server's `env`: LD_PRELOAD, LIBMOUNT_*…), so `env -i` gives it to
+ * the command only, after the capabilities are gone. Any failure stops before the start marker,
+ * so the command never runs.
  */
 const PRIVILEGED_STEP = `"$1" -t devpts -o "newinstance,ptmxmode=0666,mode=0620,max=$2" devpts /dev/pts || exit 125
 echo 0 > /proc/sys/user/max_user_namespaces && [ "$(< /proc/sys/user/max_user_namespaces)" = 0 ] ||
@@ -82,7 +87,8 @@ const STEP_CAPABILITIES = ['CAP_SYS_ADMIN', 'CAP_SYS_RESOURCE', 'CAP_SETPCAP'];
 /** The full argv (program first) that runs `spec.command` in the jail. */
 export function jailArgv(spec: JailSpec): string[] {
   // bash -p: no BASH_ENV and no exported functions while the step holds capabilities.
-  const run = [spec.bash, '-p', '-c', PRIVILEGED_STEP, 'goal-loop-jail-step', spec.mount, String(spec.maxPtys), spec.setpriv, spec.bash, '-c', STARTER, spec.bash, spec.command];
+  const command = [spec.envProgram, '-i', '--', ...Object.entries(spec.env).map(([k, v]) => `${k}=${v}`), spec.bash, '-c', STARTER, spec.bash, spec.command];
+  const run = [spec.bash, '-p', '-c', PRIVILEGED_STEP, 'goal-loop-jail-step', spec.mount, String(spec.maxPtys), spec.setpriv, ...command];
   const drop = spec.dropToUid ? [spec.setpriv, `--reuid=${spec.uid}`, `--regid=${spec.gid}`, '--clear-groups', '--no-new-privs', '--'] : [];
   if (spec.mode === 'direct') {
     return [...drop, spec.bwrap, ...isolation(spec), ...layout(spec, 'direct'), ...privateHome(spec), ...environment(spec), '--', ...run];
@@ -185,11 +191,9 @@ function privateHome(spec: JailSpec): string[] {
   return [...size(spec, spec.homeBytes), '--tmpfs', spec.home];
 }
 
+/** Only a fixed PATH for the privileged step; the command's own environment comes after it (`env -i`). */
 function environment(spec: JailSpec): string[] {
-  const a = ['--clearenv'];
-  for (const [k, v] of Object.entries(spec.env)) a.push('--setenv', k, v);
-  a.push('--chdir', spec.workspace);
-  return a;
+  return ['--clearenv', '--setenv', 'PATH', '/usr/bin:/bin', '--chdir', spec.workspace];
 }
 
 function size(spec: JailSpec, bytes: number): string[] {

@@ -100,6 +100,7 @@ export class BwrapSandbox implements SpawningSandbox {
   readonly bwrap: string;
   readonly setpriv: string;
   readonly mount: string;
+  readonly envProgram: string;
   readonly limits: JailLimits;
   readonly features: BwrapFeatures;
   readonly cgroups: CgroupSupport;
@@ -112,8 +113,9 @@ export class BwrapSandbox implements SpawningSandbox {
     this.bwrap = bwrap;
     this.root = process.getuid?.() === 0;
     this.mode = this.root ? (opts.jailMode ?? 'nested') : 'direct';
-    this.setpriv = utilLinux(opts.setprivPath ?? 'setpriv', this.root ? 'to start the jail as a non-root uid, and ' : '');
-    this.mount = utilLinux('mount', '');
+    this.setpriv = systemProgram(opts.setprivPath ?? 'setpriv', 'util-linux', `${this.root ? 'to start the jail as a non-root uid, and ' : ''}to drop the capabilities its /dev/pts mount needed`);
+    this.mount = systemProgram('mount', 'util-linux', 'to mount its capped /dev/pts');
+    this.envProgram = systemProgram('env', 'coreutils', 'to give the command its environment');
     this.features = bwrapFeatures(bwrap, opts.env ?? process.env, opts.logger);
     this.limits = { ...DEFAULT_JAIL_LIMITS, ...opts.limits };
     this.cgroups = opts.cgroups === 'off' ? { available: false, reason: 'cgroups turned off', parents: {} } : detectCgroups();
@@ -212,6 +214,7 @@ export class BwrapSandbox implements SpawningSandbox {
         bwrap: this.bwrap,
         setpriv: this.setpriv,
         mount: this.mount,
+        envProgram: this.envProgram,
         maxPtys: this.limits.maxPtys,
         bash: this.toolchain.bash,
         uid,
@@ -313,11 +316,11 @@ export class BwrapSandbox implements SpawningSandbox {
   }
 }
 
-/** A util-linux program the jail runs from /usr (the jail sees the host's /usr only). */
-function utilLinux(name: string, why: string): string {
+/** A system program the jail runs from /usr (the jail sees the host's /usr only). */
+function systemProgram(name: string, pkg: string, why: string): string {
   const found = findProgram(name);
   const real = found && realOrUndefined(found);
-  if (!real) throw new SandboxUnavailableError(`${name} (util-linux) not found: the jail needs it ${why}to mount its capped /dev/pts. Fix: \`apt-get install util-linux\``);
+  if (!real) throw new SandboxUnavailableError(`${name} (${pkg}) not found: the jail needs it ${why}. Fix: \`apt-get install ${pkg}\``);
   if (!real.startsWith('/usr/')) throw new SandboxUnavailableError(`${name} resolves to ${real}, outside /usr: the jail sees only /usr and the toolchain`);
   return real;
 }

@@ -9,6 +9,7 @@ const spec = (extra: Partial<JailSpec> = {}): JailSpec => ({
   bwrap: '/usr/bin/bwrap',
   setpriv: '/usr/bin/setpriv',
   mount: '/usr/bin/mount',
+  envProgram: '/usr/bin/env',
   maxPtys: 16,
   bash: '/usr/bin/bash',
   uid: 1_000_123,
@@ -44,7 +45,8 @@ describe('jailArgv', () => {
     const innerStart = argv.indexOf('/usr/bin/bwrap', setpriv);
     const outer = argv.slice(0, setpriv);
     const drop = argv.slice(setpriv, innerStart);
-    const inner = argv.slice(innerStart, argv.lastIndexOf('--') + 1);
+    const stepStart = argv.indexOf('-p') - 1;
+    const inner = argv.slice(innerStart, stepStart);
     expect(outer.slice(0, 4)).toEqual(['/usr/bin/bwrap', '--unshare-pid', '--die-with-parent', '--cap-drop']);
     expect(after(outer, '--cap-add')).toEqual([['CAP_SETUID'], ['CAP_SETGID']]);
     expect(drop).toEqual(['/usr/bin/setpriv', '--reuid=1000123', '--regid=1000123', '--clear-groups', '--no-new-privs', '--']);
@@ -55,7 +57,7 @@ describe('jailArgv', () => {
     expect(after(inner, '--cap-add')).toEqual([['CAP_SYS_ADMIN'], ['CAP_SYS_RESOURCE'], ['CAP_SETPCAP']]);
     expect(inner).not.toContain('--share-net');
     // The step that holds those capabilities mounts the capped devpts, turns off user namespaces, and drops every capability.
-    const step = argv.slice(argv.lastIndexOf('--') + 1);
+    const step = argv.slice(stepStart);
     expect(step.slice(0, 3)).toEqual(['/usr/bin/bash', '-p', '-c']);
     expect(step[3]).toContain('max=$2');
     expect(step[3]).toContain('echo 0 > /proc/sys/user/max_user_namespaces');
@@ -88,16 +90,19 @@ describe('jailArgv', () => {
     expect(after(argv, '--dev-bind', 2)).toEqual(['null', 'zero', 'full', 'random', 'urandom', 'tty'].map((n) => [`/dev/${n}`, `/dev/${n}`]));
   });
 
-  it('sets exactly the given environment inside, after clearing it', () => {
+  it('gives the command exactly the given environment, and the privileged step only a fixed PATH', () => {
     const argv = jailArgv(spec({ mode: 'direct', dropToUid: false }));
     const clear = argv.lastIndexOf('--clearenv');
-    expect(after(argv.slice(clear), '--setenv', 2)).toEqual([['PATH', '/usr/bin'], ['HOME', '/home/goal-loop'], ['CI', '1'], ['GOAL_ID', 'g']]);
+    expect(after(argv.slice(clear), '--setenv', 2)).toEqual([['PATH', '/usr/bin:/bin']]);
+    const env = argv.indexOf('/usr/bin/env');
+    expect(env).toBeGreaterThan(argv.indexOf('/usr/bin/setpriv'));
+    expect(argv.slice(env, env + 7)).toEqual(['/usr/bin/env', '-i', '--', 'PATH=/usr/bin', 'HOME=/home/goal-loop', 'CI=1', 'GOAL_ID=g']);
   });
 
   it('direct (bot not root): one unprivileged bwrap, its own /proc, the network only when asked', () => {
     const argv = jailArgv(spec({ mode: 'direct', dropToUid: false, network: true, features: { tmpfsSize: false } }));
     expect(argv.filter((a) => a === '/usr/bin/bwrap')).toHaveLength(1);
-    expect(argv.indexOf('/usr/bin/setpriv')).toBeGreaterThan(argv.lastIndexOf('--')); // only to drop the step's capabilities
+    expect(argv.indexOf('/usr/bin/setpriv')).toBeGreaterThan(argv.indexOf('-p')); // only to drop the step's capabilities
     expect(argv).toContain('--share-net');
     expect(argv).not.toContain('--dev');
     expect(argv).not.toContain('--size');

@@ -44,3 +44,15 @@ describe('the jail caps its ptys', () => {
     expect(result.output).toMatch(/^\/dev\/pts\/\d+$/m);
   });
 });
+
+describe('the step that mounts the capped devpts holds capabilities: nothing the repository chose reaches it', () => {
+  it('a variable the repo config passes (LD_DEBUG, LD_PRELOAD…) reaches the command, never the privileged step', async () => {
+    const { ws } = await jailRoot();
+    // LD_DEBUG makes the dynamic loader of every program that sees it report the libraries it
+    // loads: mount loads libmount, setpriv libcap-ng; the command here loads neither.
+    const result = await runIn(jail(), ws, 'echo "seen: $LD_DEBUG $REPO_VALUE"', { passEnv: { LD_DEBUG: 'libs', REPO_VALUE: 'kept' } });
+    expect(result.exitCode).toBe(0);
+    expect(result.output).toContain('seen: libs kept');
+    expect(result.output).not.toMatch(/libmount|libcap-ng/);
+  });
+});
