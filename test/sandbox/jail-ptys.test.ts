@@ -1,6 +1,7 @@
 import { chmodSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_JAIL_LIMITS } from '../../src/sandbox/bwrap-sandbox.js';
+import { explainJailFailure } from '../../src/sandbox/jail-start.js';
 import { jail, jailRoot, runIn } from '../helpers/sandbox-jail.js';
 
 // Every devpts instance draws on the host's one kernel.pty.max pool (all but the reserve of the
@@ -54,5 +55,13 @@ describe('the step that mounts the capped devpts holds capabilities: nothing the
     expect(result.exitCode).toBe(0);
     expect(result.output).toContain('seen: libs kept');
     expect(result.output).not.toMatch(/libmount|libcap-ng/);
+  });
+});
+
+describe('a host that refuses the jail its own devpts', () => {
+  it('the refusal says what failed and how to fix it', () => {
+    const why = explainJailFailure('mount: /dev/pts: must be superuser to use mount.\n       dmesg(1) may have more information after failed mount system call.');
+    expect(why?.reason).toMatch(/capped \/dev\/pts/);
+    expect(why?.fix).toMatch(/systempaths=unconfined/);
   });
 });
