@@ -43,7 +43,8 @@ export function bwrapFeatures(bwrap: string, env: NodeJS.ProcessEnv = process.en
 
 function bwrapVersion(bwrap: string): string {
   const out = spawnSync(bwrap, ['--version'], { encoding: 'utf8', timeout: 10_000 });
-  return /\d+\.\d+(\.\d+)?/.exec(`${out.stdout ?? ''}`)?.[0].replace(/^/, 'bubblewrap ') ?? 'version unknown';
+  const version = /\d+\.\d+(\.\d+)?/.exec(out.stdout ?? '')?.[0];
+  return version ? `bubblewrap ${version}` : 'version unknown';
 }
 
 /** The workspace must be an existing directory that is not a system directory (it gets chowned). */
