@@ -12,6 +12,7 @@ import { LimitsSchema } from '../goal/schema.js';
 import { LIMIT_KEYS } from '../goal/limits.js';
 import { SandboxUnavailableError } from '../ports/sandbox.js';
 import { configureGoal } from './configure.js';
+import { confirmWithHuman } from './human.js';
 import { SessionError } from './goal-session.js';
 import { registerGoalResources } from './resources.js';
 import { loadSpec, Sessions, type SessionsOptions } from './sessions.js';
@@ -63,12 +64,16 @@ export function createGoalLoopMcpServer(opts: SessionsOptions & { version: strin
         'Starts the goal on a local git repository: a private clone works on branch goal/<goal_id>, and every verified task is pushed back to the repository as a checkpoint commit. Starting a goal that has checkpoints resumes it. Returns the first task (as next_task does).',
       inputSchema: {
         ...specSource,
-        repo: z.string().min(1).optional().describe('Path of the git repository; default: the server\'s --repo, else its working directory.'),
-        base: z.string().min(1).optional().describe('Branch to start from when the goal branch does not exist yet; default: the repository\'s HEAD.'),
+        repo: z.string().min(1).optional().describe('Path of the git repository; default: the server\'s --repo, else its working directory. Another repository needs the human\'s yes (asked through elicitation).'),
+        base: z
+          .string()
+          .min(1)
+          .optional()
+          .describe('Branch whose code the goal builds on when the goal branch does not exist yet; default: the repository\'s default branch (HEAD). Another branch needs the human\'s yes (asked through elicitation); the repo config always comes from the default branch or the server\'s --config.'),
       },
     },
     tool(async (args) => {
-      const session = await sessions.open(args);
+      const session = await sessions.open(args, (message, otherwise) => confirmWithHuman(server.server, message, otherwise));
       await configureGoal(server.server, session, { action: 'resume' }, { fromStart: true });
       return { goal_id: session.key.goalId, repo: session.key.repo, branch: session.branch, workspace: session.workspaceDir, limits: session.limits(), next: await turnPayload(session, await session.turn()) };
     }),

@@ -1,7 +1,6 @@
 import { resolve } from 'node:path';
 import type { Logger } from 'pino';
 import type { RepoConfig } from '../config/repo-config.js';
-import { loadRepoConfigForCli } from '../run/load-repo-config.js';
 import { repoArgument, workspaceDir, workspaceRoot } from '../run/paths.js';
 import { SetupCache } from '../workspace/setup-cache.js';
 import { checkRepoReachable } from '../run/repo-check.js';
@@ -13,6 +12,7 @@ import type { Ledger } from '../ports/ledger.js';
 import type { Sandbox } from '../ports/sandbox.js';
 import { GoalSession, SessionError } from './goal-session.js';
 import { pick } from '../common/pick.js';
+import { configForMcpGoal, type AskHuman } from './config-source.js';
 
 export interface SessionsOptions {
   ledger: Ledger;
@@ -52,8 +52,12 @@ export class Sessions {
 
   constructor(private readonly opts: SessionsOptions) {}
 
-  /** The session of a goal (new, or the existing one when it is idle or already this goal). */
-  async open(input: SpecSource & { repo?: string | undefined; base?: string | undefined }): Promise<GoalSession> {
+  /**
+   * The session of a goal (new, or the existing one when it is idle or already this goal).
+   * `ask` reaches the human when the client asks for a repository or base the server was not
+   * configured with (see configForMcpGoal).
+   */
+  async open(input: SpecSource & { repo?: string | undefined; base?: string | undefined }, ask: AskHuman): Promise<GoalSession> {
     const spec = await loadSpec(input);
     // Credentials in a URL stay in memory, for the remote's git processes only.
     const { repo, auth } = repoArgument(input.repo ?? this.opts.repo ?? process.cwd());
@@ -61,7 +65,8 @@ export class Sessions {
     const id = `${repo}\0${spec.goal_id}`;
     const existing = this.sessions.get(id);
     if (existing?.running) return existing;
-    const config = await loadRepoConfigForCli(repo, input.base ? `refs/heads/${input.base}` : 'HEAD', this.opts.configFile);
+    const ownRepo = repoArgument(this.opts.repo ?? process.cwd()).repo;
+    const config = await configForMcpGoal({ repo, ownRepo, base: input.base, configFile: this.opts.configFile, ask });
     const session = await GoalSession.open({
       repo,
       auth,

@@ -3,8 +3,6 @@ import type { Toolchain } from './toolchain.js';
 
 /** What the installed bwrap supports beyond the basics (checked once with `bwrap --help`). */
 export interface BwrapFeatures {
-  /** `--disable-userns` (0.8.0): no nested user namespaces inside the jail. */
-  disableUserns: boolean;
   /** `--size` for tmpfs (0.8.0). */
   tmpfsSize: boolean;
 }
@@ -22,8 +20,14 @@ export interface JailSpec {
   /** The bot is root: switch to `uid`/`gid` with setpriv before the (inner) bwrap. */
   dropToUid: boolean;
   bwrap: string;
-  /** setpriv (util-linux), when `dropToUid`. */
-  setpriv?: string;
+  /** setpriv (util-linux): switches to the jail uid when `dropToUid`, and clears the capabilities the pty mount needed. */
+  setpriv: string;
+  /** mount (util-linux), under /usr: mounts the jail's own capped /dev/pts. */
+  mount: string;
+  /** The most ptys the jail may hold at once (its devpts `max=`). */
+  maxPtys: number;
+  /** env (coreutils), under /usr: gives the command its environment after the privileged step. */
+  envProgram: string;
   bash: string;
   uid: number;
   gid: number;
@@ -55,11 +59,37 @@ export interface JailSpec {
 export const START_MARKER = '\x1egoal-loop-jail-started\x1e';
 const STARTER = `printf '\\036goal-loop-jail-started\\036' && exec "$0" -c "$1"`;
 
+/**
+ * The one step that holds capabilities (in the jail's own user namespace only), then drops them.
+ * - bwrap's `--dev` mounts a devpts without `max=`, and every devpts instance draws on the host's
+ *   one kernel.pty.max pool: one jail could take every pty of the host's other jails and
+ *   containers. The jail mounts its own devpts with `max=` (CAP_SYS_ADMIN).
+ * - bwrap's `--disable-userns` moves the command into a nested user namespace, where that mount
+ *   is impossible. Instead the jail's user namespace gets user.max_user_namespaces = 0
+ *   (CAP_SYS_RESOURCE): neither the command nor anything it starts can make a user namespace,
+ *   and without the capability the limit cannot be raised again.
+ * - setpriv clears every capability set (the bounding set needs CAP_SETPCAP) before the command.
+ * The step runs with only a fixed PATH: the command's environment holds what the repo config
+ * chose (`setup_env`, an MCP server's `env`: LD_PRELOAD, LIBMOUNT_*…), so `env -i` gives it to
+ * the command only, after the capabilities are gone. Any failure stops before the start marker,
+ * so the command never runs.
+ */
+const PRIVILEGED_STEP = `"$1" -t devpts -o "newinstance,ptmxmode=0666,mode=0620,max=$2" devpts /dev/pts || exit 125
+echo 0 > /proc/sys/user/max_user_namespaces && [ "$(< /proc/sys/user/max_user_namespaces)" = 0 ] ||
+  { echo 'goal-loop: cannot turn off user namespaces in the jail' >&2; exit 125; }
+s=$3
+shift 3
+exec "$s" --inh-caps=-all --ambient-caps=-all --bounding-set=-all -- "$@"`;
+
+/** Held by PRIVILEGED_STEP only (see there). */
+const STEP_CAPABILITIES = ['CAP_SYS_ADMIN', 'CAP_SYS_RESOURCE', 'CAP_SETPCAP'];
+
 /** The full argv (program first) that runs `spec.command` in the jail. */
 export function jailArgv(spec: JailSpec): string[] {
-  const run = [spec.bash, '-c', STARTER, spec.bash, spec.command];
-  if (spec.dropToUid && !spec.setpriv) throw new Error('switching to the jail uid needs setpriv');
-  const drop = spec.dropToUid ? [spec.setpriv!, `--reuid=${spec.uid}`, `--regid=${spec.gid}`, '--clear-groups', '--no-new-privs', '--'] : [];
+  // bash -p: no BASH_ENV and no exported functions while the step holds capabilities.
+  const command = [spec.envProgram, '-i', '--', ...Object.entries(spec.env).map(([k, v]) => `${k}=${v}`), spec.bash, '-c', STARTER, spec.bash, spec.command];
+  const run = [spec.bash, '-p', '-c', PRIVILEGED_STEP, 'goal-loop-jail-step', spec.mount, String(spec.maxPtys), spec.setpriv, ...command];
+  const drop = spec.dropToUid ? [spec.setpriv, `--reuid=${spec.uid}`, `--regid=${spec.gid}`, '--clear-groups', '--no-new-privs', '--'] : [];
   if (spec.mode === 'direct') {
     return [...drop, spec.bwrap, ...isolation(spec), ...layout(spec, 'direct'), ...privateHome(spec), ...environment(spec), '--', ...run];
   }
@@ -80,7 +110,7 @@ export function jailArgv(spec: JailSpec): string[] {
     ...isolation(spec),
     '--bind', '/', '/',
     '--proc', '/proc',
-    ...devices(spec),
+    ...devices(spec, 'jail'),
     ...privateHome(spec),
     ...environment(spec),
     '--',
@@ -94,10 +124,10 @@ function isolation(spec: JailSpec): string[] {
     '--unshare-all',
     ...(spec.network ? ['--share-net'] : []),
     '--unshare-user',
-    ...(spec.features.disableUserns ? ['--disable-userns'] : []),
     '--die-with-parent',
     '--new-session',
     '--cap-drop', 'ALL',
+    ...STEP_CAPABILITIES.flatMap((c) => ['--cap-add', c]),
     '--hostname', 'goal-loop-jail',
   ];
 }
@@ -113,7 +143,7 @@ function layout(spec: JailSpec, role: 'outer' | 'direct'): string[] {
   for (const f of spec.files) a.push(...dirs(dirname(f.dest)), '--ro-bind', f.src, f.dest);
   // The outer (root) shows the inner bwrap the host's /proc; the inner mounts its own over it.
   a.push(...(role === 'outer' ? ['--bind', '/proc', '/proc'] : ['--proc', '/proc']));
-  a.push(...devices(spec));
+  a.push(...devices(spec, role === 'outer' ? 'outer' : 'jail'));
   a.push('--perms', '01777', ...size(spec, spec.tmpBytes), '--tmpfs', '/tmp');
   // The home tmpfs is mounted by the process that runs as the jail uid, so the jail owns it.
   if (role === 'outer') a.push(...dirs(spec.home));
@@ -127,24 +157,43 @@ function layout(spec: JailSpec, role: 'outer' | 'direct'): string[] {
 /** Size of the jail's /dev/shm: enough for POSIX semaphores and small shared memory. */
 export const DEV_SHM_BYTES = 64 * 1024 ** 2;
 
+/** Host device nodes the jail gets (what bwrap's `--dev` binds). */
+const DEVICE_NODES = ['null', 'zero', 'full', 'random', 'urandom', 'tty'];
+
 /**
- * bwrap's `--dev` is an unsized tmpfs the jail uid can write (and its /dev/shm a plain directory
- * on it): /dev is made read-only and /dev/shm gets its own capped tmpfs. The device nodes and
- * /dev/pts are separate mounts, so they keep working.
+ * The outer (root) bwrap's /dev only serves the inner bwrap, which builds the jail's own. The
+ * jail's /dev is built here rather than with `--dev`, whose devpts has no `max=` (and whose
+ * tmpfs has no size): a small tmpfs with the host's harmless device nodes bound in, an empty
+ * /dev/pts for PRIVILEGED_STEP to mount the capped devpts on, a capped /dev/shm; then read-only.
  */
-function devices(spec: JailSpec): string[] {
-  return ['--dev', '/dev', '--perms', '01777', ...size(spec, DEV_SHM_BYTES), '--tmpfs', '/dev/shm', '--remount-ro', '/dev'];
+function devices(spec: JailSpec, role: 'outer' | 'jail'): string[] {
+  const shm = ['--perms', '01777', ...size(spec, DEV_SHM_BYTES), '--tmpfs', '/dev/shm'];
+  if (role === 'outer') return ['--dev', '/dev', ...shm, '--remount-ro', '/dev'];
+  const a = ['--perms', '0755', ...size(spec, DEV_BYTES), '--tmpfs', '/dev'];
+  for (const n of DEVICE_NODES) a.push('--dev-bind', `/dev/${n}`, `/dev/${n}`);
+  for (const [link, target] of DEVICE_LINKS) a.push('--symlink', target, `/dev/${link}`);
+  a.push('--perms', '0755', '--dir', '/dev/pts', ...shm, '--remount-ro', '/dev');
+  return a;
 }
+
+const DEVICE_LINKS = [
+  ['fd', '/proc/self/fd'],
+  ['stdin', '/proc/self/fd/0'],
+  ['stdout', '/proc/self/fd/1'],
+  ['stderr', '/proc/self/fd/2'],
+  ['ptmx', 'pts/ptmx'],
+] as const;
+
+/** The jail's /dev tmpfs holds only nodes, links and two directories. */
+const DEV_BYTES = 64 * 1024;
 
 function privateHome(spec: JailSpec): string[] {
   return [...size(spec, spec.homeBytes), '--tmpfs', spec.home];
 }
 
+/** Only a fixed PATH for the privileged step; the command's own environment comes after it (`env -i`). */
 function environment(spec: JailSpec): string[] {
-  const a = ['--clearenv'];
-  for (const [k, v] of Object.entries(spec.env)) a.push('--setenv', k, v);
-  a.push('--chdir', spec.workspace);
-  return a;
+  return ['--clearenv', '--setenv', 'PATH', '/usr/bin:/bin', '--chdir', spec.workspace];
 }
 
 function size(spec: JailSpec, bytes: number): string[] {

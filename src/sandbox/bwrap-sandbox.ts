@@ -32,6 +32,8 @@ export interface JailLimits {
   /** Size of the private /tmp and of the private home. */
   tmpBytes: number;
   homeBytes: number;
+  /** The most ptys the jail may hold at once (its own devpts `max=`; the host's pool is shared). */
+  maxPtys: number;
 }
 
 export const DEFAULT_JAIL_LIMITS: Readonly<JailLimits> = Object.freeze({
@@ -41,6 +43,7 @@ export const DEFAULT_JAIL_LIMITS: Readonly<JailLimits> = Object.freeze({
   memoryBytes: 4 * 1024 ** 3,
   tmpBytes: 2 * 1024 ** 3,
   homeBytes: 1024 ** 3,
+  maxPtys: 32,
 });
 
 /** The jail's home: a private tmpfs. */
@@ -71,6 +74,8 @@ export interface BwrapSandboxOptions {
   jailMode?: 'nested' | 'direct';
   toolchain?: Toolchain;
   logger?: Logger;
+  /** Where GOAL_LOOP_ALLOW_UNSIZED_TMPFS is read (default: process.env). */
+  env?: NodeJS.ProcessEnv;
 }
 
 /**
@@ -93,7 +98,9 @@ export class BwrapSandbox implements SpawningSandbox {
   /** The bot runs as root: the jail gets its own uid (and the workspace is handed to it). */
   private readonly root: boolean;
   readonly bwrap: string;
-  readonly setpriv?: string;
+  readonly setpriv: string;
+  readonly mount: string;
+  readonly envProgram: string;
   readonly limits: JailLimits;
   readonly features: BwrapFeatures;
   readonly cgroups: CgroupSupport;
@@ -106,12 +113,10 @@ export class BwrapSandbox implements SpawningSandbox {
     this.bwrap = bwrap;
     this.root = process.getuid?.() === 0;
     this.mode = this.root ? (opts.jailMode ?? 'nested') : 'direct';
-    if (this.root) {
-      const setpriv = findProgram(opts.setprivPath ?? 'setpriv');
-      if (!setpriv) throw new SandboxUnavailableError('setpriv (util-linux) not found: the bot runs as root and needs it to start the jail as a non-root uid');
-      this.setpriv = setpriv;
-    }
-    this.features = bwrapFeatures(bwrap);
+    this.setpriv = systemProgram(opts.setprivPath ?? 'setpriv', 'util-linux', `${this.root ? 'to start the jail as a non-root uid, and ' : ''}to drop the capabilities its /dev/pts mount needed`);
+    this.mount = systemProgram('mount', 'util-linux', 'to mount its capped /dev/pts');
+    this.envProgram = systemProgram('env', 'coreutils', 'to give the command its environment');
+    this.features = bwrapFeatures(bwrap, opts.env ?? process.env, opts.logger);
     this.limits = { ...DEFAULT_JAIL_LIMITS, ...opts.limits };
     this.cgroups = opts.cgroups === 'off' ? { available: false, reason: 'cgroups turned off', parents: {} } : detectCgroups();
     this.toolchain = opts.toolchain ?? discoverToolchain();
@@ -207,7 +212,10 @@ export class BwrapSandbox implements SpawningSandbox {
         mode: this.mode,
         dropToUid: this.root,
         bwrap: this.bwrap,
-        ...(this.setpriv ? { setpriv: this.setpriv } : {}),
+        setpriv: this.setpriv,
+        mount: this.mount,
+        envProgram: this.envProgram,
+        maxPtys: this.limits.maxPtys,
         bash: this.toolchain.bash,
         uid,
         gid,
@@ -306,6 +314,15 @@ export class BwrapSandbox implements SpawningSandbox {
     }
     return files;
   }
+}
+
+/** A system program the jail runs from /usr (the jail sees the host's /usr only). */
+function systemProgram(name: string, pkg: string, why: string): string {
+  const found = findProgram(name);
+  const real = found && realOrUndefined(found);
+  if (!real) throw new SandboxUnavailableError(`${name} (${pkg}) not found: the jail needs it ${why}. Fix: \`apt-get install ${pkg}\``);
+  if (!real.startsWith('/usr/')) throw new SandboxUnavailableError(`${name} resolves to ${real}, outside /usr: the jail sees only /usr and the toolchain`);
+  return real;
 }
 
 const LAUNCH_ENV = { PATH: '/usr/bin:/bin', LANG: 'C.UTF-8' };

@@ -2,6 +2,7 @@ import { spawnSync } from 'node:child_process';
 import { lstatSync, readdirSync, readFileSync, realpathSync, statSync } from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
 import { isAbsolute } from 'node:path';
+import type { Logger } from 'pino';
 import { SandboxUnavailableError } from '../ports/sandbox.js';
 import type { BwrapFeatures } from './bwrap-args.js';
 import { isUnder } from './toolchain.js';
@@ -11,7 +12,15 @@ import { isUnder } from './toolchain.js';
 /** The jailed user's home inside the jail (never a host path). */
 export const JAIL_HOME = '/home/goal-loop';
 
-export function bwrapFeatures(bwrap: string): BwrapFeatures {
+/** The operator's opt-out: run a bwrap without `--size` (its tmpfs mounts then have no cap). */
+export const ALLOW_UNSIZED_TMPFS = 'GOAL_LOOP_ALLOW_UNSIZED_TMPFS';
+
+/**
+ * What the installed bwrap supports. A bwrap without `--size` (before 0.8; Ubuntu 22.04 ships
+ * 0.6) cannot cap /tmp, $HOME and /dev/shm, so it is refused unless the operator sets
+ * GOAL_LOOP_ALLOW_UNSIZED_TMPFS=1, which is then logged as a warning.
+ */
+export function bwrapFeatures(bwrap: string, env: NodeJS.ProcessEnv = process.env, logger?: Pick<Logger, 'warn'>): BwrapFeatures {
   const help = spawnSync(bwrap, ['--help'], { encoding: 'utf8', timeout: 10_000 });
   const text = `${help.stdout ?? ''}${help.stderr ?? ''}`;
   const missing = ['--unshare-all', '--die-with-parent', '--new-session', '--cap-drop', '--clearenv', '--perms'].filter((f) => !text.includes(f));
@@ -20,7 +29,22 @@ export function bwrapFeatures(bwrap: string): BwrapFeatures {
       help.error ? `cannot run ${bwrap}: ${help.error.message}` : `${bwrap} is too old (no ${missing.join(', ')}): install bubblewrap 0.5 or newer (0.8 recommended)`,
     );
   }
-  return { disableUserns: text.includes('--disable-userns'), tmpfsSize: text.includes('--size') };
+  const features = { tmpfsSize: text.includes('--size') };
+  if (!features.tmpfsSize) {
+    const version = bwrapVersion(bwrap);
+    const what = `${bwrap} (${version}) cannot size a tmpfs (\`--size\` came in bubblewrap 0.8.0): the jail's /tmp, $HOME and /dev/shm would have no cap, and a task could fill the host's memory`;
+    if (env[ALLOW_UNSIZED_TMPFS] !== '1') {
+      throw new SandboxUnavailableError(`${what}.\nFix: install bubblewrap 0.8.0 or newer (e.g. from your distribution's backports, or build it from https://github.com/containers/bubblewrap), or set ${ALLOW_UNSIZED_TMPFS}=1 to run with unsized tmpfs mounts anyway`);
+    }
+    logger?.warn({ bwrap, version }, `TMPFS NOT SIZED (${ALLOW_UNSIZED_TMPFS}=1): ${what}. Install bubblewrap 0.8.0 or newer.`);
+  }
+  return features;
+}
+
+function bwrapVersion(bwrap: string): string {
+  const out = spawnSync(bwrap, ['--version'], { encoding: 'utf8', timeout: 10_000 });
+  const version = /\d+\.\d+(\.\d+)?/.exec(out.stdout ?? '')?.[0];
+  return version ? `bubblewrap ${version}` : 'version unknown';
 }
 
 /** The workspace must be an existing directory that is not a system directory (it gets chowned). */

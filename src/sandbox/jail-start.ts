@@ -65,6 +65,12 @@ export function explainJailFailure(output: string): { reason: string; fix: strin
   if (userns === '0' || /no space left on device/.test(text)) {
     return { reason: 'user namespaces are disabled (user.max_user_namespaces = 0)', fix: '`sysctl -w user.max_user_namespaces=15000` (and persist it in /etc/sysctl.d/)' };
   }
+  if (/mount: \/dev\/pts|cannot turn off user namespaces/.test(text)) {
+    return {
+      reason: 'the kernel refused the jail its own capped /dev/pts or its user-namespace limit (a devpts mount with max= and user.max_user_namespaces, both inside the jail\'s own user namespace)',
+      fix: 'use a kernel of 4.9 or newer with user namespaces; in a container, run with `--security-opt systempaths=unconfined` (Docker) so that the jail\'s /proc/sys is its own; see README, "Sandbox and threat model"',
+    };
+  }
   const unreachable = /can't find source path ([^:\n]+): permission denied/i.exec(output);
   if (unreachable) {
     return {

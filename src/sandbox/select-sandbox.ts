@@ -39,10 +39,10 @@ export async function selectSandbox(opts: SelectSandboxOptions): Promise<Sandbox
       `cannot run untrusted commands: bubblewrap (bwrap) is not installed (${opts.bwrapPath ? `no executable at ${opts.bwrapPath}` : 'not found on PATH'}).\nFix: ${INSTALL_FIX}.\n${FALLBACK_HINT}`,
     );
   }
-  if (process.getuid?.() === 0 && !findProgram(opts.setprivPath ?? 'setpriv')) {
+  if (!findProgram(opts.setprivPath ?? 'setpriv')) {
     throw new SandboxUnavailableError(
-      'cannot run untrusted commands: setpriv is missing (the bot runs as root and starts the jail as a non-root uid with it).\n' +
-        `Fix: \`apt-get install util-linux\` (it ships setpriv), or run the bot as a non-root user.\n${FALLBACK_HINT}`,
+      'cannot run untrusted commands: setpriv is missing (the jail drops its capabilities with it, and a root bot starts the jail as a non-root uid with it).\n' +
+        `Fix: \`apt-get install util-linux\` (it ships setpriv).\n${FALLBACK_HINT}`,
     );
   }
   let sandbox: BwrapSandbox;

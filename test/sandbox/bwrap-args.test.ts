@@ -8,6 +8,9 @@ const spec = (extra: Partial<JailSpec> = {}): JailSpec => ({
   dropToUid: true,
   bwrap: '/usr/bin/bwrap',
   setpriv: '/usr/bin/setpriv',
+  mount: '/usr/bin/mount',
+  envProgram: '/usr/bin/env',
+  maxPtys: 16,
   bash: '/usr/bin/bash',
   uid: 1_000_123,
   gid: 1_000_123,
@@ -19,7 +22,7 @@ const spec = (extra: Partial<JailSpec> = {}): JailSpec => ({
   home: '/home/goal-loop',
   env: { PATH: '/usr/bin', HOME: '/home/goal-loop', CI: '1', GOAL_ID: 'g' },
   network: false,
-  features: { disableUserns: true, tmpfsSize: true },
+  features: { tmpfsSize: true },
   tmpBytes: 1024,
   homeBytes: 2048,
   command: 'npm test',
@@ -42,13 +45,24 @@ describe('jailArgv', () => {
     const innerStart = argv.indexOf('/usr/bin/bwrap', setpriv);
     const outer = argv.slice(0, setpriv);
     const drop = argv.slice(setpriv, innerStart);
-    const inner = argv.slice(innerStart, argv.lastIndexOf('--') + 1);
+    const stepStart = argv.indexOf('-p') - 1;
+    const inner = argv.slice(innerStart, stepStart);
     expect(outer.slice(0, 4)).toEqual(['/usr/bin/bwrap', '--unshare-pid', '--die-with-parent', '--cap-drop']);
     expect(after(outer, '--cap-add')).toEqual([['CAP_SETUID'], ['CAP_SETGID']]);
     expect(drop).toEqual(['/usr/bin/setpriv', '--reuid=1000123', '--regid=1000123', '--clear-groups', '--no-new-privs', '--']);
-    for (const flag of ['--unshare-all', '--unshare-user', '--disable-userns', '--die-with-parent', '--new-session', '--clearenv']) expect(inner).toContain(flag);
+    for (const flag of ['--unshare-all', '--unshare-user', '--die-with-parent', '--new-session', '--clearenv']) expect(inner).toContain(flag);
+    // bwrap's --disable-userns would put the command in a nested user namespace, where the capped devpts cannot be mounted.
+    expect(inner).not.toContain('--disable-userns');
     expect(after(inner, '--cap-drop')).toEqual([['ALL']]);
+    expect(after(inner, '--cap-add')).toEqual([['CAP_SYS_ADMIN'], ['CAP_SYS_RESOURCE'], ['CAP_SETPCAP']]);
     expect(inner).not.toContain('--share-net');
+    // The step that holds those capabilities mounts the capped devpts, turns off user namespaces, and drops every capability.
+    const step = argv.slice(stepStart);
+    expect(step.slice(0, 3)).toEqual(['/usr/bin/bash', '-p', '-c']);
+    expect(step[3]).toContain('max=$2');
+    expect(step[3]).toContain('echo 0 > /proc/sys/user/max_user_namespaces');
+    expect(step[3]).toContain('--inh-caps=-all --ambient-caps=-all --bounding-set=-all');
+    expect(step.slice(4, 8)).toEqual(['goal-loop-jail-step', '/usr/bin/mount', '16', '/usr/bin/setpriv']);
     expect(argv.slice(-5)).toEqual(['/usr/bin/bash', '-c', expect.stringContaining('exec "$0" -c "$1"'), '/usr/bin/bash', 'npm test']);
   });
 
@@ -67,24 +81,30 @@ describe('jailArgv', () => {
     const mask = argv.findIndex((a, i) => a === '--ro-bind' && argv[i + 2] === '/opt/node-20/etc/npmrc');
     const tool = argv.findIndex((a, i) => a === '--ro-bind' && argv[i + 1] === '/opt/node-20');
     expect(mask).toBeGreaterThan(tool);
-    // Outer and inner each mount a capped /dev/shm over a /dev made read-only.
-    expect(after(argv, '--tmpfs')).toEqual([['/dev/shm'], ['/tmp'], ['/dev/shm'], ['/home/goal-loop']]);
-    expect(after(argv, '--size')).toEqual([[String(DEV_SHM_BYTES)], ['1024'], [String(DEV_SHM_BYTES)], ['2048']]);
+    // Outer and inner each mount a capped /dev/shm over a /dev made read-only; the inner's /dev
+    // is its own small tmpfs with the host's harmless nodes bound in, not bwrap's --dev.
+    expect(after(argv, '--tmpfs')).toEqual([['/dev/shm'], ['/tmp'], ['/dev'], ['/dev/shm'], ['/home/goal-loop']]);
+    expect(after(argv, '--size')).toEqual([[String(DEV_SHM_BYTES)], ['1024'], ['65536'], [String(DEV_SHM_BYTES)], ['2048']]);
     expect(after(argv, '--remount-ro')).toEqual([['/dev'], ['/dev']]);
+    expect(after(argv, '--dev')).toEqual([['/dev']]);
+    expect(after(argv, '--dev-bind', 2)).toEqual(['null', 'zero', 'full', 'random', 'urandom', 'tty'].map((n) => [`/dev/${n}`, `/dev/${n}`]));
   });
 
-  it('sets exactly the given environment inside, after clearing it', () => {
+  it('gives the command exactly the given environment, and the privileged step only a fixed PATH', () => {
     const argv = jailArgv(spec({ mode: 'direct', dropToUid: false }));
     const clear = argv.lastIndexOf('--clearenv');
-    expect(after(argv.slice(clear), '--setenv', 2)).toEqual([['PATH', '/usr/bin'], ['HOME', '/home/goal-loop'], ['CI', '1'], ['GOAL_ID', 'g']]);
+    expect(after(argv.slice(clear), '--setenv', 2)).toEqual([['PATH', '/usr/bin:/bin']]);
+    const env = argv.indexOf('/usr/bin/env');
+    expect(env).toBeGreaterThan(argv.indexOf('/usr/bin/setpriv'));
+    expect(argv.slice(env, env + 7)).toEqual(['/usr/bin/env', '-i', '--', 'PATH=/usr/bin', 'HOME=/home/goal-loop', 'CI=1', 'GOAL_ID=g']);
   });
 
   it('direct (bot not root): one unprivileged bwrap, its own /proc, the network only when asked', () => {
-    const argv = jailArgv(spec({ mode: 'direct', dropToUid: false, network: true, features: { disableUserns: false, tmpfsSize: false } }));
+    const argv = jailArgv(spec({ mode: 'direct', dropToUid: false, network: true, features: { tmpfsSize: false } }));
     expect(argv.filter((a) => a === '/usr/bin/bwrap')).toHaveLength(1);
-    expect(argv).not.toContain('/usr/bin/setpriv');
+    expect(argv.indexOf('/usr/bin/setpriv')).toBeGreaterThan(argv.indexOf('-p')); // only to drop the step's capabilities
     expect(argv).toContain('--share-net');
-    expect(argv).not.toContain('--disable-userns');
+    expect(argv).not.toContain('--dev');
     expect(argv).not.toContain('--size');
     expect(after(argv, '--proc')).toEqual([['/proc']]);
     expect(argv[0]).toBe('/usr/bin/bwrap');

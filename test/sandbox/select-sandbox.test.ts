@@ -57,6 +57,47 @@ describe('selectSandbox', () => {
     await expect(selectSandbox({ mode: 'bwrap', logger, bwrapPath: fake })).rejects.toThrow(/too old .*--unshare-all/s);
   });
 
+  describe('a bwrap that cannot size its tmpfs (before 0.8: Ubuntu 22.04 ships 0.6)', () => {
+    /** A bwrap 0.6 on PATH: reports 0.6.1, has no `--size` in its help, and runs the real one otherwise. */
+    async function bwrap06OnPath(): Promise<() => void> {
+      const dir = await tempDir();
+      await chmod(dir, 0o755); // the direct jail's uid runs it
+      const real = findProgram('bwrap')!;
+      const fake = join(dir, 'bwrap');
+      await writeFile(fake, `#!/bin/sh\ncase "$1" in\n  --version) echo "bubblewrap 0.6.1"; exit 0 ;;\n  --help) ${real} --help | grep -v -e --size; exit 0 ;;\nesac\nexec ${real} "$@"\n`);
+      await chmod(fake, 0o755);
+      const path = process.env.PATH;
+      process.env.PATH = `${dir}:${path ?? ''}`;
+      return () => {
+        process.env.PATH = path;
+      };
+    }
+
+    it('is refused by default, naming its version and the fix', async () => {
+      const restore = await bwrap06OnPath();
+      try {
+        const { logger } = recordingLogger();
+        const attempt = selectSandbox({ mode: 'bwrap', logger, jailMode: 'direct', env: {} });
+        await expect(attempt).rejects.toBeInstanceOf(SandboxUnavailableError);
+        await expect(attempt).rejects.toThrow(/bubblewrap 0\.6\.1\) cannot size a tmpfs.*install bubblewrap 0\.8\.0 or newer.*GOAL_LOOP_ALLOW_UNSIZED_TMPFS=1/s);
+      } finally {
+        restore();
+      }
+    });
+
+    it('runs with GOAL_LOOP_ALLOW_UNSIZED_TMPFS=1, with a loud warning', async () => {
+      const restore = await bwrap06OnPath();
+      try {
+        const { logger, records } = recordingLogger();
+        const sandbox = await selectSandbox({ mode: 'bwrap', logger, jailMode: 'direct', env: { GOAL_LOOP_ALLOW_UNSIZED_TMPFS: '1' } });
+        expect(sandbox.kind).toBe('bwrap');
+        expect(records).toContainEqual(expect.objectContaining({ level: 40, msg: expect.stringMatching(/^TMPFS NOT SIZED .*bubblewrap 0\.6\.1/) }));
+      } finally {
+        restore();
+      }
+    });
+  });
+
   it('gives the unisolated process sandbox only when asked, with a loud warning', async () => {
     const { logger, records } = recordingLogger();
     const sandbox = await selectSandbox({ mode: 'process', logger });
