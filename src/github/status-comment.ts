@@ -2,9 +2,13 @@ import { mermaidGraph } from '../goal/render.js';
 import type { GoalSnapshot, TaskSnapshot } from '../goal/result.js';
 import { plainText } from '../common/plain-text.js';
 import { headChars, sanitizeProse } from '../common/untrusted.js';
+import { unlinked, unmentioned } from '../common/inert-text.js';
 import { redactUrls } from '../workspace/remote-auth.js';
 import { fitLines } from './report/fit.js';
 import { totalTokens } from '../goal/usage.js';
+
+/** Kept here too: the report and older callers import it from this module. */
+export { unlinked } from '../common/inert-text.js';
 
 export const STATUS_MARKER = '<!-- goal-loop:status -->';
 export const ESCALATION_MARKER = '<!-- goal-loop:escalation -->';
@@ -27,19 +31,7 @@ export interface Links {
 export function inlineUntrusted(text: string, max = 120): string {
   const one = redactUrls(sanitizeProse(plainText(text))).replace(/\s+/g, ' ').trim();
   const cut = one.length > max ? `${headChars(one, max)}…` : one;
-  return unlinked(cut.replace(/@/g, '@\u200b').replace(/([\\`*_[\]<>|&])/g, '\\$1'));
-}
-
-/**
- * Prose GitHub would turn into a link or a cross-reference (`#12`, `GH-12`, `owner/repo#12`, a
- * URL, `www.`) with a word joiner (U+2060) inside: shown the same, linking nothing, closing nothing.
- */
-export function unlinked(text: string): string {
-  return text
-    .replace(/#(?=\d)/g, '#\u2060')
-    .replace(/\b(GH)-(?=\d)/gi, '$1-\u2060')
-    .replace(/:\/\//g, ':\u2060//')
-    .replace(/\b(www)\./gi, '$1\u2060.');
+  return unlinked(unmentioned(cut).replace(/([\\`*_[\]<>|&])/g, '\\$1'));
 }
 
 /** `blockedBy`: the escalated tasks a pending task waits on (it is not run until they pass or are skipped). */
