@@ -1,7 +1,7 @@
 import { mermaidGraph } from '../goal/render.js';
 import type { GoalSnapshot, TaskSnapshot } from '../goal/result.js';
 import { plainText } from '../common/plain-text.js';
-import { headChars, sanitizeProse } from '../common/untrusted.js';
+import { headChars, sanitizeProse, utf8Bytes } from '../common/untrusted.js';
 import { unlinked, unmentioned } from '../common/inert-text.js';
 import { redactUrls } from '../workspace/remote-auth.js';
 import { fitLines } from './report/fit.js';
@@ -17,6 +17,11 @@ export const ESCALATION_MARKER = '<!-- goal-loop:escalation -->';
  * within GitHub's 65,536 bytes however many tasks, and titles of wide characters, there are.
  */
 export const CHECKLIST_MAX_BYTES = 20_000;
+/**
+ * Room the mermaid graph may take, in UTF-8 bytes: with the checklist, the comment stays within
+ * GitHub's 65,536 bytes, and the graph within what mermaid draws (50,000 characters).
+ */
+export const MERMAID_MAX_BYTES = 30_000;
 
 export interface Links {
   /** e.g. https://github.com/octo/repo */
@@ -97,7 +102,16 @@ export function renderStatus(s: GoalSnapshot, links: Links): string {
     `**State:** \`${s.state}\` · **Branch:** [\`${s.branch}\`](${branchUrl})${pr}${reason}`,
     s.tasks.length ? checklist(s, links) : '_Planning…_',
   ];
-  if (s.tasks.length) parts.push(`\`\`\`mermaid\n${mermaidGraph(s.tasks)}\n\`\`\``);
+  if (s.tasks.length) parts.push(taskGraph(s.tasks));
   parts.push(budgetLine(s));
   return parts.join('\n\n');
+}
+
+/** The task graph, bounded: with titles, else with ids alone, else a line saying it is too large. */
+function taskGraph(tasks: readonly TaskSnapshot[]): string {
+  for (const titles of [true, false]) {
+    const graph = mermaidGraph(tasks, { titles });
+    if (utf8Bytes(graph) <= MERMAID_MAX_BYTES) return `\`\`\`mermaid\n${graph}\n\`\`\``;
+  }
+  return `_The task graph (${tasks.length} tasks) is too large to draw here; \`goal-loop plan\` draws it._`;
 }

@@ -20,11 +20,11 @@ const STATUS_CLASS: Record<TaskStatus, string> = {
   awaiting_approval: 'approval',
 };
 
-/** A mermaid flowchart of the task graph; with statuses, nodes are coloured by state. */
-export function mermaidGraph(tasks: readonly RenderTask[]): string {
+/** A mermaid flowchart of the task graph; with statuses, nodes are coloured by state. `titles: false` labels nodes with ids alone. */
+export function mermaidGraph(tasks: readonly RenderTask[], opts: { titles?: boolean } = {}): string {
   const node = new Map(tasks.map((t, i) => [t.id, `t${i}`]));
   const lines = ['graph TD'];
-  for (const t of tasks) lines.push(`  ${node.get(t.id)}["${mermaidText(`${t.id}: ${t.title}`)}"]`);
+  for (const t of tasks) lines.push(`  ${node.get(t.id)}["${mermaidText(opts.titles === false ? t.id : `${t.id}: ${t.title}`)}"]`);
   for (const t of tasks) for (const d of t.dependencies) if (node.has(d)) lines.push(`  ${node.get(d)} --> ${node.get(t.id)}`);
   if (tasks.some((t) => t.status)) {
     lines.push(
