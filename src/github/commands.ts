@@ -1,3 +1,5 @@
+import { code } from './report/inert.js';
+
 /** `/goal …` commands, as typed in an issue or pull request comment. */
 export type GoalCommand =
   | { name: 'start' }
@@ -44,6 +46,7 @@ export function findCommand(body: string): ParsedCommand | undefined {
   return undefined;
 }
 
+/** One command line. An error echoes what was typed only as a code span: our reply mentions, links and references nothing. */
 export function parseCommand(line: string): ParsedCommand {
   const [, name = '', ...args] = line.trim().split(/\s+/);
   const arg = args[0];
@@ -51,7 +54,7 @@ export function parseCommand(line: string): ParsedCommand {
     args.length === 0 ? { ok: true, command } : { ok: false, error: `\`/goal ${name}\` takes no arguments` };
   const optionalTask = (make: (taskId?: string) => GoalCommand): ParsedCommand => {
     if (args.length > 1) return { ok: false, error: `\`/goal ${name}\` takes at most one task id` };
-    if (arg !== undefined && !TASK_ID.test(arg)) return { ok: false, error: `"${arg}" is not a task id` };
+    if (arg !== undefined && !TASK_ID.test(arg)) return { ok: false, error: `${code(arg, 64)} is not a task id` };
     return { ok: true, command: make(arg) };
   };
   switch (name.toLowerCase()) {
@@ -83,6 +86,6 @@ export function parseCommand(line: string): ParsedCommand {
       return { ok: true, command: { name: 'budget', usd } };
     }
     default:
-      return { ok: false, error: `unknown command \`/goal ${name}\`` };
+      return { ok: false, error: `unknown command ${code(`/goal ${name}`, 64)}` };
   }
 }

@@ -1,4 +1,5 @@
 import type { Logger } from 'pino';
+import { inertLine } from '../common/inert-text.js';
 import type { ProbotOctokit } from 'probot';
 import type { GoalSnapshot, LoopResult } from '../goal/result.js';
 import type { Escalation } from '../goal/escalation.js';
@@ -239,7 +240,7 @@ export class GitHubForge implements Forge {
       repo: this.g.repo,
       head: this.g.branch,
       base: this.g.defaultBranch,
-      title: `goal #${this.g.issueNumber}: ${s.objective.replace(/\s+/g, ' ').slice(0, 200)}`,
+      title: `goal #${this.g.issueNumber}: ${inertLine(s.objective, 200)}`,
       body: `Closes #${this.g.issueNumber}\n\n_goal-loop is working…_`,
       draft: true,
     });

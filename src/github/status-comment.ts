@@ -1,10 +1,14 @@
 import { mermaidGraph } from '../goal/render.js';
 import type { GoalSnapshot, TaskSnapshot } from '../goal/result.js';
 import { plainText } from '../common/plain-text.js';
-import { headChars, sanitizeProse } from '../common/untrusted.js';
+import { headChars, sanitizeProse, utf8Bytes } from '../common/untrusted.js';
+import { unlinked, unmentioned } from '../common/inert-text.js';
 import { redactUrls } from '../workspace/remote-auth.js';
 import { fitLines } from './report/fit.js';
 import { totalTokens } from '../goal/usage.js';
+
+/** Kept here too: the report and older callers import it from this module. */
+export { unlinked } from '../common/inert-text.js';
 
 export const STATUS_MARKER = '<!-- goal-loop:status -->';
 export const ESCALATION_MARKER = '<!-- goal-loop:escalation -->';
@@ -13,6 +17,11 @@ export const ESCALATION_MARKER = '<!-- goal-loop:escalation -->';
  * within GitHub's 65,536 bytes however many tasks, and titles of wide characters, there are.
  */
 export const CHECKLIST_MAX_BYTES = 20_000;
+/**
+ * Room the mermaid graph may take, in UTF-8 bytes: with the checklist, the comment stays within
+ * GitHub's 65,536 bytes, and the graph within what mermaid draws (50,000 characters).
+ */
+export const MERMAID_MAX_BYTES = 30_000;
 
 export interface Links {
   /** e.g. https://github.com/octo/repo */
@@ -27,19 +36,7 @@ export interface Links {
 export function inlineUntrusted(text: string, max = 120): string {
   const one = redactUrls(sanitizeProse(plainText(text))).replace(/\s+/g, ' ').trim();
   const cut = one.length > max ? `${headChars(one, max)}…` : one;
-  return unlinked(cut.replace(/@/g, '@\u200b').replace(/([\\`*_[\]<>|&])/g, '\\$1'));
-}
-
-/**
- * Prose GitHub would turn into a link or a cross-reference (`#12`, `GH-12`, `owner/repo#12`, a
- * URL, `www.`) with a word joiner (U+2060) inside: shown the same, linking nothing, closing nothing.
- */
-export function unlinked(text: string): string {
-  return text
-    .replace(/#(?=\d)/g, '#\u2060')
-    .replace(/\b(GH)-(?=\d)/gi, '$1-\u2060')
-    .replace(/:\/\//g, ':\u2060//')
-    .replace(/\b(www)\./gi, '$1\u2060.');
+  return unlinked(unmentioned(cut).replace(/([\\`*_[\]<>|&])/g, '\\$1'));
 }
 
 /** `blockedBy`: the escalated tasks a pending task waits on (it is not run until they pass or are skipped). */
@@ -105,7 +102,16 @@ export function renderStatus(s: GoalSnapshot, links: Links): string {
     `**State:** \`${s.state}\` · **Branch:** [\`${s.branch}\`](${branchUrl})${pr}${reason}`,
     s.tasks.length ? checklist(s, links) : '_Planning…_',
   ];
-  if (s.tasks.length) parts.push(`\`\`\`mermaid\n${mermaidGraph(s.tasks)}\n\`\`\``);
+  if (s.tasks.length) parts.push(taskGraph(s.tasks));
   parts.push(budgetLine(s));
   return parts.join('\n\n');
+}
+
+/** The task graph, bounded: with titles, else with ids alone, else a line saying it is too large. */
+function taskGraph(tasks: readonly TaskSnapshot[]): string {
+  for (const titles of [true, false]) {
+    const graph = mermaidGraph(tasks, { titles });
+    if (utf8Bytes(graph) <= MERMAID_MAX_BYTES) return `\`\`\`mermaid\n${graph}\n\`\`\``;
+  }
+  return `_The task graph (${tasks.length} tasks) is too large to draw here; \`goal-loop plan\` draws it._`;
 }

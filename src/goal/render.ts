@@ -1,5 +1,8 @@
 import type { TaskStatus } from './states.js';
 import { executionOrder } from './dag.js';
+import { unlinked } from '../common/inert-text.js';
+import { plainText } from '../common/plain-text.js';
+import { headChars, sanitizeCode } from '../common/untrusted.js';
 
 interface RenderTask {
   id: string;
@@ -17,11 +20,11 @@ const STATUS_CLASS: Record<TaskStatus, string> = {
   awaiting_approval: 'approval',
 };
 
-/** A mermaid flowchart of the task graph; with statuses, nodes are coloured by state. */
-export function mermaidGraph(tasks: readonly RenderTask[]): string {
+/** A mermaid flowchart of the task graph; with statuses, nodes are coloured by state. `titles: false` labels nodes with ids alone. */
+export function mermaidGraph(tasks: readonly RenderTask[], opts: { titles?: boolean } = {}): string {
   const node = new Map(tasks.map((t, i) => [t.id, `t${i}`]));
   const lines = ['graph TD'];
-  for (const t of tasks) lines.push(`  ${node.get(t.id)}["${mermaidText(`${t.id}: ${t.title}`)}"]`);
+  for (const t of tasks) lines.push(`  ${node.get(t.id)}["${mermaidText(opts.titles === false ? t.id : `${t.id}: ${t.title}`)}"]`);
   for (const t of tasks) for (const d of t.dependencies) if (node.has(d)) lines.push(`  ${node.get(d)} --> ${node.get(t.id)}`);
   if (tasks.some((t) => t.status)) {
     lines.push(
@@ -44,10 +47,20 @@ export function orderedChecklist(tasks: readonly RenderTask[]): string {
     .join('\n');
 }
 
-/** Untrusted titles must not break out of a mermaid label. */
+/** Room for a label before its entities: a node stays readable, the graph bounded. */
+export const MERMAID_LABEL_MAX = 100;
+
+/**
+ * Untrusted titles must not break out of a mermaid label, nor reference, link or mention
+ * anything: `#` and `@` become mermaid's entity codes (`#35;`, `#64;`, shown as `#` and `@`), so
+ * no `#12` is left and no entity the title spells (`#lt;`) is read; hidden characters out.
+ */
 function mermaidText(text: string): string {
-  return oneLine(text)
-    .slice(0, 80)
+  const one = oneLine(sanitizeCode(plainText(text)));
+  const cut = one.length > MERMAID_LABEL_MAX ? `${headChars(one, MERMAID_LABEL_MAX - 1)}…` : one;
+  return unlinked(cut)
+    .replace(/#/g, '#35;')
+    .replace(/@/g, '#64;')
     .replace(/"/g, '#quot;')
     .replace(/[<>]/g, (c) => (c === '<' ? '#lt;' : '#gt;'))
     .replace(/[[\]{}()|`]/g, ' ');

@@ -1,14 +1,30 @@
+import { inertLine, unlinked, unmentioned } from '../common/inert-text.js';
+import { plainText } from '../common/plain-text.js';
+import { sanitizeCode } from '../common/untrusted.js';
 import type { Checkpoint, CheckpointInput } from '../ports/workspace.js';
 
 export const TRAILER_GOAL_ID = 'Goal-Id';
 export const TRAILER_TASK = 'Goal-Task';
 export const TRAILER_ATTEMPT = 'Goal-Attempt';
 
-/** `<task-id>: <title>`, an optional body, then the trailers. */
+/** Room for a title in a subject: git and GitHub show about a line of it; the rest is cut. */
+export const SUBJECT_TITLE_MAX = 200;
+
+/**
+ * `<task-id>: <title>`, an optional body, then the trailers. The title and body are untrusted: a
+ * commit reaching the default branch would close the issues its message references and ping who
+ * it mentions, so both are made inert; the subject is one line, so it can never hold a trailer.
+ */
 export function checkpointMessage(input: CheckpointInput): string {
-  const subject = `${input.taskId}: ${input.title}`.replace(/\s*\n\s*/g, ' ');
-  const body = input.body?.trim() ? `\n\n${input.body.trim()}` : '';
+  const subject = `${input.taskId}: ${inertLine(input.title, SUBJECT_TITLE_MAX)}`;
+  const text = input.body ? inertBody(input.body) : '';
+  const body = text ? `\n\n${text}` : '';
   return `${subject}${body}\n\n${TRAILER_GOAL_ID}: ${input.goalId}\n${TRAILER_TASK}: ${input.taskId}\n${TRAILER_ATTEMPT}: ${input.attempt}\n`;
+}
+
+/** A message body: its lines kept, with no control character, reference or mention left. */
+function inertBody(body: string): string {
+  return unmentioned(unlinked(sanitizeCode(plainText(body)))).trim();
 }
 
 const SEP = '\x1f';

@@ -5,6 +5,8 @@ import { goalBranch } from '../../src/github/github-goal.js';
 import { quoteUntrusted, sanitizeUntrusted } from '../../src/common/untrusted.js';
 import { inlineUntrusted } from '../../src/github/status-comment.js';
 import { tokenHeaderConfig } from '../../src/github/git-auth.js';
+import { liveReferences } from '../helpers/github-references.js';
+import { prose } from './report/markdown-structure.js';
 
 describe('/goal command parsing', () => {
   it.each([
@@ -35,6 +37,15 @@ describe('/goal command parsing', () => {
     expect(parsed.ok).toBe(false);
     if (!parsed.ok) expect(parsed.error).toMatch(error);
   });
+
+  it.each([['/goal retry @octocat'], ['/goal approve [x](https://evil)'], ['/goal a`@octocat`b'], ['/goal pause`` @octocat ``x'], ['/goal retry Fixes#1'], ['/goal fixes #1']])(
+    'an error quoting %s mentions, links and references nothing',
+    (line) => {
+      const parsed = parseCommand(line);
+      expect(parsed.ok).toBe(false);
+      if (!parsed.ok) expect(liveReferences(prose(parsed.error))).toEqual([]);
+    },
+  );
 
   it('finds the command line in a comment, but not in quotes or code blocks', () => {
     expect(findCommand('thanks!\n/goal pause\nmore text')).toEqual({ ok: true, command: { name: 'pause' } });

@@ -55,6 +55,18 @@ describe('mermaidGraph', () => {
     expect(graph).not.toContain('-->');
   });
 
+  it('makes references, mentions, entities, hidden characters and cuts in a label inert, and bounds it', () => {
+    const graph = mermaidGraph([task('x', 'fixes #1, closes org/other#2 @someone #lt;b#gt; https://evil www.evil.io \u202eevil\u200b'), task('y', '😀'.repeat(100))]);
+    const [x, y] = [...labels(graph).values()];
+    // Outside mermaid's own entity codes: no `#`, no `@`, no URL, no hidden character.
+    expect(x!.replace(/#(35|64|quot|lt|gt);/g, '')).not.toMatch(/[#@]|:\/\/|www\.|[\u202e\u200b]/);
+    expect(x).not.toMatch(/#lt;b/);
+    // Mermaid shows #35; as # and #64; as @: the label reads as written.
+    expect(x!.replace(/#35;/g, '#').replace(/#64;/g, '@').replace(/\u2060/g, '')).toBe('x: fixes #1, closes org/other#2 @someone #lt;b#gt; https://evil www.evil.io evil');
+    expect(y!.length).toBeLessThanOrEqual(101);
+    expect(y).not.toMatch(/[\uD800-\uDBFF](?![\uDC00-\uDFFF])/);
+  });
+
   it('renders the seed example as a chain', () => {
     const spec = parseGoalSpec(seedGoalJson());
     expect(edges(mermaidGraph(spec.tasks))).toEqual(['task-01 -> task-02', 'task-02 -> task-03', 'task-03 -> task-04', 'task-04 -> task-05']);

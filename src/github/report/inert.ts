@@ -1,7 +1,7 @@
 import { plainText } from '../../common/plain-text.js';
 import { headChars, sanitizeCode, sanitizeProse } from '../../common/untrusted.js';
 import { redactUrls } from '../../workspace/remote-auth.js';
-import { unlinked } from '../status-comment.js';
+import { unlinked, unmentioned } from '../../common/inert-text.js';
 
 /**
  * Untrusted text (a repository's output, a task's command, a model's words) made inert in our
@@ -57,14 +57,7 @@ export function code(text: string, max = 120): string {
 export function htmlText(text: string, max = 120): string {
   let one = cleanProse(text).replace(/\s+/g, ' ').trim();
   if (one.length > max) one = `${headChars(one, max - 1)}…`;
-  return unlinked(
-    one
-      .replace(/&/g, '&amp;')
-      .replace(/</g, '&lt;')
-      .replace(/>/g, '&gt;')
-      .replace(/"/g, '&quot;')
-      .replace(/@/g, '@\u200b'),
-  );
+  return unlinked(unmentioned(one.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;')));
 }
 
 /** The last `n` lines of an output. */

@@ -3,6 +3,7 @@ import type { GoalSpec } from '../../goal/schema.js';
 import type { GoalState } from '../../goal/states.js';
 import type { GoalMode } from '../../ports/queue.js';
 import { TEMPLATE_COMMENT, type IssuePlan } from '../plan-from-issue.js';
+import { inlineUntrusted } from '../status-comment.js';
 
 /**
  * What one turn of a GitHub goal knows so far. The worker starts with the config, the mode and
@@ -47,7 +48,7 @@ export type TurnStep =
 /** Decides the next step of a goal's turn from what is known; pure (the worker does the I/O). */
 export function decideTurn(f: TurnFacts): TurnStep {
   if (!f.config.ok) {
-    return rest('STOPPED', 'invalid .github/goal-loop.yml', `goal-loop cannot run: \`.github/goal-loop.yml\` is invalid.\n\n${bullets(f.config.problems)}\n\nFix the file and comment \`/goal start\`.`);
+    return rest('STOPPED', 'invalid .github/goal-loop.yml', `goal-loop cannot run: \`.github/goal-loop.yml\` is invalid.\n\n${f.config.problems.map((p) => `- ${p}`).join('\n')}\n\nFix the file and comment \`/goal start\`.`);
   }
   const config = f.config.config;
   if (f.mode === 'status') return { kind: 'status', config };
@@ -57,7 +58,7 @@ export function decideTurn(f: TurnFacts): TurnStep {
   if (plan.kind === 'none' && f.hasPlanner) {
     if (!f.written) return { kind: 'write-plan', config };
     if (!f.written.ok) {
-      return rest('STOPPED', 'the planner failed', `goal-loop could not write a plan for this issue:\n\n${f.written.message}\n\nAdd a \`\`\`goal block to the issue and comment \`/goal start\`.`);
+      return rest('STOPPED', 'the planner failed', `goal-loop could not write a plan for this issue:\n\n${inlineUntrusted(f.written.message, LINE_MAX)}\n\nAdd a \`\`\`goal block to the issue and comment \`/goal start\`.`);
     }
     plan = f.written.plan;
   }
@@ -97,4 +98,16 @@ function rest(state: GoalState, reason: string, comment: string | undefined): Ex
   return { kind: 'rest', state, reason, ...(comment !== undefined ? { comment } : {}) };
 }
 
-const bullets = (lines: string[]) => lines.map((l) => `- ${l}`).join('\n');
+/** Errors shown, and the room for each: a comment stays far within GitHub's 65,536 bytes. */
+const LINES_MAX = 20;
+const LINE_MAX = 300;
+
+/**
+ * Errors name keys, ids and values an issue, a model or a config wrote: each is made inert
+ * (no mention, link, image or reference; markdown escaped) and bounded, and so is their number.
+ */
+function bullets(lines: readonly string[]): string {
+  const shown = lines.slice(0, LINES_MAX).map((l) => `- ${inlineUntrusted(l, LINE_MAX)}`);
+  if (lines.length > LINES_MAX) shown.push(`- … and ${lines.length - LINES_MAX} more`);
+  return shown.join('\n');
+}

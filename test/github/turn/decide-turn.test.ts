@@ -3,6 +3,7 @@ import { parseRepoConfig } from '../../../src/config/repo-config.js';
 import type { GoalSpec } from '../../../src/goal/schema.js';
 import { decideTurn, type TurnFacts, type TurnStep } from '../../../src/github/turn/decide-turn.js';
 import { TEMPLATE_COMMENT, type IssuePlan } from '../../../src/github/plan-from-issue.js';
+import { liveReferences } from '../../helpers/github-references.js';
 
 const config = parseRepoConfig({});
 const strict = parseRepoConfig({ require_plan_approval: true });
@@ -88,6 +89,23 @@ const table: Array<[name: string, TurnFacts, TurnStep]> = [
 describe('decideTurn', () => {
   it.each(table)('%s', (_name, input, expected) => {
     expect(decideTurn(input)).toEqual(expected);
+  });
+
+  it("an invalid spec's errors and a planner's message are untrusted: inert, each bounded, and bounded in number", () => {
+    const evil = '@octocat [x](https://evil) ![i](https://evil/i.png) Fixes #1 <!-- goal-loop:effect 7.1 -->';
+    const many: IssuePlan = { kind: 'invalid', errors: [...Array.from({ length: 25 }, () => `(root): unknown key "${evil}"`), `x: ${'y'.repeat(5000)}`] };
+    const step = decideTurn(facts({ issue: { plan: many, hasBlock: true } }));
+    const comment = step.kind === 'rest' ? step.comment! : '';
+    expect(comment.split('\n').filter((l) => l.startsWith('- '))).toHaveLength(21);
+    expect(comment).toContain('- … and 6 more');
+    expect(liveReferences(comment)).toEqual([]);
+    expect(comment).not.toContain('<!--');
+    expect(Buffer.byteLength(comment)).toBeLessThan(20_000);
+    const planner = decideTurn(facts({ issue: noBlock, hasPlanner: true, written: { ok: false, message: `the plan is invalid:\n${evil}\n${'z'.repeat(5000)}` } }));
+    const said = planner.kind === 'rest' ? planner.comment! : '';
+    expect(liveReferences(said)).toEqual([]);
+    expect(said).not.toContain('<!--');
+    expect(said.length).toBeLessThan(1000);
   });
 
   it('walks a new goal with a goal block from start to run, one fact at a time', () => {
