@@ -125,6 +125,11 @@ describe('commands the documents print', () => {
     expect(all.map((s) => s.doc)).toEqual(expect.arrayContaining(['README.md', 'docs/getting-started.md']));
   });
 
+  it('every console block (a session with `$` prompts) is a checked block', () => {
+    const unchecked = DOCS.flatMap((doc) => parseMarkdown(readDoc(doc)).fences.filter((f) => f.lang === 'console' && f.before !== MARKER).map((f) => `${doc}:${f.no}`));
+    expect(unchecked).toEqual([]);
+  });
+
   it('every offline goal-loop command in a shell block is run, as printed, in a checked block', () => {
     const bare = (command: string) => command.replace(/^\$ /, '').replace(/\s+#.*$/, '').trim();
     const checked = new Set(all.flatMap((s) => s.steps.map((step) => bare(step.command))));
