@@ -219,7 +219,8 @@ export class GitHubForge implements Forge {
   /** The PR whose head is the goal branch (any state), from the ledger or by asking GitHub. */
   private async findPullRequest(): Promise<{ number: number; url: string; node_id: string; draft: boolean } | undefined> {
     const { data } = await this.o.rest.pulls.list({ owner: this.g.owner, repo: this.g.repo, head: `${this.g.owner}:${this.g.branch}`, state: 'all', per_page: 10 });
-    const pr = data.find((p) => p.head.ref === this.g.branch);
+    // Only a pull request whose head is in this repository: a fork's branch may carry the same name.
+    const pr = data.find((p) => p.head.ref === this.g.branch && p.head.repo !== null && p.head.repo.id === p.base.repo.id);
     if (!pr) return undefined;
     await this.opts.ledger.setMeta(this.opts.key, { prNumber: pr.number, prUrl: pr.html_url });
     return { number: pr.number, url: pr.html_url, node_id: pr.node_id, draft: pr.draft ?? false };
