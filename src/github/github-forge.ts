@@ -8,6 +8,7 @@ import type { GoalKey, Ledger } from '../ports/ledger.js';
 import { newAnnotations } from './annotations.js';
 import { readGitHubMeta, type GitHubGoal, type GitHubGoalMeta } from './goal-meta.js';
 import { labelForGoal, STATE_LABELS, type StateLabel } from './labels.js';
+import { takePendingReviews } from './pending-reviews.js';
 import { checkAnnotations, renderCheckRun } from './report/check-run.js';
 import { renderEscalation } from './report/escalation.js';
 import { renderChanges } from './report/pull-request.js';
@@ -194,9 +195,8 @@ export class GitHubForge implements Forge {
         { marker: `<!-- goal-loop:review-reply ${p.reviewId} -->`, retry: true },
       );
     }
-    // Read again: a review may have arrived meanwhile.
-    const left = ((await this.meta()).pendingReviews ?? []).filter((p) => !answered.some((a) => a.reviewId === p.reviewId));
-    await this.opts.ledger.setMeta(this.opts.key, { pendingReviews: left });
+    // Atomic: a review that arrived meanwhile stays pending.
+    await takePendingReviews(this.opts.ledger, this.opts.key, answered.map((a) => a.reviewId));
   }
 
   /** The goal's attempt record, by attempt; empty when it cannot be read (the report goes on without it). */

@@ -207,6 +207,15 @@ export class PostgresLedger implements Ledger {
     return this.mergeMeta(this.pool, key, patch);
   }
 
+  async updateMeta(key: GoalKey, update: (meta: Record<string, unknown>) => Record<string, unknown>): Promise<Record<string, unknown>> {
+    return withTransaction(this.pool, async (c) => {
+      // Locked: a concurrent update waits here and reads what this one wrote.
+      const row = await this.goalRow(c, key, 'FOR UPDATE');
+      if (!row) throw unknownGoal(key);
+      return this.mergeMeta(c, key, update(JSON.parse(row.meta_json) as Record<string, unknown>));
+    });
+  }
+
   async pendingEffects(filter: { key?: GoalKey; settledForMs?: number } = {}): Promise<PendingEffect[]> {
     const where = ['e.done_at IS NULL'];
     const args: unknown[] = [];

@@ -180,6 +180,13 @@ export class SqliteLedger implements Ledger {
     return this.db.transaction(() => this.mergeMeta(key, patch))();
   }
 
+  async updateMeta(key: GoalKey, update: (meta: Record<string, unknown>) => Record<string, unknown>): Promise<Record<string, unknown>> {
+    // IMMEDIATE: the read and the write under one write lock, whichever process writes the file.
+    return this.db
+      .transaction(() => this.mergeMeta(key, update(JSON.parse(this.requireGoal(key).meta_json) as Record<string, unknown>)))
+      .immediate();
+  }
+
   async pendingEffects(filter: { key?: GoalKey; settledForMs?: number } = {}): Promise<PendingEffect[]> {
     const where = ['e.done_at IS NULL'];
     const args: unknown[] = [];
