@@ -7,6 +7,7 @@ import type {
   CounterDelta,
   Counters,
   EventRecord,
+  GivenUpEffect,
   GoalChange,
   GoalKey,
   GoalRecord,
@@ -22,6 +23,7 @@ import {
   TASK_COLUMNS,
   toAttempt,
   toEffect,
+  toGivenUpEffect,
   toEvent,
   toGoal,
   toInboxEntry,
@@ -244,6 +246,28 @@ export class PostgresLedger implements Ledger {
     return rows[0]?.attempts ?? 0;
   }
 
+  async giveUpEffect(id: number, holder: string, error: string): Promise<void> {
+    await this.pool.query(
+      "UPDATE effects SET last_error = $3, done_at = clock_timestamp(), given_up_at = clock_timestamp(), claimed_until = 'epoch' WHERE id = $1 AND claimed_by = $2 AND done_at IS NULL",
+      [id, holder, pgText(trimForLedger(error))],
+    );
+  }
+
+  async givenUpEffects(filter: { key?: GoalKey } = {}): Promise<GivenUpEffect[]> {
+    const where = ['e.given_up_at IS NOT NULL'];
+    const args: unknown[] = [];
+    if (filter.key) {
+      args.push(filter.key.repo, filter.key.goalId);
+      where.push('g.repo = $1 AND g.goal_id = $2');
+    }
+    const { rows } = await this.pool.query<EffectRow>(
+      `SELECT e.id, e.kind, e.payload_json, e.created_at, e.attempts, e.last_error, e.given_up_at, g.repo, g.goal_id
+       FROM effects e JOIN goals g ON g.id = e.goal WHERE ${where.join(' AND ')} ORDER BY e.id`,
+      args,
+    );
+    return rows.map(toGivenUpEffect);
+  }
+
   async completeEffect(id: number): Promise<void> {
     await this.pool.query("UPDATE effects SET done_at = clock_timestamp(), claimed_until = 'epoch' WHERE id = $1", [id]);
   }
@@ -296,7 +320,8 @@ export class PostgresLedger implements Ledger {
       "DELETE FROM deliveries WHERE handled_at IS NOT NULL AND received_at < clock_timestamp() - $1 * interval '1 millisecond'",
       [opts.handledDeliveriesMs],
     );
-    const effects = await this.pool.query("DELETE FROM effects WHERE done_at < clock_timestamp() - $1 * interval '1 millisecond'", [opts.handledDeliveriesMs]);
+    // A given-up effect stays: it is what `status` and the status comment report.
+    const effects = await this.pool.query("DELETE FROM effects WHERE given_up_at IS NULL AND done_at < clock_timestamp() - $1 * interval '1 millisecond'", [opts.handledDeliveriesMs]);
     return { leases: leases.rowCount ?? 0, deliveries: deliveries.rowCount ?? 0, effects: effects.rowCount ?? 0 };
   }
 
