@@ -1,9 +1,9 @@
+import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Escalation } from '../goal/escalation.js';
 import type { GoalSnapshot, LoopResult } from '../goal/result.js';
 import type { Forge } from '../ports/forge.js';
 import type { EffectInput, GoalKey, Outbox, PendingEffect } from '../ports/ledger.js';
-import { randomBytes } from 'node:crypto';
 import { crashPoint } from '../common/crash-point.js';
 
 /**
