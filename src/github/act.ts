@@ -4,6 +4,7 @@ import type { GoalMode } from '../ports/queue.js';
 import type { Action, Decision } from './decide/actions.js';
 import type { GoalEvent } from './events.js';
 import type { Octokit } from './github-forge.js';
+import { addPendingReview } from './pending-reviews.js';
 import { settleRestingControl } from './resting-control.js';
 
 export interface ActDeps {
@@ -52,6 +53,9 @@ async function perform(deps: ActDeps, o: Octokit, e: GoalEvent, key: GoalKey | u
       return;
     case 'setMeta':
       await ledger.setMeta(goal(), a.patch);
+      return;
+    case 'addPendingReview':
+      await addPendingReview(ledger, goal(), a.review);
       return;
     case 'setControl':
       await ledger.setControl(goal(), a.control);

@@ -17,6 +17,24 @@ export interface EventBase {
   };
 }
 
+/** A repository as a pull request event names it: its id (stable across renames) and `owner/name`. */
+export interface RepoRef {
+  id: number;
+  fullName: string;
+}
+
+/**
+ * Which pull request an event is about, and where its head lives: `headRepo` is the head's
+ * repository (a fork's, for a pull request from a fork; null when the fork is gone), `baseRepo`
+ * this repository.
+ */
+export interface PullRef {
+  prNumber: number;
+  headRef: string;
+  headRepo: RepoRef | null;
+  baseRepo: RepoRef;
+}
+
 export interface IssueRef {
   number: number;
   title: string;
@@ -38,11 +56,10 @@ export type GoalEvent =
       commentId: number;
       command: { ok: true; command: GoalCommand } | { ok: false; error: string };
     })
-  | (EventBase & { type: 'pr_closed'; prNumber: number; merged: boolean; headRef: string })
-  | (EventBase & {
+  | (EventBase & PullRef & { type: 'pr_closed'; merged: boolean })
+  | (EventBase &
+      PullRef & {
       type: 'review';
-      prNumber: number;
-      headRef: string;
       reviewId: number;
       state: string;
       body: string | null;

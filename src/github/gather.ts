@@ -4,6 +4,7 @@ import type { GoalKey, GoalRecord, Ledger } from '../ports/ledger.js';
 import { canSteer } from './authorize.js';
 import type { ConfigFact, GoalView } from './decide/actions.js';
 import { ACCEPTING_COMMANDS, type CommandFacts } from './decide/command.js';
+import { isGoalPullRequest } from './decide/common.js';
 import type { IssueClosedFacts } from './decide/issue-closed.js';
 import type { LabelFacts } from './decide/label.js';
 import type { PrClosedFacts } from './decide/pr-closed.js';
@@ -40,12 +41,12 @@ export async function gatherIssueClosed(deps: GatherDeps, o: Octokit, e: EventOf
   const goal = await goalAt(deps.ledger, goalKeyFor(e.owner, e.repo, e.issue.number));
   if (!goal || goal.meta.merged === true) return { goal, running: false };
   const prNumber = goal.meta.prNumber;
-  const prMerged = typeof prNumber === 'number' ? Boolean((await o.rest.pulls.get({ owner: e.owner, repo: e.repo, pull_number: prNumber })).data.merged) : undefined;
+  const prMerged = typeof prNumber === 'number' ? await ownPullMerged(o, e, prNumber, goal.meta.github?.branch) : undefined;
   return { goal, running: await deps.isRunning(goal.key), ...(prMerged !== undefined ? { prMerged } : {}) };
 }
 
 export async function gatherPrClosed(deps: GatherDeps, e: EventOf<'pr_closed'>): Promise<PrClosedFacts> {
-  const goal = await goalWhere(deps.ledger, e.owner, e.repo, (m) => m.github?.branch === e.headRef);
+  const goal = await goalWhere(deps.ledger, e.owner, e.repo, (m) => isGoalPullRequest(m, e));
   return { goal, running: goal ? await deps.isRunning(goal.key) : false };
 }
 
@@ -70,7 +71,8 @@ export async function gatherCommand(deps: GatherDeps, o: Octokit, e: EventOf<'co
 }
 
 export async function gatherReview(deps: GatherDeps, o: Octokit, e: EventOf<'review'>): Promise<ReviewFacts> {
-  const goal = await goalWhere(deps.ledger, e.owner, e.repo, (m) => m.github?.branch === e.headRef);
+  // Only the goal's own pull request: nobody's permission is asked for a fork's.
+  const goal = await goalWhere(deps.ledger, e.owner, e.repo, (m) => isGoalPullRequest(m, e));
   if (!goal) return { goal };
   const maySteer = await canSteer(o, e.owner, e.repo, e.sender);
   if (!maySteer) return { goal, maySteer };
@@ -80,6 +82,13 @@ export async function gatherReview(deps: GatherDeps, o: Octokit, e: EventOf<'rev
   const config = await configFact(o, e.owner, e.repo);
   if (!config.ok) return { ...facts, config };
   return { ...facts, config, issueBody: await issueBodyOf(deps, o, goal), running: await deps.isRunning(goal.key) };
+}
+
+/** The goal's recorded pull request is merged, and is still the goal's: its head the goal branch, in this repository. */
+async function ownPullMerged(o: Octokit, e: { owner: string; repo: string }, prNumber: number, branch: string | undefined): Promise<boolean> {
+  const { data: pr } = await o.rest.pulls.get({ owner: e.owner, repo: e.repo, pull_number: prNumber });
+  const inRepo = pr.head.repo !== null && pr.head.repo.id === pr.base.repo.id;
+  return Boolean(pr.merged) && inRepo && pr.head.ref === branch;
 }
 
 /** The ledger's record of a goal, its meta read through the App's schema. */

@@ -9,6 +9,7 @@ import type { GoalKey, Ledger } from '../ports/ledger.js';
 import { newAnnotations } from './annotations.js';
 import { readGitHubMeta, type GitHubGoal, type GitHubGoalMeta } from './goal-meta.js';
 import { labelForGoal, STATE_LABELS, type StateLabel } from './labels.js';
+import { takePendingReviews } from './pending-reviews.js';
 import { checkAnnotations, renderCheckRun } from './report/check-run.js';
 import { renderEscalation } from './report/escalation.js';
 import { renderChanges } from './report/pull-request.js';
@@ -45,6 +46,7 @@ export class GitHubForge implements Forge {
   private timer?: NodeJS.Timeout;
   private writing: Promise<void> = Promise.resolve();
   private label?: StateLabel;
+  private identity?: Promise<AppIdentity>;
 
   constructor(private readonly opts: GitHubForgeOptions) {
     this.o = opts.octokit;
@@ -119,6 +121,15 @@ export class GitHubForge implements Forge {
     return run;
   }
 
+  /** This App as GitHub knows it, asked once: only its own comments can carry its markers. */
+  private self(): Promise<AppIdentity> {
+    this.identity ??= appIdentity(this.o).catch((err: unknown) => {
+      this.identity = undefined; // asked again next time
+      throw err;
+    });
+    return this.identity;
+  }
+
   /** The goal's meta as it is now, read through the App's schema. */
   private async meta(): Promise<GitHubGoalMeta> {
     return readGitHubMeta((await this.opts.ledger.getGoal(this.opts.key))?.meta ?? {});
@@ -129,7 +140,7 @@ export class GitHubForge implements Forge {
     const pr = pullRequestIn(meta);
     const merged = meta.merged === true;
     const links: Links = { repoUrl: this.g.htmlUrl, ...(pr ? { pullRequest: { ...pr, ...(merged ? { merged } : {}) } } : {}) };
-    const body = renderStatus(s, links);
+    const body = renderStatus(s, links, await this.opts.ledger.givenUpEffects({ key: this.opts.key }));
     if (body !== this.lastBody) {
       await this.upsertStatusComment(body);
       this.lastBody = body;
@@ -141,7 +152,7 @@ export class GitHubForge implements Forge {
   private async upsertStatusComment(body: string): Promise<void> {
     const meta = await this.meta();
     let id = meta.statusCommentId;
-    id ??= await findCommentByMarker(this.o, this.g, STATUS_MARKER);
+    id ??= await findCommentByMarker(this.o, this.g, STATUS_MARKER, await this.self());
     if (id) {
       try {
         await this.o.rest.issues.updateComment({ owner: this.g.owner, repo: this.g.repo, comment_id: id, body });
@@ -175,7 +186,7 @@ export class GitHubForge implements Forge {
    */
   async comment(issueNumber: number, body: string, once?: { marker: string; retry: boolean }): Promise<void> {
     const { owner, repo } = this.g;
-    if (once?.retry && (await findCommentByMarker(this.o, { owner, repo, issueNumber }, once.marker)) !== undefined) return;
+    if (once?.retry && (await findCommentByMarker(this.o, { owner, repo, issueNumber }, once.marker, await this.self())) !== undefined) return;
     await this.o.rest.issues.createComment({ owner, repo, issue_number: issueNumber, body: once ? `${body}\n\n${once.marker}` : body });
   }
 
@@ -195,9 +206,8 @@ export class GitHubForge implements Forge {
         { marker: `<!-- goal-loop:review-reply ${p.reviewId} -->`, retry: true },
       );
     }
-    // Read again: a review may have arrived meanwhile.
-    const left = ((await this.meta()).pendingReviews ?? []).filter((p) => !answered.some((a) => a.reviewId === p.reviewId));
-    await this.opts.ledger.setMeta(this.opts.key, { pendingReviews: left });
+    // Atomic: a review that arrived meanwhile stays pending.
+    await takePendingReviews(this.opts.ledger, this.opts.key, answered.map((a) => a.reviewId));
   }
 
   /** The goal's attempt record, by attempt; empty when it cannot be read (the report goes on without it). */
@@ -220,16 +230,18 @@ export class GitHubForge implements Forge {
   /** The PR whose head is the goal branch (any state), from the ledger or by asking GitHub. */
   private async findPullRequest(): Promise<{ number: number; url: string; node_id: string; draft: boolean } | undefined> {
     const { data } = await this.o.rest.pulls.list({ owner: this.g.owner, repo: this.g.repo, head: `${this.g.owner}:${this.g.branch}`, state: 'all', per_page: 10 });
-    const pr = data.find((p) => p.head.ref === this.g.branch);
+    // Only a pull request whose head is in this repository: a fork's branch may carry the same name.
+    const pr = data.find((p) => p.head.ref === this.g.branch && p.head.repo !== null && p.head.repo.id === p.base.repo.id);
     if (!pr) return undefined;
     await this.opts.ledger.setMeta(this.opts.key, { prNumber: pr.number, prUrl: pr.html_url });
     return { number: pr.number, url: pr.html_url, node_id: pr.node_id, draft: pr.draft ?? false };
   }
 
-  /** This app's `goal-loop` check run on a commit, if there is one. */
+  /** This app's `goal-loop` check run on a commit, if there is one (another App may name one so too). */
   private async findCheckRun(headSha: string): Promise<number | undefined> {
-    const { data } = await this.o.rest.checks.listForRef({ owner: this.g.owner, repo: this.g.repo, ref: headSha, check_name: 'goal-loop', per_page: 100 });
-    return data.check_runs[0]?.id;
+    const self = await this.self();
+    const { data } = await this.o.rest.checks.listForRef({ owner: this.g.owner, repo: this.g.repo, ref: headSha, check_name: 'goal-loop', app_id: self.id, per_page: 100 });
+    return data.check_runs.find((c) => c.app?.id === self.id)?.id;
   }
 
   private async ensurePullRequest(s: GoalSnapshot): Promise<{ number: number; url: string }> {
@@ -293,23 +305,46 @@ export class GitHubForge implements Forge {
   }
 }
 
-/** The marker that makes an outbox effect's comment findable, so a retry never posts it twice. */
+/** The marker that makes an outbox effect's comment findable, so a retry never posts it twice (`id`: loop/outbox.ts effectOnceId). */
 export const effectMarker = (id: string) => `<!-- goal-loop:effect ${id} -->`;
+
+/** This GitHub App: its id and slug (its bot user is `<slug>[bot]`). */
+export interface AppIdentity {
+  id: number;
+  slug: string;
+}
+
+/** Asks GitHub which App this is (`GET /app`: Octokit's app auth sends the App's JWT for it). */
+export async function appIdentity(o: Octokit): Promise<AppIdentity> {
+  const { data } = await o.rest.apps.getAuthenticated();
+  if (!data?.id || !data.slug) throw new Error('GitHub did not say which App this is (GET /app)');
+  return { id: data.id, slug: data.slug };
+}
+
+/**
+ * A comment this App wrote: GitHub names the App in `performed_via_github_app`, and its author is
+ * the App's bot user. Any other account, another App's bot (github-actions, dependabot) included,
+ * may write any text, markers too.
+ */
+export function isOwnComment(c: { user?: { login?: string; type?: string } | null; performed_via_github_app?: { id?: number } | null }, self: AppIdentity): boolean {
+  if (c.performed_via_github_app?.id === self.id) return true;
+  return c.user?.type === 'Bot' && c.user.login === `${self.slug}[bot]`;
+}
 
 function pullRequestIn(meta: GitHubGoalMeta): { number: number; url: string } | undefined {
   return meta.prNumber !== undefined && meta.prUrl !== undefined ? { number: meta.prNumber, url: meta.prUrl } : undefined;
 }
 
 /**
- * The bot's comment carrying a marker, if there is one (searching every page). The marker must be
+ * This App's comment carrying a marker, if there is one (searching every page). The marker must be
  * the body's first line (the status comment's) or its last (what `comment` appends): a marker
  * quoted anywhere else in a comment, e.g. inside a verification tail, is never taken for it.
  */
-export async function findCommentByMarker(o: Octokit, g: Pick<GitHubGoal, 'owner' | 'repo' | 'issueNumber'>, marker: string): Promise<number | undefined> {
+export async function findCommentByMarker(o: Octokit, g: Pick<GitHubGoal, 'owner' | 'repo' | 'issueNumber'>, marker: string, self: AppIdentity): Promise<number | undefined> {
   const comments = await o.paginate(o.rest.issues.listComments, { owner: g.owner, repo: g.repo, issue_number: g.issueNumber, per_page: 100 });
   const carries = (body: string | undefined | null) => {
     const lines = (body ?? '').replace(/\r\n?/g, '\n').trim().split('\n');
     return lines[0] === marker || lines.at(-1) === marker;
   };
-  return comments.find((c) => c.user?.type === 'Bot' && carries(c.body))?.id;
+  return comments.find((c) => isOwnComment(c, self) && carries(c.body))?.id;
 }

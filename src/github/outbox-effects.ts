@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import type { GoalSnapshot } from '../goal/result.js';
-import { drainEffects, effectsRecorded, LOOP_EFFECT_KINDS, performLoopEffect } from '../loop/outbox.js';
+import { drainEffects, effectOnceId, effectsRecorded, LOOP_EFFECT_KINDS, performLoopEffect, recordedEffect } from '../loop/outbox.js';
 import type { EffectInput, GoalChange, GoalKey, Ledger, PendingEffect } from '../ports/ledger.js';
 import { effectMarker, GitHubForge, type Octokit } from './github-forge.js';
 import { readGitHubMeta, type GitHubGoal } from './goal-meta.js';
@@ -13,8 +13,9 @@ import { snapshotFromLedger } from './turn/snapshot.js';
  */
 export type GitHubEffect = { kind: 'comment'; payload: { issueNumber: number; body: string } } | { kind: 'sync'; payload: Record<string, never> };
 
-export const githubEffect = (e: GitHubEffect): EffectInput => e;
-export const SYNC: EffectInput = githubEffect({ kind: 'sync', payload: {} });
+/** A comment effect as it is recorded: with the nonce its marker carries (loop/outbox.ts recordedEffect). */
+export const githubEffect = (e: GitHubEffect): EffectInput => (e.kind === 'comment' ? recordedEffect(e) : e);
+export const SYNC: EffectInput = { kind: 'sync', payload: {} } satisfies GitHubEffect;
 
 /** Performs one of the goal's effects on GitHub; `snapshot` is the goal as it is now. */
 export function githubEffectPerformer(forge: GitHubForge): (e: PendingEffect, snapshot: GoalSnapshot) => Promise<void> {
@@ -23,7 +24,7 @@ export function githubEffectPerformer(forge: GitHubForge): (e: PendingEffect, sn
     const effect = { kind: e.kind, payload: e.payload } as GitHubEffect;
     switch (effect.kind) {
       case 'comment':
-        return forge.comment(effect.payload.issueNumber, effect.payload.body, { marker: effectMarker(`${e.key.goalId}.${e.id}`), retry: e.attempts > 1 });
+        return forge.comment(effect.payload.issueNumber, effect.payload.body, { marker: effectMarker(effectOnceId(e)), retry: e.attempts > 1 });
       case 'sync':
         return forge.flush(snapshot);
       default:
@@ -54,7 +55,17 @@ export async function performGoalEffects(deps: GoalEffectsDeps & { forge: GitHub
     claimMs: deps.claimMs,
     logger: deps.logger,
     perform: async (e) => perform(e, await snapshotFromLedger(deps.ledger, key, deps.goal)),
+    onGivenUp: (e) => showGivenUp(deps.ledger, key, e),
   });
+}
+
+/**
+ * A given-up report is shown on the issue: a `sync` renders the status comment, which lists the
+ * goal's given-up effects. A given-up `sync` records none (GitHub is not taking them: no loop).
+ */
+export async function showGivenUp(ledger: Ledger, key: GoalKey, e: PendingEffect): Promise<void> {
+  if (e.kind === 'sync') return;
+  await ledger.recordChange(key, { effects: [SYNC] });
 }
 
 /** A turn's step, written with its effects in one transaction, then performed. */

@@ -29,6 +29,35 @@ export interface Links {
   pullRequest?: { number: number; url: string; merged?: boolean };
 }
 
+/** An outbox effect given up after its last try (ports/outbox.ts): what it was, and when. */
+export interface Undelivered {
+  kind: string;
+  givenUpAt: string;
+}
+
+const REPORTS: Record<string, string> = {
+  escalate: 'the escalation comment',
+  request_approval: 'the approval request',
+  checkpointed: 'a checkpoint report (pull request, check run)',
+  finished: 'the final report (check run, pull request)',
+  comment: 'a comment',
+  sync: 'a status update',
+};
+
+/**
+ * The reports given up: which, and when; never why (the error may name hosts or paths), which
+ * `goal-loop status` shows to whoever runs the App.
+ */
+export function undeliveredNotice(undelivered: readonly Undelivered[]): string | undefined {
+  if (!undelivered.length) return undefined;
+  const why = "`goal-loop status` on the App's server says why";
+  const item = (u: Undelivered) => `${REPORTS[u.kind] ?? 'a report'} (given up ${u.givenUpAt.replace(/\.\d+Z$/, 'Z')})`;
+  if (undelivered.length === 1) return `> [!WARNING]\n> A report could not be delivered: ${item(undelivered[0]!)}, every try failed. ${why}.`;
+  const shown = undelivered.slice(-5).map((u) => `> - ${item(u)}`);
+  const more = undelivered.length > shown.length ? [`> - and ${undelivered.length - shown.length} earlier`] : [];
+  return ['> [!WARNING]', `> Reports could not be delivered, every try failed (${why}):`, ...shown, ...more].join('\n');
+}
+
 /**
  * Text from issues, tasks, a model or a repository's output must not ping people, link or
  * reference anything, show a credential, or break our markdown.
@@ -91,8 +120,8 @@ export function budgetLine(s: GoalSnapshot): string {
   return `**Budget:** ${s.iterations}/${s.limits.max_iterations} iterations · ${tokens.toLocaleString('en-US')} tokens · $${s.costUsd.toFixed(2)} of $${s.limits.cost_cap_usd.toFixed(2)}`;
 }
 
-/** The one status comment of a goal, edited in place. */
-export function renderStatus(s: GoalSnapshot, links: Links): string {
+/** The one status comment of a goal, edited in place; `undelivered`: the goal's given-up effects. */
+export function renderStatus(s: GoalSnapshot, links: Links, undelivered: readonly Undelivered[] = []): string {
   const branchUrl = `${links.repoUrl}/tree/${s.branch.split('/').map(encodeURIComponent).join('/')}`;
   const pr = links.pullRequest ? ` · **PR:** [#${links.pullRequest.number}](${links.pullRequest.url})${links.pullRequest.merged ? ', merged: done' : ''}` : '';
   const reason = s.stopReason && s.state !== 'LOOP_COMPLETE' ? `\n\n> ${inlineUntrusted(s.stopReason, 300)}` : '';
@@ -104,6 +133,8 @@ export function renderStatus(s: GoalSnapshot, links: Links): string {
   ];
   if (s.tasks.length) parts.push(taskGraph(s.tasks));
   parts.push(budgetLine(s));
+  const notice = undeliveredNotice(undelivered);
+  if (notice) parts.push(notice);
   return parts.join('\n\n');
 }
 

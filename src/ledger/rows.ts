@@ -1,7 +1,7 @@
 import type { AttemptEntry, AttemptLogEntry } from '../ports/attempt-log.js';
 import type { GoalSpec } from '../goal/schema.js';
 import type { GoalState, TaskStatus } from '../goal/states.js';
-import type { AttemptRecord, ControlRequest, EventRecord, GoalRecord, InboxEntry, PendingEffect, TaskRecord } from '../ports/ledger.js';
+import type { AttemptRecord, ControlRequest, EventRecord, GivenUpEffect, GoalRecord, InboxEntry, PendingEffect, TaskRecord } from '../ports/ledger.js';
 
 /**
  * Rows as both stores read them (PostgreSQL's pool returns timestamps as ISO text and JSON as
@@ -167,6 +167,13 @@ export interface EffectRow {
   created_at: number | string;
   attempts: number;
   last_error: string | null;
+  given_up_at?: number | string | null;
+}
+
+const timeText = (t: number | string): string => (typeof t === 'number' ? new Date(t).toISOString() : t);
+
+export function toGivenUpEffect(r: EffectRow): GivenUpEffect {
+  return { ...toEffect(r), givenUpAt: timeText(r.given_up_at ?? 0) };
 }
 
 export function toEffect(r: EffectRow): PendingEffect {

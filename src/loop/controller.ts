@@ -10,7 +10,7 @@ import type { Workspace } from '../ports/workspace.js';
 import { EffectPerformer } from './effects.js';
 import type { GoalSnapshot, LoopResult } from '../goal/result.js';
 import { RESTING_STATES } from '../goal/states.js';
-import { drainEffects, effectsRecorded, performLoopEffect, type LoopEffect } from './outbox.js';
+import { drainEffects, effectsRecorded, performLoopEffect, recordedEffect, type LoopEffect } from './outbox.js';
 import { decide, initialState, type Decision, type Effect, type LoopEvent, type LoopState, type OnEscalation } from './transition.js';
 
 export interface RunGoalOptions {
@@ -328,7 +328,7 @@ function outboxEffects(effects: readonly Effect[], result: LoopResult | undefine
   return out;
 }
 
-const loopEffect = (e: LoopEffect): EffectInput => e;
+const loopEffect = (e: LoopEffect): EffectInput => recordedEffect(e);
 
 /** The run's result as the ledger knows it now (counters included). */
 async function resultOf(

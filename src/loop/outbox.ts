@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Escalation } from '../goal/escalation.js';
 import type { GoalSnapshot, LoopResult } from '../goal/result.js';
@@ -17,6 +18,21 @@ export type LoopEffect =
 
 export const LOOP_EFFECT_KINDS: ReadonlySet<string> = new Set(['checkpointed', 'request_approval', 'escalate', 'finished']);
 
+/**
+ * An effect as it is recorded: its payload gets a random nonce, which the marker of the comment it
+ * posts carries (see `effectOnceId`). Effect ids are small sequential numbers (and a new ledger
+ * counts from 1 again): only the nonce tells this effect's comment from any other's.
+ */
+export function recordedEffect(e: { kind: string; payload: object }): EffectInput {
+  return { kind: e.kind, payload: { ...e.payload, nonce: randomBytes(12).toString('base64url') } };
+}
+
+/** What makes an effect's comment findable on a retry: `<goal>.<id>.<nonce>` (an effect recorded without a nonce: `<goal>.<id>`). */
+export function effectOnceId(e: Pick<PendingEffect, 'id' | 'key' | 'payload'>): string {
+  const nonce = (e.payload as { nonce?: unknown } | null)?.nonce;
+  return `${e.key.goalId}.${e.id}${typeof nonce === 'string' && /^[\w-]{8,64}$/.test(nonce) ? `.${nonce}` : ''}`;
+}
+
 /** Performs one pending effect; throws when it must be tried again. */
 export type PerformEffect = (effect: PendingEffect) => Promise<void>;
 
@@ -35,6 +51,12 @@ export interface DrainOptions {
   logger: Logger;
   /** Stops before the next effect (the process let go of the goal). */
   signal?: AbortSignal;
+  /**
+   * An effect was given up (after MAX_EFFECT_TRIES): the wiring may record how to show it (the App
+   * records a `sync`, so the status comment says a report could not be delivered). A failure here
+   * is logged: the effect is given up all the same, and `goal-loop status` lists it.
+   */
+  onGivenUp?: (effect: PendingEffect) => Promise<void>;
 }
 
 /**
@@ -56,8 +78,9 @@ export async function drainEffects(o: DrainOptions): Promise<number> {
       const error = err instanceof Error ? err.message : String(err);
       if (tried.attempts >= MAX_EFFECT_TRIES) {
         o.logger.error({ err, effect: effect.kind, id: effect.id, tries: tried.attempts }, 'an effect failed too often and is given up');
-        await o.outbox.failEffect(effect.id, o.holder, `given up after ${tried.attempts} tries: ${error}`, 0);
-        await o.outbox.completeEffect(effect.id);
+        // Kept as given up, not done: `goal-loop status` and the wiring show it.
+        await o.outbox.giveUpEffect(effect.id, o.holder, `given up after ${tried.attempts} tries: ${error}`);
+        await o.onGivenUp?.(tried).catch((e: unknown) => o.logger.warn({ err: e, id: effect.id }, 'cannot record how to show a given-up effect'));
         continue;
       }
       const waitMs = retryInMs(tried.attempts);
@@ -79,7 +102,7 @@ export function effectsRecorded(effects: readonly EffectInput[]): void {
 
 /** Performs a loop effect through the forge; `snapshot` is the goal as it is now. */
 export async function performLoopEffect(forge: Forge, e: PendingEffect, snapshot: GoalSnapshot): Promise<void> {
-  const once = { id: `${e.key.goalId}.${e.id}`, retry: e.attempts > 1 };
+  const once = { id: effectOnceId(e), retry: e.attempts > 1 };
   const effect = { kind: e.kind, payload: e.payload } as LoopEffect;
   switch (effect.kind) {
     case 'checkpointed':

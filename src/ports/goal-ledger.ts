@@ -101,4 +101,10 @@ export interface GoalLedger {
   setControl(key: GoalKey, control: ControlRequest | null): Promise<void>;
   /** Shallow-merges into the goal's meta; a key set to null is removed. */
   setMeta(key: GoalKey, patch: Record<string, unknown>): Promise<Record<string, unknown>>;
+  /**
+   * Reads the goal's meta and merges the patch `update` makes of it (as `setMeta`), in one
+   * transaction with the goal locked: a change computed from a key (append to a list, take from
+   * it) loses no concurrent one. `update` must be pure (it may run again); returns the new meta.
+   */
+  updateMeta(key: GoalKey, update: (meta: Record<string, unknown>) => Record<string, unknown>): Promise<Record<string, unknown>>;
 }

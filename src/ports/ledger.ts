@@ -6,7 +6,7 @@ import type { Outbox } from './outbox.js';
 
 // The ledger's concerns live in their own ports; these names stay importable from here.
 export type { AttemptRecord, ControlRequest, CounterDelta, Counters, EventRecord, GoalChange, GoalKey, GoalLedger, GoalRecord, TaskPatch, TaskRecord } from './goal-ledger.js';
-export type { EffectInput, Outbox, PendingEffect } from './outbox.js';
+export type { EffectInput, GivenUpEffect, Outbox, PendingEffect } from './outbox.js';
 export type { Inbox, InboxEntry } from './inbox.js';
 export type { LeaseRecord, Leases } from './leases.js';
 

@@ -36,4 +36,15 @@ export interface Outbox {
   completeEffect(id: number): Promise<void>;
   /** `holder`'s try failed: records why, and leaves the effect alone for `retryInMs`. A try no longer holding it changes nothing. */
   failEffect(id: number, holder: string, error: string, retryInMs: number): Promise<void>;
+  /**
+   * `holder`'s last try failed and the effect is given up: it is no longer pending, and is kept
+   * (prune leaves it) as given up, with why, for `givenUpEffects`. A try no longer holding it changes nothing.
+   */
+  giveUpEffect(id: number, holder: string, error: string): Promise<void>;
+  /** Effects given up, oldest first: of one goal, or of every goal. */
+  givenUpEffects(filter?: { key?: GoalKey }): Promise<GivenUpEffect[]>;
+}
+
+export interface GivenUpEffect extends PendingEffect {
+  givenUpAt: string;
 }

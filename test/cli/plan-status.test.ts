@@ -2,11 +2,13 @@ import { existsSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import { createSampleRepo } from '../../src/demo/sample-repo.js';
 import { validateGoalSpec } from '../../src/goal/parse.js';
 import { openSqliteStore } from '../../src/ledger/open-ledger.js';
 import { openPostgresStore } from '../../src/ledger/postgres/open-postgres.js';
+import { drainEffects, MAX_EFFECT_TRIES } from '../../src/loop/outbox.js';
 import { goalLeaseName } from '../../src/worker/lease.js';
 import { runCli } from '../helpers/cli.js';
 import { freshDatabase } from '../helpers/postgres.js';
@@ -139,6 +141,33 @@ describe('goal-loop status', () => {
     expect(text.stdout).toMatch(/^2 effects pending, the oldest \d+s old/);
     // A local goal's report is made by its next run (a GitHub goal's by a worker: "pending on GitHub").
     expect(text.stdout).toMatch(/stuck .*\n.*\n.*done\n  pending report: finished, sync \(2, oldest \d+s, tried 1 time\); last error: HttpError: Bad gateway.*; the next `goal-loop run` of this goal makes it/);
+  });
+
+  it('shows an effect given up after its last try, per goal, with why', async () => {
+    const root = await tempDir();
+    const path = join(root, 'ledger.db');
+    const store = openSqliteStore(path);
+    const key = { repo: 'o/r', goalId: 'unheard' };
+    await store.ledger.upsertGoal(key, { spec: validateGoalSpec(rawSpec([rawTask('a')], { goal_id: 'unheard' })), branch: 'goal/unheard' });
+    await store.ledger.recordChange(key, { transitions: [{ to: 'ESCALATED', event: 'escalate', stopReason: 'a escalated' }], effects: [{ kind: 'escalate', payload: {} }] });
+    const [effect] = await store.ledger.pendingEffects({ key });
+    // Every try but the last already made (each claim counts one); the last fails too.
+    while ((await store.ledger.claimEffect(effect!.id, 'w', 0)) < MAX_EFFECT_TRIES - 1);
+    const perform = async () => {
+      throw new Error('HttpError: Server Error');
+    };
+    expect(await drainEffects({ outbox: store.ledger, key, holder: 'w', claimMs: 1000, perform, logger: pino({ level: 'silent' }) })).toBe(0);
+    expect(await store.ledger.pendingEffects({ key })).toEqual([]);
+    expect(await store.ledger.prune({ expiredLeasesMs: 0, handledDeliveriesMs: -60_000 })).toMatchObject({ effects: 0 }); // kept
+    await store.close();
+
+    const r = await runCli(['status', '--json'], { GOAL_LOOP_DB: path });
+    const row = (JSON.parse(r.stdout) as Array<Record<string, unknown>>)[0]!;
+    expect(row.pending_effects).toBeNull();
+    expect(row.given_up_effects).toEqual([{ kind: 'escalate', tries: MAX_EFFECT_TRIES, given_up_at: expect.any(String), error: expect.stringMatching(/^given up after 20 tries: HttpError: Server Error/) }]);
+    const text = await runCli(['status'], { GOAL_LOOP_DB: path });
+    expect(text.stdout).toMatch(/^1 effect given up after 20 tries \(see each goal\)/);
+    expect(text.stdout).toMatch(/unheard .*\n.*\n.*a escalated\n  given up: escalate at \S+; given up after 20 tries: HttpError: Server Error/);
   });
 
   it('status from any folder reads the one ledger of the user, and looking creates nothing', async () => {

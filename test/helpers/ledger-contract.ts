@@ -389,6 +389,36 @@ export function describeLedgerContract(name: string, open: () => Promise<Ledger>
         expect(await l.pendingEffects()).toEqual([]);
       });
 
+      it('an effect given up is no longer pending, is kept as given up with why, and prune leaves it; only its try gives it up', async () => {
+        await l.upsertGoal(key, { spec: spec(), branch: 'b' });
+        await l.recordChange(key, { effects: [{ kind: 'escalate', payload: { nonce: 'n0nce-n0nce' } }, { kind: 'sync', payload: {} }] });
+        const [lost, kept] = await l.pendingEffects({ key });
+        expect(await l.claimEffect(lost!.id, 'w1', 60_000)).toBe(1);
+        await l.giveUpEffect(lost!.id, 'w2', 'not this try'); // a try no longer holding it changes nothing
+        expect((await l.pendingEffects({ key })).map((e) => e.kind)).toEqual(['escalate', 'sync']);
+        await l.giveUpEffect(lost!.id, 'w1', 'given up after 1 tries: 502');
+        expect((await l.pendingEffects({ key })).map((e) => e.id)).toEqual([kept!.id]);
+        expect(await l.claimEffect(lost!.id, 'w3', 60_000)).toBe(0);
+        const given = await l.givenUpEffects({ key });
+        expect(given).toEqual([expect.objectContaining({ id: lost!.id, kind: 'escalate', payload: { nonce: 'n0nce-n0nce' }, attempts: 1, lastError: 'given up after 1 tries: 502' })]);
+        expect(Number.isNaN(Date.parse(given[0]!.givenUpAt))).toBe(false);
+        expect(await l.givenUpEffects({ key: { repo: key.repo, goalId: 'other' } })).toEqual([]);
+        await l.completeEffect(kept!.id);
+        await new Promise((r) => setTimeout(r, 20));
+        expect((await l.prune({ expiredLeasesMs: 0, handledDeliveriesMs: 1 })).effects).toBe(1); // the done one only
+        expect((await l.givenUpEffects()).map((e) => e.id)).toEqual([lost!.id]);
+      });
+
+      it('updateMeta: changes computed from the meta, made at once on two connections, lose nothing', async () => {
+        await l.upsertGoal(key, { spec: spec(), branch: 'b' });
+        const l2 = await second();
+        const append = (x: Ledger, n: number) => x.updateMeta(key, (m) => ({ seen: [...((m.seen as number[] | undefined) ?? []), n], [`k${n}`]: null }));
+        await Promise.all(Array.from({ length: 10 }, (_, n) => append(n % 2 ? l : l2, n)));
+        const seen = (await l.getGoal(key))!.meta.seen as number[];
+        expect([...seen].sort((a, b) => a - b)).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
+        await expect(l.updateMeta({ repo: key.repo, goalId: 'nope' }, () => ({}))).rejects.toThrow(/unknown goal/);
+      });
+
       it('a sweep sees only effects recorded long enough ago', async () => {
         await l.upsertGoal(key, { spec: spec(), branch: 'b' });
         await l.recordChange(key, { effects: [{ kind: 'fresh', payload: null }] });

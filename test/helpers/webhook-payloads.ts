@@ -85,6 +85,8 @@ export interface PullSpec {
   body?: string | null;
   /** Head branch name. */
   head: string;
+  /** The head's repository is a fork owned by this login (as GitHub sends a fork's PR: `head.repo` is the fork). */
+  headOwner?: string;
   headSha?: string;
   base?: string;
   /** Author. Default: `goal-loop[bot]`. */
@@ -305,7 +307,8 @@ function applyPull(p: J, pull: PullSpec, spec: RepoSpec): void {
   const headSha = pull.headSha ?? createHash('sha1').update(`head:${pull.head}`).digest('hex');
   pr.head.ref = pull.head;
   pr.head.sha = headSha;
-  pr.head.label = `${spec.owner}:${pull.head}`;
+  pr.head.label = `${pull.headOwner ?? spec.owner}:${pull.head}`;
+  if (pull.headOwner !== undefined && pull.headOwner !== spec.owner) forkHead(pr.head, pull.headOwner, spec);
   pr.base.ref = pull.base ?? spec.defaultBranch ?? 'main';
   pr.base.label = `${spec.owner}:${pr.base.ref}`;
   pr.statuses_url = `${api}/statuses/${headSha}`;
@@ -320,6 +323,20 @@ function applyPull(p: J, pull: PullSpec, spec: RepoSpec): void {
     if (pr._links.review_comment) pr._links.review_comment = { href: `${api}/pulls/comments{/number}` };
   }
   if ('number' in p) p.number = pull.number;
+}
+
+/** A fork's head: its user and repository are the fork's (another owner, another repository id), as GitHub sends them. */
+function forkHead(head: J, forkOwner: string, spec: RepoSpec): void {
+  const full = `${forkOwner}/${spec.repo}`;
+  if (head.user) setUser(head.user, { login: forkOwner, type: 'User' });
+  const r: J = head.repo;
+  replaceStrings(r, `${spec.owner}/${spec.repo}`, full);
+  r.full_name = full;
+  r.id = fakeId(`repo:${full}`);
+  r.node_id = `R_fake${r.id}`;
+  r.fork = true;
+  r.clone_url = `https://github.com/${full}.git`;
+  if (r.owner) setUser(r.owner, { login: forkOwner, type: 'User' });
 }
 
 function applyComment(p: J, c: CommentSpec, issueNumber: number, spec: RepoSpec): void {

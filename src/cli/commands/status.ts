@@ -3,6 +3,7 @@ import { existsSync } from 'node:fs';
 import { openStore, resolveDbPath } from '../../ledger/open-ledger.js';
 import type { GoalRecord, PendingEffect } from '../../ports/ledger.js';
 import { readCoreMeta } from '../../goal/meta.js';
+import { MAX_EFFECT_TRIES } from '../../loop/outbox.js';
 import { readGitHubGoal } from '../../github/github-goal.js';
 import { goalLeaseName } from '../../worker/lease.js';
 import { redactUrls } from '../../workspace/remote-auth.js';
@@ -12,7 +13,8 @@ export const STATUS_USAGE = `goal-loop status [--json]
   Lists the goals in the ledger (GOAL_LOOP_DB, DATABASE_URL, or your own:
   ~/.local/state/goal-loop/ledger.db) with their state, progress and
   budget, whether each is queued or leased (by which worker, and how old its heartbeat is), and
-  the effects still pending on GitHub (a comment, a label, a ready PR) with the oldest one's age.`;
+  the effects still pending on GitHub (a comment, a label, a ready PR) with the oldest one's age,
+  and those given up after their last try (with why).`;
 
 /** The flags `status` accepts (its --help lists each one). */
 export const STATUS_OPTIONS = { json: { type: 'boolean', default: false } } as const satisfies NonNullable<ParseArgsConfig['options']>;
@@ -31,7 +33,13 @@ export async function statusCommand(argv: string[]): Promise<number> {
   const store = await openStore();
   const { ledger } = store;
   try {
-    const [goals, leases, queued, effects] = await Promise.all([ledger.listGoals(), ledger.listLeases(), store.queue.listQueued(), ledger.pendingEffects()]);
+    const [goals, leases, queued, effects, givenUp] = await Promise.all([
+      ledger.listGoals(),
+      ledger.listLeases(),
+      store.queue.listQueued(),
+      ledger.pendingEffects(),
+      ledger.givenUpEffects(),
+    ]);
     const now = Date.now();
     const ageS = (at: string) => Math.max(0, Math.round((now - Date.parse(at)) / 1000));
     const rows = await Promise.all(
@@ -58,6 +66,9 @@ export async function statusCommand(argv: string[]): Promise<number> {
           leased: lease ? { worker: lease.holder, heartbeat_age_s: Math.max(0, Math.round((now - Date.parse(lease.heartbeatAt)) / 100) / 10) } : null,
           on_github: readGitHubGoal(g.meta) !== undefined,
           pending_effects: pendingOf(effects.filter((e) => e.key.repo === g.repo && e.key.goalId === g.goalId), ageS),
+          given_up_effects: givenUp
+            .filter((e) => e.key.repo === g.repo && e.key.goalId === g.goalId)
+            .map((e) => ({ kind: e.kind, tries: e.attempts, given_up_at: e.givenUpAt, error: e.lastError && redactUrls(e.lastError) })),
         };
       }),
     );
@@ -71,6 +82,7 @@ export async function statusCommand(argv: string[]): Promise<number> {
     }
     const all = pendingOf(effects, ageS);
     if (all) process.stdout.write(`${all.count} effect${all.count === 1 ? '' : 's'} pending, the oldest ${all.oldest_age_s}s old (see each goal)\n\n`);
+    if (givenUp.length) process.stdout.write(`${givenUp.length} effect${givenUp.length === 1 ? '' : 's'} given up after ${MAX_EFFECT_TRIES} tries (see each goal)\n\n`);
     for (const r of rows) {
       const work = r.leased
         ? `leased by ${r.leased.worker} (heartbeat ${r.leased.heartbeat_age_s}s ago)`
@@ -82,6 +94,7 @@ export async function statusCommand(argv: string[]): Promise<number> {
         `${r.goal_id}  ${r.state}  ${r.tasks_completed}/${r.tasks_total} tasks  ${r.iterations} iterations  ${budget}  ${r.updated_at}\n` +
           `  ${r.repo}  ${r.branch}  ${work}${r.stop_reason ? `\n  ${r.stop_reason}` : ''}` +
           (r.pending_effects ? `\n  ${describePending(r.pending_effects, r.on_github)}` : '') +
+          r.given_up_effects.map((e) => `\n  given up: ${e.kind} at ${e.given_up_at}${e.error ? `; ${oneLine(e.error)}` : ''}`).join('') +
           '\n',
       );
     }
@@ -111,9 +124,11 @@ function pendingOf(effects: PendingEffect[], ageS: (at: string) => number): Pend
 /** A GitHub goal's effects are performed by a worker; a local goal's by its next `goal-loop run`. */
 function describePending(p: Pending, onGitHub: boolean): string {
   const tries = p.tries ? `, tried ${p.tries} time${p.tries === 1 ? '' : 's'}` : '';
-  const error = p.last_error ? `; last error: ${redactUrls(p.last_error).split('\n')[0]!.slice(0, 200)}` : '';
+  const error = p.last_error ? `; last error: ${oneLine(redactUrls(p.last_error))}` : '';
   return `${onGitHub ? 'pending on GitHub' : 'pending report'}: ${p.kinds.join(', ')} (${p.count}, oldest ${p.oldest_age_s}s${tries})${error}${onGitHub ? '' : '; the next `goal-loop run` of this goal makes it'}`;
 }
+
+const oneLine = (text: string): string => text.split('\n')[0]!.slice(0, 200);
 
 /** The cost cap the goal runs under, when one is known from its spec or a `/goal budget`. */
 function capOf(g: GoalRecord): number | undefined {

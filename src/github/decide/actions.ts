@@ -25,6 +25,8 @@ export type Action =
   | { type: 'acceptPlan'; spec?: GoalSpec; branch: string; issuePlan: NonNullable<GitHubGoalMeta['issuePlan']> }
   /** Merged into the goal's meta; a key set to null is removed. */
   | { type: 'setMeta'; patch: { [K in keyof GitHubGoalMeta]?: GitHubGoalMeta[K] | null } }
+  /** Appended to the goal's pending reviews at once (pending-reviews.ts): a run may be taking answered ones meanwhile. */
+  | { type: 'addPendingReview'; review: NonNullable<GitHubGoalMeta['pendingReviews']>[number] }
   | { type: 'setControl'; control: ControlRequest | null }
   | { type: 'setState'; state: GoalState; event: string; detail: string; stopReason: string | null }
   | { type: 'updateTask'; taskId: string; patch: Partial<Pick<TaskRecord, 'approved' | 'status'>> }

@@ -1,5 +1,6 @@
 import { RESTING_STATES } from '../../goal/states.js';
 import type { TaskSpec } from '../../goal/schema.js';
+import type { PullRef } from '../events.js';
 import type { GitHubGoal, GitHubGoalMeta } from '../goal-meta.js';
 import { planFromIssue, type IssuePlan } from '../plan-from-issue.js';
 import type { Action, ConfigFact, GoalView } from './actions.js';
@@ -17,6 +18,24 @@ export function invalidConfigComment(config: Extract<ConfigFact, { ok: false }>,
 }
 
 export const isMerged = (meta: GitHubGoalMeta): boolean => meta.merged === true;
+
+/**
+ * The pull request is the goal's own: the number the goal recorded when the App opened it, from
+ * the goal's branch, with its head in this repository. Anyone can open a pull request from a fork
+ * whose branch is named like the goal's; its events must steer nothing.
+ */
+export function isGoalPullRequest(meta: GitHubGoalMeta, pr: PullRef): boolean {
+  const head = pr.headRepo;
+  return (
+    typeof meta.prNumber === 'number' &&
+    meta.prNumber === pr.prNumber &&
+    meta.github?.branch === pr.headRef &&
+    head !== null &&
+    head !== undefined &&
+    head.id === pr.baseRepo.id &&
+    head.fullName.toLowerCase() === pr.baseRepo.fullName.toLowerCase()
+  );
+}
 
 export function doneRefusal(meta: GitHubGoalMeta): string {
   const pr = typeof meta.prNumber === 'number' ? `pull request #${meta.prNumber}` : 'its pull request';

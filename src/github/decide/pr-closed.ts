@@ -1,9 +1,9 @@
 import type { EventOf } from '../events.js';
 import type { Decision, GoalView } from './actions.js';
-import { merged, pauseOrStop } from './common.js';
+import { isGoalPullRequest, merged, pauseOrStop } from './common.js';
 
 export interface PrClosedFacts {
-  /** The goal whose branch is the pull request's head, if any. */
+  /** The goal whose pull request this is, if any (see isGoalPullRequest). */
   goal: GoalView | undefined;
   running: boolean;
 }
@@ -11,7 +11,7 @@ export interface PrClosedFacts {
 /** pull_request.closed on a goal branch: merged -> done, closed unmerged -> stopped. */
 export function decidePrClosed(e: EventOf<'pr_closed'>, facts: PrClosedFacts): Decision {
   const { goal } = facts;
-  if (!goal) return { actions: [] };
+  if (!goal || !isGoalPullRequest(goal.meta, e)) return { actions: [] };
   if (e.merged) return { key: goal.key, actions: merged(goal, e.prNumber, facts.running) };
   return { key: goal.key, actions: pauseOrStop(goal, 'stop', 'the pull request was closed without merging') };
 }

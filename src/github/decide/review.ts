@@ -2,7 +2,7 @@ import type { TaskSpec } from '../../goal/schema.js';
 import { quoteUntrusted } from '../../common/untrusted.js';
 import type { EventOf } from '../events.js';
 import type { ConfigFact, Decision, GoalView } from './actions.js';
-import { acceptSpec, invalidConfigComment, isMerged, refuseSender } from './common.js';
+import { acceptSpec, invalidConfigComment, isGoalPullRequest, isMerged, refuseSender } from './common.js';
 
 export interface ReviewComment {
   path: string;
@@ -11,7 +11,7 @@ export interface ReviewComment {
 }
 
 export interface ReviewFacts {
-  /** The goal whose branch is the pull request's head, if any. */
+  /** The goal whose pull request this is, if any (see isGoalPullRequest). */
   goal: GoalView | undefined;
   /** Asked once the pull request is a goal's. */
   maySteer?: boolean;
@@ -31,7 +31,7 @@ export interface ReviewFacts {
  */
 export function decideReview(e: EventOf<'review'>, facts: ReviewFacts): Decision {
   const { goal } = facts;
-  if (!goal) return { actions: [] };
+  if (!goal || !isGoalPullRequest(goal.meta, e)) return { actions: [] };
   if (!facts.maySteer) return { actions: refuseSender(e.sender, e.type, e.prNumber) };
   const comments = facts.comments ?? [];
   if (e.state === 'commented' && comments.length === 0) return { actions: [] }; // a plain comment review asks for nothing
@@ -40,11 +40,11 @@ export function decideReview(e: EventOf<'review'>, facts: ReviewFacts): Decision
   if (!facts.config.ok) return { actions: [invalidConfigComment(facts.config, e.prNumber)] };
   const task = reviewTask(e, goal, comments, facts.config.config.gate);
   const extraTasks = [...(goal.meta.extraTasks ?? []).filter((t) => t.id !== task.id), task];
-  const pendingReviews = [...(goal.meta.pendingReviews ?? []), { taskId: task.id, prNumber: e.prNumber, reviewId: e.reviewId }];
   return {
     key: goal.key,
     actions: [
-      { type: 'setMeta', patch: { extraTasks, pendingReviews } },
+      { type: 'setMeta', patch: { extraTasks } },
+      { type: 'addPendingReview', review: { taskId: task.id, prNumber: e.prNumber, reviewId: e.reviewId } },
       ...acceptSpec({ goalId: goal.key.goalId, issueBody: facts.issueBody, extraTasks, github: goal.meta.github, running: facts.running ?? false }),
       { type: 'setControl', control: null },
       { type: 'schedule', mode: 'run', priority: goal.priority },

@@ -1,5 +1,5 @@
 import type { Context } from 'probot';
-import type { EventBase } from '../events.js';
+import type { EventBase, PullRef, RepoRef } from '../events.js';
 
 type RepoPayload = {
   repository: EventBase['repository'];
@@ -32,4 +32,17 @@ export function eventBase(context: Context): EventBase | undefined {
       default_branch: p.repository.default_branch,
     },
   };
+}
+
+type RepoPayloadRef = { id: number; full_name: string } | null | undefined;
+
+const repoRef = (r: RepoPayloadRef): RepoRef | null => (r && typeof r.id === 'number' && typeof r.full_name === 'string' ? { id: r.id, fullName: r.full_name } : null);
+
+/** The pull request a `pull_request*` event is about, and the repositories of its head and base, as the payload says. */
+export function pullRef(context: Context): PullRef | undefined {
+  const p = context.payload as unknown as { repository?: RepoPayloadRef; pull_request?: { number: number; head: { ref: string; repo: RepoPayloadRef } } };
+  const baseRepo = repoRef(p.repository);
+  const pr = p.pull_request;
+  if (!pr || !baseRepo) return undefined;
+  return { prNumber: pr.number, headRef: pr.head.ref, headRepo: repoRef(pr.head.repo), baseRepo };
 }

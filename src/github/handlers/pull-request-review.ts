@@ -1,5 +1,5 @@
 import type { Context } from 'probot';
-import { eventBase, fromBot, type Intake } from './base.js';
+import { eventBase, fromBot, pullRef, type Intake } from './base.js';
 
 /** pull_request_review.submitted on a goal PR: changes requested (or line comments) become a task. */
 export function onPullRequestReview(intake: Intake) {
@@ -9,7 +9,8 @@ export function onPullRequestReview(intake: Intake) {
     if (!pr.head.ref.startsWith('goal/')) return;
     if (review.state !== 'changes_requested' && review.state !== 'commented') return;
     const base = eventBase(context);
-    if (!base) return;
-    return intake({ ...base, type: 'review', prNumber: pr.number, headRef: pr.head.ref, reviewId: review.id, state: review.state, body: review.body });
+    const ref = pullRef(context);
+    if (!base || !ref) return;
+    return intake({ ...base, ...ref, type: 'review', reviewId: review.id, state: review.state, body: review.body });
   };
 }

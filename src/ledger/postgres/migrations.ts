@@ -121,6 +121,9 @@ export const POSTGRES_MIGRATIONS: readonly string[] = [
      entry_json JSONB NOT NULL
    );
    CREATE INDEX attempt_entries_by_goal ON attempt_entries (goal, seq);`,
+  // v6: an effect given up after its last try is kept as such (ports/outbox.ts giveUpEffect).
+  `ALTER TABLE effects ADD COLUMN given_up_at TIMESTAMPTZ;
+   CREATE INDEX effects_given_up ON effects (goal, id) WHERE given_up_at IS NOT NULL;`,
 ];
 
 /**

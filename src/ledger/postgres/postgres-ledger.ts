@@ -7,6 +7,7 @@ import type {
   CounterDelta,
   Counters,
   EventRecord,
+  GivenUpEffect,
   GoalChange,
   GoalKey,
   GoalRecord,
@@ -22,6 +23,7 @@ import {
   TASK_COLUMNS,
   toAttempt,
   toEffect,
+  toGivenUpEffect,
   toEvent,
   toGoal,
   toInboxEntry,
@@ -207,6 +209,15 @@ export class PostgresLedger implements Ledger {
     return this.mergeMeta(this.pool, key, patch);
   }
 
+  async updateMeta(key: GoalKey, update: (meta: Record<string, unknown>) => Record<string, unknown>): Promise<Record<string, unknown>> {
+    return withTransaction(this.pool, async (c) => {
+      // Locked: a concurrent update waits here and reads what this one wrote.
+      const row = await this.goalRow(c, key, 'FOR UPDATE');
+      if (!row) throw unknownGoal(key);
+      return this.mergeMeta(c, key, update(JSON.parse(row.meta_json) as Record<string, unknown>));
+    });
+  }
+
   async pendingEffects(filter: { key?: GoalKey; settledForMs?: number } = {}): Promise<PendingEffect[]> {
     const where = ['e.done_at IS NULL'];
     const args: unknown[] = [];
@@ -233,6 +244,28 @@ export class PostgresLedger implements Ledger {
       [id, holder, ttlMs],
     );
     return rows[0]?.attempts ?? 0;
+  }
+
+  async giveUpEffect(id: number, holder: string, error: string): Promise<void> {
+    await this.pool.query(
+      "UPDATE effects SET last_error = $3, done_at = clock_timestamp(), given_up_at = clock_timestamp(), claimed_until = 'epoch' WHERE id = $1 AND claimed_by = $2 AND done_at IS NULL",
+      [id, holder, pgText(trimForLedger(error))],
+    );
+  }
+
+  async givenUpEffects(filter: { key?: GoalKey } = {}): Promise<GivenUpEffect[]> {
+    const where = ['e.given_up_at IS NOT NULL'];
+    const args: unknown[] = [];
+    if (filter.key) {
+      args.push(filter.key.repo, filter.key.goalId);
+      where.push('g.repo = $1 AND g.goal_id = $2');
+    }
+    const { rows } = await this.pool.query<EffectRow>(
+      `SELECT e.id, e.kind, e.payload_json, e.created_at, e.attempts, e.last_error, e.given_up_at, g.repo, g.goal_id
+       FROM effects e JOIN goals g ON g.id = e.goal WHERE ${where.join(' AND ')} ORDER BY e.id`,
+      args,
+    );
+    return rows.map(toGivenUpEffect);
   }
 
   async completeEffect(id: number): Promise<void> {
@@ -287,7 +320,8 @@ export class PostgresLedger implements Ledger {
       "DELETE FROM deliveries WHERE handled_at IS NOT NULL AND received_at < clock_timestamp() - $1 * interval '1 millisecond'",
       [opts.handledDeliveriesMs],
     );
-    const effects = await this.pool.query("DELETE FROM effects WHERE done_at < clock_timestamp() - $1 * interval '1 millisecond'", [opts.handledDeliveriesMs]);
+    // A given-up effect stays: it is what `status` and the status comment report.
+    const effects = await this.pool.query("DELETE FROM effects WHERE given_up_at IS NULL AND done_at < clock_timestamp() - $1 * interval '1 millisecond'", [opts.handledDeliveriesMs]);
     return { leases: leases.rowCount ?? 0, deliveries: deliveries.rowCount ?? 0, effects: effects.rowCount ?? 0 };
   }
 

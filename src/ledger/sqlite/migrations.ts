@@ -113,6 +113,9 @@ export const SQLITE_MIGRATIONS: readonly string[] = [
      entry_json TEXT NOT NULL
    );
    CREATE INDEX attempt_entries_by_goal ON attempt_entries (goal, seq);`,
+  // v6: an effect given up after its last try is kept as such (ports/outbox.ts giveUpEffect).
+  `ALTER TABLE effects ADD COLUMN given_up_at INTEGER;
+   CREATE INDEX effects_given_up ON effects (goal, id) WHERE given_up_at IS NOT NULL;`,
 ];
 
 /** Applies pending migrations inside one transaction each; the version lives in `user_version`. */

@@ -8,6 +8,7 @@ import type {
   Counters,
   EffectInput,
   EventRecord,
+  GivenUpEffect,
   GoalChange,
   GoalKey,
   GoalRecord,
@@ -23,6 +24,7 @@ import {
   TASK_COLUMNS,
   toAttempt,
   toEffect,
+  toGivenUpEffect,
   toEvent,
   toGoal,
   toInboxEntry,
@@ -180,6 +182,13 @@ export class SqliteLedger implements Ledger {
     return this.db.transaction(() => this.mergeMeta(key, patch))();
   }
 
+  async updateMeta(key: GoalKey, update: (meta: Record<string, unknown>) => Record<string, unknown>): Promise<Record<string, unknown>> {
+    // IMMEDIATE: the read and the write under one write lock, whichever process writes the file.
+    return this.db
+      .transaction(() => this.mergeMeta(key, update(JSON.parse(this.requireGoal(key).meta_json) as Record<string, unknown>)))
+      .immediate();
+  }
+
   async pendingEffects(filter: { key?: GoalKey; settledForMs?: number } = {}): Promise<PendingEffect[]> {
     const where = ['e.done_at IS NULL'];
     const args: unknown[] = [];
@@ -214,6 +223,26 @@ export class SqliteLedger implements Ledger {
     this.db
       .prepare('UPDATE effects SET last_error = ?, claimed_until = ? WHERE id = ? AND claimed_by = ? AND done_at IS NULL')
       .run(trimForLedger(error), Date.now() + retryInMs, id, holder);
+  }
+
+  async giveUpEffect(id: number, holder: string, error: string): Promise<void> {
+    const at = Date.now();
+    this.db
+      .prepare('UPDATE effects SET last_error = ?, done_at = ?, given_up_at = ?, claimed_until = 0 WHERE id = ? AND claimed_by = ? AND done_at IS NULL')
+      .run(trimForLedger(error), at, at, id, holder);
+  }
+
+  async givenUpEffects(filter: { key?: GoalKey } = {}): Promise<GivenUpEffect[]> {
+    const where = ['e.given_up_at IS NOT NULL'];
+    const args: unknown[] = [];
+    if (filter.key) {
+      where.push('g.repo = ? AND g.goal_id = ?');
+      args.push(filter.key.repo, filter.key.goalId);
+    }
+    const rows = this.db
+      .prepare(`SELECT e.*, g.repo, g.goal_id FROM effects e JOIN goals g ON g.id = e.goal WHERE ${where.join(' AND ')} ORDER BY e.id`)
+      .all(...args) as EffectRow[];
+    return rows.map(toGivenUpEffect);
   }
 
   async recordDelivery(id: string, event?: unknown): Promise<boolean> {
@@ -255,7 +284,8 @@ export class SqliteLedger implements Ledger {
     const leases = this.db.prepare('DELETE FROM leases WHERE expires_at < ?').run(at - opts.expiredLeasesMs).changes;
     const before = new Date(at - opts.handledDeliveriesMs).toISOString();
     const deliveries = this.db.prepare('DELETE FROM deliveries WHERE handled_at IS NOT NULL AND received_at < ?').run(before).changes;
-    const effects = this.db.prepare('DELETE FROM effects WHERE done_at IS NOT NULL AND done_at < ?').run(at - opts.handledDeliveriesMs).changes;
+    // A given-up effect stays: it is what `status` and the status comment report.
+    const effects = this.db.prepare('DELETE FROM effects WHERE done_at IS NOT NULL AND given_up_at IS NULL AND done_at < ?').run(at - opts.handledDeliveriesMs).changes;
     return { leases, deliveries, effects };
   }
 

@@ -44,6 +44,12 @@ export function issue(body: string | null = GOAL_BLOCK, labels: IssueRef['labels
 
 export const github = githubGoalFrom(base.repository, issue(), 42);
 
+/** The goal's own pull request #9, as a pull request event names it: its head in this repository. */
+export const THIS_REPO = { id: 1296269, fullName: 'octo-org/widgets' };
+export const ownPull = { prNumber: 9, headRef: github.branch, headRepo: THIS_REPO, baseRepo: THIS_REPO };
+/** A pull request from a fork whose branch is named like the goal's. */
+export const forkPull = { ...ownPull, headRepo: { id: 777, fullName: 'mallory/widgets' } };
+
 export const ok: ConfigFact = { ok: true, config: parseRepoConfig(undefined) };
 export const okWithGate: ConfigFact = { ok: true, config: parseRepoConfig({ gate: ['npm test', 'npm run lint'] }) };
 export const invalid: ConfigFact = { ok: false, problems: ['max_iterations: too big'] };

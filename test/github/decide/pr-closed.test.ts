@@ -2,9 +2,12 @@ import { describe, expect, it } from 'vitest';
 import type { Action } from '../../../src/github/decide/actions.js';
 import { decidePrClosed, type PrClosedFacts } from '../../../src/github/decide/pr-closed.js';
 import type { GoalEvent } from '../../../src/github/events.js';
-import { base, controlActions, goal, github, KEY } from './fixtures.js';
+import { base, controlActions, forkPull, goal as anyGoal, KEY, ownPull } from './fixtures.js';
 
-const closed = (merged: boolean): Extract<GoalEvent, { type: 'pr_closed' }> => ({ ...base, type: 'pr_closed', prNumber: 9, merged, headRef: github.branch });
+type Closed = Extract<GoalEvent, { type: 'pr_closed' }>;
+const closed = (merged: boolean, pull: typeof ownPull = ownPull): Closed => ({ ...base, ...pull, type: 'pr_closed', merged });
+/** A goal whose recorded pull request is #9. */
+const goal: typeof anyGoal = (state, meta = {}) => anyGoal(state, { prNumber: 9, ...meta });
 const stop = (reason: string): Action[] => controlActions('stop', reason);
 const mergedMark: Action = { type: 'setMeta', patch: { merged: true, prNumber: 9 } };
 
@@ -20,5 +23,16 @@ describe('decidePrClosed: (event, facts) -> actions', () => {
     const d = decidePrClosed(closed(merged), facts);
     expect(d.actions).toEqual(actions);
     if (actions.length) expect(d.key).toEqual(KEY);
+  });
+
+  it.each<[string, Closed, PrClosedFacts]>([
+    ['a fork whose branch is named like the goal branch, merged', closed(true, forkPull), { goal: goal('ESCALATED'), running: false }],
+    ['a fork whose branch is named like the goal branch, closed', closed(false, forkPull), { goal: goal('ESCALATED'), running: false }],
+    ['a fork that is gone (no head repository)', closed(false, { ...ownPull, headRepo: null } as unknown as typeof ownPull), { goal: goal('ESCALATED'), running: false }],
+    ['another pull request of this repository from the goal branch', closed(true, { ...ownPull, prNumber: 10 }), { goal: goal('ESCALATED'), running: false }],
+    ['the goal recorded no pull request yet', closed(true), { goal: anyGoal('ESCALATED'), running: false }],
+    ['the head is another branch', closed(true, { ...ownPull, headRef: 'goal/8-other' }), { goal: goal('ESCALATED'), running: false }],
+  ])('not the goal’s own pull request (%s): nothing', (_name, e, facts) => {
+    expect(decidePrClosed(e, facts).actions).toEqual([]);
   });
 });

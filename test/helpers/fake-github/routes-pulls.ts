@@ -52,7 +52,9 @@ export function createPullRoutes(ctx: Ctx & IssueRoutes) {
             if (!head) return true;
             const [who, ref] = head.includes(':') ? [head.slice(0, head.indexOf(':')), head.slice(head.indexOf(':') + 1)] : [head, undefined];
             // GitHub ignores a head filter without a branch only when it names the owner.
-            return who.toLowerCase() === owner.toLowerCase() && (ref === undefined || ref === p.head);
+            // `user:ref`: the head's owner, which for a fork is not the repository's.
+            if (ref === undefined) return who.toLowerCase() === owner.toLowerCase();
+            return who.toLowerCase() === p.headOwner.toLowerCase() && ref === p.head;
           })
           .filter((p) => !baseRef || p.base === baseRef)
           .sort((a, b) => b.number - a.number)
@@ -71,7 +73,7 @@ export function createPullRoutes(ctx: Ctx & IssueRoutes) {
           return invalid('Validation Failed', [{ resource: 'PullRequest', field: 'title', code: 'missing_field' }]);
         }
         if (head === baseRef) return invalid('Validation Failed', [{ resource: 'PullRequest', code: 'custom', message: `No commits between ${baseRef} and ${head}` }]);
-        if (pulls.some((p) => p.state === 'open' && p.head === head && p.base === baseRef)) {
+        if (pulls.some((p) => p.state === 'open' && p.head === head && p.headOwner === owner && p.base === baseRef)) {
           return invalid('Validation Failed', [{ resource: 'PullRequest', code: 'custom', message: `A pull request already exists for ${owner}:${head}.` }]);
         }
         const p = addPull({ title: str(b.title) ?? '', body: str(b.body) ?? null, head, base: baseRef, draft: b.draft === true });

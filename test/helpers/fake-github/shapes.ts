@@ -111,12 +111,45 @@ export function createShapes(ctx: State) {
       created_at: c.createdAt,
       updated_at: c.updatedAt,
       author_association: c.user === owner ? 'OWNER' : collaborators.has(c.user) ? 'COLLABORATOR' : 'NONE',
-      performed_via_github_app: null,
+      performed_via_github_app: viaAppJson(c.user),
     };
   }
 
-  function branchJson(ref: string, sha: string): Record<string, unknown> {
-    return { label: `${owner}:${ref}`, ref, sha, user: userJson(owner), repo: repoJson() };
+  /**
+   * As GitHub: a comment an App's installation wrote is by its bot user (`<slug>[bot]`, type Bot)
+   * and names the App in `performed_via_github_app`; this App's bot is this fake's app, any other
+   * `[bot]` login another App of its own; a person's comment names none.
+   */
+  function viaAppJson(login: string): Record<string, unknown> | null {
+    if (login === ctx.botLogin) return appJson();
+    if (!login.endsWith('[bot]')) return null;
+    const slug = login.replace(/\[bot\]$/, '');
+    const id = fakeId(`app:${slug}`);
+    return { ...appJson(), id, slug, node_id: `A_fake${id}`, name: slug, html_url: `https://github.com/apps/${slug}`, description: `another app (${slug})` };
+  }
+
+  /** A fork's repository: the same repository under another owner, with an id of its own. */
+  function forkJson(forkOwner: string): Record<string, unknown> {
+    const full = `${forkOwner}/${repo}`;
+    const id = fakeId(`repo:${full}`);
+    return {
+      ...repoJson(),
+      id,
+      node_id: `R_fake${id}`,
+      full_name: full,
+      owner: userJson(forkOwner),
+      html_url: `https://github.com/${full}`,
+      url: `${API}/repos/${full}`,
+      clone_url: `https://github.com/${full}.git`,
+      git_url: `git://github.com/${full}.git`,
+      ssh_url: `git@github.com:${full}.git`,
+      fork: true,
+      permissions: { admin: false, maintain: false, push: false, triage: false, pull: true },
+    };
+  }
+
+  function branchJson(ref: string, sha: string, headOwner: string = owner): Record<string, unknown> {
+    return { label: `${headOwner}:${ref}`, ref, sha, user: userJson(headOwner), repo: headOwner === owner ? repoJson() : forkJson(headOwner) };
   }
 
   function pullJson(p: FakePull): Record<string, unknown> {
@@ -146,7 +179,7 @@ export function createShapes(ctx: State) {
       requested_teams: [],
       milestone: null,
       draft: p.draft,
-      head: branchJson(p.head, p.headSha),
+      head: branchJson(p.head, p.headSha, p.headOwner),
       base: branchJson(p.base, fakeSha(`base:${p.base}`)),
       merged: p.merged,
       merged_at: p.mergedAt,

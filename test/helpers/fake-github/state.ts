@@ -92,6 +92,7 @@ export function createState(opts: FakeGitHubOptions) {
       id,
       nodeId: `PR_fake${id}`,
       head: seed.head,
+      headOwner: seed.headOwner ?? owner,
       headSha,
       base: seed.base ?? defaultBranch,
       draft: seed.draft ?? false,

@@ -22,6 +22,8 @@ export interface FakePullSeed {
   body?: string | null;
   /** Head branch name (without `owner:`). */
   head: string;
+  /** The owner of the head's repository: another owner than the repository's is a fork. Default: the repository's owner. */
+  headOwner?: string;
   headSha?: string;
   base?: string;
   draft?: boolean;
@@ -79,6 +81,8 @@ export interface FakePull {
   nodeId: string;
   /** Head branch name. */
   head: string;
+  /** The owner of the head's repository (a fork when it is not the repository's owner). */
+  headOwner: string;
   headSha: string;
   base: string;
   draft: boolean;
