@@ -73,7 +73,10 @@ export async function runCommand(argv: string[]): Promise<number> {
 
   const dir = workspaceDir(workspaceRoot(), repo, spec.goal_id);
   const release = acquireLock(`${dir}.lock`);
-  const store = await openStore();
+  const store = await openStore().catch((err: unknown) => {
+    release();
+    throw err;
+  });
   const { ledger } = store;
   const logger = createLogger();
   const stop = new AbortController();
