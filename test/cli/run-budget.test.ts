@@ -1,3 +1,4 @@
+import { writeFile } from 'node:fs/promises';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { runCli } from '../helpers/cli.js';
 import { cliProject } from '../helpers/cli-project.js';
@@ -73,5 +74,27 @@ tasks:
       expect(r.code).toBe(1);
       expect(r.stderr).toMatch(/--budget needs an amount in US dollars/);
     }
+  });
+
+  it('says how to go on with a goal its iteration cap stopped, and a raised cap in the spec lets it go on', async () => {
+    const spec = (max: number) => `goal_id: cli-iterations
+objective: passes on its second attempt
+limits: { max_iterations: ${max} }
+tasks:
+  - id: second
+    title: Second time lucky
+    run: '[ "$GOAL_ATTEMPT" = 1 ] || echo ok > ok.txt'
+    verification: test -f ok.txt
+`;
+    const p = await cliProject(spec(1));
+    const args = ['run', '--repo', p.repo.bare, '--goal', p.goal, '--agent', 'scripted'];
+    const stopped = await runCli(args, p.env);
+    expect(stopped.code).toBe(3);
+    expect(stopped.stderr).toMatch(/^STOPPED 0\/1 tasks.*max_iterations reached/m);
+    expect(stopped.stderr).toMatch(/^continue: raise max_iterations \(in the goal's limits, or the repo config's when the goal sets none\), then run the same command again$/m);
+    await writeFile(p.goal, spec(3));
+    const resumed = await runCli([...args, '--json'], p.env);
+    expect(resumed.code).toBe(0);
+    expect(JSON.parse(resumed.stdout)).toMatchObject({ status: 'LOOP_COMPLETE', iterations: 2 });
   });
 });

@@ -156,9 +156,13 @@ function humanLimits(goal: { meta: Record<string, unknown> } | undefined): Limit
   return usd !== undefined ? { cost_cap_usd: usd } : undefined;
 }
 
-/** For a goal its cost cap stopped: how to go on. */
+/** For a goal its cost or iteration cap stopped: how to go on. */
 function continueHint(result: LoopResult, given: string | undefined): string | undefined {
-  if (result.status !== 'STOPPED' || !result.stop_reason?.startsWith('cost_cap_usd reached')) return undefined;
+  if (result.status !== 'STOPPED') return undefined;
+  if (result.stop_reason?.startsWith('max_iterations reached')) {
+    return `continue: raise max_iterations (in the goal's limits, or the repo config's when the goal sets none), then run the same command again`;
+  }
+  if (!result.stop_reason?.startsWith('cost_cap_usd reached')) return undefined;
   const more = Math.max(1, Math.ceil(result.cost_usd * 2));
   return `continue: run the same command with --budget <usd> above $${result.cost_usd.toFixed(2)}${given === undefined ? '' : ` (it was ${given})`}, e.g. --budget ${more}`;
 }
