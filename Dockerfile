@@ -17,12 +17,11 @@ WORKDIR /app
 # here, and better-sqlite3's own install script run on its own).
 COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund --ignore-scripts && npm rebuild better-sqlite3
+# Only what ships is compiled (tsconfig.build.json: src/); the benchmarks build on their own
+# (tsconfig.bench.json). test/release/docker-image.test.ts rebuilds exactly this file set.
 COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
-COPY bench ./bench
-COPY test/helpers/postgres-cluster.ts ./test/helpers/postgres-cluster.ts
-# Only the app ships: the benchmarks and the test helper are built with it, then dropped.
-RUN npm run build && rm -rf dist/bench dist/test && npm prune --omit=dev
+RUN npm run build && npm prune --omit=dev
 
 FROM node:24-bookworm-slim
 RUN apt-get update && apt-get install -y --no-install-recommends git bubblewrap ripgrep ca-certificates tini \

@@ -3,6 +3,7 @@ import { SpecValidationError, formatSpecError } from '../goal/parse.js';
 import { EXIT } from '../goal/result.js';
 import { LedgerOpenError } from '../ports/ledger.js';
 import { SandboxUnavailableError } from '../ports/sandbox.js';
+import { demoCommand } from './commands/demo.js';
 import { logsCommand } from './commands/logs.js';
 import { mcpCommand } from './commands/mcp.js';
 import { planCommand } from './commands/plan.js';
@@ -26,6 +27,7 @@ const COMMANDS: Record<string, (argv: string[]) => Promise<number>> = {
   serve: serveCommand,
   mcp: mcpCommand,
   worker: workerCommand,
+  demo: demoCommand,
 };
 
 export async function main(argv: string[]): Promise<number> {

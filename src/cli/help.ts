@@ -1,3 +1,4 @@
+import { DEMO_USAGE } from './commands/demo.js';
 import { LOGS_USAGE } from './commands/logs.js';
 import { MCP_USAGE } from './commands/mcp.js';
 import { PLAN_USAGE } from './commands/plan.js';
@@ -30,8 +31,9 @@ export const COMMAND_HELP: Record<string, CommandHelp> = {
       ['--base <branch>', 'the branch the goal starts from (default: the remote\'s HEAD)'],
       ['--approve <task-id|all>', 'approve a risky task, or all of them; repeatable'],
       ['--config <goal-loop.yml>', 'the repo config (default: .github/goal-loop.yml on the base branch)'],
+      ['--budget <usd>', 'set the goal\'s cost cap in US dollars, kept in the ledger (as /goal budget): goes on after the cap stopped it'],
     ],
-    example: 'goal-loop run --repo ./my-app --goal goals/auth-migration.yml --base main --approve task-03',
+    example: 'goal-loop run --repo ./my-app --goal goals/auth-migration.yml --base main --approve task-03 --budget 25',
   },
   plan: {
     usage: PLAN_USAGE,
@@ -58,7 +60,7 @@ export const COMMAND_HELP: Record<string, CommandHelp> = {
       ['--follow', 'keep printing as the goal goes (any process or worker), until it rests'],
       ['--json', 'one JSON object per entry and line: {seq, at, taskId, attempt, entry}'],
     ],
-    example: 'goal-loop logs demo-slugify --task task-02 --follow',
+    example: 'goal-loop logs demo-slugify --task slug-tests',
   },
   serve: {
     usage: SERVE_USAGE,
@@ -79,6 +81,11 @@ export const COMMAND_HELP: Record<string, CommandHelp> = {
     ],
     example: 'claude mcp add goal-loop -- goal-loop mcp --repo /path/to/repo   # after npm install -g .',
   },
+  demo: {
+    usage: DEMO_USAGE,
+    flags: [],
+    example: 'goal-loop demo',
+  },
 };
 
 export function commandHelp(name: string): string {
@@ -97,7 +104,8 @@ ${Object.values(COMMAND_HELP)
   .map((h) => h.usage)
   .join('\n\n')}
 
-Exit codes: 0 complete, 1 bad input or usage, 2 escalated, 3 stopped by a safeguard, 4 internal error.
+Exit codes: 0 complete, 1 bad input or usage, 2 escalated, 3 stopped (by a safeguard, a human or Ctrl-C),
+paused, or waiting for an approval, 4 internal error (the goal FAILED), 130 a second Ctrl-C.
 
 Example:
   goal-loop plan --goal examples/demo-goal.yml

@@ -7,11 +7,12 @@ import { describe, expect, it, onTestFinished } from 'vitest';
 import { createSampleRepo } from '../../src/demo/sample-repo.js';
 import { CLI, runCli, type CliResult } from '../helpers/cli.js';
 import { FakeAnthropic, reply, toolUse } from '../helpers/fake-anthropic.js';
+import { connectGoalLoop } from '../helpers/mcp-client.js';
 import { tempDir } from '../helpers/temp.js';
 
 const VERSION = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 const DEMO_GOAL = fileURLToPath(new URL('../../examples/demo-goal.yml', import.meta.url));
-const COMMANDS = ['run', 'plan', 'status', 'logs', 'serve', 'worker', 'mcp'];
+const COMMANDS = ['run', 'plan', 'status', 'logs', 'serve', 'worker', 'mcp', 'demo'];
 
 /**
  * The CLI with stdin left open (as an MCP client or a terminal would), no app credentials and a
@@ -108,13 +109,45 @@ describe('goal-loop --help and --version', () => {
     const { LOGS_OPTIONS } = await import('../../src/cli/commands/logs.js');
     const { WORKER_OPTIONS } = await import('../../src/cli/commands/worker.js');
     const { MCP_OPTIONS } = await import('../../src/cli/commands/mcp.js');
-    const accepted: Record<string, object> = { run: RUN_OPTIONS, plan: PLAN_OPTIONS, status: STATUS_OPTIONS, logs: LOGS_OPTIONS, serve: {}, worker: WORKER_OPTIONS, mcp: MCP_OPTIONS };
+    const { DEMO_OPTIONS } = await import('../../src/cli/commands/demo.js');
+    const accepted: Record<string, object> = { run: RUN_OPTIONS, plan: PLAN_OPTIONS, status: STATUS_OPTIONS, logs: LOGS_OPTIONS, serve: {}, worker: WORKER_OPTIONS, mcp: MCP_OPTIONS, demo: DEMO_OPTIONS };
     for (const name of COMMANDS) {
       const listed = COMMAND_HELP[name]!.flags.map(([flag]) => /^--([a-z-]+)/.exec(flag)![1]!).sort();
       expect(listed, name).toEqual(Object.keys(accepted[name]!).sort());
       // The usage line names the same flags.
       for (const flag of listed) expect(COMMAND_HELP[name]!.usage, `${name} usage`).toContain(`--${flag}`);
     }
+  });
+});
+
+describe('what --help says is true', () => {
+  it('mcp --help names every tool and every resource the MCP server offers', async () => {
+    const root = await tempDir();
+    const help = await runCli(['mcp', '--help']);
+    const mcp = await connectGoalLoop({ env: { GOAL_LOOP_DB: join(root, 'ledger.db'), DATABASE_URL: '' } });
+    const { tools } = await mcp.client.listTools();
+    const { resourceTemplates } = await mcp.client.listResourceTemplates();
+    await mcp.close();
+    expect(tools.length).toBeGreaterThan(0);
+    for (const t of tools) expect(help.stdout, `tool ${t.name}`).toContain(t.name);
+    expect(resourceTemplates.length).toBeGreaterThan(0);
+    for (const r of resourceTemplates) expect(help.stdout, `resource ${r.uriTemplate}`).toContain(r.uriTemplate.replace('{goal_id}', '<goal_id>'));
+  });
+
+  it('the overview gives exit 3 for a goal waiting for an approval too, as run exits', async () => {
+    const r = await runCli(['--help']);
+    const exit = /^Exit codes:[^]*?(?=\n\n)/m.exec(r.stdout)?.[0].replace(/\s+/g, ' ');
+    expect(exit).toMatch(/\b3 stopped \(by a safeguard[^)]*\),? paused,? or waiting for an approval\b/);
+  });
+
+  it("the logs example names the demo's goal and one of its tasks", async () => {
+    const { COMMAND_HELP } = await import('../../src/cli/help.js');
+    const { loadGoalSpecFile } = await import('../../src/goal/parse.js');
+    const demo = await loadGoalSpecFile(DEMO_GOAL);
+    const example = COMMAND_HELP.logs!.example;
+    expect(example).toMatch(new RegExp(`^goal-loop logs ${demo.goal_id} `));
+    const task = /--task (\S+)/.exec(example)?.[1];
+    expect(demo.tasks.map((t) => t.id)).toContain(task);
   });
 });
 

@@ -1,9 +1,11 @@
+import { execFileSync } from 'node:child_process';
 import { existsSync, readdirSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { inspectCommand } from '../../src/cli/commands/run.js';
-import { runCli, startCli } from '../helpers/cli.js';
+import { cliInvocation } from '../../src/cli/invocation.js';
+import { CLI, runCli, startCli } from '../helpers/cli.js';
 import { checkpointCommits, git } from '../helpers/git.js';
 import { cliProject } from '../helpers/cli-project.js';
 
@@ -246,7 +248,11 @@ tasks:
     const r = await runCli(['run', '--repo', p.repo.bare, '--goal', p.goal, '--agent', 'scripted'], p.env);
     expect(r.code).toBe(0);
     const lines = r.stderr.trimEnd().split('\n');
-    expect(lines.slice(-3)).toEqual(['branch: goal/cli-inspect', 'attempts: goal-loop logs cli-inspect', `inspect: git -C ${p.repo.bare} log --oneline main..goal/cli-inspect`]);
+    const attempts = `GOAL_LOOP_DB=${p.env.GOAL_LOOP_DB} ${cliInvocation(process.env, CLI)} logs cli-inspect`;
+    expect(lines.slice(-3)).toEqual(['branch: goal/cli-inspect', `attempts: ${attempts}`, `inspect: git -C ${p.repo.bare} log --oneline main..goal/cli-inspect`]);
+    // The attempts line runs as printed, in a shell without the run's environment (GOAL_LOOP_DB).
+    const logs = execFileSync('sh', ['-c', attempts], { env: { PATH: process.env.PATH }, encoding: 'utf8' });
+    expect(logs).toMatch(/two · attempt 1/);
     // What it prints: the two checkpoints, run as the user would (no safe.directory, no workspace).
     const args = lines.at(-1)!.slice('inspect: git '.length).split(' ');
     const shown = git(process.cwd(), ...args).split('\n');

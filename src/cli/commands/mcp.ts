@@ -1,6 +1,6 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
-import { openLedger } from '../../ledger/open-ledger.js';
+import { openStore } from '../../ledger/open-ledger.js';
 import { createLogger } from '../logging.js';
 import { createGoalLoopMcpServer } from '../../mcp/mcp-server.js';
 import { normalizeRepo } from '../../run/paths.js';
@@ -10,8 +10,9 @@ export const MCP_USAGE = `goal-loop mcp [--repo <path|url>] [--config <goal-loop
 
   Serves the goal loop over MCP on stdio for an external agent (Claude Code, an IDE agent):
   tools goal_plan, goal_start, next_task, task_complete, goal_status, goal_config; resources
-  goal://<goal_id>/ledger and goal://<goal_id>/spec. Same workspace, branch, checkpoints and
-  ledger as \`run\`. --approve pre-approves risky tasks; other approvals ask the human.`;
+  goal://<goal_id>/ledger, goal://<goal_id>/attempts and goal://<goal_id>/spec. Same workspace,
+  branch, checkpoints and ledger as \`run\` (DATABASE_URL's PostgreSQL when set, else GOAL_LOOP_DB
+  or your own). --approve pre-approves risky tasks; other approvals ask the human.`;
 
 /** The flags `mcp` accepts (its --help lists each one). */
 export const MCP_OPTIONS = { repo: { type: 'string' }, config: { type: 'string' }, approve: { type: 'string', multiple: true } } as const satisfies NonNullable<ParseArgsConfig['options']>;
@@ -23,7 +24,8 @@ export async function mcpCommand(argv: string[]): Promise<number> {
     strict: true,
     allowPositionals: false,
   });
-  const ledger = openLedger();
+  const store = await openStore();
+  const { ledger } = store;
   const logger = createLogger();
   const { server, sessions } = createGoalLoopMcpServer({
     ledger,
@@ -51,7 +53,7 @@ export async function mcpCommand(argv: string[]): Promise<number> {
     const hold = setInterval(() => undefined, 1000);
     await sessions.closeAll().finally(() => clearInterval(hold));
     await server.close().catch(() => undefined);
-    await ledger.close();
+    await store.close();
   }
 }
 

@@ -1,9 +1,10 @@
-import { isAbsolute, relative, sep } from 'node:path';
+import { shellWord } from '../../common/shell-word.js';
+import { isAbsolute, relative, resolve, sep } from 'node:path';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { checkAgentChoice, selectAgent, type AgentChoice } from '../../agent/select-agent.js';
 import { ConsoleForge } from '../../forge/console-forge.js';
 import { loadGoalSpecFile } from '../../goal/parse.js';
-import { openLedger } from '../../ledger/open-ledger.js';
+import { openStore } from '../../ledger/open-ledger.js';
 import { createLogger } from '../logging.js';
 import { runGoal } from '../../loop/controller.js';
 import { exitCodeFor } from '../../goal/result.js';
@@ -18,13 +19,23 @@ import { loadRepoConfigForCli } from '../../run/load-repo-config.js';
 import { agentDeps, composeGoalRun } from '../../run/compose-goal-run.js';
 import { Git } from '../../workspace/git.js';
 import { pick } from '../../common/pick.js';
+import { readCoreMeta } from '../../goal/meta.js';
+import type { LimitsOverride } from '../../goal/limits.js';
+import type { Ledger } from '../../ports/ledger.js';
+import type { LoopResult } from '../../goal/result.js';
+import { redactUrls } from '../../workspace/remote-auth.js';
+import { cliInvocation } from '../invocation.js';
 
 export const RUN_USAGE = `goal-loop run --repo <path|url> --goal <file> [--agent auto|scripted|claude] [--json]
                 [--base <branch>] [--approve <task-id|all>]... [--config <goal-loop.yml>]
+                [--budget <usd>]
 
   Clones --repo into a private workspace, works on branch goal/<goal_id> and pushes every
   verified task to it as a checkpoint. Running it again resumes from the checkpoints.
-  The repo config is --config, else .github/goal-loop.yml on the base branch.`;
+  The repo config is --config, else .github/goal-loop.yml on the base branch.
+  --budget sets the goal's cost cap, as /goal budget does in the App: recorded in the ledger,
+  it holds for this run and the later ones, so a goal its cap stopped goes on.
+  The ledger is DATABASE_URL's PostgreSQL when set, else GOAL_LOOP_DB (or your own).`;
 
 /** The flags `run` accepts (its --help lists each one). */
 export const RUN_OPTIONS = {
@@ -35,6 +46,7 @@ export const RUN_OPTIONS = {
   base: { type: 'string' },
   approve: { type: 'string', multiple: true },
   config: { type: 'string' },
+  budget: { type: 'string' },
 } as const satisfies NonNullable<ParseArgsConfig['options']>;
 
 export async function runCommand(argv: string[]): Promise<number> {
@@ -47,6 +59,7 @@ export async function runCommand(argv: string[]): Promise<number> {
   if (!values.repo) throw new UsageError('run: --repo is required');
   if (!values.goal) throw new UsageError('run: --goal is required');
   if (!['auto', 'scripted', 'claude'].includes(values.agent)) throw new UsageError(`run: --agent must be auto, scripted or claude (got "${values.agent}")`);
+  const budget = values.budget === undefined ? undefined : budgetUsd(values.budget);
 
   const spec = await loadGoalSpecFile(values.goal);
   checkAgentChoice(values.agent as AgentChoice);
@@ -60,7 +73,11 @@ export async function runCommand(argv: string[]): Promise<number> {
 
   const dir = workspaceDir(workspaceRoot(), repo, spec.goal_id);
   const release = acquireLock(`${dir}.lock`);
-  const ledger = openLedger();
+  const store = await openStore().catch((err: unknown) => {
+    release();
+    throw err;
+  });
+  const { ledger } = store;
   const logger = createLogger();
   const stop = new AbortController();
   let signals = 0;
@@ -74,6 +91,13 @@ export async function runCommand(argv: string[]): Promise<number> {
   process.on('SIGTERM', onSignal);
   let close: () => Promise<void> = async () => undefined;
   try {
+    const key = { repo, goalId: spec.goal_id };
+    if (budget !== undefined) {
+      // The operator's word, kept with the goal as the App keeps `/goal budget`.
+      await ledger.upsertGoal(key, { spec, branch });
+      await ledger.setMeta(key, { budgetUsd: budget });
+    }
+    const human = humanLimits(await ledger.getGoal(key));
     const run = await composeGoalRun({
       repo,
       spec,
@@ -93,6 +117,7 @@ export async function runCommand(argv: string[]): Promise<number> {
       forge: new ConsoleForge(),
       logger,
       ...(values.approve ? { approve: values.approve } : {}),
+      ...(human ? { humanLimits: human } : {}),
       signal: stop.signal,
     });
     // The agent's MCP servers live as long as this run.
@@ -105,16 +130,52 @@ export async function runCommand(argv: string[]): Promise<number> {
       const base = values.base ?? (isAbsolute(repo) ? await new Git().tryRun(repo, ['symbolic-ref', '--quiet', '--short', 'HEAD']) : undefined);
       const inspect = inspectCommand({ repo, branch: result.branch, checkpoints: result.checkpoints, cwd: process.cwd(), ...(base ? { base } : {}) });
       // What each attempt did (the ledger's record), then the commits.
-      process.stderr.write(`attempts: goal-loop logs ${result.goal_id}\ninspect: ${inspect}\n`);
+      const more = continueHint(result, values.budget);
+      process.stderr.write(`${more ? `${more}\n` : ''}attempts: ${await logsCommandLine(ledger, repo, result.goal_id)}\ninspect: ${inspect}\n`);
     }
     return exitCodeFor(result.status);
   } finally {
     await close().catch((err: unknown) => logger.warn({ err }, 'cannot stop the agent\'s MCP servers'));
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
-    await ledger.close();
+    await store.close();
     release();
   }
+}
+
+/** `--budget`: US dollars, as `/goal budget` takes them. */
+function budgetUsd(raw: string): number {
+  const usd = Number(raw);
+  if (raw.trim() === '' || !Number.isFinite(usd) || usd < 0) throw new UsageError(`run: --budget needs an amount in US dollars, e.g. --budget 15 (got "${raw}")`);
+  return usd;
+}
+
+/** A budget set on the goal (`--budget` here, or `/goal budget`): applied over the config and the spec. */
+function humanLimits(goal: { meta: Record<string, unknown> } | undefined): LimitsOverride | undefined {
+  const usd = goal && readCoreMeta(goal.meta).budgetUsd;
+  return usd !== undefined ? { cost_cap_usd: usd } : undefined;
+}
+
+/** For a goal its cost or iteration cap stopped: how to go on. */
+function continueHint(result: LoopResult, given: string | undefined): string | undefined {
+  if (result.status !== 'STOPPED') return undefined;
+  if (result.stop_reason?.startsWith('max_iterations reached')) {
+    return `continue: raise max_iterations (in the goal's limits, or the repo config's when the goal sets none), then run the same command again`;
+  }
+  if (!result.stop_reason?.startsWith('cost_cap_usd reached')) return undefined;
+  const more = Math.max(1, Math.ceil(result.cost_usd * 2));
+  return `continue: run the same command with --budget <usd> above $${result.cost_usd.toFixed(2)}${given === undefined ? '' : ` (it was ${given})`}, e.g. --budget ${more}`;
+}
+
+/**
+ * The \`logs\` command for this goal as the user can type it: with the ledger when GOAL_LOOP_DB
+ * chose it (not a DATABASE_URL: it may hold a password), and --repo when several repositories
+ * have a goal of this id.
+ */
+async function logsCommandLine(ledger: Ledger, repo: string, goalId: string): Promise<string> {
+  const db = process.env.DATABASE_URL ? '' : process.env.GOAL_LOOP_DB ? `GOAL_LOOP_DB=${shellWord(resolve(process.env.GOAL_LOOP_DB))} ` : '';
+  const several = (await ledger.listGoals()).filter((g) => g.goalId === goalId).length > 1;
+  return `${db}${cliInvocation()} logs ${shellWord(goalId)}${several ? ` --repo ${shellWord(redactUrls(repo))}` : ''}`;
 }
 
 /**
@@ -130,9 +191,5 @@ export function inspectCommand(o: { repo: string; branch: string; base?: string;
   const dir = rel === '' ? '.' : rel === '..' || rel.startsWith(`..${sep}`) || isAbsolute(rel) ? o.repo : `.${sep}${rel}`;
   const range = o.base ? `${shellWord(o.base)}..${shellWord(o.branch)}` : `${last} ${shellWord(o.branch)}`;
   return `git -C ${shellWord(dir)} log --oneline ${range}`;
-}
-
-function shellWord(word: string): string {
-  return /^[A-Za-z0-9._/@:+=,%-]+$/.test(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`;
 }
 
