@@ -1,8 +1,6 @@
-import { Worker } from 'node:worker_threads';
-import { pathToFileURL } from 'node:url';
-import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { redactUrls } from '../../src/workspace/remote-auth.js';
+import { callWithDeadline } from '../helpers/deadline.js';
 
 // redactUrls runs over every log line (pino's streamWrite hook), and a log line can quote what a
 // stranger sent. The regexes it once used backtracked: 40,000 letters took 1.8 s, 8 MB would take
@@ -25,35 +23,10 @@ const ADVERSARIAL: Record<string, string> = {
   'userinfo runs separated by !': fill('u:p!'),
 };
 
-/** Runs `redactUrls` from the built module on `input` in a worker, and kills it at the deadline. */
-function redactInWorker(input: string, deadlineMs: number): Promise<{ ok: true; length: number } | { ok: false; reason: string }> {
-  const module = pathToFileURL(fileURLToPath(new URL('../../dist/src/workspace/remote-auth.js', import.meta.url))).href;
-  const worker = new Worker(
-    `const { parentPort, workerData } = require('node:worker_threads');
-     import(workerData.module).then(({ redactUrls }) => parentPort.postMessage(redactUrls(workerData.input).length));`,
-    { eval: true, workerData: { module, input } },
-  );
-  return new Promise((resolve) => {
-    const timer = setTimeout(() => {
-      void worker.terminate();
-      resolve({ ok: false, reason: `still running after ${deadlineMs} ms` });
-    }, deadlineMs);
-    worker.once('message', (length: number) => {
-      clearTimeout(timer);
-      void worker.terminate();
-      resolve({ ok: true, length });
-    });
-    worker.once('error', (err) => {
-      clearTimeout(timer);
-      resolve({ ok: false, reason: String(err) });
-    });
-  });
-}
-
 describe('redactUrls is linear: 8 MB adversarial inputs', () => {
   for (const [name, input] of Object.entries(ADVERSARIAL)) {
     it(`attack: ${name}`, async () => {
-      const r = await redactInWorker(input, 20_000);
+      const r = await callWithDeadline('dist/src/workspace/remote-auth.js', 'redactUrls', [input], 20_000);
       expect(r).toMatchObject({ ok: true });
     });
   }
