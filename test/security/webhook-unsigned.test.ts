@@ -1,3 +1,4 @@
+import { writeFile } from 'node:fs/promises';
 import type { Socket } from 'node:net';
 import { Writable } from 'node:stream';
 import { join } from 'node:path';
@@ -8,6 +9,8 @@ import { ProcessSandbox } from '../../src/sandbox/process-sandbox.js';
 import { ByteBudget } from '../../src/github/server/body-cap.js';
 import { startServer, type RunningServer } from '../../src/github/server/serve.js';
 import { privateKey, SECRET, silent, TestOctokit } from '../helpers/github-app-harness.js';
+import { startCli } from '../helpers/cli.js';
+import { freePort } from '../helpers/free-port.js';
 import { holdBody, statusOf, streamBody } from '../helpers/raw-http.js';
 import { tempDir } from '../helpers/temp.js';
 import { openTestStore } from '../helpers/test-store.js';
@@ -128,5 +131,45 @@ describe('one bound on the body bytes all requests hold at once', () => {
       if (i > 200) throw new Error(`still held: ${budget.inUse}`);
       await new Promise((r) => setTimeout(r, 25));
     }
+  });
+});
+
+describe('goal-loop serve (the real process, its real logger) under an unsigned flood', () => {
+  it('attack: 8 MB of letters with a wrong signature: 401, /health answers meanwhile, nothing of it logged, SIGTERM still stops it', async () => {
+    const dir = await tempDir();
+    const secret = 'a-long-random-test-secret';
+    await writeFile(join(dir, '.env'), `APP_ID=4242\nPRIVATE_KEY="${privateKey().replace(/\n/g, '\\n')}"\nWEBHOOK_SECRET=${secret}\n`);
+    const port = await freePort();
+    const env = { PORT: String(port), HOST: '127.0.0.1', GOAL_LOOP_DB: join(dir, 'ledger.db'), GOAL_LOOP_WORKSPACES: join(dir, 'ws'), LOG_LEVEL: 'info' };
+    const { child, done } = startCli(['serve'], env, dir);
+    let stderr = '';
+    child.stderr!.on('data', (c: Buffer) => (stderr += c.toString()));
+    try {
+      for (let i = 0; !stderr.includes('goal-loop is listening'); i++) {
+        if (i > 600) throw new Error(`serve did not start:\n${stderr}`);
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      const base = `http://127.0.0.1:${port}`;
+      const body = `{"zen":"${'a'.repeat(8 * MB)}","hook_id":1}`;
+      const forged = fetch(`${base}${HOOK}`, { method: 'POST', headers: webhookHeaders({ event: 'ping', secret: 'development', body }), body, signal: AbortSignal.timeout(30_000) }).then(
+        (r) => r.status,
+        (err: unknown) => String(err),
+      );
+      for (let i = 0; i < 5; i++) {
+        expect((await fetch(`${base}/health`, { signal: AbortSignal.timeout(10_000) })).status).toBe(200);
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      expect(await forged).toBe(401);
+      expect((await fetch(`${base}/health`, { signal: AbortSignal.timeout(10_000) })).status).toBe(200);
+    } finally {
+      child.kill('SIGTERM');
+      const exited = await Promise.race([done, new Promise<undefined>((r) => setTimeout(r, 20_000, undefined))]);
+      if (!exited) child.kill('SIGKILL');
+      expect(exited?.code, 'serve ignored SIGTERM').toBe(0);
+    }
+    const lines = stderr.split('\n').filter(Boolean);
+    expect(lines.find((l) => l.includes('signature does not match'))).toBeDefined();
+    expect(stderr).not.toContain('a'.repeat(100));
+    for (const l of lines) expect(l.length).toBeLessThan(64 * 1024);
   });
 });
