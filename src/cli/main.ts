@@ -1,11 +1,18 @@
 #!/usr/bin/env node
-import { EXIT } from '../goal/result.js';
-import { main } from './cli.js';
-import { redactUrls } from '../workspace/remote-auth.js';
+// A leaf module (no imports, no side effects): the only one evaluated before the title is rewritten.
+import { redactUrls } from '../workspace/redact-urls.js';
+
+// First of all: a password on the command line (`--repo https://user:token@host/…`) shows in
+// /proc/<pid>/cmdline and `ps` until the process title is rewritten, which on Linux overwrites
+// the original argv in place. So it is rewritten before the rest of the program is even loaded.
+const argv = process.argv.slice(2);
+const shown = argv.map(redactUrls);
+if (shown.some((a, i) => a !== argv[i])) process.title = ['goal-loop', ...shown].join(' ');
+
+const [{ EXIT }, { main }] = await Promise.all([import('../goal/result.js'), import('./cli.js')]);
 
 // Services exit once their orderly shutdown is done, whatever client timers are still armed.
 const SERVICES = new Set(['serve', 'worker']);
-const argv = process.argv.slice(2);
 
 main(argv).then(
   (code) => {

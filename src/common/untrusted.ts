@@ -1,19 +1,35 @@
 const INVISIBLE = /[\u200B-\u200F\u202A-\u202E\u2060-\u2064\u2066-\u2069\uFEFF\u00AD]/g;
 const CONTROLS = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F]/g;
-const HTML_COMMENT = /<!--[\s\S]*?(-->|$)/g;
 
 /**
  * Issue, comment and review text is untrusted data: strip what hides content from a human
  * reader (HTML comments, zero-width and bidi control characters) before it is used or quoted.
- * Until nothing changes: what one pass leaves (`<!<!---->--`) never forms a comment again.
+ * Comments are removed until none is left, so what a removal joins (`<!<!---->--`) never forms
+ * one either.
  */
 export function sanitizeUntrusted(text: string): string {
-  let out = text.replace(INVISIBLE, '').replace(CONTROLS, '');
-  for (let prev = ''; prev !== out; ) {
-    prev = out;
-    out = out.replace(HTML_COMMENT, '');
+  return stripComments(text.replace(INVISIBLE, '').replace(CONTROLS, ''));
+}
+
+/**
+ * Every HTML comment (`<!--` up to the next `-->`, or to the end) out, including those that
+ * form when one is taken out, in one pass: the kept text is a stack, and a `<!--` that appears
+ * at its top, from the input or by joining, opens a comment. (Removing comments until nothing
+ * changed took a pass per level of nesting: quadratic on `<!<!<!---->-->-->`.)
+ */
+function stripComments(text: string): string {
+  if (!text.includes('<!')) return text;
+  const kept: string[] = [];
+  for (let i = 0; i < text.length; ) {
+    kept.push(text[i++]!);
+    const n = kept.length;
+    if (n >= 4 && kept[n - 1] === '-' && kept[n - 2] === '-' && kept[n - 3] === '!' && kept[n - 4] === '<') {
+      kept.length = n - 4;
+      const close = text.indexOf('-->', i);
+      i = close < 0 ? text.length : close + 3;
+    }
   }
-  return out;
+  return kept.join('');
 }
 
 /** `<!--` made literal (U+200C between `<!` and `--`): it can never open a comment or form a marker. */

@@ -33,7 +33,7 @@ export function bwrapFeatures(bwrap: string, env: NodeJS.ProcessEnv = process.en
   if (!features.tmpfsSize) {
     const version = bwrapVersion(bwrap);
     const what = `${bwrap} (${version}) cannot size a tmpfs (\`--size\` came in bubblewrap 0.8.0): the jail's /tmp, $HOME and /dev/shm would have no cap, and a task could fill the host's memory`;
-    if (env[ALLOW_UNSIZED_TMPFS] !== '1') {
+    if (env.GOAL_LOOP_ALLOW_UNSIZED_TMPFS !== '1') {
       throw new SandboxUnavailableError(`${what}.\nFix: install bubblewrap 0.8.0 or newer (e.g. from your distribution's backports, or build it from https://github.com/containers/bubblewrap), or set ${ALLOW_UNSIZED_TMPFS}=1 to run with unsized tmpfs mounts anyway`);
     }
     logger?.warn({ bwrap, version }, `TMPFS NOT SIZED (${ALLOW_UNSIZED_TMPFS}=1): ${what}. Install bubblewrap 0.8.0 or newer.`);

@@ -1,4 +1,7 @@
 import type { GitOptions } from './git.js';
+import { redactUrls } from './redact-urls.js';
+
+export { redactUrls };
 
 /** A repository location split into what may be stored or shown, and what authenticates. */
 export interface RemoteWithAuth {
@@ -41,30 +44,6 @@ export function basicAuthConfig(url: string, user: string, password: string): Re
   const origin = new URL(url).origin;
   const basic = Buffer.from(`${user}:${password}`).toString('base64');
   return { [`http.${origin}/.extraHeader`]: `AUTHORIZATION: basic ${basic}` };
-}
-
-/** Before a scheme-less userinfo: nothing that could be part of it, of a URL's path, or of a mask. */
-const NOT_IN_URL = String.raw`(?<![\w.~%+\-/:@*])`;
-/** After its '@': a host name (with a dot and a letter TLD) or localhost, so `npm:pkg@1.2.3` is not one. */
-const HOST_NEXT = String.raw`(?=(?:[a-z0-9-]+\.)+[a-z]{2,}(?![\w-])|localhost(?![\w.-]))`;
-/**
- * `user:secret@host` with its scheme cut off (`…ccess-token:ghs_x@github.com` from a tail whose
- * head was dropped), and a token alone before `@host`: a known token prefix or 32+ token characters.
- */
-const SCHEMELESS_USERINFO = new RegExp(`${NOT_IN_URL}[\\w.~%+-]+:[^\\s/"<>]+@${HOST_NEXT}`, 'gi');
-const SCHEMELESS_TOKEN = new RegExp(`${NOT_IN_URL}(?:(?:gh[pousr]|github_pat|npm)_\\w+|glpat-[\\w-]+|[\\w-]{32,})@${HOST_NEXT}`, 'gi');
-
-/**
- * `text` with the userinfo of every http(s) URL in it masked, and the password of any other
- * URL: for error messages and output that may quote a location as it was given.
- */
-export function redactUrls(text: string): string {
-  // A quote ends a URL too: in a JSON log line, an '@' in a later field is not userinfo.
-  return text
-    .replace(/(https?:\/\/)[^\s/"<>]*@/gi, '$1***@')
-    .replace(/([a-z][a-z0-9+.-]*:\/\/[^\s/:@"<>]*):[^\s/"<>]*@/gi, '$1:***@')
-    .replace(SCHEMELESS_USERINFO, '***@')
-    .replace(SCHEMELESS_TOKEN, '***@');
 }
 
 function decode(s: string): string {

@@ -1,10 +1,10 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { run } from 'probot';
 import { createLogger } from '../logging.js';
 import { GoalLoopOctokit } from '../../github/octokit.js';
 import { startServer, webhookSecretProblem } from '../../github/server/serve.js';
+import { runSetupFlow } from '../../github/server/setup-flow.js';
 import { loadDotEnv, missingAppCredentials, readDotEnv } from '../dotenv.js';
 import { InputError } from '../../common/errors.js';
 import { jailStatus, runService } from '../service.js';
@@ -53,7 +53,7 @@ export async function serveCommand(argv: string[]): Promise<number> {
     // In setup mode Probot serves only its registration pages. Probot's run() also reads .env,
     // overriding the environment: should that give it credentials we did not see (a variable set
     // but empty here), it would start an app with no handlers. Refuse that instead.
-    await run(
+    await runSetupFlow(
       () => {
         throw new Error('the environment blanks APP_ID or PRIVATE_KEY that .env sets: unset them (or fix .env) and restart');
       },

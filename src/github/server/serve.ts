@@ -2,7 +2,8 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { Logger } from 'pino';
 import { createNodeMiddleware, type Probot } from 'probot';
 import { createAppRuntime, type AppServiceOptions, type GoalLoopRuntime } from '../runtime.js';
-import { MAX_WEBHOOK_BODY_BYTES, readCappedBody } from './body-cap.js';
+import { BODY_BUDGET, MAX_WEBHOOK_BODY_BYTES, readCappedBody, refuseUnread, type ByteBudget } from './body-cap.js';
+import { refusedDelivery, signatureMatches, signatureOf } from './signature.js';
 import { startWebhookRelay } from './webhook-relay.js';
 
 export const DEFAULT_WEBHOOK_PATH = '/api/github/webhooks';
@@ -25,6 +26,8 @@ export interface ServeOptions extends AppServiceOptions {
   host?: string;
   /** Whether the jail works here (`bwrap usable` / `bwrap unusable: why`), for the start line. */
   jail?: string;
+  /** Body bytes all requests may hold at once (default: the process's one budget, BODY_BUDGET). */
+  bodyBudget?: ByteBudget;
 }
 
 export interface RunningServer {
@@ -38,7 +41,7 @@ export interface RunningServer {
 
 /**
  * The GitHub App's HTTP server: Probot's webhook middleware at WEBHOOK_PATH (signatures
- * verified with WEBHOOK_SECRET, bodies capped at 25 MB), `GET /health`, and (embedded) the
+ * verified with WEBHOOK_SECRET first, bodies capped at 25 MB each and BODY_BUDGET in all), `GET /health`, and (embedded) the
  * in-process goal workers. Refuses to start without a usable WEBHOOK_SECRET.
  */
 export async function startServer(opts: ServeOptions): Promise<RunningServer> {
@@ -47,7 +50,9 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
   const secret = opts.probotOverrides?.overrides?.secret ?? env.WEBHOOK_SECRET;
   const problem = webhookSecretProblem(secret);
   if (problem) throw new Error(problem);
+  const key = secret!; // webhookSecretProblem refused an unset one
   const probotOverrides = { ...opts.probotOverrides, overrides: { ...opts.probotOverrides?.overrides, secret } };
+  const limits = { maxBytes: MAX_WEBHOOK_BODY_BYTES, budget: opts.bodyBudget ?? BODY_BUDGET };
   const { probot, runtime, log } = await createAppRuntime({ ...opts, probotOverrides }, opts.role ?? 'both', 'goal-loop');
   const webhooksPath = env.WEBHOOK_PATH || DEFAULT_WEBHOOK_PATH;
   const middleware = await createNodeMiddleware(runtime.appFn, { probot, webhooksPath });
@@ -62,8 +67,22 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
     // (when no WEBHOOK_PROXY_URL is set): a POST to the root is a delivery too.
     if (req.method === 'POST' && isWebhookPath(req.url ?? '', '/')) req.url = webhooksPath;
     if (req.method === 'POST' && isWebhookPath(req.url ?? '', webhooksPath)) {
-      const body = await readCappedBody(req, MAX_WEBHOOK_BODY_BYTES);
+      // A stranger's delivery costs a header check: no signature, no body read, nothing of it logged.
+      const signature = signatureOf(req.headers);
+      if (!signature) {
+        refuseUnread(req, 401, 'Unauthorized: X-Hub-Signature-256 is missing or malformed');
+        log.warn(refusedDelivery(req.headers), 'webhook refused: no X-Hub-Signature-256');
+        return;
+      }
+      const body = await readCappedBody(req, res, limits);
       if (!body) return;
+      // Checked here, not only by @octokit/webhooks: a refusal there logs the whole payload.
+      if (!signatureMatches(key, body, signature)) {
+        res.writeHead(401, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ error: 'Unauthorized: the signature does not match WEBHOOK_SECRET' }));
+        log.warn(refusedDelivery(req.headers, body.length), "webhook refused: its signature does not match WEBHOOK_SECRET (check the GitHub App's webhook secret)");
+        return;
+      }
       // @octokit/webhooks takes a pre-read body from `rawBody` and decodes it as it would the stream.
       Object.assign(req, { body: {}, rawBody: body });
     }
@@ -72,7 +91,8 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
       res.end('not found\n');
     });
   };
-  const server = createServer((req, res) => {
+  // A body trickled in to hold the budget is dropped after 30 s (GitHub itself gives up after 10).
+  const server = createServer({ requestTimeout: 30_000, headersTimeout: 20_000 }, (req, res) => {
     handle(req, res).catch((err: unknown) => {
       log.error({ err }, 'request failed');
       if (!res.headersSent) res.writeHead(500);
@@ -130,11 +150,17 @@ export function describeStore(store: { kind?: 'sqlite' | 'postgres'; location?: 
 }
 
 /** The path test of @octokit/webhooks' middleware, so that no request it reads escapes the cap. */
-function isWebhookPath(url: string, webhooksPath: string): boolean {
-  const trim = (p: string) => p.replace(/\/+$/, '') || '/';
+export function isWebhookPath(url: string, webhooksPath: string): boolean {
   try {
-    return new URL(trim(url), 'http://localhost').pathname === trim(webhooksPath);
+    return new URL(trimTrailingSlashes(url), 'http://localhost').pathname === trimTrailingSlashes(webhooksPath);
   } catch {
     return false; // the middleware answers 422 without reading
   }
+}
+
+/** `path` without its trailing slashes ('/' if nothing is left), in one pass: `/\/+$/` restarts at every slash. */
+function trimTrailingSlashes(path: string): string {
+  let end = path.length;
+  while (end > 0 && path.charCodeAt(end - 1) === 0x2f) end--;
+  return end === 0 ? '/' : path.slice(0, end);
 }
