@@ -91,7 +91,7 @@ export function jailArgv(spec: JailSpec): string[] {
   const run = [spec.bash, '-p', '-c', PRIVILEGED_STEP, 'goal-loop-jail-step', spec.mount, String(spec.maxPtys), spec.setpriv, ...command];
   const drop = spec.dropToUid ? [spec.setpriv, `--reuid=${spec.uid}`, `--regid=${spec.gid}`, '--clear-groups', '--no-new-privs', '--'] : [];
   if (spec.mode === 'direct') {
-    return [...drop, spec.bwrap, ...isolation(spec), ...layout(spec, 'direct'), ...privateHome(spec), ...environment(spec), '--', ...run];
+    return [...drop, spec.bwrap, ...isolation(spec), ...layout(spec, 'direct'), ...privateHome(spec), ...READ_ONLY_ROOT, ...environment(spec), '--', ...run];
   }
   const outer = [
     spec.bwrap,
@@ -101,6 +101,7 @@ export function jailArgv(spec: JailSpec): string[] {
     '--cap-add', 'CAP_SETUID',
     '--cap-add', 'CAP_SETGID',
     ...layout(spec, 'outer'),
+    ...READ_ONLY_ROOT,
     '--clearenv',
     '--setenv', 'PATH', '/usr/bin:/bin',
     '--',
@@ -117,6 +118,13 @@ export function jailArgv(spec: JailSpec): string[] {
   ];
   return [...outer, ...drop, ...inner, ...run];
 }
+
+/**
+ * Last of the mounts: the root tmpfs bwrap makes has no size, and in `direct` mode the jail uid
+ * owns it; writable, it would take half the host's memory, or an /etc/ld.so.preload. Every place
+ * the command may write (workspace, /tmp, home, /dev/shm) is its own mount and stays writable.
+ */
+const READ_ONLY_ROOT = ['--remount-ro', '/'];
 
 /** Namespaces, capabilities and session of the process that runs the command. */
 function isolation(spec: JailSpec): string[] {

@@ -85,7 +85,8 @@ describe('jailArgv', () => {
     // is its own small tmpfs with the host's harmless nodes bound in, not bwrap's --dev.
     expect(after(argv, '--tmpfs')).toEqual([['/dev/shm'], ['/tmp'], ['/dev'], ['/dev/shm'], ['/home/goal-loop']]);
     expect(after(argv, '--size')).toEqual([[String(DEV_SHM_BYTES)], ['1024'], ['65536'], [String(DEV_SHM_BYTES)], ['2048']]);
-    expect(after(argv, '--remount-ro')).toEqual([['/dev'], ['/dev']]);
+    // The outer's root (which the inner binds as its own) goes read-only after the last mount.
+    expect(after(argv, '--remount-ro')).toEqual([['/dev'], ['/'], ['/dev']]);
     expect(after(argv, '--dev')).toEqual([['/dev']]);
     expect(after(argv, '--dev-bind', 2)).toEqual(['null', 'zero', 'full', 'random', 'urandom', 'tty'].map((n) => [`/dev/${n}`, `/dev/${n}`]));
   });
@@ -107,6 +108,9 @@ describe('jailArgv', () => {
     expect(argv).not.toContain('--dev');
     expect(argv).not.toContain('--size');
     expect(after(argv, '--proc')).toEqual([['/proc']]);
+    // The root tmpfs (the jail uid's, unsized) goes read-only after the home, its last mount.
+    expect(after(argv, '--remount-ro')).toEqual([['/dev'], ['/']]);
+    expect(argv.indexOf('/', argv.lastIndexOf('--remount-ro'))).toBeGreaterThan(argv.indexOf('/home/goal-loop'));
     expect(argv[0]).toBe('/usr/bin/bwrap');
   });
 
