@@ -114,7 +114,7 @@ export function configCommands(
   logger?: Logger,
 ): Pick<RunGoalOptions, 'gate' | 'setup' | 'setupNetwork' | 'setupEnv'> {
   const env = hostEnv(config.setup_env ?? [], host);
-  if (env.refused.length) logger?.warn({ refused: env.refused }, "setup_env names refused: the bot's own credentials and settings never enter the sandbox");
+  if (env.refused.length) logger?.warn({ refused: env.refused, why: env.why }, "setup_env names refused: the bot's own credentials and settings, and secret-looking names, never enter the sandbox");
   if (env.missing.length && config.setup.length) logger?.warn({ missing: env.missing }, 'setup_env names not set on the host');
   return { gate: config.gate, setup: config.setup, setupNetwork: config.network === 'setup', setupEnv: env.env };
 }

@@ -33,6 +33,7 @@ describe('the environment of an MCP server', () => {
     expect(hostEnv(['A', 'ANTHROPIC_API_KEY', 'PRIVATE_KEY', 'GOAL_LOOP_DB', 'PATH', 'MISSING'], host)).toEqual({
       env: { A: '1' },
       refused: ['ANTHROPIC_API_KEY', 'PRIVATE_KEY', 'GOAL_LOOP_DB', 'PATH'],
+      why: { ANTHROPIC_API_KEY: expect.any(String), PRIVATE_KEY: expect.any(String), GOAL_LOOP_DB: expect.any(String), PATH: expect.any(String) },
       missing: ['MISSING'],
     });
   });
