@@ -189,7 +189,7 @@ export class GitWorkspace implements Workspace {
     if (!cache) return false;
     await this.guardGitDir();
     await this.setupTrust.beforeSetup();
-    const outcome = await cache.restore(this.opts.remote, await this.setupOutput.key(setup, this.opts.setupInputs ?? []), this.dir);
+    const outcome = await cache.restore(this.opts.remote, await this.setupOutput.key(this.setupTrust.keyBase(), setup, this.opts.setupInputs ?? []), this.dir);
     if (outcome === 'failed') {
       // Half a copy is no baseline: back to the checkout, and setup runs.
       await removeNestedRepositories(this.dir);
@@ -205,7 +205,7 @@ export class GitWorkspace implements Workspace {
     if (!cache || this.setupOutput.paths.length === 0) return;
     const refusal = await this.setupTrust.refusal();
     if (refusal) return cache.notKept(this.opts.remote, refusal);
-    await cache.save(this.opts.remote, await this.setupOutput.key(setup, this.opts.setupInputs ?? []), this.dir, this.setupOutput.paths);
+    await cache.save(this.opts.remote, await this.setupOutput.key(this.setupTrust.keyBase(), setup, this.opts.setupInputs ?? []), this.dir, this.setupOutput.paths);
   }
 
   private async clean(): Promise<void> {

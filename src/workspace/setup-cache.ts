@@ -39,7 +39,7 @@ export interface SetupCacheOptions {
 
 /**
  * What setup produced (dependencies, a package store, a rewritten lockfile), kept per repository
- * and per key (the setup commands and the blobs of the files they read), so the next run or the
+ * and per key (the base branch, the setup commands and the blobs of the files they read), so the next run or the
  * next goal on the repository puts it back instead of installing again. Entries are data: copied
  * with `cp -a` (symlinks stay links, nothing is followed), never run or interpreted by the host.
  * A restore moves in a ready copy made in the background (setup-ready-copies.ts), so a hit costs
@@ -59,9 +59,13 @@ export class SetupCache {
     return new SetupCache({ root: join(workspaceRoot, 'setup-cache'), maxBytes: Math.round(mb * 1024 * 1024), ...(logger ? { logger } : {}) });
   }
 
-  /** The key of a setup: its commands, whether it had the network, and the blobs of its inputs. */
-  static key(parts: { commands: readonly string[]; network: boolean; inputs: ReadonlyArray<readonly [path: string, blob: string]> }): string {
-    return createHash('sha256').update(JSON.stringify({ v: 2, ...parts })).digest('hex');
+  /**
+   * The key of a setup: the base branch it ran on (one base's output is never another's), its
+   * commands, whether it had the network, and the blobs of its inputs. Version 3 added the base:
+   * no key of an earlier version is computed again, so their entries only age out.
+   */
+  static key(parts: { base: string; commands: readonly string[]; network: boolean; inputs: ReadonlyArray<readonly [path: string, blob: string]> }): string {
+    return createHash('sha256').update(JSON.stringify({ v: 3, ...parts })).digest('hex');
   }
 
   /**

@@ -57,8 +57,8 @@ export class SetupOutput {
     if (untouched.length > 0) await this.git.run(this.dir, ['reset', '--quiet', '--', ...untouched.map(literal)]);
   }
 
-  /** The setup cache's key: the setup's identity and the blobs of its input files at HEAD. */
-  async key(setup: { commands: readonly string[]; network: boolean }, inputNames: readonly string[]): Promise<string> {
+  /** The setup cache's key: the base branch's name, the setup's identity and the blobs of its input files at HEAD. */
+  async key(base: string, setup: { commands: readonly string[]; network: boolean }, inputNames: readonly string[]): Promise<string> {
     const out = inputNames.length ? await this.git.run(this.dir, ['ls-tree', '-z', 'HEAD', '--', ...inputNames.map(literal)]) : '';
     const inputs = out
       .split('\0')
@@ -66,7 +66,7 @@ export class SetupOutput {
       .filter((m): m is RegExpExecArray => m !== null)
       .map((m) => [m[2]!, m[1]!] as const)
       .sort((a, b) => a[0].localeCompare(b[0]));
-    return SetupCache.key({ commands: setup.commands, network: setup.network, inputs });
+    return SetupCache.key({ base, commands: setup.commands, network: setup.network, inputs });
   }
 
   /** The staged blob of each path (null: not in the index). */

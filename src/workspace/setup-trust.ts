@@ -13,10 +13,15 @@ import type { Git } from './git.js';
  * The base commit is the base branch's tip as the host fetched it from the remote, which no task
  * can move (a task pushes nothing, and `.git` is read-only in the jail); never a goal branch,
  * even when a caller (the CLI's --base, an MCP client) names one as the base.
+ *
+ * Any other base a caller names (`--base feature-x`, a base a human approved over MCP) is trusted
+ * for its own goals only: its name is part of the cache key (`keyBase`), so what setup made on
+ * feature-x's setup script is never what a goal on main restores.
  */
 export class SetupTrust {
   private base: string | undefined;
   private ranOn: string | undefined;
+  private baseName: string | undefined;
 
   constructor(
     private readonly git: Git,
@@ -29,6 +34,15 @@ export class SetupTrust {
     this.ranOn = undefined;
     const name = this.branches.baseBranch;
     this.base = name && (name === this.branches.branch || name.startsWith('goal/')) ? undefined : await base();
+    // The remote's default branch by name, so naming it (`--base main`) or not keys alike.
+    const head = name ? undefined : await this.git.tryRun(this.dir, ['symbolic-ref', '--quiet', 'refs/remotes/origin/HEAD']);
+    this.baseName = name ?? (head?.startsWith('refs/remotes/origin/') ? head.slice('refs/remotes/origin/'.length) : '');
+  }
+
+  /** The base branch's name, for the setup cache key ('' : the remote's default, not known by name). */
+  keyBase(): string {
+    if (this.baseName === undefined) throw new Error('the setup cache key needs the base branch: prepare the workspace first');
+    return this.baseName;
   }
 
   /** Just before setup: notes HEAD if the tree holds nothing beyond it (no change, no untracked or ignored file). */

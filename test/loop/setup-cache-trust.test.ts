@@ -1,4 +1,4 @@
-import { lstatSync, readdirSync, readFileSync } from 'node:fs';
+import { lstatSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { git } from '../helpers/git.js';
@@ -78,6 +78,37 @@ describe('the setup cache trusts only setup that ran on the base commit', () => 
     expect(clean.status, clean.stop_reason ?? '').toBe('LOOP_COMPLETE');
     expect(git(h.repo.bare, 'show', 'goal/clean:clean.txt')).toBe('clean');
     expect(await setupRuns('clean')).toBe(1);
+    await setupCache.idle();
+  });
+
+  it('attack: what setup made on another base branch (--base feature-x, a base an MCP client chose) is never restored for a goal on main', async () => {
+    const { h, setupCache, ws, setupRuns } = await harness();
+    // Anyone who can push a branch (or a base a human approved once) makes the setup script
+    // differ from main's, while setup_inputs (package.json) stay the same blobs.
+    const work = h.repo.work;
+    git(work, 'checkout', '-q', '-b', 'feature-x');
+    writeFileSync(join(work, 'setup.sh'), 'mkdir -p deps && echo POISON > deps/lib.txt\n');
+    git(work, '-c', 'user.name=a', '-c', 'user.email=a@example.com', 'commit', '-qam', 'another setup');
+    git(work, 'push', '-q', 'origin', 'feature-x');
+    const feature = await h.run(useDeps('feature'), { setup: SETUP }, ws('feature', { baseBranch: 'feature-x' }));
+    expect(feature.status, feature.stop_reason ?? '').toBe('LOOP_COMPLETE');
+    expect(git(h.repo.bare, 'show', 'goal/feature:feature.txt')).toBe('POISON');
+    await setupCache.idle();
+
+    const clean = await h.run(useDeps('clean'), { setup: SETUP }, ws('clean'));
+    expect(clean.status, clean.stop_reason ?? '').toBe('LOOP_COMPLETE');
+    expect(git(h.repo.bare, 'show', 'goal/clean:clean.txt')).toBe('clean');
+    expect(await setupRuns('clean')).toBe(1); // feature-x's entry is not main's
+    await setupCache.idle();
+    // Each base keeps its own entry: main's explicitly named, and feature-x's.
+    const main = await h.run(useDeps('main'), { setup: SETUP }, ws('main', { baseBranch: 'main' }));
+    expect(main.status, main.stop_reason ?? '').toBe('LOOP_COMPLETE');
+    expect(await setupRuns('main')).toBe(0);
+    expect(git(h.repo.bare, 'show', 'goal/main:main.txt')).toBe('clean');
+    const again = await h.run(useDeps('again'), { setup: SETUP }, ws('again', { baseBranch: 'feature-x' }));
+    expect(again.status, again.stop_reason ?? '').toBe('LOOP_COMPLETE');
+    expect(await setupRuns('again')).toBe(0);
+    expect(git(h.repo.bare, 'show', 'goal/again:again.txt')).toBe('POISON');
     await setupCache.idle();
   });
 

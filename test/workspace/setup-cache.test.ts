@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { SetupCache } from '../../src/workspace/setup-cache.js';
 import { tempDir } from '../helpers/temp.js';
 
-const KEY = SetupCache.key({ commands: ['npm ci'], network: true, inputs: [['package-lock.json', 'a'.repeat(40)]] });
+const KEY = SetupCache.key({ base: 'main', commands: ['npm ci'], network: true, inputs: [['package-lock.json', 'a'.repeat(40)]] });
 
 /** A workspace after setup: a dependency folder with a link inside, and a rewritten lockfile. */
 async function installed(dir: string): Promise<void> {
@@ -29,7 +29,7 @@ describe('SetupCache', () => {
     // Never shared across repositories, nor across keys.
     await mkdir(join(root, 'ws3'));
     expect(await cache.restore('https://x/other.git', KEY, join(root, 'ws3'))).toBe('missing');
-    expect(await cache.restore('https://x/app.git', SetupCache.key({ commands: ['npm ci'], network: true, inputs: [] }), join(root, 'ws3'))).toBe('missing');
+    expect(await cache.restore('https://x/app.git', SetupCache.key({ base: 'main', commands: ['npm ci'], network: true, inputs: [] }), join(root, 'ws3'))).toBe('missing');
     expect(await readdir(join(root, 'ws3'))).toEqual([]);
   });
 
@@ -54,7 +54,7 @@ describe('SetupCache', () => {
   it('evicts the least recently used entries beyond its bound', async () => {
     const root = await tempDir();
     await installed(join(root, 'ws'));
-    const keys = ['a', 'b'].map((c) => SetupCache.key({ commands: [c], network: false, inputs: [] }));
+    const keys = ['a', 'b'].map((c) => SetupCache.key({ base: 'main', commands: [c], network: false, inputs: [] }));
     const probe = new SetupCache({ root: join(root, 'probe'), maxBytes: 1 << 30, readyCopies: false });
     await probe.save('r', keys[0]!, join(root, 'ws'), ['node_modules/']);
     const [probeRepo] = await readdir(join(root, 'probe'));

@@ -6,7 +6,7 @@ import { outermost, SetupCache } from '../../src/workspace/setup-cache.js';
 import { takeReadyCopy } from '../../src/workspace/setup-ready-copies.js';
 import { tempDir } from '../helpers/temp.js';
 
-const KEY = SetupCache.key({ commands: ['npm ci'], network: true, inputs: [['package-lock.json', 'b'.repeat(40)]] });
+const KEY = SetupCache.key({ base: 'main', commands: ['npm ci'], network: true, inputs: [['package-lock.json', 'b'.repeat(40)]] });
 const REPO = 'https://x/app.git';
 const DEP = 'module.exports = 1;\n';
 
