@@ -32,7 +32,7 @@ async function serve(o: { bodyBudget: ByteBudget; bodyIdleMs: number }): Promise
     host: '127.0.0.1',
     ...o,
     probotOverrides: { overrides: { appId: 1, privateKey: privateKey(), secret: SECRET, log: silent, Octokit: TestOctokit } },
-  } as Parameters<typeof startServer>[0]);
+  });
   return server;
 }
 
@@ -87,7 +87,7 @@ describe('a body that stops arriving is dropped after the idle timeout', () => {
     const silentOne = holdBody({ port: s.port, path: HOOK, headers: FAKE, contentLength: 25 * MB, sendBytes: 0 });
     const quietOne = holdBody({ port: s.port, path: HOOK, headers: FAKE, contentLength: 2 * MB, sendBytes: MB });
     held = [silentOne, quietOne];
-    for (const h of held) expect((await within(h.answer)).split('\r\n')[0]).toBe('HTTP/1.1 408 Request Timeout');
+    for (const h of [silentOne, quietOne]) expect((await within(h.answer)).split('\r\n')[0]).toBe('HTTP/1.1 408 Request Timeout');
     await until('the budget to be given back', () => budget.inUse === 0);
     const ok = await signed(s.port);
     expect(statusOf(ok), ok.response.slice(0, 300)).toBe(200);
@@ -115,7 +115,8 @@ describe('one address may hold only its share of the budget', () => {
 describe("GitHub's own traffic passes the per-address share", () => {
   it('50 concurrent 100 KB deliveries and a 24 MB one, all from one address, are all taken', async () => {
     const budget = new ByteBudget(MAX_BODY_BYTES_IN_FLIGHT);
-    const s = await serve({ bodyBudget: budget, bodyIdleMs: 5_000 });
+    // Generous: this is about the share, and a loaded machine must not turn it into an idle-timeout test.
+    const s = await serve({ bodyBudget: budget, bodyIdleMs: 30_000 });
     const all = await Promise.all([signed(s.port, { bytes: 24 * MB }), ...Array.from({ length: 50 }, () => signed(s.port, { bytes: 100 * 1024 }))]);
     expect(all.map((x) => statusOf(x))).toEqual(all.map(() => 200));
     await until('the budget to be given back', () => budget.inUse === 0);
