@@ -1,5 +1,7 @@
 import { join } from 'node:path';
+import { Writable } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
+import { createLogger } from '../../src/cli/logging.js';
 import type { Store } from '../../src/ledger/open-ledger.js';
 import { ProcessSandbox } from '../../src/sandbox/process-sandbox.js';
 import { ByteBudget, MAX_BODY_BYTES_IN_FLIGHT } from '../../src/github/server/body-cap.js';
@@ -20,7 +22,7 @@ let store: Store | undefined;
 let server: RunningServer | undefined;
 let held: { close(): void }[] = [];
 
-async function serve(o: { bodyBudget: ByteBudget; bodyIdleMs: number }): Promise<RunningServer> {
+async function serve(o: { bodyBudget: ByteBudget; bodyIdleMs: number }, log = silent): Promise<RunningServer> {
   const root = await tempDir();
   store = await openTestStore(root);
   server = await startServer({
@@ -31,7 +33,7 @@ async function serve(o: { bodyBudget: ByteBudget; bodyIdleMs: number }): Promise
     port: 0,
     host: '127.0.0.1',
     ...o,
-    probotOverrides: { overrides: { appId: 1, privateKey: privateKey(), secret: SECRET, log: silent, Octokit: TestOctokit } },
+    probotOverrides: { overrides: { appId: 1, privateKey: privateKey(), secret: SECRET, log, Octokit: TestOctokit } },
   });
   return server;
 }
@@ -91,6 +93,25 @@ describe('a body that stops arriving is dropped after the idle timeout', () => {
     await until('the budget to be given back', () => budget.inUse === 0);
     const ok = await signed(s.port);
     expect(statusOf(ok), ok.response.slice(0, 300)).toBe(200);
+  });
+
+  it('a sender that hangs up mid-body gives its bytes back, and is no server error in the log', async () => {
+    let out = '';
+    const sink = new Writable({
+      write(chunk: Buffer, _enc, done) {
+        out += chunk.toString();
+        done();
+      },
+    });
+    const budget = new ByteBudget(MAX_BODY_BYTES_IN_FLIGHT);
+    const s = await serve({ bodyBudget: budget, bodyIdleMs: 60_000 }, createLogger('info', sink));
+    const gone = holdBody({ port: s.port, path: HOOK, headers: FAKE, contentLength: 2 * MB, sendBytes: MB });
+    await until('the held bytes', () => budget.inUse >= MB);
+    gone.close();
+    await until('the budget to be given back', () => budget.inUse === 0);
+    const ok = await signed(s.port);
+    expect(statusOf(ok), ok.response.slice(0, 300)).toBe(200);
+    expect(out).not.toContain('request failed');
   });
 });
 

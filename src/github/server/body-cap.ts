@@ -155,8 +155,9 @@ export function readCappedBody(req: IncomingMessage, res: ServerResponse, { maxB
       wait();
     };
     const onEnd = () => settle(Buffer.concat(chunks, size));
-    const onError = (err: unknown) => settle(undefined, err);
-    // The client went away mid-body: nobody is left to answer.
+    // The client went away mid-body (Node reports `aborted`): nobody is left to answer, and a
+    // stranger hanging up is not the server's failure to log.
+    const onError = (err: unknown) => settle(undefined, (err as { code?: string }).code === 'ECONNRESET' ? undefined : err);
     const onClose = () => settle(undefined);
     wait();
     req.on('data', onData).on('end', onEnd).on('error', onError).on('close', onClose);
