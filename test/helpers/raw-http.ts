@@ -74,12 +74,12 @@ function writable(socket: Socket): Promise<void> {
  * A request that declares `contentLength` body bytes, sends `sendBytes` of them and holds the
  * connection open: the body a slow (or hostile) client keeps a server waiting for.
  */
-export function holdBody(o: { port: number; path: string; headers: Record<string, string>; contentLength: number; sendBytes: number }): {
+export function holdBody(o: { port: number; path: string; headers: Record<string, string>; contentLength: number; sendBytes: number; from?: string }): {
   /** The first bytes of a response, or '' if the connection closed (or `close`d) with none. */
   answer: Promise<string>;
   close(): void;
 } {
-  const socket = connect(o.port, '127.0.0.1');
+  const socket = connect({ port: o.port, host: '127.0.0.1', ...(o.from ? { localAddress: o.from } : {}) });
   socket.on('error', () => undefined);
   socket.on('connect', () => socket.write(Buffer.concat([Buffer.from(head(o.path, { host: '127.0.0.1', ...o.headers, 'content-length': String(o.contentLength) })), Buffer.alloc(o.sendBytes, 0x20)])));
   const answer = new Promise<string>((resolve) => {
@@ -87,4 +87,30 @@ export function holdBody(o: { port: number; path: string; headers: Record<string
     socket.once('close', () => resolve(''));
   });
   return { answer, close: () => socket.destroy() };
+}
+
+/**
+ * One whole request (head and body in one write, as GitHub sends a delivery) from a chosen local
+ * address (any of 127.0.0.0/8 reaches a server on 127.0.0.1): what a client at another IP sees.
+ */
+export function postFrom(o: { port: number; path: string; headers: Record<string, string>; body: string; from?: string }): Promise<RawExchange> {
+  return new Promise((resolve) => {
+    const socket = connect({ port: o.port, host: '127.0.0.1', ...(o.from ? { localAddress: o.from } : {}) });
+    const body = Buffer.from(o.body);
+    const x: RawExchange = { response: '', sent: body.length, closedByServer: true };
+    socket.on('error', () => undefined);
+    socket.on('data', (d: Buffer) => {
+      x.response += d.toString('latin1');
+      // A whole answer in hand (the server keeps the connection alive): done.
+      const [headEnd, length] = [x.response.indexOf('\r\n\r\n'), /\r\ncontent-length: (\d+)/i.exec(x.response)?.[1]];
+      const whole = length !== undefined ? x.response.length >= headEnd + 4 + Number(length) : x.response.endsWith('\r\n0\r\n\r\n');
+      if (headEnd >= 0 && whole) {
+        x.closedByServer = false;
+        socket.destroy();
+      }
+    });
+    socket.on('close', () => resolve(x));
+    socket.on('connect', () => socket.write(Buffer.concat([Buffer.from(head(o.path, { host: '127.0.0.1', ...o.headers, 'content-length': String(body.length) })), body])));
+    setTimeout(() => socket.destroy(), 60_000).unref();
+  });
 }

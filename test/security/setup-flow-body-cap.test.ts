@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startCli, type CliResult } from '../helpers/cli.js';
 import { freePort } from '../helpers/free-port.js';
-import { statusOf, streamBody } from '../helpers/raw-http.js';
+import { holdBody, statusOf, streamBody } from '../helpers/raw-http.js';
 
 // Probot's setup flow (no APP_ID yet) serves its own pages from its own server, whose handlers
 // read request bodies whole with no limit. Anyone who can reach it may post to it.
@@ -53,6 +53,17 @@ describe("Probot's setup-flow server reads bodies through the same cap", () => {
     const x = await streamBody({ port, path: '/probot/import', headers: { 'content-type': 'application/json' }, budget: 40 * MB, patienceMs: 10_000 });
     expect(statusOf(x), x.response.slice(0, 200) || stderr.slice(-2000)).toBe(413);
     expect(x.sent).toBeLessThan(40 * MB);
+  });
+
+  it('attack: a POST declaring 25 MB that sends nothing is answered 408 after the idle timeout (5 s), not held', async () => {
+    const held = holdBody({ port, path: '/probot/import', headers: { 'content-type': 'application/json' }, contentLength: 25 * MB, sendBytes: 0 });
+    try {
+      // A bound far under Node's own 300 s request deadline for this server.
+      const answer = await Promise.race([held.answer, new Promise<string>((r) => setTimeout(r, 20_000, 'none'))]);
+      expect(answer.split('\r\n')[0]).toBe('HTTP/1.1 408 Request Timeout');
+    } finally {
+      held.close();
+    }
   });
 
   it('still takes a real import (a small body) and its pages', async () => {

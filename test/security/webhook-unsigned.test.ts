@@ -35,7 +35,8 @@ async function serve(o: { log?: ReturnType<typeof createLogger>; bodyBudget?: By
     env: {},
     port: 0,
     host: '127.0.0.1',
-    ...(o.bodyBudget ? { bodyBudget: o.bodyBudget } : {}),
+    // Slow clients here hold their bodies for the whole test: no idle timeout within it.
+    ...(o.bodyBudget ? { bodyBudget: o.bodyBudget, bodyIdleMs: 60_000 } : {}),
     probotOverrides: { overrides: { appId: 1, privateKey: privateKey(), secret: SECRET, log: o.log ?? silent, Octokit: TestOctokit } },
   });
   sockets = [];
@@ -100,17 +101,18 @@ describe('a delivery without the secret costs a header check', () => {
 
 describe('one bound on the body bytes all requests hold at once', () => {
   it('attack: bodies beyond the bound get 503 at once, unread; the bound is given back when a request ends', async () => {
-    const budget = new ByteBudget(3 * MB);
+    const budget = new ByteBudget(3 * MB, 3 * MB);
     const s = await serve({ bodyBudget: budget });
     const headers = webhookHeaders({ event: 'ping', secret: SECRET, body: 'a body still to come' });
-    // Three slow clients each declare 1 MB and send a little: together they hold the whole bound.
-    const held = [0, 1, 2].map(() => holdBody({ port: s.port, path: HOOK, headers, contentLength: MB, sendBytes: 1000 }));
-    for (let i = 0; budget.inUse < 3 * MB; i++) {
+    // Three slow clients each declare 1 MB and send all of it but a byte: together they hold the
+    // whole bound (what they only declare holds nothing: see webhook-slow-bodies.test.ts).
+    const held = [0, 1, 2].map(() => holdBody({ port: s.port, path: HOOK, headers, contentLength: MB, sendBytes: MB - 1 }));
+    for (let i = 0; budget.inUse < 3 * MB - 3; i++) {
       if (i > 200) throw new Error(`the slow bodies hold ${budget.inUse} bytes`);
       await new Promise((r) => setTimeout(r, 25));
     }
     const before = readByServer();
-    // A fourth declared body, and a chunked one, do not fit: refused without being read.
+    // A fourth declared body, and a chunked one, do not fit: refused at their first bytes.
     const declared = await streamBody({ port: s.port, path: HOOK, headers, contentLength: MB, budget: MB, patienceMs: 10_000 });
     expect(statusOf(declared), declared.response.slice(0, 200)).toBe(503);
     expect(declared.response).toMatch(/retry-after: 1/i);

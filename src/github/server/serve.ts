@@ -28,6 +28,8 @@ export interface ServeOptions extends AppServiceOptions {
   jail?: string;
   /** Body bytes all requests may hold at once (default: the process's one budget, BODY_BUDGET). */
   bodyBudget?: ByteBudget;
+  /** Milliseconds a webhook body may go without a byte before it is dropped (default BODY_IDLE_MS). */
+  bodyIdleMs?: number;
 }
 
 export interface RunningServer {
@@ -41,7 +43,7 @@ export interface RunningServer {
 
 /**
  * The GitHub App's HTTP server: Probot's webhook middleware at WEBHOOK_PATH (signatures
- * verified with WEBHOOK_SECRET first, bodies capped at 25 MB each and BODY_BUDGET in all), `GET /health`, and (embedded) the
+ * verified with WEBHOOK_SECRET first, bodies capped at 25 MB each and BODY_BUDGET in all, as they arrive), `GET /health`, and (embedded) the
  * in-process goal workers. Refuses to start without a usable WEBHOOK_SECRET.
  */
 export async function startServer(opts: ServeOptions): Promise<RunningServer> {
@@ -52,7 +54,7 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
   if (problem) throw new Error(problem);
   const key = secret!; // webhookSecretProblem refused an unset one
   const probotOverrides = { ...opts.probotOverrides, overrides: { ...opts.probotOverrides?.overrides, secret } };
-  const limits = { maxBytes: MAX_WEBHOOK_BODY_BYTES, budget: opts.bodyBudget ?? BODY_BUDGET };
+  const limits = { maxBytes: MAX_WEBHOOK_BODY_BYTES, budget: opts.bodyBudget ?? BODY_BUDGET, ...(opts.bodyIdleMs ? { idleMs: opts.bodyIdleMs } : {}) };
   const { probot, runtime, log } = await createAppRuntime({ ...opts, probotOverrides }, opts.role ?? 'both', 'goal-loop');
   const webhooksPath = env.WEBHOOK_PATH || DEFAULT_WEBHOOK_PATH;
   const middleware = await createNodeMiddleware(runtime.appFn, { probot, webhooksPath });
@@ -91,8 +93,9 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
       res.end('not found\n');
     });
   };
-  // A body trickled in to hold the budget is dropped after 30 s (GitHub itself gives up after 10).
-  const server = createServer({ requestTimeout: 30_000, headersTimeout: 20_000 }, (req, res) => {
+  // A body trickled in to hold the budget is dropped after 30 s (GitHub itself gives up after 10),
+  // one that stalls after BODY_IDLE_MS; Node checks the deadlines every 5 s, not its default 30.
+  const server = createServer({ requestTimeout: 30_000, headersTimeout: 20_000, connectionsCheckingInterval: 5_000 }, (req, res) => {
     handle(req, res).catch((err: unknown) => {
       log.error({ err }, 'request failed');
       if (!res.headersSent) res.writeHead(500);
