@@ -3,7 +3,7 @@ import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/proto
 import type { CallToolResult, ServerNotification, ServerRequest } from '@modelcontextprotocol/sdk/types.js';
 import type { Logger } from 'pino';
 import { z } from 'zod';
-import { UsageError } from '../common/errors.js';
+import { InputError, UsageError } from '../common/errors.js';
 import { LockedError } from '../run/lock.js';
 import { RepoConfigError } from '../config/repo-config.js';
 import { formatSpecError, SpecValidationError } from '../goal/parse.js';
@@ -15,7 +15,7 @@ import { configureGoal } from './configure.js';
 import { confirmWithHuman } from './human.js';
 import { SessionError } from './goal-session.js';
 import { registerGoalResources } from './resources.js';
-import { loadSpec, Sessions, type SessionsOptions } from './sessions.js';
+import { Sessions, type SessionsOptions } from './sessions.js';
 import { attemptOutcome, taskLine, turnPayload } from './turns.js';
 import { goalStatus } from './status.js';
 
@@ -47,7 +47,7 @@ export function createGoalLoopMcpServer(opts: SessionsOptions & { version: strin
       annotations: { readOnlyHint: true },
     },
     tool(async (args) => {
-      const spec = await loadSpec(args);
+      const spec = await sessions.loadSpec(args, (message, otherwise) => confirmWithHuman(server.server, message, otherwise));
       const lines = [`goal: ${spec.goal_id}`, `objective: ${spec.objective}`, '', 'tasks, in order:', orderedChecklist(spec.tasks)];
       const checks = spec.acceptance_criteria.map((c) => `- ${c.description}${c.check ? `  [check: ${c.check}]` : ''}`);
       if (checks.length) lines.push('', 'acceptance criteria:', ...checks);
@@ -203,7 +203,7 @@ function wrap(logger: Logger) {
 
 function errorText(err: unknown, logger: Logger): string {
   if (err instanceof SpecValidationError) return `invalid goal spec (${err.source}):\n${err.errors.map((e) => `  ${formatSpecError(e)}`).join('\n')}`;
-  if (err instanceof SessionError || err instanceof UsageError || err instanceof RepoConfigError || err instanceof LockedError || err instanceof SandboxUnavailableError) {
+  if (err instanceof SessionError || err instanceof UsageError || err instanceof InputError || err instanceof RepoConfigError || err instanceof LockedError || err instanceof SandboxUnavailableError) {
     return err.message;
   }
   logger.error({ err }, 'internal error in an MCP tool');
