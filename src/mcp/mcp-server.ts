@@ -23,7 +23,7 @@ export const SERVER_NAME = 'goal-loop';
 
 const goalId = z.string().min(1).optional().describe('The goal (its goal_id); may be left out while only one goal is open.');
 const specSource = {
-  goal: z.string().min(1).optional().describe('Path of a goal spec file (JSON, YAML, or markdown with a ```goal block), relative to the server\'s directory.'),
+  goal: z.string().min(1).optional().describe('Path of a goal spec file (JSON, YAML, or markdown with a ```goal block), relative to the server\'s directory; it must lie under the repository or the server\'s directory (elsewhere needs the human\'s yes).'),
   spec: z.string().min(1).optional().describe('The goal spec itself, as JSON, YAML, or markdown with a ```goal block. Give this or `goal`.'),
 };
 
@@ -64,7 +64,7 @@ export function createGoalLoopMcpServer(opts: SessionsOptions & { version: strin
         'Starts the goal on a local git repository: a private clone works on branch goal/<goal_id>, and every verified task is pushed back to the repository as a checkpoint commit. Starting a goal that has checkpoints resumes it. Returns the first task (as next_task does).',
       inputSchema: {
         ...specSource,
-        repo: z.string().min(1).optional().describe('Path of the git repository; default: the server\'s --repo, else its working directory. Another repository needs the human\'s yes (asked through elicitation).'),
+        repo: z.string().min(1).optional().describe('Path of the git repository; default: the server\'s --repo, else its working directory. Another repository needs the human\'s yes (asked through elicitation) before anything touches it; a path inside goal-loop\'s own workspaces is refused.'),
         base: z
           .string()
           .min(1)
