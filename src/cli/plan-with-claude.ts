@@ -11,6 +11,7 @@ import { createLogger } from './logging.js';
 import { Git } from '../workspace/git.js';
 import { UsageError } from '../common/errors.js';
 import { loadRepoConfigForCli } from '../run/load-repo-config.js';
+import { localGitDir } from '../run/local-repo.js';
 import { repoArgument } from '../run/paths.js';
 
 /** Exit code for a planner failure: a spec it could not repair is bad input; spend or API trouble is not. */
@@ -32,7 +33,7 @@ export async function planIssueWithClaude(issueText: string, issuePath: string, 
   const logger = createLogger();
   const git = new Git(auth);
   // The planner reads a working tree: a bare repository or a URL is cloned to a temporary folder.
-  const bare = repo.startsWith('/') ? (await git.tryRun(repo, ['rev-parse', '--is-bare-repository'])) === 'true' : true;
+  const bare = repo.startsWith('/') ? localGitDir(repo).bare : true;
   const tmp = bare ? await mkdtemp(join(tmpdir(), 'goal-loop-plan-')) : undefined;
   try {
     const repoDir = tmp ? join(tmp, 'repo') : repo;

@@ -101,7 +101,33 @@ function parseStructured(text: string, source: string): unknown {
   }
 }
 
+// Keys echoed back in an error: a file that is no spec (read by mistake, or on purpose) must
+// not come back through its keys, and a hostile key stays one short visible line.
+const ECHOED_KEYS = 5;
+const ECHOED_KEY_CHARS = 64;
+
+/** A key as echoed: cut short, control and invisible characters shown as escapes. */
+function echoKey(key: string): string {
+  const cut = [...key].length > ECHOED_KEY_CHARS ? `${[...key].slice(0, ECHOED_KEY_CHARS).join('')}…` : key;
+  return `"${cut.replace(/[\u0000-\u001f\u007f-\u009f\u00ad\u061c\u180e\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff"\\]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`)}"`;
+}
+
+function unknownKeys(keys: readonly string[]): string {
+  const shown = keys.slice(0, ECHOED_KEYS).map(echoKey).join(', ');
+  return `unknown key${keys.length > 1 ? 's' : ''} ${shown}${keys.length > ECHOED_KEYS ? ` and ${keys.length - ECHOED_KEYS} more` : ''}`;
+}
+
+/** A mapping none of whose keys a spec has is some other file: none of it is echoed. */
+function notASpec(raw: unknown): SpecError[] | undefined {
+  if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) return undefined;
+  const keys = Object.keys(raw);
+  if (keys.length === 0 || keys.some((k) => k in GoalSpecSchema.shape)) return undefined;
+  return [{ path: '(root)', message: `not a goal spec: a mapping of ${keys.length} key${keys.length === 1 ? '' : 's'}, none of them a goal spec key such as \`objective\` or \`tasks\` (none shown)` }];
+}
+
 function zodErrors(error: z.ZodError, raw: unknown): SpecError[] {
+  const other = notASpec(raw);
+  if (other) return other;
   return error.issues.map((issue) => {
     const path = formatPath(issue.path);
     const taskId = taskIdAt(raw, issue.path);
@@ -110,7 +136,7 @@ function zodErrors(error: z.ZodError, raw: unknown): SpecError[] {
     else if (issue.code === 'invalid_type' && issue.expected === 'string' && /received number/.test(issue.message)) {
       message = 'must be a string (quote it in YAML, e.g. "01")';
     }
-    if (issue.code === 'unrecognized_keys') message = `unknown key${issue.keys.length > 1 ? 's' : ''} ${issue.keys.map((k) => `"${k}"`).join(', ')}`;
+    if (issue.code === 'unrecognized_keys') message = unknownKeys(issue.keys);
     return { path: path || '(root)', message, ...(taskId ? { taskId } : {}) };
   });
 }

@@ -3,7 +3,7 @@ import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/proto
 import type { CallToolResult, ServerNotification, ServerRequest } from '@modelcontextprotocol/sdk/types.js';
 import type { Logger } from 'pino';
 import { z } from 'zod';
-import { UsageError } from '../common/errors.js';
+import { InputError, UsageError } from '../common/errors.js';
 import { LockedError } from '../run/lock.js';
 import { RepoConfigError } from '../config/repo-config.js';
 import { formatSpecError, SpecValidationError } from '../goal/parse.js';
@@ -15,7 +15,7 @@ import { configureGoal } from './configure.js';
 import { confirmWithHuman } from './human.js';
 import { SessionError } from './goal-session.js';
 import { registerGoalResources } from './resources.js';
-import { loadSpec, Sessions, type SessionsOptions } from './sessions.js';
+import { Sessions, type SessionsOptions } from './sessions.js';
 import { attemptOutcome, taskLine, turnPayload } from './turns.js';
 import { goalStatus } from './status.js';
 
@@ -23,7 +23,7 @@ export const SERVER_NAME = 'goal-loop';
 
 const goalId = z.string().min(1).optional().describe('The goal (its goal_id); may be left out while only one goal is open.');
 const specSource = {
-  goal: z.string().min(1).optional().describe('Path of a goal spec file (JSON, YAML, or markdown with a ```goal block), relative to the server\'s directory.'),
+  goal: z.string().min(1).optional().describe('Path of a goal spec file (JSON, YAML, or markdown with a ```goal block), relative to the server\'s directory; it must lie under the repository or the server\'s directory (elsewhere needs the human\'s yes).'),
   spec: z.string().min(1).optional().describe('The goal spec itself, as JSON, YAML, or markdown with a ```goal block. Give this or `goal`.'),
 };
 
@@ -47,7 +47,7 @@ export function createGoalLoopMcpServer(opts: SessionsOptions & { version: strin
       annotations: { readOnlyHint: true },
     },
     tool(async (args) => {
-      const spec = await loadSpec(args);
+      const spec = await sessions.loadSpec(args, (message, otherwise) => confirmWithHuman(server.server, message, otherwise));
       const lines = [`goal: ${spec.goal_id}`, `objective: ${spec.objective}`, '', 'tasks, in order:', orderedChecklist(spec.tasks)];
       const checks = spec.acceptance_criteria.map((c) => `- ${c.description}${c.check ? `  [check: ${c.check}]` : ''}`);
       if (checks.length) lines.push('', 'acceptance criteria:', ...checks);
@@ -64,7 +64,7 @@ export function createGoalLoopMcpServer(opts: SessionsOptions & { version: strin
         'Starts the goal on a local git repository: a private clone works on branch goal/<goal_id>, and every verified task is pushed back to the repository as a checkpoint commit. Starting a goal that has checkpoints resumes it. Returns the first task (as next_task does).',
       inputSchema: {
         ...specSource,
-        repo: z.string().min(1).optional().describe('Path of the git repository; default: the server\'s --repo, else its working directory. Another repository needs the human\'s yes (asked through elicitation).'),
+        repo: z.string().min(1).optional().describe('Path of the git repository; default: the server\'s --repo, else its working directory. Another repository needs the human\'s yes (asked through elicitation) before anything touches it; a path inside goal-loop\'s own workspaces is refused.'),
         base: z
           .string()
           .min(1)
@@ -203,7 +203,7 @@ function wrap(logger: Logger) {
 
 function errorText(err: unknown, logger: Logger): string {
   if (err instanceof SpecValidationError) return `invalid goal spec (${err.source}):\n${err.errors.map((e) => `  ${formatSpecError(e)}`).join('\n')}`;
-  if (err instanceof SessionError || err instanceof UsageError || err instanceof RepoConfigError || err instanceof LockedError || err instanceof SandboxUnavailableError) {
+  if (err instanceof SessionError || err instanceof UsageError || err instanceof InputError || err instanceof RepoConfigError || err instanceof LockedError || err instanceof SandboxUnavailableError) {
     return err.message;
   }
   logger.error({ err }, 'internal error in an MCP tool');

@@ -1,4 +1,5 @@
-import { resolve } from 'node:path';
+import { realpath } from 'node:fs/promises';
+import { isAbsolute, relative, resolve } from 'node:path';
 import type { Logger } from 'pino';
 import type { RepoConfig } from '../config/repo-config.js';
 import { repoArgument, workspaceDir, workspaceRoot } from '../run/paths.js';
@@ -12,7 +13,7 @@ import type { Ledger } from '../ports/ledger.js';
 import type { Sandbox } from '../ports/sandbox.js';
 import { GoalSession, SessionError } from './goal-session.js';
 import { pick } from '../common/pick.js';
-import { configForMcpGoal, type AskHuman } from './config-source.js';
+import { configForMcpGoal, confirmRepository, type AskHuman } from './config-source.js';
 
 export interface SessionsOptions {
   ledger: Ledger;
@@ -37,12 +38,34 @@ export interface SpecSource {
 
 const PLACEHOLDER_ID = 'mcp-goal-without-id';
 
-/** Reads a spec from a file (relative to the server's directory) or from inline JSON/YAML/markdown. */
-export async function loadSpec(source: SpecSource): Promise<GoalSpec> {
+/**
+ * Reads a spec from a file (relative to the server's directory) or from inline JSON/YAML/markdown.
+ * A file is read only under one of `roots` (the repository, the server's working directory), as
+ * its real path: anywhere else (a symlink pointing out included) needs the human's yes.
+ */
+export async function loadSpec(source: SpecSource, where?: { roots: readonly string[]; ask: AskHuman }): Promise<GoalSpec> {
   if (!source.goal === !source.spec) throw new SessionError('give exactly one of `goal` (a spec file) or `spec` (the spec text)');
-  if (source.goal) return loadGoalSpecFile(resolve(source.goal));
+  if (source.goal) {
+    const path = resolve(source.goal);
+    if (where) await confirmSpecFile(path, where.roots, where.ask);
+    return loadGoalSpecFile(path);
+  }
   const spec = parseGoalSpec(source.spec!, { source: 'spec', defaultGoalId: PLACEHOLDER_ID });
   return spec.goal_id === PLACEHOLDER_ID ? { ...spec, goal_id: slugify(spec.objective, 60) || 'goal' } : spec;
+}
+
+async function confirmSpecFile(path: string, roots: readonly string[], ask: AskHuman): Promise<void> {
+  const real = await realpath(path).catch(() => path);
+  const under = await Promise.all(
+    roots.filter((r) => r.startsWith('/')).map(async (root) => {
+      const rel = relative(await realpath(root).catch(() => root), real);
+      return rel !== '' && !rel.startsWith('..') && !isAbsolute(rel);
+    }),
+  );
+  if (under.some(Boolean)) return;
+  const what = `read the spec file ${path}, which is outside the repository and the server's working directory`;
+  const answer = await ask(`The agent driving goal-loop asks to ${what}. Allow?`, 'Put the spec file in the repository, or pass the spec text as `spec`.');
+  if (!answer.ok) throw new SessionError(`nothing read: the agent asked to ${what}; ${answer.reason}`);
 }
 
 /** The goals this server drives, one session per repository and goal id. */
@@ -58,14 +81,16 @@ export class Sessions {
    * configured with (see configForMcpGoal).
    */
   async open(input: SpecSource & { repo?: string | undefined; base?: string | undefined }, ask: AskHuman): Promise<GoalSession> {
-    const spec = await loadSpec(input);
+    const ownRepo = repoArgument(this.opts.repo ?? process.cwd()).repo;
     // Credentials in a URL stay in memory, for the remote's git processes only.
-    const { repo, auth } = repoArgument(input.repo ?? this.opts.repo ?? process.cwd());
-    await checkRepoReachable(repo, undefined, auth);
+    const { repo, auth } = input.repo === undefined ? repoArgument(this.opts.repo ?? process.cwd()) : repoArgument(input.repo);
+    // Before anything reads the path: the client may have planted what is there.
+    await confirmRepository({ repo, ownRepo, configFile: this.opts.configFile, ask }, this.opts.env);
+    const spec = await loadSpec(input, { roots: [repo, process.cwd()], ask });
+    await checkRepoReachable(repo, undefined, auth, this.opts.env);
     const id = `${repo}\0${spec.goal_id}`;
     const existing = this.sessions.get(id);
     if (existing?.running) return existing;
-    const ownRepo = repoArgument(this.opts.repo ?? process.cwd()).repo;
     const config = await configForMcpGoal({ repo, ownRepo, base: input.base, configFile: this.opts.configFile, ask });
     const session = await GoalSession.open({
       repo,
@@ -83,6 +108,11 @@ export class Sessions {
     });
     this.sessions.set(id, session);
     return session;
+  }
+
+  /** A spec for `goal_plan`: a file only under the server's repository or working directory. */
+  loadSpec(source: SpecSource, ask: AskHuman): Promise<GoalSpec> {
+    return loadSpec(source, { roots: [repoArgument(this.opts.repo ?? process.cwd()).repo, process.cwd()], ask });
   }
 
   /** The session a tool call means: by goal id, or the only one. */

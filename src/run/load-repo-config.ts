@@ -2,6 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { parseRepoConfig, parseRepoConfigText, REPO_CONFIG_PATH, RepoConfigError, type RepoConfig } from '../config/repo-config.js';
 import { Git } from '../workspace/git.js';
 import { InputError } from '../common/errors.js';
+import { localGitDir, refuseOwnWorkspaces } from './local-repo.js';
 
 /**
  * The repo config for a CLI run: `--config <file>` if given; else `.github/goal-loop.yml` as
@@ -16,15 +17,21 @@ export async function loadRepoConfigForCli(repo: string, baseRef: string, file?:
     return parseRepoConfigText(text, file);
   }
   if (!repo.startsWith('/')) return parseRepoConfig(undefined);
+  refuseOwnWorkspaces(repo);
   const git = new Git();
+  const { gitDir } = localGitDir(repo);
   if (baseRef === 'HEAD') {
+    const head = await git.tryRunGitDir(gitDir, ['symbolic-ref', '--quiet', 'HEAD']);
     // A checkout where the user is looking at a goal branch: its HEAD is what tasks wrote.
-    const head = await git.tryRun(repo, ['symbolic-ref', '--quiet', 'HEAD']);
     if (head?.startsWith('refs/heads/goal/')) {
       throw new InputError(`${repo} has ${head.slice('refs/heads/'.length)} checked out, a branch that tasks write: pass --base <branch> to name the branch the goal starts from (and whose .github/goal-loop.yml applies)`);
     }
+    // A detached HEAD names no branch: it may be any commit, a goal branch's included.
+    if (head === undefined && (await git.tryRunGitDir(gitDir, ['rev-parse', '--verify', '--quiet', 'HEAD^{commit}'])) !== undefined) {
+      throw new InputError(`${repo} is at a detached HEAD, which names no branch whose .github/goal-loop.yml could apply: pass --base <branch> (the branch the goal starts from), or --config <file>`);
+    }
   }
-  if ((await git.tryRun(repo, ['rev-parse', '--verify', '--quiet', `${baseRef}^{commit}`])) === undefined) return parseRepoConfig(undefined);
-  const text = await git.tryRun(repo, ['show', `${baseRef}:${REPO_CONFIG_PATH}`]);
+  if ((await git.tryRunGitDir(gitDir, ['rev-parse', '--verify', '--quiet', `${baseRef}^{commit}`])) === undefined) return parseRepoConfig(undefined);
+  const text = await git.tryRunGitDir(gitDir, ['cat-file', 'blob', `${baseRef}:${REPO_CONFIG_PATH}`]);
   return text === undefined ? parseRepoConfig(undefined) : parseRepoConfigText(text);
 }

@@ -1,4 +1,6 @@
 import { spawn } from 'node:child_process';
+import { realpathSync } from 'node:fs';
+import { dirname } from 'node:path';
 import { redactUrls } from './remote-auth.js';
 
 /**
@@ -32,6 +34,10 @@ export const HARDENED_CONFIG: Readonly<Record<string, string>> = Object.freeze({
   // The sandbox gives the worktree to the jail's uid (the bot's `.git` stays its own); git
   // would otherwise refuse the clone as "dubious ownership". Command-scope config, so honoured.
   'safe.directory': '*',
+  // With ownership checks off, a bare-repository layout (HEAD, objects/, refs/, config) that a
+  // task or a client left anywhere would be discovered from its folder and its config obeyed
+  // (core.gitProxy, credential.helper). The bot's bare repositories are always named (GIT_DIR).
+  'safe.bareRepository': 'explicit',
 });
 
 export class GitError extends Error {
@@ -64,6 +70,23 @@ export class Git {
   constructor(private readonly opts: GitOptions = {}) {}
 
   async run(cwd: string, args: string[], input?: string): Promise<string> {
+    return this.exec(cwd, args, input);
+  }
+
+  /** Like run, in the repository `gitDir` named explicitly (a bare one is never discovered). */
+  async runGitDir(gitDir: string, args: string[], input?: string): Promise<string> {
+    return this.exec(gitDir, args, input, gitDir);
+  }
+
+  /** Like runGitDir, but returns undefined instead of throwing on a non-zero exit. */
+  async tryRunGitDir(gitDir: string, args: string[]): Promise<string | undefined> {
+    return this.exec(gitDir, args, undefined, gitDir).catch((err: unknown) => {
+      if (err instanceof GitError) return undefined;
+      throw err;
+    });
+  }
+
+  private async exec(cwd: string, args: string[], input?: string, gitDir?: string): Promise<string> {
     const config: Record<string, string> = { ...HARDENED_CONFIG };
     if (this.opts.identity) {
       config['user.name'] = this.opts.identity.name;
@@ -71,7 +94,11 @@ export class Git {
     }
     const remote = REMOTE_COMMANDS.has(args[0] ?? '');
     if (remote && this.opts.remoteConfig) Object.assign(config, await this.opts.remoteConfig());
-    const result = await spawnGit(cwd, args, gitEnvironment(config, remote), input);
+    const env = gitEnvironment(config, remote);
+    // Discovery looks at `cwd` only, never up: a repository above it is not the one we meant.
+    env.GIT_CEILING_DIRECTORIES = dirname(realOrSame(cwd));
+    if (gitDir !== undefined) env.GIT_DIR = gitDir;
+    const result = await spawnGit(cwd, args, env, input);
     if (result.code !== 0) throw new GitError(args, result.code ?? undefined, result.stderr);
     return result.stdout.replace(/\n$/, '');
   }
@@ -109,6 +136,14 @@ function gitEnvironment(config: Record<string, string>, remote: boolean): Record
   if (!remote) env.GIT_CONFIG_GLOBAL = '/dev/null';
   env.LC_ALL = 'C';
   return env;
+}
+
+function realOrSame(path: string): string {
+  try {
+    return realpathSync(path);
+  } catch {
+    return path;
+  }
 }
 
 /**

@@ -199,7 +199,7 @@ export class MirrorCache {
     try {
       // --no-local: a local remote goes through the pack transport, no inode is shared with it.
       await git.run(this.dir, ['clone', '--quiet', '--bare', '--no-local', '--no-tags', remote, tmp]);
-      await this.local.run(tmp, ['config', 'fetch.unpackLimit', '1']); // one pack per fetch, no loose objects
+      await this.local.runGitDir(tmp, ['config', 'fetch.unpackLimit', '1']); // one pack per fetch, no loose objects
       await rename(tmp, path);
     } catch (err) {
       await rm(tmp, { recursive: true, force: true });
@@ -212,7 +212,7 @@ export class MirrorCache {
   private async update(remote: string, path: string, git: Git): Promise<boolean> {
     const started = Date.now();
     try {
-      await git.run(path, ['fetch', '--quiet', '--prune', '--no-tags', remote, HEADS]);
+      await git.runGitDir(path, ['fetch', '--quiet', '--prune', '--no-tags', remote, HEADS]);
     } catch (err) {
       if (!(err instanceof GitError)) throw err;
       this.opts.logger?.warn({ mirror: path, remote, err: err.message }, 'mirror fetch failed; rebuilding it');
@@ -226,7 +226,7 @@ export class MirrorCache {
 
   private async repackIfNeeded(path: string): Promise<void> {
     const packs = (await readdir(join(path, 'objects', 'pack')).catch(() => [] as string[])).filter((n) => n.endsWith('.pack'));
-    if (packs.length > MAX_PACKS) await this.local.run(path, ['repack', '-d', '-q', '--geometric=2']);
+    if (packs.length > MAX_PACKS) await this.local.runGitDir(path, ['repack', '-d', '-q', '--geometric=2']);
   }
 
   private lockFor(path: string): FileLock {

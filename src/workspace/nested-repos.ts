@@ -2,10 +2,10 @@ import { chmod, readdir, rm } from 'node:fs/promises';
 import { CheckpointRefusedError } from '../ports/workspace.js';
 
 /**
- * A `.git` below the workspace root (a directory, a gitfile or a symlink). Git treats the folder
- * holding it as a repository of its own and, for `add`, starts a git process there that reads
- * *that* repository's config: its filters would run on the host, as the bot. None may exist
- * when the bot's git runs.
+ * A `.git` below the workspace root (a directory, a gitfile or a symlink), or a folder laid out
+ * as a bare repository. Git treats the folder holding it as a repository of its own and, for
+ * `add`, starts a git process there that reads *that* repository's config: its filters would
+ * run on the host, as the bot. None may exist when the bot's git runs.
  */
 export class NestedRepositoryError extends CheckpointRefusedError {
   override name = 'NestedRepositoryError';
@@ -13,7 +13,7 @@ export class NestedRepositoryError extends CheckpointRefusedError {
     super(
       `nested git repositories are not allowed in the workspace (${paths.slice(0, 5).join(', ')}${paths.length > 5 ? ', …' : ''}): ` +
         'goal-loop never runs git inside a repository that a task or a repository created. ' +
-        'Leave no `.git` below the repository root (vendor the files instead, or add the dependency as a package).',
+        'Leave no `.git`, and no folder laid out as a bare repository (HEAD, objects/, refs/), below the repository root (vendor the files instead, or add the dependency as a package).',
     );
   }
 }
@@ -21,9 +21,19 @@ export class NestedRepositoryError extends CheckpointRefusedError {
 const PARALLEL = 16;
 const DOT_GIT = Buffer.from('.git');
 const SLASH = Buffer.from('/');
+// What git's is_git_directory (setup.c) needs to take a folder for a repository: HEAD, refs and
+// objects (or a commondir file naming them). Names only, whatever their type: git follows symlinks.
+const HEAD = Buffer.from('HEAD');
+const REFS = Buffer.from('refs');
+const OBJECTS = [Buffer.from('objects'), Buffer.from('commondir')];
+
+function looksLikeGitDir(names: Buffer[]): boolean {
+  return names.some((n) => n.equals(HEAD)) && names.some((n) => n.equals(REFS)) && names.some((n) => OBJECTS.some((o) => n.equals(o)));
+}
 
 /**
- * Every `.git` entry below `root` (not the root's own), as raw byte paths relative to it. Names
+ * Every `.git` entry below `root` (not the root's own), and every folder below it laid out as a
+ * bare repository, as raw byte paths relative to it. Names
  * stay bytes end to end: a folder whose name is not UTF-8 must be searched like any other (as a
  * string it would name a path that does not exist). Symlinks are never followed. Ignored
  * folders are searched too: a rule in `.gitignore` is the repository's word, not ours. Any
@@ -40,7 +50,12 @@ async function findNested(root: string): Promise<Buffer[]> {
       await Promise.all(
         frontier.slice(i, i + PARALLEL).map(async (rel) => {
           const dir = rel.length ? Buffer.concat([base, SLASH, rel]) : base;
-          for (const e of await readBytes(dir)) {
+          const entries = await readBytes(dir);
+          if (rel.length && looksLikeGitDir(entries.map((e) => e.name))) {
+            found.push(rel);
+            return; // the whole folder goes (or is refused); nothing below it matters
+          }
+          for (const e of entries) {
             const path = rel.length ? Buffer.concat([rel, SLASH, e.name]) : e.name;
             if (e.name.equals(DOT_GIT)) {
               if (rel.length) found.push(path);

@@ -296,6 +296,25 @@ describe('validation errors name the path and the task id', () => {
     expect(out).toContainEqual(expect.stringMatching(/^tasks\[1\]: unknown key "verfication" \(task "b"\)$/));
   });
 
+  it('a file that is no goal spec never has its content echoed (a mapping without objective or tasks)', () => {
+    const shadow = 'root:*:20228:0:99999:7:::\ndaemon:$6$salt$hash:20228:0:99999:7:::\n';
+    const err = specError(() => parseGoalSpec(shadow, { source: '/etc/shadow' }));
+    expect(err.message).not.toContain('20228');
+    expect(err.message).not.toContain('root:');
+    expect(err.message).not.toContain('daemon');
+    expect(err.message).toMatch(/not a goal spec/);
+  });
+
+  it('unknown keys are echoed at most 5, each cut short, control characters made visible', () => {
+    const extra = Object.fromEntries(Array.from({ length: 50 }, (_, i) => [`k${i}-${'x'.repeat(200)}\u001b[31m`, 1]));
+    const out = lines(() => parseGoalSpec(json(rawSpec([rawTask('a')], extra))));
+    const line = out.find((l) => l.startsWith('(root): unknown keys'))!;
+    expect(line.match(/"k\d+-/g)).toHaveLength(5);
+    expect(line).toContain('and 45 more');
+    expect(line).not.toContain('\u001b');
+    expect(line.length).toBeLessThan(5 * 80 + 60);
+  });
+
   it('a bad risk level or a task id with spaces names the task path', () => {
     const err = specError(() => parseGoalSpec(json(rawSpec([rawTask('a'), rawTask('b', [], { risk: 'extreme' })]))));
     expect(err.errors[0]).toMatchObject({ path: 'tasks[1].risk', taskId: 'b' });

@@ -96,6 +96,26 @@ describe('nested repositories never reach the host git', () => {
     expect(result.escalation?.last_error).toContain('deps/x/.git');
   });
 
+  it('a bare-repository layout (HEAD, objects/, refs/), named anything, is refused like a `.git`', async () => {
+    const h = await goalHarness({ sandbox: jail() });
+    const result = await h.run({
+      goal_id: 'nested-bare',
+      objective: 'leave a bare repository that git would discover without any `.git`',
+      limits: { max_retries: 1 },
+      tasks: [
+        {
+          id: 'bare',
+          title: 'bare layout',
+          run: "mkdir -p lib/evil/objects lib/evil/refs && echo 'ref: refs/heads/main' > lib/evil/HEAD && printf '[core]\\n\\tbare = true\\n' > lib/evil/config && echo ok > ok.txt",
+          verification: 'test -f ok.txt',
+        },
+      ],
+    });
+    expect(result.status).toBe('ESCALATED');
+    expect(result.escalation?.last_error).toContain('lib/evil');
+    expect(result.checkpoints).toEqual([]);
+  });
+
   it('a gitfile pointing anywhere is refused like a directory', async () => {
     const h = await goalHarness({ sandbox: jail() });
     const outside = await mkdtemp(join(h.root, 'outside-'));

@@ -84,6 +84,36 @@ describe('the repo config comes from the base branch only', () => {
     expect(ok.code).toBe(0);
   });
 
+  it('a checkout at a detached HEAD is refused without --base or --config (no branch names whose config applies)', async () => {
+    const p = await project();
+    git(p.repo.work, 'checkout', '-q', '--detach');
+    await mkdir(join(p.repo.work, '.github'), { recursive: true });
+    await writeFile(join(p.repo.work, '.github', 'goal-loop.yml'), 'sandbox: process\n');
+    git(p.repo.work, 'add', '.github/goal-loop.yml');
+    git(p.repo.work, '-c', 'user.name=a', '-c', 'user.email=b', 'commit', '-qm', 'detached config');
+    const goal = join(p.root, 'goal.yml');
+    await writeFile(goal, 'goal_id: detached\nobjective: x\ntasks:\n  - id: one\n    title: one\n    run: echo 1 > one.txt\n    verification: test -f one.txt\n');
+    const r = await runCli(['run', '--repo', p.repo.work, '--goal', goal, '--agent', 'scripted'], p.env);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/detached HEAD.*--base.*--config/);
+    expect(r.stderr).not.toMatch(/sandbox: process|SANDBOX DISABLED/);
+    const ok = await runCli(['run', '--repo', p.repo.work, '--goal', goal, '--agent', 'scripted', '--base', 'main'], p.env);
+    expect(ok.stderr).not.toMatch(/SANDBOX DISABLED/);
+    expect(ok.code).toBe(0);
+  });
+
+  it('a --repo under goal-loop\'s own workspaces is refused', async () => {
+    const p = await project();
+    const inside = join(p.env.GOAL_LOOP_WORKSPACES, 'x');
+    await mkdir(inside, { recursive: true });
+    git(inside, 'init', '-q', '--bare');
+    const goal = join(p.root, 'goal.yml');
+    await writeFile(goal, 'goal_id: ws\nobjective: x\ntasks:\n  - id: one\n    title: one\n    verification: "true"\n');
+    const r = await runCli(['run', '--repo', inside, '--goal', goal, '--agent', 'scripted'], p.env);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/goal-loop's own workspaces/);
+  });
+
   it('an owner\'s own protected_paths list still protects the repo config', async () => {
     const p = await project();
     await mkdir(join(p.repo.work, '.github'), { recursive: true });

@@ -16,6 +16,7 @@ import { repoArgument, workspaceDir, workspaceRoot } from '../../run/paths.js';
 import { checkRepoReachable } from '../../run/repo-check.js';
 import { unknownApprovalsWarning } from '../approvals.js';
 import { loadRepoConfigForCli } from '../../run/load-repo-config.js';
+import { localGitDir } from '../../run/local-repo.js';
 import { agentDeps, composeGoalRun } from '../../run/compose-goal-run.js';
 import { Git } from '../../workspace/git.js';
 import { pick } from '../../common/pick.js';
@@ -127,7 +128,7 @@ export async function runCommand(argv: string[]): Promise<number> {
     else {
       // After the summary (stderr): how to look at the checkpoints. The workspace is no place for
       // that (its files may belong to the jail's uid); the branch was pushed to --repo.
-      const base = values.base ?? (isAbsolute(repo) ? await new Git().tryRun(repo, ['symbolic-ref', '--quiet', '--short', 'HEAD']) : undefined);
+      const base = values.base ?? (isAbsolute(repo) ? await new Git().tryRunGitDir(localGitDir(repo).gitDir, ['symbolic-ref', '--quiet', '--short', 'HEAD']) : undefined);
       const inspect = inspectCommand({ repo, branch: result.branch, checkpoints: result.checkpoints, cwd: process.cwd(), ...(base ? { base } : {}) });
       // What each attempt did (the ledger's record), then the commits.
       const more = continueHint(result, values.budget);
