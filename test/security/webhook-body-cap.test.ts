@@ -1,12 +1,9 @@
 import type { Socket } from 'node:net';
-import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Store } from '../../src/ledger/open-ledger.js';
-import { ProcessSandbox } from '../../src/sandbox/process-sandbox.js';
-import { startServer, type RunningServer } from '../../src/github/server/serve.js';
-import { privateKey, SECRET, silent, TestOctokit } from '../helpers/github-app-harness.js';
-import { tempDir } from '../helpers/temp.js';
-import { openTestStore } from '../helpers/test-store.js';
+import { type RunningServer } from '../../src/github/server/serve.js';
+import { SECRET } from '../helpers/github-app-harness.js';
+import { startBareServer } from '../helpers/bare-server.js';
 import { deliverWebhook, webhookHeaders } from '../helpers/webhook-payloads.js';
 import { statusOf, streamBody as streamRaw, type RawExchange } from '../helpers/raw-http.js';
 
@@ -22,17 +19,7 @@ let server: RunningServer;
 let serverReads: Socket[];
 
 beforeEach(async () => {
-  const root = await tempDir();
-  store = await openTestStore(root);
-  server = await startServer({
-    store,
-    workspaceRoot: join(root, 'ws'),
-    sandboxFor: async () => new ProcessSandbox(),
-    env: {},
-    port: 0,
-    host: '127.0.0.1',
-    probotOverrides: { overrides: { appId: 1, privateKey: privateKey(), secret: SECRET, log: silent, Octokit: TestOctokit } },
-  });
+  ({ server, store } = await startBareServer());
   serverReads = [];
   server.server.on('connection', (s: Socket) => serverReads.push(s));
 });

@@ -1,15 +1,12 @@
-import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/cli/logging.js';
 import type { Store } from '../../src/ledger/open-ledger.js';
-import { ProcessSandbox } from '../../src/sandbox/process-sandbox.js';
 import { ByteBudget, MAX_BODY_BYTES_IN_FLIGHT } from '../../src/github/server/body-cap.js';
-import { startServer, type RunningServer } from '../../src/github/server/serve.js';
-import { privateKey, SECRET, silent, TestOctokit } from '../helpers/github-app-harness.js';
+import { type RunningServer } from '../../src/github/server/serve.js';
+import { SECRET, silent } from '../helpers/github-app-harness.js';
 import { holdBody, postFrom, statusOf } from '../helpers/raw-http.js';
-import { tempDir } from '../helpers/temp.js';
-import { openTestStore } from '../helpers/test-store.js';
+import { startBareServer } from '../helpers/bare-server.js';
 import { webhookHeaders } from '../helpers/webhook-payloads.js';
 
 // Without the secret, a client can still send a well-formed signature header and then its body
@@ -23,18 +20,7 @@ let server: RunningServer | undefined;
 let held: { close(): void }[] = [];
 
 async function serve(o: { bodyBudget: ByteBudget; bodyIdleMs: number }, log = silent): Promise<RunningServer> {
-  const root = await tempDir();
-  store = await openTestStore(root);
-  server = await startServer({
-    store,
-    workspaceRoot: join(root, 'ws'),
-    sandboxFor: async () => new ProcessSandbox(),
-    env: {},
-    port: 0,
-    host: '127.0.0.1',
-    ...o,
-    probotOverrides: { overrides: { appId: 1, privateKey: privateKey(), secret: SECRET, log, Octokit: TestOctokit } },
-  });
+  ({ server, store } = await startBareServer(o, log));
   return server;
 }
 

@@ -5,15 +5,14 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/cli/logging.js';
 import type { Store } from '../../src/ledger/open-ledger.js';
-import { ProcessSandbox } from '../../src/sandbox/process-sandbox.js';
 import { ByteBudget } from '../../src/github/server/body-cap.js';
-import { startServer, type RunningServer } from '../../src/github/server/serve.js';
-import { privateKey, SECRET, silent, TestOctokit } from '../helpers/github-app-harness.js';
+import { type RunningServer } from '../../src/github/server/serve.js';
+import { privateKey, SECRET, silent } from '../helpers/github-app-harness.js';
 import { startCli } from '../helpers/cli.js';
 import { freePort } from '../helpers/free-port.js';
 import { holdBody, statusOf, streamBody } from '../helpers/raw-http.js';
+import { startBareServer } from '../helpers/bare-server.js';
 import { tempDir } from '../helpers/temp.js';
-import { openTestStore } from '../helpers/test-store.js';
 import { deliverWebhook, webhookHeaders } from '../helpers/webhook-payloads.js';
 
 const MB = 1024 * 1024;
@@ -26,19 +25,8 @@ let server: RunningServer | undefined;
 let sockets: Socket[] = [];
 
 async function serve(o: { log?: ReturnType<typeof createLogger>; bodyBudget?: ByteBudget } = {}): Promise<RunningServer> {
-  const root = await tempDir();
-  store = await openTestStore(root);
-  server = await startServer({
-    store,
-    workspaceRoot: join(root, 'ws'),
-    sandboxFor: async () => new ProcessSandbox(),
-    env: {},
-    port: 0,
-    host: '127.0.0.1',
-    // Slow clients here hold their bodies for the whole test: no idle timeout within it.
-    ...(o.bodyBudget ? { bodyBudget: o.bodyBudget, bodyIdleMs: 60_000 } : {}),
-    probotOverrides: { overrides: { appId: 1, privateKey: privateKey(), secret: SECRET, log: o.log ?? silent, Octokit: TestOctokit } },
-  });
+  // Slow clients here hold their bodies for the whole test: no idle timeout within it.
+  ({ server, store } = await startBareServer(o.bodyBudget ? { bodyBudget: o.bodyBudget, bodyIdleMs: 60_000 } : {}, o.log ?? silent));
   sockets = [];
   server.server.on('connection', (s: Socket) => sockets.push(s));
   return server;
