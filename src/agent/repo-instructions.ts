@@ -72,9 +72,11 @@ export async function goalBaseCommit(workspaceDir: string, git = new Git()): Pro
 }
 
 /** The instruction files as committed at `commit` (blobs only), cut to the bounds. */
-export async function readRepoInstructions(gitDir: string, commit: string, limits: InstructionLimits = DEFAULT_INSTRUCTION_LIMITS, git = new Git()): Promise<RepoInstructions> {
+export async function readRepoInstructions(repoDir: string, commit: string, limits: InstructionLimits = DEFAULT_INSTRUCTION_LIMITS, git = new Git()): Promise<RepoInstructions> {
   const out: RepoInstructions = { commit, files: [], skipped: [] };
-  const listing = (await git.tryRun(gitDir, ['ls-tree', '-z', '--full-tree', commit, '--', ...INSTRUCTION_FILES])) ?? '';
+  // Named explicitly: host git never discovers a bare repository (safe.bareRepository=explicit).
+  const gitDir = existsSync(join(repoDir, '.git')) ? join(repoDir, '.git') : repoDir;
+  const listing = (await git.tryRunGitDir(gitDir, ['ls-tree', '-z', '--full-tree', commit, '--', ...INSTRUCTION_FILES])) ?? '';
   const entries = new Map<string, { mode: string; type: string; oid: string }>();
   for (const entry of listing.split('\0')) {
     const m = /^(\d+) (\w+) ([0-9a-f]+)\t(.+)$/s.exec(entry);
@@ -88,7 +90,7 @@ export async function readRepoInstructions(gitDir: string, commit: string, limit
       out.skipped.push({ path, reason: e.mode === '120000' ? 'a symlink (never followed)' : `not a regular file (mode ${e.mode})` });
       continue;
     }
-    const bytes = Number(await git.tryRun(gitDir, ['cat-file', '-s', e.oid]));
+    const bytes = Number(await git.tryRunGitDir(gitDir, ['cat-file', '-s', e.oid]));
     if (!Number.isFinite(bytes) || bytes > limits.maxBlobBytes) {
       out.skipped.push({ path, reason: `${bytes} bytes, over the ${limits.maxBlobBytes}-byte ceiling: not read` });
       continue;
@@ -97,7 +99,7 @@ export async function readRepoInstructions(gitDir: string, commit: string, limit
       out.skipped.push({ path, reason: `the ${limits.totalBytes}-byte bound for all instructions is used up` });
       continue;
     }
-    const raw = (await git.tryRun(gitDir, ['cat-file', 'blob', e.oid])) ?? '';
+    const raw = (await git.tryRunGitDir(gitDir, ['cat-file', 'blob', e.oid])) ?? '';
     const clean = sanitizeUntrusted(raw).trim();
     const text = cutUtf8(clean, Math.min(limits.perFileBytes, room));
     room -= Buffer.byteLength(text);

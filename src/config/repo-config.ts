@@ -60,7 +60,7 @@ export const RepoConfigSchema = z
       .array(z.string().regex(/^[A-Z_][A-Z0-9_]*$/, 'must be an environment variable name'))
       .default([])
       .describe(
-        'Names of host variables the setup commands get (and nothing else does), e.g. `HTTPS_PROXY`, `NPM_CONFIG_REGISTRY`, `NODE_EXTRA_CA_CERTS`; never the bot\'s own credentials. A CA bundle a listed variable names (`NODE_EXTRA_CA_CERTS`, `SSL_CERT_FILE`, `REQUESTS_CA_BUNDLE`, `PIP_CERT`, `CURL_CA_BUNDLE`, `GIT_SSL_CAINFO`) is bound read-only for setup.',
+        'Names of host variables the setup commands get (and nothing else does), e.g. `HTTPS_PROXY`, `NPM_CONFIG_REGISTRY`, `NODE_EXTRA_CA_CERTS`; never the bot\'s own credentials. A CA bundle a listed variable names (`NODE_EXTRA_CA_CERTS`, `SSL_CERT_FILE`, `REQUESTS_CA_BUNDLE`, `PIP_CERT`, `CURL_CA_BUNDLE`, `GIT_SSL_CAINFO`) is bound read-only for setup. Never passed, whatever is listed (each refusal is a warning with its reason): the bot\'s own names (`APP_ID`, `PRIVATE_KEY*`, `DATABASE_URL`, `GITHUB_*`, `GH_*`, `WEBHOOK_*`, `PG*`, `ANTHROPIC_*`, `GOAL_*`), `PATH`, `HOME`, `TMPDIR`, and any name containing `SECRET`, `TOKEN`, `PASSWORD`, `PASSWD`, `PASSPHRASE`, `KEY`, `CREDENTIAL`, `AUTH`, `PRIVATE` or `COOKIE` (so `NPM_TOKEN` is refused too: a private registry\'s token cannot reach setup this way). The same rule holds for an MCP server\'s `env`.',
       ),
     setup_inputs: z
       .array(z.string().min(1).refine((p) => !p.startsWith('/') && !p.split('/').includes('..'), 'must be a path inside the repository'))
