@@ -26,7 +26,7 @@ tasks:
 
     const posted = h.fake.commentsOn(31).filter((c) => /cannot run the/.test(c.body));
     expect(posted).toHaveLength(1);
-    const text = posted[0]!.body.replace(/\n\n<!-- goal-loop:effect [\w.]+ -->$/, '');
+    const text = posted[0]!.body.replace(/\n\n<!-- goal-loop:effect [\w.-]+ -->$/, '');
     const inert = '@\u200boctocat \\[x\\](https:\u2060//evil) !\\[i\\](https:\u2060//evil/i.png) Fixes #\u20601';
     expect(text).toBe(
       [
