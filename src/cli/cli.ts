@@ -15,7 +15,7 @@ import { InputError, UsageError } from '../common/errors.js';
 import { commandHelp, OVERVIEW } from './help.js';
 import { LockedError } from '../run/lock.js';
 import { packageVersion } from './version.js';
-import { redactError } from '../workspace/remote-auth.js';
+import { redactError } from '../common/redact-urls.js';
 
 const USAGE = OVERVIEW.trimEnd();
 

@@ -1,5 +1,5 @@
 import { pino, type DestinationStream, type Logger } from 'pino';
-import { redactUrls } from '../workspace/remote-auth.js';
+import { redactUrls } from '../common/redact-urls.js';
 
 /**
  * The longest log line written as it is. A longer one can only be carrying someone's data (a

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // A leaf module (no imports, no side effects): the only one evaluated before the title is rewritten.
-import { redactUrls } from '../workspace/redact-urls.js';
+import { redactUrls } from '../common/redact-urls.js';
 
 // First of all: a password on the command line (`--repo https://user:token@host/…`) shows in
 // /proc/<pid>/cmdline and `ps` until the process title is rewritten, which on Linux overwrites

@@ -1,7 +1,7 @@
 import { posix } from 'node:path';
 import { plainText } from '../common/plain-text.js';
 import { headChars, sanitizeProse } from '../common/untrusted.js';
-import { redactUrls } from '../workspace/remote-auth.js';
+import { redactUrls } from '../common/redact-urls.js';
 
 /** A check-run annotation as the Checks API takes it (`output.annotations[]`). */
 export interface CheckAnnotation {

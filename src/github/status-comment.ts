@@ -3,7 +3,7 @@ import type { GoalSnapshot, TaskSnapshot } from '../goal/result.js';
 import { plainText } from '../common/plain-text.js';
 import { headChars, sanitizeProse, utf8Bytes } from '../common/untrusted.js';
 import { unlinked, unmentioned } from '../common/inert-text.js';
-import { redactUrls } from '../workspace/remote-auth.js';
+import { redactUrls } from '../common/redact-urls.js';
 import { fitLines } from './report/fit.js';
 import { totalTokens } from '../goal/usage.js';
 

@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import { realpathSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { redactUrls } from './remote-auth.js';
+import { redactUrls } from '../common/redact-urls.js';
 
 /**
  * Config that keeps the bot's own git from running anything a repository (or a task) planted:

@@ -1,7 +1,5 @@
 import type { GitOptions } from './git.js';
-import { redactUrls } from './redact-urls.js';
 
-export { redactUrls };
 
 /** A repository location split into what may be stored or shown, and what authenticates. */
 export interface RemoteWithAuth {
@@ -52,11 +50,4 @@ function decode(s: string): string {
   } catch {
     return s; // not valid percent-encoding: git would send it as written
   }
-}
-
-/** Masks credentials in URLs in an error's message and stack, in place, before it is printed. */
-export function redactError(err: unknown): void {
-  if (!(err instanceof Error)) return;
-  err.message = redactUrls(err.message);
-  if (err.stack) err.stack = redactUrls(err.stack);
 }

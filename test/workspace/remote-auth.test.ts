@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { repoArgument, workspaceDir } from '../../src/run/paths.js';
-import { redactError, redactUrls, splitRemoteCredentials } from '../../src/workspace/remote-auth.js';
+import { redactError, redactUrls } from '../../src/common/redact-urls.js';
+import { splitRemoteCredentials } from '../../src/workspace/remote-auth.js';
 
 const header = (user: string, password: string) => `AUTHORIZATION: basic ${Buffer.from(`${user}:${password}`).toString('base64')}`;
 

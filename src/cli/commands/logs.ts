@@ -6,7 +6,7 @@ import { RESTING_STATES } from '../../goal/states.js';
 import { openStore, resolveDbPath } from '../../ledger/open-ledger.js';
 import type { AttemptLogFilter } from '../../ports/attempt-log.js';
 import type { GoalKey, Ledger } from '../../ports/ledger.js';
-import { redactUrls } from '../../workspace/remote-auth.js';
+import { redactUrls } from '../../common/redact-urls.js';
 import { renderAttemptEntries } from '../render-attempts.js';
 
 export const LOGS_USAGE = `goal-loop logs <goal-id> [--repo <repo>] [--task ID] [--attempt N] [--follow] [--json]

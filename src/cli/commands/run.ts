@@ -24,7 +24,7 @@ import { readCoreMeta } from '../../goal/meta.js';
 import type { LimitsOverride } from '../../goal/limits.js';
 import type { Ledger } from '../../ports/ledger.js';
 import type { LoopResult } from '../../goal/result.js';
-import { redactUrls } from '../../workspace/remote-auth.js';
+import { redactUrls } from '../../common/redact-urls.js';
 import { cliInvocation } from '../invocation.js';
 
 export const RUN_USAGE = `goal-loop run --repo <path|url> --goal <file> [--agent auto|scripted|claude] [--json]

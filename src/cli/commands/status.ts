@@ -6,7 +6,7 @@ import { readCoreMeta } from '../../goal/meta.js';
 import { MAX_EFFECT_TRIES } from '../../loop/outbox.js';
 import { readGitHubGoal } from '../../github/github-goal.js';
 import { goalLeaseName } from '../../worker/lease.js';
-import { redactUrls } from '../../workspace/remote-auth.js';
+import { redactUrls } from '../../common/redact-urls.js';
 
 export const STATUS_USAGE = `goal-loop status [--json]
 

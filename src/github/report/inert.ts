@@ -1,6 +1,6 @@
 import { plainText } from '../../common/plain-text.js';
 import { headChars, sanitizeCode, sanitizeProse } from '../../common/untrusted.js';
-import { redactUrls } from '../../workspace/remote-auth.js';
+import { redactUrls } from '../../common/redact-urls.js';
 import { unlinked, unmentioned } from '../../common/inert-text.js';
 
 /**

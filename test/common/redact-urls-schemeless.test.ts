@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { redactUrls } from '../../src/workspace/remote-auth.js';
+import { redactUrls } from '../../src/common/redact-urls.js';
 
 describe('redactUrls: credentials whose scheme was cut off', () => {
   it('masks user:secret@host and a token alone before @host, when a cut dropped the https://', () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { redactUrls } from '../../src/workspace/remote-auth.js';
+import { redactUrls } from '../../src/common/redact-urls.js';
 import { callWithDeadline } from '../helpers/deadline.js';
 
 // redactUrls runs over every log line (pino's streamWrite hook), and a log line can quote what a
@@ -26,7 +26,7 @@ const ADVERSARIAL: Record<string, string> = {
 describe('redactUrls is linear: 8 MB adversarial inputs', () => {
   for (const [name, input] of Object.entries(ADVERSARIAL)) {
     it(`attack: ${name}`, async () => {
-      const r = await callWithDeadline('dist/src/workspace/remote-auth.js', 'redactUrls', [input], 20_000);
+      const r = await callWithDeadline('dist/src/common/redact-urls.js', 'redactUrls', [input], 20_000);
       expect(r).toMatchObject({ ok: true });
     });
   }

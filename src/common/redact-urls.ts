@@ -185,3 +185,10 @@ const isUserChar = (c: number) => isWordChar(c) || c === DOT || c === 0x7e || c 
 /** What a scheme-less token may be made of: `[\w-]`. */
 const isTokenChar = (c: number) => isWordChar(c) || c === 0x2d;
 const isSchemeChar = (c: number) => isAlnum(c) || c === 0x2b || c === DOT || c === 0x2d;
+
+/** Masks credentials in URLs in an error's message and stack, in place, before it is printed. */
+export function redactError(err: unknown): void {
+  if (!(err instanceof Error)) return;
+  err.message = redactUrls(err.message);
+  if (err.stack) err.stack = redactUrls(err.stack);
+}
