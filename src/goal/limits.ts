@@ -132,3 +132,22 @@ export function loosenedKeys(current: LoopLimits, patch: LimitsOverride): Array<
 export function riskExceeds(risk: Risk, max: Risk): boolean {
   return strictness(risk) > strictness(max);
 }
+
+/** What a goal has used of its live budgets when the next iteration would begin. */
+export interface BudgetUse {
+  /** Iterations begun, counting the one about to begin. */
+  iterations: number;
+  costUsd: number;
+  elapsedMs: number;
+}
+
+/**
+ * The one budget check (the loop before each iteration, the MCP server before it hands out an
+ * attempt): the safeguard the next iteration would trip, in the words a STOP reports, or undefined.
+ */
+export function budgetTripped(limits: Pick<LoopLimits, 'max_iterations' | 'cost_cap_usd' | 'max_wall_minutes'>, use: BudgetUse): string | undefined {
+  if (use.iterations > limits.max_iterations) return `max_iterations reached (${limits.max_iterations})`;
+  if (use.costUsd > 0 && use.costUsd >= limits.cost_cap_usd) return `cost_cap_usd reached ($${use.costUsd.toFixed(2)} of $${limits.cost_cap_usd})`;
+  if (use.elapsedMs >= limits.max_wall_minutes * 60_000) return `max_wall_minutes reached (${limits.max_wall_minutes})`;
+  return undefined;
+}

@@ -1,4 +1,4 @@
-import { riskExceeds, type LoopLimits } from '../goal/limits.js';
+import { budgetTripped, riskExceeds, type LoopLimits } from '../goal/limits.js';
 import { dependentsOf, nextReadyTask } from '../goal/dag.js';
 import type { Escalation } from '../goal/escalation.js';
 import type { Risk } from '../goal/schema.js';
@@ -396,12 +396,7 @@ class DecisionBuilder {
 
   private safeguardTripped(now: number): string | undefined {
     const { limits, counters } = this.state;
-    if (counters.iterations >= limits.max_iterations) return `max_iterations reached (${limits.max_iterations})`;
-    if (counters.costUsd >= limits.cost_cap_usd && limits.cost_cap_usd >= 0 && counters.costUsd > 0) {
-      return `cost_cap_usd reached ($${counters.costUsd.toFixed(2)} of $${limits.cost_cap_usd})`;
-    }
-    if (now - this.state.startedAtMs >= limits.max_wall_minutes * 60_000) return `max_wall_minutes reached (${limits.max_wall_minutes})`;
-    return undefined;
+    return budgetTripped(limits, { iterations: counters.iterations + 1, costUsd: counters.costUsd, elapsedMs: now - this.state.startedAtMs });
   }
 }
 

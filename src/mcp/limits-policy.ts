@@ -1,4 +1,4 @@
-import type { LoopLimits } from '../goal/limits.js';
+import { budgetTripped, type LoopLimits } from '../goal/limits.js';
 import type { Counters } from '../ports/ledger.js';
 
 // The rule itself lives with the limits, shared by the CLI, the App and this server.
@@ -12,13 +12,8 @@ export const LIVE_LIMITS: ReadonlySet<keyof LoopLimits> = new Set(['max_iteratio
  * are the transition function's own, so a STOP reads the same whoever tripped it.
  */
 export function liveBudgetTripped(limits: LoopLimits, counters: Pick<Counters, 'iterations' | 'cost_usd'>, runStartedAt: number, now: number): string | undefined {
-  // The attempt being handed out is already counted: only more than the maximum is too many.
-  if (counters.iterations > limits.max_iterations) return `max_iterations reached (${limits.max_iterations})`;
-  if (counters.cost_usd > 0 && counters.cost_usd >= limits.cost_cap_usd) {
-    return `cost_cap_usd reached ($${counters.cost_usd.toFixed(2)} of $${limits.cost_cap_usd})`;
-  }
-  if (now - runStartedAt >= limits.max_wall_minutes * 60_000) return `max_wall_minutes reached (${limits.max_wall_minutes})`;
-  return undefined;
+  // The attempt being handed out is already counted in `iterations`.
+  return budgetTripped(limits, { iterations: counters.iterations, costUsd: counters.cost_usd, elapsedMs: now - runStartedAt });
 }
 
 /** Which safeguard a stop reason names (the STOP answer of `next_task`). */
