@@ -76,14 +76,14 @@ class ClaudeAgent implements TaskAgent {
       const transcript = join(scratch.dir, 'transcript.jsonl');
       const { tools: toolNames, unknown } = toolsForTask(task.mcp_tools);
       const stray = unknown.filter((n) => !isMcpSelector(n));
-      if (stray.length) log?.warn({ unknown: stray }, 'mcp_tools names neither a built-in tool nor an mcp__<server>__<tool>; ignored');
+      if (stray.length > 0) log?.warn({ unknown: stray }, 'mcp_tools names neither a built-in tool nor an mcp__<server>__<tool>; ignored');
       await opts.mcp?.prepare(input.workspaceDir, goal.goal_id);
       const mcpTools = opts.mcp?.definitions(mcpToolFilter(task.mcp_tools)) ?? [];
       const mcpNames = new Set(mcpTools.map((t) => t.name));
       const notices = opts.mcp?.notices() ?? [];
       // The options carry the limits in force; the spec's own `limits` may only lower them.
-      const maxTurns = Math.min(opts.maxTurns ?? DEFAULT_MAX_TURNS, goal.limits?.max_turns ?? Infinity);
-      const timeoutS = Math.min(opts.taskTimeoutS ?? DEFAULT_LIMITS.task_timeout_s, goal.limits?.task_timeout_s ?? Infinity);
+      const maxTurns = Math.min(opts.maxTurns ?? DEFAULT_MAX_TURNS, goal.limits?.max_turns ?? Number.POSITIVE_INFINITY);
+      const timeoutS = Math.min(opts.taskTimeoutS ?? DEFAULT_LIMITS.task_timeout_s, goal.limits?.task_timeout_s ?? Number.POSITIVE_INFINITY);
       const protectedPaths = opts.protectedPaths ?? DEFAULT_PROTECTED_PATHS;
       const toolbox = new ToolBox(
         {
@@ -115,7 +115,7 @@ class ClaudeAgent implements TaskAgent {
           maxTurns,
           ...(previousFailure !== undefined ? { previousFailure } : {}),
           ...(failureLogId ? { failureLogId } : {}),
-        }) + (notices.length ? `\n\n${notices.map((n) => `Note: ${n}`).join('\n')}` : ''),
+        }) + (notices.length > 0 ? `\n\n${notices.map((n) => `Note: ${n}`).join('\n')}` : ''),
         opts.window,
       );
       const system: TextBlock[] = agentSystemBlocks({ protectedPaths, repoInstructions: await this.instructionsFor(input.workspaceDir, log) });
@@ -208,7 +208,7 @@ class ClaudeAgent implements TaskAgent {
         const base = await goalBaseCommit(workspaceDir);
         if (!base) return undefined;
         const instr = await readRepoInstructions(workspaceDir, base);
-        if (instr.skipped.length) log?.warn({ skipped: instr.skipped, base }, 'repository instructions left out');
+        if (instr.skipped.length > 0) log?.warn({ skipped: instr.skipped, base }, 'repository instructions left out');
         return renderRepoInstructions(instr);
       })().catch((err: unknown) => {
         log?.warn({ err: err instanceof Error ? err.message : String(err) }, 'cannot read the repository instructions; the agent works without them');

@@ -30,7 +30,7 @@ export async function readFile(t: ToolEnv, input: ToolInput<'read_file'>): Promi
     out.push(line.length > t.limits.readChars ? `${line.slice(0, t.limits.readChars)}… [line cut]` : line);
     chars += line.length + 1;
   }
-  const shown = out.length ? `lines ${start + 1}-${i} of ${total}` : `no lines (the file has ${total})`;
+  const shown = out.length > 0 ? `lines ${start + 1}-${i} of ${total}` : `no lines (the file has ${total})`;
   const more = i < total ? `\n[… more: read_file {"path": ${JSON.stringify(input.path)}, "offset": ${i + 1}}]` : '';
   return { content: `${input.path}: ${shown}\n${out.join('\n')}${more}`, isError: false, summary: `read_file ${input.path} → ${shown}` };
 }

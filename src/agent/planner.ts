@@ -125,7 +125,7 @@ export async function planGoal(opts: PlanGoalOptions): Promise<PlanResult> {
     const submit = calls.find((c) => c.name === SUBMIT_TOOL);
     if (!submit) {
       lastErrors = [`no ${SUBMIT_TOOL} call`];
-      messages.push({ role: 'assistant', content: assistant.length ? assistant : [{ type: 'text', text: '(no answer)' }] });
+      messages.push({ role: 'assistant', content: assistant.length > 0 ? assistant : [{ type: 'text', text: '(no answer)' }] });
       messages.push({
         role: 'user',
         content: [
@@ -177,7 +177,7 @@ export function checkSpec(raw: unknown, scan: RepoScan, goalId?: string): { ok: 
     throw err;
   }
   if (spec.tasks.length > MAX_TASKS) errors.push(`tasks: ${spec.tasks.length} tasks; at most ${MAX_TASKS}, split the goal instead`);
-  return errors.length ? { ok: false, errors } : { ok: true, spec };
+  return errors.length > 0 ? { ok: false, errors } : { ok: true, spec };
 }
 
 /** Commands of a (not yet validated) spec that name package scripts the repository lacks. */

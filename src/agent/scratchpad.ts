@@ -44,7 +44,7 @@ export class Scratchpad {
     const log = this.logs.get(id);
     if (!log) {
       const known = [...this.logs.keys()];
-      throw new Error(`no log "${id}"${known.length ? `; logs of this attempt: ${known.join(', ')}` : '; this attempt has no logs yet'}`);
+      throw new Error(`no log "${id}"${known.length > 0 ? `; logs of this attempt: ${known.join(', ')}` : '; this attempt has no logs yet'}`);
     }
     const size = (await stat(log.path).catch(() => undefined))?.size ?? 0;
     const start = Math.max(0, Math.min(Math.floor(offset), size));

@@ -35,8 +35,8 @@ export class ConsoleForge implements Forge {
   private readonly draw?: ReturnType<typeof createLogUpdate>;
   private last?: GoalSnapshot;
   private ticker?: NodeJS.Timeout;
-  private lastLines = new Map<string, string>();
-  private lastErrors = new Map<string, string>();
+  private readonly lastLines = new Map<string, string>();
+  private readonly lastErrors = new Map<string, string>();
 
   constructor(opts: ConsoleForgeOptions = {}) {
     this.stream = opts.stream ?? process.stderr;
@@ -85,10 +85,10 @@ export class ConsoleForge implements Forge {
         (e.done_meanwhile?.length ? `Done meanwhile (verified and checkpointed): ${e.done_meanwhile.join(', ')}.\n` : '') +
         (e.blocked?.length ? `Still blocked (they depend on an escalated task): ${e.blocked.join(', ')}.\n` : '') +
         (e.last_error.includes(MISSING_SETUP_HINT_HEAD)
-          ? `Add the setup to the repo config (see the hint), then run the same command again to resume with fresh retries.`
+          ? 'Add the setup to the repo config (see the hint), then run the same command again to resume with fresh retries.'
           : e.task_id === 'setup'
             ? `Fix the setup in the repo config (.github/goal-loop.yml on the base branch, or --config)${e.last_error.includes('\nhint: ') ? ', as the hint says' : ''}, then run the same command again.`
-            : `Fix it on the goal branch (push to it), then run the same command again to resume with fresh retries.`),
+            : 'Fix it on the goal branch (push to it), then run the same command again to resume with fresh retries.'),
     );
   }
 

@@ -25,7 +25,7 @@ export function validateGraph(tasks: readonly TaskRef[]): SpecError[] {
     const seen = new Set<string>();
     for (const dep of task.dependencies) {
       if (dep === task.id) {
-        errors.push({ path: `tasks[${i}].dependencies`, taskId: task.id, message: `task depends on itself` });
+        errors.push({ path: `tasks[${i}].dependencies`, taskId: task.id, message: 'task depends on itself' });
       } else if (!firstIndex.has(dep)) {
         errors.push({ path: `tasks[${i}].dependencies`, taskId: task.id, message: `unknown task "${dep}"` });
       } else if (seen.has(dep)) {

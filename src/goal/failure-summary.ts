@@ -79,7 +79,7 @@ export function summarizeFailure(error: string, width = 160): string {
   const room = width - suffix.length;
   const head = headline ? `${truncate(headline, Math.max(20, Math.floor(room / 2)))}: ` : '';
   const detailRoom = Math.max(10, room - head.length);
-  const detail = marked.length ? joinUpTo(marked, detailRoom) : joinUpTo(body.slice().reverse(), detailRoom, true);
+  const detail = marked.length > 0 ? joinUpTo(marked, detailRoom) : joinUpTo(body.slice().reverse(), detailRoom, true);
   return truncate(`${head}${detail}`.replace(/: $/, ''), room) + suffix;
 }
 
@@ -88,8 +88,8 @@ function joinUpTo(lines: string[], room: number, reversed = false): string {
   const taken: string[] = [];
   let used = 0;
   for (const line of lines) {
-    const cost = line.length + (taken.length ? 3 : 0);
-    if (taken.length && used + cost > room) break;
+    const cost = line.length + (taken.length > 0 ? 3 : 0);
+    if (taken.length > 0 && used + cost > room) break;
     taken.push(line);
     used += cost;
   }
@@ -113,7 +113,7 @@ function unique(lines: string[]): string[] {
 export function setupNetworkHint(output: string, network: boolean, passedNames: readonly string[]): string | undefined {
   if (/SELF_SIGNED_CERT|UNABLE_TO_(GET_ISSUER|VERIFY_LEAF)|CERT_HAS_EXPIRED|certificate verify failed|self[- ]signed certificate/i.test(output)) {
     const named = passedNames.filter((n) => /CA|CERT/.test(n));
-    return named.length
+    return named.length > 0
       ? `hint: a TLS certificate was refused although setup got ${named.join(', ')}: check that the file it names holds your proxy's CA.`
       : 'hint: a TLS certificate was refused, as behind a TLS-intercepting proxy. The jail starts from an empty environment: name the CA variable your tools need in the repo config, e.g. `setup_env: [NODE_EXTRA_CA_CERTS]` (npm, node), `SSL_CERT_FILE` or `REQUESTS_CA_BUNDLE` (pip), set on the host; the file it names is bound into setup.';
   }

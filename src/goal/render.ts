@@ -43,7 +43,7 @@ export function mermaidGraph(tasks: readonly RenderTask[], opts: { titles?: bool
 /** The tasks in the order the loop will take them, one numbered line each. */
 export function orderedChecklist(tasks: readonly RenderTask[]): string {
   return executionOrder(tasks)
-    .map((t, i) => `${i + 1}. ${t.id}  ${oneLine(t.title)}${t.dependencies.length ? `  (after ${t.dependencies.join(', ')})` : ''}`)
+    .map((t, i) => `${i + 1}. ${t.id}  ${oneLine(t.title)}${t.dependencies.length > 0 ? `  (after ${t.dependencies.join(', ')})` : ''}`)
     .join('\n');
 }
 

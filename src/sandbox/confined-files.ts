@@ -170,7 +170,7 @@ export class ConfinedFiles {
       throw this.fsError(path, err);
     });
     try {
-      let pending = rel.length ? rel.split('/') : [];
+      let pending = rel.length > 0 ? rel.split('/') : [];
       let viaLink = false;
       for (let hops = 0; hops <= MAX_HOPS; hops++) {
         const step = await this.descend(path, root.fd, pending, create && !viaLink, viaLink, final);

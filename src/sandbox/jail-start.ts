@@ -24,8 +24,8 @@ export class StartFilter implements Capture {
       const before = this.pending.subarray(0, at);
       const after = this.pending.subarray(at + StartFilter.marker.length);
       this.pending = undefined;
-      if (before.length) this.inner.write(before);
-      if (after.length) this.inner.write(after);
+      if (before.length > 0) this.inner.write(before);
+      if (after.length > 0) this.inner.write(after);
     } else if (this.pending.length > StartFilter.lookahead) {
       const all = this.pending;
       this.pending = undefined;

@@ -15,7 +15,7 @@ export const DEFAULT_CAPTURE: CaptureLimits = { headBytes: 16 * 1024, tailBytes:
  * and the full output, up to a bound, in a log file.
  */
 export class OutputCapture {
-  private head: Buffer[] = [];
+  private readonly head: Buffer[] = [];
   private headLen = 0;
   /** The last `tailBytes` bytes after the head, in a ring: no allocation per chunk. */
   private readonly ring: Buffer;

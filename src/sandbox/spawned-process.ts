@@ -36,7 +36,7 @@ export function wrapSpawned(child: ChildProcess, opts: WrapOptions): SandboxProc
     if (at >= 0) {
       const rest = pending.subarray(at + marker.length);
       pending = undefined;
-      if (rest.length) stdout.write(rest);
+      if (rest.length > 0) stdout.write(rest);
     } else if (pending.length > 64 * 1024) {
       pending = undefined; // no marker: not the jail's output; pass it on
     }

@@ -72,12 +72,12 @@ export function discoverToolchain(opts: ToolchainOptions = {}): Toolchain {
   }
   // The node that runs the bot, even when it is not on PATH.
   const node = realpathSync(process.execPath);
-  found['node'] ??= node;
+  found.node ??= node;
   if (!covered(node)) {
     roBinds.push(installPrefix(node, home, true) ?? node);
     pathDirs.push(dirname(node));
   }
-  if (!found['bash']) throw new Error('bash not found on PATH: the sandbox runs every command with bash');
+  if (!found.bash) throw new Error('bash not found on PATH: the sandbox runs every command with bash');
 
   const binds = minimalRoots(unique(roBinds));
   const masks: string[] = [];
@@ -87,7 +87,7 @@ export function discoverToolchain(opts: ToolchainOptions = {}): Toolchain {
     if (existsSync(npmrc)) masks.push(npmrc);
   }
   const path = unique([...pathDirs, '/usr/local/sbin', '/usr/local/bin', '/usr/sbin', '/usr/bin', '/sbin', '/bin']).join(':');
-  return { topLevel, roBinds: binds, masks: unique(masks), path, bash: found['bash'], found };
+  return { topLevel, roBinds: binds, masks: unique(masks), path, bash: found.bash, found };
 }
 
 /**

@@ -49,16 +49,16 @@ async function findNested(root: string): Promise<Buffer[]> {
     for (let i = 0; i < frontier.length; i += PARALLEL) {
       await Promise.all(
         frontier.slice(i, i + PARALLEL).map(async (rel) => {
-          const dir = rel.length ? Buffer.concat([base, SLASH, rel]) : base;
+          const dir = rel.length > 0 ? Buffer.concat([base, SLASH, rel]) : base;
           const entries = await readBytes(dir);
-          if (rel.length && looksLikeGitDir(entries.map((e) => e.name))) {
+          if (rel.length > 0 && looksLikeGitDir(entries.map((e) => e.name))) {
             found.push(rel);
             return; // the whole folder goes (or is refused); nothing below it matters
           }
           for (const e of entries) {
-            const path = rel.length ? Buffer.concat([rel, SLASH, e.name]) : e.name;
+            const path = rel.length > 0 ? Buffer.concat([rel, SLASH, e.name]) : e.name;
             if (e.name.equals(DOT_GIT)) {
-              if (rel.length) found.push(path);
+              if (rel.length > 0) found.push(path);
             } else if (e.isDirectory()) next.push(path);
           }
         }),

@@ -59,7 +59,7 @@ export class SetupOutput {
 
   /** The setup cache's key: the base branch's name, the setup's identity and the blobs of its input files at HEAD. */
   async key(base: string, setup: { commands: readonly string[]; network: boolean }, inputNames: readonly string[]): Promise<string> {
-    const out = inputNames.length ? await this.git.run(this.dir, ['ls-tree', '-z', 'HEAD', '--', ...inputNames.map(literal)]) : '';
+    const out = inputNames.length > 0 ? await this.git.run(this.dir, ['ls-tree', '-z', 'HEAD', '--', ...inputNames.map(literal)]) : '';
     const inputs = out
       .split('\0')
       .map((e) => /^\d+ \w+ ([0-9a-f]+)\t([\s\S]+)$/.exec(e))

@@ -58,7 +58,7 @@ export function makeReadyCopy(entry: string, paths: readonly string[], hasRoom: 
 
 /** Every ready copy this process is making, done. */
 export async function readyCopiesSettled(): Promise<void> {
-  while (making.size > 0) await Promise.all([...making.values()]);
+  while (making.size > 0) await Promise.all(making.values());
 }
 
 /**

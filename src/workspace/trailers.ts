@@ -29,12 +29,12 @@ function inertBody(body: string): string {
 
 const SEP = '\x1f';
 /** `git log` format that prints one record per commit: sha, goal id, task, attempt. */
-export const CHECKPOINT_LOG_FORMAT = [
+export const CHECKPOINT_LOG_FORMAT = `${[
   '%H',
   `%(trailers:key=${TRAILER_GOAL_ID},valueonly,separator=%x2C)`,
   `%(trailers:key=${TRAILER_TASK},valueonly,separator=%x2C)`,
   `%(trailers:key=${TRAILER_ATTEMPT},valueonly,separator=%x2C)`,
-].join('%x1f') + '%x1e';
+].join('%x1f')}%x1e`;
 
 /** Checkpoints of one goal from `git log --format=CHECKPOINT_LOG_FORMAT`, oldest first. */
 export function parseCheckpointLog(log: string, goalId: string): Checkpoint[] {

@@ -25,7 +25,7 @@ export class SandboxTransport implements Transport {
   async start(): Promise<void> {
     this.proc.stdout.on('data', (chunk: Buffer) => {
       this.buffer.append(chunk);
-      for (;;) {
+      while (true) {
         let message: JSONRPCMessage | null;
         try {
           message = this.buffer.readMessage();

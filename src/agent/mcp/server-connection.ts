@@ -62,8 +62,8 @@ export class McpServerConnection {
     const { deps, config } = this;
     if (!canSpawn(deps.sandbox)) return this.fail('the sandbox cannot run long-lived processes');
     const env = hostEnv(config.env, deps.hostEnv);
-    if (env.refused.length) this.log.warn({ refused: env.refused, why: env.why }, 'mcp_servers env names refused: the bot\'s own credentials and settings, and secret-looking names, never enter the sandbox');
-    if (env.missing.length) this.log.warn({ missing: env.missing }, 'mcp_servers env names not set on the host');
+    if (env.refused.length > 0) this.log.warn({ refused: env.refused, why: env.why }, 'mcp_servers env names refused: the bot\'s own credentials and settings, and secret-looking names, never enter the sandbox');
+    if (env.missing.length > 0) this.log.warn({ missing: env.missing }, 'mcp_servers env names not set on the host');
     try {
       const proc = await deps.sandbox.spawn({
         program: config.command,
