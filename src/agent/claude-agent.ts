@@ -17,6 +17,7 @@ import { briefInput } from './tool-results.js';
 import { Scratchpad } from './scratchpad.js';
 import { isMcpSelector, mcpToolFilter, type ExternalToolSource } from './mcp-tools.js';
 import { toolDefinitions, ToolBox, toolsForTask, type ToolLimits } from './tools.js';
+import { errorMessage } from '../common/errors.js';
 
 export interface ClaudeAgentOptions {
   model: Model;
@@ -143,7 +144,7 @@ class ClaudeAgent implements TaskAgent {
             continue;
           }
           if (signal.aborted || (err instanceof ModelError && err.aborted)) return fail('infra', 'the attempt was interrupted');
-          const message = err instanceof Error ? err.message : String(err);
+          const message = errorMessage(err);
           log?.error({ err: message }, 'model request failed');
           return fail('infra', `model request failed: ${message}`);
         }
@@ -191,7 +192,7 @@ class ClaudeAgent implements TaskAgent {
       return { ok: true, usage, costUsd: guard.spentUsd, summary: limitReached, turnLimit: maxTurns };
     } catch (err) {
       if (signal.aborted) return fail('infra', 'the attempt was interrupted');
-      const message = err instanceof Error ? err.message : String(err);
+      const message = errorMessage(err);
       log?.error({ err: message }, 'agent failed');
       return fail('infra', `agent failed: ${message}`);
     } finally {
@@ -211,7 +212,7 @@ class ClaudeAgent implements TaskAgent {
         if (instr.skipped.length > 0) log?.warn({ skipped: instr.skipped, base }, 'repository instructions left out');
         return renderRepoInstructions(instr);
       })().catch((err: unknown) => {
-        log?.warn({ err: err instanceof Error ? err.message : String(err) }, 'cannot read the repository instructions; the agent works without them');
+        log?.warn({ err: errorMessage(err) }, 'cannot read the repository instructions; the agent works without them');
         return undefined;
       });
       this.instructions.set(workspaceDir, found);

@@ -36,7 +36,7 @@ export async function gatherLedgerFacts(workspaceDir: string, done: ReadonlyArra
   for (const d of done) {
     const out = await git.tryRun(workspaceDir, ['diff-tree', '--no-commit-id', '--name-only', '-r', '--root', d.sha]);
     const files = out ? out.split('\n').filter(Boolean) : [];
-    files.forEach((f) => all.add(f));
+    for (const f of files) all.add(f);
     facts.done.push({ taskId: d.taskId, sha: d.sha, files });
   }
   const paths = [...all].sort().slice(0, MAX_LEDGER_FILES);

@@ -52,7 +52,7 @@ export async function editFile(t: ToolEnv, input: ToolInput<'edit_file'>): Promi
     throw new ToolError(`${input.path}: old_string was not found; nothing changed. Read the file again and copy the exact text, whitespace and indentation included.`);
   }
   if (at.length > 1) {
-    const lines = at.slice(0, 10).map((i) => text.slice(0, i).split('\n').length);
+    const lines = at.slice(0, 10).map((offset) => text.slice(0, offset).split('\n').length);
     throw new ToolError(
       `${input.path}: old_string occurs ${at.length} times (lines ${lines.join(', ')}${at.length > 10 ? ', …' : ''}); nothing changed. Include more surrounding text so it matches exactly once.`,
     );

@@ -189,13 +189,15 @@ function scriptProblems(raw: unknown, scan: RepoScan): string[] {
     if (!t || typeof t !== 'object') return;
     const task = t as { id?: unknown; verification?: unknown; run?: unknown };
     const id = typeof task.id === 'string' ? ` (task "${task.id}")` : '';
-    if (typeof task.verification === 'string') unknownScripts(task.verification, scan).forEach((p) => errors.push(`tasks[${i}].verification: ${p}${id}`));
+    if (typeof task.verification === 'string') for (const p of unknownScripts(task.verification, scan)) errors.push(`tasks[${i}].verification: ${p}${id}`);
     const run = typeof task.run === 'string' ? [task.run] : list(task.run);
-    run.forEach((cmd, j) => typeof cmd === 'string' && unknownScripts(cmd, scan).forEach((p) => errors.push(`tasks[${i}].run[${j}]: ${p}${id}`)));
+    for (const [j, cmd] of run.entries()) {
+      if (typeof cmd === 'string') for (const p of unknownScripts(cmd, scan)) errors.push(`tasks[${i}].run[${j}]: ${p}${id}`);
+    }
   });
   list(o.acceptance_criteria).forEach((c, i) => {
     const check = c && typeof c === 'object' ? (c as { check?: unknown }).check : undefined;
-    if (typeof check === 'string') unknownScripts(check, scan).forEach((p) => errors.push(`acceptance_criteria[${i}].check: ${p}`));
+    if (typeof check === 'string') for (const p of unknownScripts(check, scan)) errors.push(`acceptance_criteria[${i}].check: ${p}`);
   });
   return errors;
 }

@@ -25,7 +25,7 @@ export function toolsForTask(mcpTools: readonly string[] | undefined): { tools: 
   const unknown: string[] = [];
   for (const name of mcpTools) {
     const mapped = TOOL_ALIASES[name];
-    if (mapped) mapped.forEach((t) => chosen.add(t));
+    if (mapped) for (const t of mapped) chosen.add(t);
     else unknown.push(name);
   }
   return { tools: TOOL_NAMES.filter((t) => chosen.has(t)), unknown };

@@ -4,6 +4,7 @@ import { readLog, runCommand } from './command-tools.js';
 import { search } from './search-tool.js';
 import { TOOL_INPUTS, TOOL_NAMES, type ToolName } from './tool-catalog.js';
 import { briefInput, DEFAULT_TOOL_LIMITS, failure, ToolError, type ToolContext, type ToolEnv, type ToolOutcome } from './tool-results.js';
+import { errorMessage } from '../common/errors.js';
 
 // The tools are split by concern (catalog, results, file tools, search, commands); their names
 // stay importable from here.
@@ -37,7 +38,7 @@ export class ToolBox {
       return await this.dispatch(tool, parsed.data as never);
     } catch (err) {
       if (err instanceof ToolError || err instanceof ConfinementError) return failure(label, err.message);
-      return failure(label, `${tool} failed: ${err instanceof Error ? err.message : String(err)}`);
+      return failure(label, `${tool} failed: ${errorMessage(err)}`);
     }
   }
 

@@ -7,3 +7,9 @@ export class UsageError extends Error {
 export class InputError extends Error {
   override name = 'InputError';
 }
+
+/** What a caught value says: an Error's message, else the thrown value as `String()` writes it. */
+export function errorMessage(err: unknown): string {
+  if (err instanceof Error) return err.message;
+  return String(err);
+}

@@ -1,4 +1,5 @@
 const INVISIBLE = /[\u200B-\u200F\u202A-\u202E\u2060-\u2064\u2066-\u2069\uFEFF\u00AD]/g;
+// biome-ignore lint/suspicious/noControlCharactersInRegex: the control characters untrusted text must not carry
 const CONTROLS = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F]/g;
 
 /**

@@ -67,7 +67,9 @@ export class ConsoleForge implements Forge {
     }
   }
 
-  async checkpointed(): Promise<void> {}
+  async checkpointed(): Promise<void> {
+    // Checkpoints show up in the task lines; nothing else to print.
+  }
 
   async requestApproval(s: GoalSnapshot, taskIds: string[]): Promise<void> {
     this.println(
@@ -135,11 +137,11 @@ export class ConsoleForge implements Forge {
     return `${this.paint(style, icon)} ${t.id}  ${t.title}  ${this.paint('gray', meta)}`;
   }
 
-  private failureLine(t: TaskSnapshot, indent: number): string {
+  private failureLine(t: TaskSnapshot, indentWidth: number): string {
     // The headline ("verification `x` exited with code 1") and the lines that explain it, on one line.
     const prefix = 'last failure: ';
     const columns = this.stream.columns;
-    const width = columns && columns > 0 ? Math.max(40, columns - indent - prefix.length) : 160;
+    const width = columns && columns > 0 ? Math.max(40, columns - indentWidth - prefix.length) : 160;
     return this.paint('red', `${prefix}${summarizeFailure(t.lastError ?? '', width)}`);
   }
 

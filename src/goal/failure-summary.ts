@@ -60,8 +60,8 @@ const HEADLINE = /^.*(exited with code -?\d+|was killed by \S+|timed out after \
  * how) and the lines that explain it — those a test runner marks as failing, else the last
  * non-empty ones. Control characters (colours, cursor moves) are dropped.
  */
-export function summarizeFailure(error: string, width = 160): string {
-  width = Math.max(20, Math.floor(width));
+export function summarizeFailure(error: string, maxWidth = 160): string {
+  const width = Math.max(20, Math.floor(maxWidth));
   const hintAt = error.indexOf(MISSING_SETUP_HINT_HEAD);
   const hinted = hintAt >= 0;
   const lines = plainText(hinted ? error.slice(0, hintAt) : error)

@@ -108,7 +108,9 @@ const ECHOED_KEY_CHARS = 64;
 
 /** A key as echoed: cut short, control and invisible characters shown as escapes. */
 function echoKey(key: string): string {
-  const cut = [...key].length > ECHOED_KEY_CHARS ? `${[...key].slice(0, ECHOED_KEY_CHARS).join('')}…` : key;
+  const chars = Array.from(key); // code points, as the cap counts them
+  const cut = chars.length > ECHOED_KEY_CHARS ? `${chars.slice(0, ECHOED_KEY_CHARS).join('')}…` : key;
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters in a key are shown as escapes
   return `"${cut.replace(/[\u0000-\u001f\u007f-\u009f\u00ad\u061c\u180e\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff"\\]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`)}"`;
 }
 

@@ -47,7 +47,7 @@ export const DEFAULT_JAIL_LIMITS: Readonly<JailLimits> = Object.freeze({
 });
 
 /** The jail's home: a private tmpfs. */
-export { JAIL_HOME };
+export { JAIL_HOME } from './jail-host.js';
 /** Jail uids, when the bot is root: one per workspace, in [base, base + span). */
 export const DEFAULT_UID_BASE = 1_000_000_000;
 export const DEFAULT_UID_SPAN = 1_000_000;

@@ -219,8 +219,8 @@ function parseCgroupMounts(mountinfo: string): CgroupMount[] {
     const [fsType, , superOpts] = right.split(' ');
     const mountPoint = fields[4];
     if (!mountPoint) continue;
-    if (fsType === 'cgroup2') out.push({ mountPoint: unescape(mountPoint), version: 2, controllers: [] });
-    else if (fsType === 'cgroup') out.push({ mountPoint: unescape(mountPoint), version: 1, controllers: (superOpts ?? '').split(',') });
+    if (fsType === 'cgroup2') out.push({ mountPoint: unescapeOctal(mountPoint), version: 2, controllers: [] });
+    else if (fsType === 'cgroup') out.push({ mountPoint: unescapeOctal(mountPoint), version: 1, controllers: (superOpts ?? '').split(',') });
   }
   return out;
 }
@@ -237,6 +237,6 @@ function parseMembership(text: string): { v1: Map<string, string>; unified?: str
   return unified === undefined ? { v1 } : { v1, unified };
 }
 
-function unescape(s: string): string {
+function unescapeOctal(s: string): string {
   return s.replace(/\\(\d{3})/g, (_, o: string) => String.fromCharCode(Number.parseInt(o, 8)));
 }

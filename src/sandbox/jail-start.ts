@@ -16,7 +16,10 @@ export class StartFilter implements Capture {
   constructor(private readonly inner: OutputCapture) {}
 
   write(chunk: Buffer): void {
-    if (this.pending === undefined) return this.inner.write(chunk);
+    if (this.pending === undefined) {
+      this.inner.write(chunk);
+      return;
+    }
     this.pending = Buffer.concat([this.pending, chunk]);
     const at = this.pending.indexOf(StartFilter.marker);
     if (at >= 0) {

@@ -1,7 +1,7 @@
 import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
-import { SandboxUnavailableError, type Sandbox } from '../ports/sandbox.js';
+import { type CommandResult, SandboxUnavailableError, type Sandbox } from '../ports/sandbox.js';
 import { BwrapSandbox, type BwrapSandboxOptions } from './bwrap-sandbox.js';
 import { ProcessSandbox } from './process-sandbox.js';
 import { scratchPath } from './scratch.js';
@@ -67,7 +67,7 @@ async function probe(sandbox: BwrapSandbox): Promise<void> {
   try {
     const ws = join(root, 'workspace');
     await mkdir(ws);
-    let result;
+    let result: CommandResult;
     try {
       result = await sandbox.run({ command: 'true', cwd: ws, timeoutMs: 30_000 });
     } catch (err) {

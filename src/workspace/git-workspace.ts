@@ -253,9 +253,9 @@ export class GitWorkspace implements Workspace {
     const { current, parked } = await cache.withMirror(this.opts.remote, this.git, async (mirror) => {
       // A tree parked by an earlier goal on this remote: its files are mostly the ones to check
       // out. It gets the `.git` of a clone made beside it; its own is never trusted.
-      const parked = await mirror.takeParked(this.dir);
-      await this.git.run(dirname(this.dir), ['clone', '--quiet', '--no-hardlinks', '--no-tags', '--no-checkout', mirror.path, parked ? fresh : this.dir]);
-      return { current: mirror.current, parked };
+      const parkedTree = await mirror.takeParked(this.dir);
+      await this.git.run(dirname(this.dir), ['clone', '--quiet', '--no-hardlinks', '--no-tags', '--no-checkout', mirror.path, parkedTree ? fresh : this.dir]);
+      return { current: mirror.current, parked: parkedTree };
     });
     const reused = parked && (await this.adoptParkedTree(fresh));
     await this.git.run(this.dir, ['remote', 'set-url', REMOTE, this.opts.remote]);

@@ -32,7 +32,7 @@ export function readyCopyNames(names: readonly string[]): string[] {
  */
 export function makeReadyCopy(entry: string, paths: readonly string[], hasRoom: () => Promise<boolean>, onError: (err: unknown) => void): Promise<void> {
   const running = making.get(entry);
-  if (running) return running;
+  if (running !== undefined) return running;
   const job = (async () => {
     if (readyCopyNames(await readdir(entry)).length > 0 || !(await hasRoom())) return;
     // Made beside the entry, not in it: an entry removed meanwhile is not brought back by the copy.

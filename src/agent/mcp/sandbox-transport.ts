@@ -2,6 +2,7 @@ import { ReadBuffer, serializeMessage } from '@modelcontextprotocol/sdk/shared/s
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import type { SandboxProcess } from '../../ports/sandbox.js';
+import { errorMessage } from '../../common/errors.js';
 
 /** The server wrote something that is not a JSON-RPC message: it is broken, and is stopped. */
 export class MalformedOutputError extends Error {
@@ -30,7 +31,7 @@ export class SandboxTransport implements Transport {
         try {
           message = this.buffer.readMessage();
         } catch (err) {
-          this.onerror?.(new MalformedOutputError(`wrote a line that is not a JSON-RPC message (${err instanceof Error ? err.message.split('\n')[0] : String(err)})`));
+          this.onerror?.(new MalformedOutputError(`wrote a line that is not a JSON-RPC message (${err instanceof Error ? err.message.split('\n')[0] : errorMessage(err)})`));
           this.proc.kill();
           return;
         }

@@ -7,6 +7,7 @@ import { failure, firstLine, type ToolOutcome } from '../tools.js';
 import type { McpServerConfig } from '../../config/repo-config.js';
 import type { Sandbox } from '../../ports/sandbox.js';
 import { McpServerConnection, McpToolError } from './server-connection.js';
+import { errorMessage } from '../../common/errors.js';
 
 export interface McpToolHubOptions {
   sandbox: Sandbox;
@@ -98,7 +99,7 @@ export class McpToolHub implements ExternalToolSource {
       const result = await conn.call(tool, input, signal);
       return this.outcome(label, result);
     } catch (err) {
-      return failure(label, err instanceof McpToolError ? err.message : `MCP tool ${name} failed: ${err instanceof Error ? err.message : String(err)}`);
+      return failure(label, err instanceof McpToolError ? err.message : `MCP tool ${name} failed: ${errorMessage(err)}`);
     }
   }
 
