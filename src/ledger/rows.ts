@@ -1,7 +1,9 @@
 import type { AttemptEntry, AttemptLogEntry } from '../ports/attempt-log.js';
 import type { GoalSpec } from '../goal/schema.js';
 import type { GoalState, TaskStatus } from '../goal/states.js';
-import type { AttemptRecord, ControlRequest, EventRecord, GivenUpEffect, GoalRecord, InboxEntry, PendingEffect, TaskRecord } from '../ports/ledger.js';
+import type { AttemptRecord, ControlRequest, EventRecord, GoalRecord, TaskRecord } from '../ports/goal-ledger.js';
+import type { InboxEntry } from '../ports/inbox.js';
+import type { GivenUpEffect, PendingEffect } from '../ports/outbox.js';
 
 /**
  * Rows as both stores read them (PostgreSQL's pool returns timestamps as ISO text and JSON as
