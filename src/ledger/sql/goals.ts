@@ -1,6 +1,6 @@
 import type { GoalSpec } from '../../goal/schema.js';
 import type { GoalState } from '../../goal/states.js';
-import type { CounterDelta, Counters, EventRecord, GoalChange, GoalKey, GoalRecord, TaskPatch, TaskRecord } from '../../ports/goal-ledger.js';
+import type { ControlRequest, CounterDelta, Counters, EventRecord, GoalChange, GoalKey, GoalRecord, TaskPatch, TaskRecord } from '../../ports/goal-ledger.js';
 import { counterDeltas, TASK_COLUMNS, toEvent, toGoal, toTask, unknownGoal, type EventRow, type GoalRow, type TaskRow } from '../rows.js';
 import { trimForLedger } from '../trim.js';
 import { count, firstRow, rows, type Program } from './program.js';
@@ -11,6 +11,11 @@ import { epochTime, FOR_UPDATE, flag, identifier, isoTime, join, jsonb, list, sq
 /** The goal's row; `lock` (in a transaction) holds it until the transaction ends. */
 export function* goalRow(key: GoalKey, lock = false): Program<GoalRow | undefined> {
   return yield* firstRow<GoalRow>(sql`SELECT * FROM goals WHERE repo = ${key.repo} AND goal_id = ${key.goalId} ${lock ? FOR_UPDATE : sql``}`);
+}
+
+export function* getGoal(key: GoalKey): Program<GoalRecord | undefined> {
+  const row = yield* goalRow(key);
+  return row && toGoal(row);
 }
 
 export function* requireGoal(key: GoalKey, lock = false): Program<GoalRow> {
@@ -107,7 +112,7 @@ export function* addCounters(key: GoalKey, delta: CounterDelta): Program<Counter
   return toGoal(row).counters;
 }
 
-export function* setControl(key: GoalKey, control: string | null): Program<void> {
+export function* setControl(key: GoalKey, control: ControlRequest | null): Program<void> {
   const changed = yield* count(sql`UPDATE goals SET control = ${control}, updated_at = ${isoTime()} WHERE repo = ${key.repo} AND goal_id = ${key.goalId}`);
   if (changed === 0) throw unknownGoal(key);
 }
@@ -131,9 +136,4 @@ export function* mergeMeta(key: GoalKey, update: Record<string, unknown> | ((met
 export function* listEvents(key: GoalKey): Program<EventRecord[]> {
   const goal = yield* requireGoalId(key);
   return (yield* rows<EventRow>(sql`SELECT * FROM events WHERE goal = ${goal} ORDER BY id`)).map(toEvent);
-}
-
-export function* getGoal(key: GoalKey): Program<GoalRecord | undefined> {
-  const row = yield* goalRow(key);
-  return row && toGoal(row);
 }
