@@ -1,7 +1,9 @@
 import type { AttemptEntry, AttemptLogEntry } from '../ports/attempt-log.js';
 import type { GoalSpec } from '../goal/schema.js';
 import type { GoalState, TaskStatus } from '../goal/states.js';
-import type { AttemptRecord, ControlRequest, EventRecord, GivenUpEffect, GoalRecord, InboxEntry, PendingEffect, TaskRecord } from '../ports/ledger.js';
+import type { AttemptRecord, ControlRequest, EventRecord, GoalRecord, TaskRecord } from '../ports/goal-ledger.js';
+import type { InboxEntry } from '../ports/inbox.js';
+import type { GivenUpEffect, PendingEffect } from '../ports/outbox.js';
 
 /**
  * Rows as both stores read them (PostgreSQL's pool returns timestamps as ISO text and JSON as
@@ -170,7 +172,8 @@ export interface EffectRow {
   given_up_at?: number | string | null;
 }
 
-const timeText = (t: number | string): string => (typeof t === 'number' ? new Date(t).toISOString() : t);
+/** A time as ISO 8601 text: SQLite keeps some as epoch milliseconds, PostgreSQL returns ISO text. */
+export const timeText = (t: number | string): string => (typeof t === 'number' ? new Date(t).toISOString() : t);
 
 export function toGivenUpEffect(r: EffectRow): GivenUpEffect {
   return { ...toEffect(r), givenUpAt: timeText(r.given_up_at ?? 0) };
@@ -182,7 +185,7 @@ export function toEffect(r: EffectRow): PendingEffect {
     key: { repo: r.repo, goalId: r.goal_id },
     kind: r.kind,
     payload: JSON.parse(r.payload_json) as unknown,
-    createdAt: typeof r.created_at === 'number' ? new Date(r.created_at).toISOString() : r.created_at,
+    createdAt: timeText(r.created_at),
     attempts: r.attempts,
     lastError: r.last_error,
   };

@@ -10,17 +10,22 @@ export type { EffectInput, GivenUpEffect, Outbox, PendingEffect } from './outbox
 export type { Inbox, InboxEntry } from './inbox.js';
 export type { LeaseRecord, Leases } from './leases.js';
 
-/**
- * The durable store, one database: the goals (GoalLedger), what each attempt did (AttemptLog), the effects their changes imply
- * (Outbox), the webhook inbox (Inbox) and the leases (Leases), plus housekeeping over them. A consumer that needs one concern takes that port.
- */
-export interface Ledger extends GoalLedger, AttemptLog, Outbox, Inbox, Leases {
+/** Housekeeping over the ledger's concerns: what a long-running process (the worker pool) drops now and then. */
+export interface LedgerHousekeeping {
   /**
-   * Housekeeping: drops leases expired for longer than `expiredLeasesMs`, done effects and handled inbox
+   * Drops leases expired for longer than `expiredLeasesMs`, done effects and handled inbox
    * entries received longer than `handledDeliveriesMs` ago (a redelivery of one of those is then
    * handled again, so keep that longer than GitHub's redelivery window). Returns the rows dropped.
    */
   prune(opts: { expiredLeasesMs: number; handledDeliveriesMs: number }): Promise<{ leases: number; deliveries: number; effects: number }>;
+}
+
+/**
+ * The durable store, one database: the goals (GoalLedger), what each attempt did (AttemptLog), the effects their changes imply
+ * (Outbox), the webhook inbox (Inbox) and the leases (Leases), plus housekeeping over them. Only the code that opens and
+ * closes the store holds all of it; a consumer takes the narrow port(s) it uses.
+ */
+export interface Ledger extends GoalLedger, AttemptLog, Outbox, Inbox, Leases, LedgerHousekeeping {
   close(): Promise<void>;
 }
 

@@ -1,4 +1,4 @@
-import type { GoalKey } from './ledger.js';
+import type { GoalKey } from './goal-ledger.js';
 
 /** What a worker does with a goal: run the loop, (re)plan only, or refresh its status. */
 export type GoalMode = 'run' | 'plan' | 'status';
@@ -25,7 +25,7 @@ export const MODE_RANK: Record<GoalMode, number> = { status: 0, plan: 1, run: 2 
  * The durable queue of goal work, shared by every worker process that opens the same store.
  * There is at most one pending job per goal: enqueueing again keeps the earlier age, the
  * stronger mode and the more urgent priority. A claimed job is gone from the queue; the
- * claimer then takes the goal's lease (see Ledger) before working it.
+ * claimer then takes the goal's lease (see Leases) before working it.
  */
 export interface WorkQueue {
   enqueue(job: GoalJob, opts?: { delayMs?: number }): Promise<void>;

@@ -5,7 +5,7 @@ import { InputError, UsageError } from '../../common/errors.js';
 import { RESTING_STATES } from '../../goal/states.js';
 import { openStore, resolveDbPath } from '../../ledger/open-ledger.js';
 import type { AttemptLogFilter } from '../../ports/attempt-log.js';
-import type { GoalKey, Ledger } from '../../ports/ledger.js';
+import type { GoalKey, GoalLedger } from '../../ports/goal-ledger.js';
 import { redactUrls } from '../../common/redact-urls.js';
 import { renderAttemptEntries } from '../render-attempts.js';
 
@@ -83,7 +83,7 @@ function attemptNumber(raw: string): number {
 }
 
 /** The goal with this id; --repo picks one when several repositories have it (a path or a URL, as run was given it). */
-async function findGoal(ledger: Ledger, goalId: string, repo: string | undefined): Promise<GoalKey> {
+async function findGoal(ledger: GoalLedger, goalId: string, repo: string | undefined): Promise<GoalKey> {
   const matches = (await ledger.listGoals()).filter((g) => g.goalId === goalId);
   const chosen = repo === undefined ? matches : matches.filter((g) => g.repo === repo || g.repo === resolve(repo) || redactUrls(g.repo) === repo);
   if (chosen.length === 1) return { repo: chosen[0]!.repo, goalId };

@@ -1,7 +1,8 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { existsSync } from 'node:fs';
 import { openStore, resolveDbPath } from '../../ledger/open-ledger.js';
-import type { GoalRecord, PendingEffect } from '../../ports/ledger.js';
+import type { GoalRecord } from '../../ports/goal-ledger.js';
+import type { PendingEffect } from '../../ports/outbox.js';
 import { readCoreMeta } from '../../goal/meta.js';
 import { MAX_EFFECT_TRIES } from '../../loop/outbox.js';
 import { readGitHubGoal } from '../../github/github-goal.js';

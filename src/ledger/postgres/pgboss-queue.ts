@@ -1,7 +1,7 @@
 import type pg from 'pg';
 import PgBoss from 'pg-boss';
 import { withTransaction } from './pool.js';
-import type { GoalKey } from '../../ports/ledger.js';
+import type { GoalKey } from '../../ports/goal-ledger.js';
 import { MODE_RANK, type GoalJob, type GoalMode, type QueuedJob, type WorkQueue } from '../../ports/queue.js';
 
 /** pg-boss keeps its tables in its own schema, apart from the ledger's. */

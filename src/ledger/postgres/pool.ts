@@ -70,13 +70,3 @@ export async function withTransaction<T>(pool: pg.Pool, fn: (client: pg.PoolClie
     client.release();
   }
 }
-
-/**
- * PostgreSQL text cannot hold U+0000, which tool output sometimes does: it becomes U+FFFD
- * instead of failing the write (SQLite keeps it).
- */
-export const pgText = <T extends string | null>(text: T): T =>
-  text === null ? text : (text.replaceAll('\0', '\uFFFD').replace(/[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g, '\uFFFD') as T);
-
-/** JSON for a `jsonb` column, which rejects `\u0000` even escaped (`json` columns take it). */
-export const toJsonb = (value: unknown): string => JSON.stringify(value, (_k, v: unknown) => (typeof v === 'string' ? pgText(v) : v));

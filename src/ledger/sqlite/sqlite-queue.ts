@@ -1,5 +1,5 @@
 import type Database from 'better-sqlite3';
-import type { GoalKey } from '../../ports/ledger.js';
+import type { GoalKey } from '../../ports/goal-ledger.js';
 import { MODE_RANK, type GoalJob, type GoalMode, type QueuedJob, type WorkQueue } from '../../ports/queue.js';
 
 interface JobRow {
