@@ -4,13 +4,12 @@ import type { LoopLimits } from '../goal/limits.js';
 import { configLimits, type RepoConfig } from '../config/repo-config.js';
 import { acquireLock } from '../run/lock.js';
 import type { GoalSpec, LimitsOverride } from '../goal/schema.js';
-import { runGoal } from '../loop/controller.js';
 import { readCoreMeta, type CoreGoalMeta } from '../goal/meta.js';
 import type { LoopResult } from '../goal/result.js';
 import type { AttemptRecord, GoalKey, GoalRecord, Ledger, TaskRecord } from '../ports/ledger.js';
 import type { Sandbox } from '../ports/sandbox.js';
 import type { GitOptions } from '../workspace/git.js';
-import { composeGoalRun } from '../run/compose-goal-run.js';
+import { runConfiguredGoal } from '../run/run-configured-goal.js';
 import { Handoff, type ExternalReport, type PendingAttempt } from './handoff.js';
 import { effectiveLimits, liveBudgetTripped } from './limits-policy.js';
 import { McpForge } from './mcp-forge.js';
@@ -123,7 +122,7 @@ export class GoalSession {
     const { opts } = this;
     this.runStartedAt = this.clock();
     const log = opts.logger.child({ goal: opts.spec.goal_id, driver: 'mcp' });
-    this.run = composeGoalRun({
+    this.run = runConfiguredGoal({
       repo: opts.repo,
       // The limits in force, already vetted, are pinned: the ledger's copy of the spec shows them to `status`.
       spec: opts.spec,
@@ -147,7 +146,6 @@ export class GoalSession {
       controlPollMs: opts.controlPollMs ?? 100,
       clock: this.clock,
     })
-      .then((composed) => runGoal(composed.options))
       .then(
         (result) => {
           this.lastResult = result;
