@@ -5,12 +5,13 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { performance } from 'node:perf_hooks';
 import { pino } from 'pino';
+import { parseRepoConfig } from '../src/config/repo-config.js';
 import { validateGoalSpec } from '../src/goal/parse.js';
 import { openSqliteStore, type Store } from '../src/ledger/open-ledger.js';
 import { openPostgresStore } from '../src/ledger/postgres/open-postgres.js';
-import { runGoal } from '../src/loop/controller.js';
 import type { Forge } from '../src/ports/forge.js';
 import { ProcessSandbox } from '../src/sandbox/process-sandbox.js';
+import { runConfiguredGoal } from '../src/run/run-configured-goal.js';
 import { WorkerPool } from '../src/worker/worker-pool.js';
 import { GitWorkspace } from '../src/workspace/git-workspace.js';
 import { adminQuery, startThrowawayCluster, withDatabase, type Cluster } from '../test/helpers/postgres-cluster.js';
@@ -116,6 +117,7 @@ if (process.argv[1] === fileURLToPath(import.meta.url) && process.argv[2]) {
 
 async function runSetting(store: Store, repos: string[], dir: string, concurrency: number, label: string): Promise<SettingResult> {
   const sandbox = new ProcessSandbox();
+  const config = parseRepoConfig({});
   const specs = new Map<string, { spec: ReturnType<typeof validateGoalSpec>; repo: string }>();
   for (let g = 0; g < GOALS; g++) {
     const goalId = `${label}-g${g}`;
@@ -144,7 +146,7 @@ async function runSetting(store: Store, repos: string[], dir: string, concurrenc
     work: async (job, ctx) => {
       const { spec, repo } = specs.get(job.key.goalId)!;
       const workspace = new GitWorkspace({ remote: repo, dir: join(dir, job.key.goalId), goalId: spec.goal_id, branch: `goal/${spec.goal_id}`, identity: { name: 'goal-loop', email: 'bench@example.com' } });
-      const result = await runGoal({ repo, spec, ledger: store.ledger, workspace, sandbox, forge: new QuietForge(), logger: silent, abandon: ctx.abandon, fence: ctx.fence });
+      const result = await runConfiguredGoal({ repo, spec, config, ledger: store.ledger, workspace, sandbox, forge: new QuietForge(), logger: silent, abandon: ctx.abandon, fence: ctx.fence });
       if (result.status !== 'LOOP_COMPLETE') throw new Error(`${spec.goal_id} ended ${result.status}: ${result.stop_reason}`);
       await workspace.release?.();
       done += 1;

@@ -3,12 +3,8 @@ import { openStore, type Store } from '../ledger/open-ledger.js';
 import { workspaceRoot } from '../run/paths.js';
 import type { RepoConfig } from '../config/repo-config.js';
 import type { Sandbox } from '../ports/sandbox.js';
+import { sandboxForConfig } from '../run/compose-goal-run.js';
 import { selectSandbox } from '../sandbox/select-sandbox.js';
-
-/** The sandbox a repository's config asks for (refused with a fix when the host cannot give it). */
-export function sandboxForConfig(logger: Logger): (config: RepoConfig) => Promise<Sandbox> {
-  return (config) => selectSandbox({ mode: config.sandbox, logger });
-}
 
 /**
  * Whether the bubblewrap jail works on this host, for the start line: `bwrap usable`, or

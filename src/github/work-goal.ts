@@ -2,8 +2,8 @@ import type { Logger } from 'pino';
 import { configLimits, RepoConfigError, type RepoConfig } from '../config/repo-config.js';
 import { extractGoalBlock } from '../goal/parse.js';
 import type { GoalSpec } from '../goal/schema.js';
-import { runGoal } from '../loop/controller.js';
-import { composeGoalRun, type AgentContext } from '../run/compose-goal-run.js';
+import type { AgentContext } from '../run/compose-goal-run.js';
+import { runConfiguredGoal } from '../run/run-configured-goal.js';
 import type { LoopResult } from '../goal/result.js';
 import type { TaskAgent } from '../ports/agent.js';
 import type { Usage } from '../goal/usage.js';
@@ -175,10 +175,14 @@ interface RunInput {
   spec: GoalSpec;
 }
 
-/** The loop on the goal's spec, composed from the repo config (limits, commands, agent) with the human's budget. */
+/**
+ * The loop on the goal's spec, composed from the repo config (limits, commands, agent) with the
+ * human's budget, in the workspace it planned in and the sandbox the turn opened; the goal's MCP
+ * servers stop with it.
+ */
 async function runLoop(deps: WorkGoalDeps, r: RunInput): Promise<LoopResult> {
   const human = humanLimits(r.goal);
-  const run = await composeGoalRun({
+  return runConfiguredGoal({
     repo: r.key.repo,
     spec: r.spec,
     config: r.config,
@@ -199,9 +203,4 @@ async function runLoop(deps: WorkGoalDeps, r: RunInput): Promise<LoopResult> {
     effectHolder: deps.workerId,
     effectClaimMs: deps.effectClaimMs,
   });
-  try {
-    return await runGoal(run.options);
-  } finally {
-    await run.close(); // stops the goal's MCP servers
-  }
 }

@@ -105,6 +105,17 @@ export function effectiveLimits(config: Partial<LoopLimits> | undefined, spec: L
   return resolveLimits(tighten(resolveLimits(config), spec), human);
 }
 
+/**
+ * The spec's limits that `effectiveLimits` ignored: looser than the config, and not set by a human
+ * since. As `key: value`, for the run's warning.
+ */
+export function ignoredSpecLimits(config: Partial<LoopLimits> | undefined, spec: LimitsOverride | undefined, human?: LimitsOverride): string[] {
+  if (!spec) return [];
+  return loosenedKeys(resolveLimits(config), spec)
+    .filter((key) => human?.[key] === undefined)
+    .map((key) => `${key}: ${String(spec[key])}`);
+}
+
 /** Where a limit's value stands: lower is stricter (a risk ranks by its place in RISK_LEVELS). */
 export function strictness(value: number | Risk): number {
   return typeof value === 'number' ? value : RISK_LEVELS.indexOf(value);

@@ -1,7 +1,7 @@
 import { hostname } from 'node:os';
 import type { Logger } from 'pino';
-import { effectiveLimits, loosenedKeys, resolveLimits, type LoopLimits } from '../goal/limits.js';
-import type { GoalSpec, LimitsOverride } from '../goal/schema.js';
+import type { LoopLimits } from '../goal/limits.js';
+import type { GoalSpec } from '../goal/schema.js';
 import type { TaskAgent } from '../ports/agent.js';
 import type { Forge } from '../ports/forge.js';
 import type { EffectInput, GoalChange, GoalKey, Ledger, PendingEffect } from '../ports/ledger.js';
@@ -22,10 +22,8 @@ export interface RunGoalOptions {
   forge: Forge;
   agent?: TaskAgent;
   logger: Logger;
-  /** Limits from the repo config; the spec's `limits` may only tighten them. */
-  configLimits?: Partial<LoopLimits>;
-  /** A human's changes (e.g. `/goal budget`): applied as given, over config and spec. */
-  humanLimits?: LimitsOverride;
+  /** The limits in force: repo config, tightened by the spec, then a human's changes (computed once, by the run's composition). */
+  limits: LoopLimits;
   gate?: string[];
   /** Repo `setup` commands, run once per run before the first task. */
   setup?: string[];
@@ -82,12 +80,8 @@ export async function runGoal(opts: RunGoalOptions): Promise<LoopResult> {
   const startedAt = clock();
   const { spec, ledger, workspace } = opts;
   const key: GoalKey = { repo: opts.repo, goalId: spec.goal_id };
-  const limits = effectiveLimits(opts.configLimits, spec.limits, opts.humanLimits);
+  const { limits } = opts;
   const log = opts.logger.child({ goal: spec.goal_id });
-  const ignored = (spec.limits ? loosenedKeys(resolveLimits(opts.configLimits), spec.limits) : []).filter((k) => opts.humanLimits?.[k] === undefined);
-  if (ignored.length) {
-    log.warn({ ignored }, `the goal spec's limits may only tighten the repo config; ignored: ${ignored.map((k) => `${k}: ${String(spec.limits![k])}`).join(', ')}`);
-  }
 
   await ledger.upsertGoal(key, { spec, branch: workspace.branch, ...(opts.priority ? { priority: opts.priority } : {}) });
   if (opts.approve?.length) {

@@ -1,18 +1,18 @@
 import type { Logger } from 'pino';
 import type { SetupCache } from '../workspace/setup-cache.js';
 import type { LoopLimits } from '../goal/limits.js';
-import { configLimits, type RepoConfig } from '../config/repo-config.js';
+import type { RepoConfig } from '../config/repo-config.js';
 import { acquireLock } from '../run/lock.js';
 import type { GoalSpec, LimitsOverride } from '../goal/schema.js';
-import { runGoal } from '../loop/controller.js';
 import { readCoreMeta, type CoreGoalMeta } from '../goal/meta.js';
 import type { LoopResult } from '../goal/result.js';
 import type { AttemptRecord, GoalKey, GoalRecord, Ledger, TaskRecord } from '../ports/ledger.js';
 import type { Sandbox } from '../ports/sandbox.js';
 import type { GitOptions } from '../workspace/git.js';
-import { composeGoalRun } from '../run/compose-goal-run.js';
+import { runLimits } from '../run/compose-goal-run.js';
+import { runConfiguredGoal } from '../run/run-configured-goal.js';
 import { Handoff, type ExternalReport, type PendingAttempt } from './handoff.js';
-import { effectiveLimits, liveBudgetTripped } from './limits-policy.js';
+import { liveBudgetTripped } from './limits-policy.js';
 import { McpForge } from './mcp-forge.js';
 
 export interface GoalSessionOptions {
@@ -111,9 +111,9 @@ export class GoalSession {
     for (const id of taskIds) await this.opts.ledger.updateTask(this.key, id, { approved: true });
   }
 
-  /** The limits in force: repo config, tightened by the spec, then `goal_config` changes. */
+  /** The limits in force: repo config, tightened by the spec, then `goal_config` changes (as the run computes them). */
   limits(): LoopLimits {
-    return effectiveLimits(configLimits(this.opts.config), this.opts.spec.limits, this.overrides);
+    return runLimits(this.opts.config, this.opts.spec, this.overrides).limits;
   }
 
   /** Starts a run of the loop (a resume when checkpoints exist); no-op while one runs. */
@@ -123,7 +123,7 @@ export class GoalSession {
     const { opts } = this;
     this.runStartedAt = this.clock();
     const log = opts.logger.child({ goal: opts.spec.goal_id, driver: 'mcp' });
-    this.run = composeGoalRun({
+    this.run = runConfiguredGoal({
       repo: opts.repo,
       // The limits in force, already vetted, are pinned: the ledger's copy of the spec shows them to `status`.
       spec: opts.spec,
@@ -147,7 +147,6 @@ export class GoalSession {
       controlPollMs: opts.controlPollMs ?? 100,
       clock: this.clock,
     })
-      .then((composed) => runGoal(composed.options))
       .then(
         (result) => {
           this.lastResult = result;

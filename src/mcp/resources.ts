@@ -1,6 +1,7 @@
 import { McpServer, ResourceTemplate } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { stringify } from 'yaml';
-import type { GoalRecord, Ledger } from '../ports/ledger.js';
+import type { AttemptLog } from '../ports/attempt-log.js';
+import type { GoalLedger, GoalRecord } from '../ports/goal-ledger.js';
 import { SessionError } from './goal-session.js';
 import type { Sessions } from './sessions.js';
 import { untrustedOutput } from './turns.js';
@@ -10,7 +11,7 @@ import { untrustedOutput } from './turns.js';
  * (state, counters, tasks, recent attempts and transitions, as JSON), `goal://<goal_id>/attempts`
  * (what each attempt did, as `goal-loop logs --json` shows it) and `goal://<goal_id>/spec` (YAML).
  */
-export function registerGoalResources(server: McpServer, sessions: Sessions, ledger: Ledger): void {
+export function registerGoalResources(server: McpServer, sessions: Sessions, ledger: GoalLedger & AttemptLog): void {
   const list = (kind: 'ledger' | 'attempts' | 'spec') => async () => ({
     resources: (await ledger.listGoals()).map((g) => ({
       uri: `goal://${g.goalId}/${kind}`,
@@ -66,7 +67,7 @@ export function registerGoalResources(server: McpServer, sessions: Sessions, led
 }
 
 /** The goal a resource means: the open session's, else the most recently updated one in the ledger. */
-async function findGoal(sessions: Sessions, ledger: Ledger, goalId: string): Promise<GoalRecord> {
+async function findGoal(sessions: Sessions, ledger: Pick<GoalLedger, 'listGoals'>, goalId: string): Promise<GoalRecord> {
   const open = sessions.list().filter((s) => s.key.goalId === goalId).at(-1);
   const goal = open ? await open.goal() : (await ledger.listGoals()).find((g) => g.goalId === goalId);
   if (!goal) throw new SessionError(`no goal "${goalId}" in the ledger`);

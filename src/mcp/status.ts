@@ -1,4 +1,4 @@
-import type { Ledger, TaskRecord } from '../ports/ledger.js';
+import type { GoalLedger, TaskRecord } from '../ports/goal-ledger.js';
 import type { TaskSnapshot } from '../goal/result.js';
 import type { Sessions } from './sessions.js';
 import { safeguardOf } from './limits-policy.js';
@@ -6,7 +6,7 @@ import { safeguardOf } from './limits-policy.js';
 /** `goal_status`: one goal in detail, or (with none open and no id) the ledger's goals. */
 export async function goalStatus(
   sessions: Sessions,
-  ledger: Ledger,
+  ledger: Pick<GoalLedger, 'listGoals'>,
   goalId: string | undefined,
   taskLine: (t: TaskRecord, live?: TaskSnapshot) => Record<string, unknown>,
 ): Promise<unknown> {

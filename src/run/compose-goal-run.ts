@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import { hostEnv } from '../sandbox/host-env.js';
 import type { AgentDeps } from '../agent/select-agent.js';
 import { configLimits, type RepoConfig } from '../config/repo-config.js';
-import { effectiveLimits, type LoopLimits } from '../goal/limits.js';
+import { effectiveLimits, ignoredSpecLimits, type LoopLimits } from '../goal/limits.js';
 import type { GoalSpec, LimitsOverride } from '../goal/schema.js';
 import type { RunGoalOptions } from '../loop/controller.js';
 import type { TaskAgent } from '../ports/agent.js';
@@ -15,10 +15,11 @@ import type { MirrorCache } from '../workspace/mirror-cache.js';
 import type { SetupCache } from '../workspace/setup-cache.js';
 
 /**
- * One composition of a goal run, shared by `goal-loop run`, the MCP server and the GitHub App:
- * from the repo config and the spec it derives the sandbox, the agent, the goal's clone, the
- * gate, the setup and the limits; the caller brings only what differs (where the clone comes
- * from and how it authenticates, which agent, the forge, the ledger, how the run is stopped).
+ * One composition of a goal run, shared by `goal-loop run`, the MCP server, the GitHub App and the
+ * benchmarks (through runConfiguredGoal): from the repo config and the spec it derives the sandbox,
+ * the agent, the goal's clone, the gate, the setup and the limits; the caller brings only what
+ * differs (where the clone comes from and how it authenticates, which agent, the forge, the
+ * ledger, how the run is stopped).
  */
 
 /** Author and committer of checkpoints made on a local run (CLI, MCP). */
@@ -82,26 +83,25 @@ export function agentDeps(ctx: AgentContext): AgentDeps {
   };
 }
 
-/** The limits layers a run gets, and the limits in force (derived from them alone). */
+/** The limits in force for a run, and the spec it runs. */
 export interface RunLimits {
-  /** The limits in force: repo config, tightened by the spec, then the human's changes. */
+  /** Repo config, tightened by the spec, then the human's changes (effectiveLimits). */
   limits: LoopLimits;
   /** The spec to run (with the limits in force written into it when pinned). */
   spec: GoalSpec;
-  configLimits: Partial<LoopLimits>;
-  humanLimits?: LimitsOverride;
 }
 
 /**
- * The limits of a run. Pinned (the MCP server), the limits in force are written into the spec
- * and the config layer, so the ledger's copy of the spec shows them to `status`; otherwise the
- * controller applies the layers itself (and warns about a spec that tries to loosen the config).
+ * The limits of a run, computed once for it; a spec that tries to loosen the config is warned
+ * about. Pinned (the MCP server), the limits in force are written into the spec, so the ledger's
+ * copy of it shows them to `status`.
  */
-export function runLimits(config: RepoConfig, spec: GoalSpec, human?: LimitsOverride, pin = false): RunLimits {
+export function runLimits(config: RepoConfig, spec: GoalSpec, human?: LimitsOverride, o: { pin?: boolean; logger?: Logger } = {}): RunLimits {
   const configured = configLimits(config);
   const limits = effectiveLimits(configured, spec.limits, human);
-  if (pin) return { limits, spec: { ...spec, limits: { ...limits } }, configLimits: limits };
-  return { limits, spec, configLimits: configured, ...(human ? { humanLimits: human } : {}) };
+  const ignored = ignoredSpecLimits(configured, spec.limits, human);
+  if (ignored.length) o.logger?.child({ goal: spec.goal_id }).warn({ ignored }, `the goal spec's limits may only tighten the repo config; ignored: ${ignored.join(', ')}`);
+  return { limits, spec: o.pin ? { ...spec, limits: { ...limits } } : spec };
 }
 
 /**
@@ -125,7 +125,7 @@ export function sandboxForConfig(logger: Logger): (config: RepoConfig) => Promis
 }
 
 export interface ComposeGoalRunInput
-  extends Omit<RunGoalOptions, 'spec' | 'workspace' | 'sandbox' | 'agent' | 'configLimits' | 'humanLimits' | 'gate' | 'setup' | 'setupNetwork' | 'setupEnv'> {
+  extends Omit<RunGoalOptions, 'spec' | 'workspace' | 'sandbox' | 'agent' | 'limits' | 'gate' | 'setup' | 'setupNetwork' | 'setupEnv'> {
   spec: GoalSpec;
   config: RepoConfig;
   /** The goal's clone: where and how, or a workspace the caller already made (e.g. with goalWorkspace, to plan in it first). */
@@ -150,21 +150,27 @@ export interface ComposedGoalRun {
   close(): Promise<void>;
 }
 
-/** Composes a goal run from the repo config and the spec; the caller passes `options` to runGoal, then calls close(). */
+/**
+ * Composes a goal run from the repo config and the spec. Callers use runConfiguredGoal, which runs
+ * it and always closes it; this half is its own for the tests that look at what it derives.
+ */
 export async function composeGoalRun(input: ComposeGoalRunInput): Promise<ComposedGoalRun> {
-  const { config, workspace, sandbox: sandboxInput, agent: agentInput, humanLimits, pinLimits, spec: givenSpec, ...pass } = input;
-  const { limits, spec, ...layers } = runLimits(config, givenSpec, humanLimits, pinLimits);
+  const { config, workspace: workspaceInput, sandbox: sandboxInput, agent: agentInput, humanLimits, pinLimits, spec: givenSpec, ...pass } = input;
+  const { limits, spec } = runLimits(config, givenSpec, humanLimits, { pin: pinLimits === true, logger: input.logger });
   const sandbox = typeof sandboxInput === 'function' || sandboxInput === undefined ? await (sandboxInput ?? sandboxForConfig(input.logger))(config) : sandboxInput;
+  const workspace = isWorkspace(workspaceInput) ? workspaceInput : goalWorkspace(workspaceInput, spec.goal_id, config);
+  const commands = configCommands(config, process.env, input.logger);
+  // Last, so nothing that can fail comes between making the agent and handing back its close().
   const made = typeof agentInput === 'function';
   const agent = typeof agentInput === 'function' ? agentInput({ sandbox, config, limits, logger: input.logger }) : agentInput;
   const options: RunGoalOptions = {
     ...pass,
     spec,
-    workspace: isWorkspace(workspace) ? workspace : goalWorkspace(workspace, spec.goal_id, config),
+    workspace,
     sandbox,
     ...(agent ? { agent } : {}),
-    ...layers,
-    ...configCommands(config, process.env, input.logger),
+    limits,
+    ...commands,
     onEscalation: config.on_escalation,
   };
   const close = async () => {

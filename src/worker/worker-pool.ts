@@ -3,7 +3,10 @@ import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import { GoalAbandonedError } from '../loop/controller.js';
 import { RESTING_STATES } from '../goal/states.js';
-import type { GoalKey, GoalRecord, Ledger } from '../ports/ledger.js';
+import type { GoalKey, GoalLedger, GoalRecord } from '../ports/goal-ledger.js';
+import type { Leases } from '../ports/leases.js';
+import type { Ledger } from '../ports/ledger.js';
+import type { Outbox } from '../ports/outbox.js';
 import type { QueuedJob, WorkQueue } from '../ports/queue.js';
 import { goalLeaseName, keepLease, settlingHolder } from './lease.js';
 
@@ -16,7 +19,8 @@ export interface JobContext {
 }
 
 export interface WorkerPoolOptions {
-  ledger: Ledger;
+  /** The goals it sweeps, their leases, the effects nobody performed, and the housekeeping it runs. */
+  ledger: Pick<GoalLedger, 'listGoals' | 'getGoal'> & Leases & Pick<Outbox, 'pendingEffects'> & Pick<Ledger, 'prune'>;
   queue: WorkQueue;
   logger: Logger;
   /** Works one claimed job while the pool holds the goal's lease. */

@@ -3,8 +3,8 @@ import { selectAgent } from '../../src/agent/select-agent.js';
 import { withTurnLimitNote } from '../../src/goal/failure-summary.js';
 import { parseRepoConfig, type RepoConfig } from '../../src/config/repo-config.js';
 import { validateGoalSpec } from '../../src/goal/parse.js';
-import { runGoal } from '../../src/loop/controller.js';
-import { agentDeps, composeGoalRun } from '../../src/run/compose-goal-run.js';
+import { agentDeps } from '../../src/run/compose-goal-run.js';
+import { runConfiguredGoal } from '../../src/run/run-configured-goal.js';
 import { ProcessSandbox } from '../../src/sandbox/process-sandbox.js';
 import { promptText, reply, text, toolUse, type FakeAnthropic } from '../helpers/fake-anthropic.js';
 import { goalHarness, silentLogger } from '../helpers/goal-harness.js';
@@ -25,7 +25,7 @@ function busyModel(fake: FakeAnthropic): void {
 async function composedRun(fake: FakeAnthropic, config: RepoConfig, raw: object) {
   const h = await goalHarness();
   const goal = validateGoalSpec(raw);
-  const run = await composeGoalRun({
+  const result = await runConfiguredGoal({
     repo: h.repo.bare,
     spec: goal,
     config,
@@ -38,11 +38,7 @@ async function composedRun(fake: FakeAnthropic, config: RepoConfig, raw: object)
     agent: (ctx) => selectAgent('claude', agentDeps(ctx), fake.env()),
     controlPollMs: 50,
   });
-  try {
-    return { h, result: await runGoal(run.options) };
-  } finally {
-    await run.close();
-  }
+  return { h, result };
 }
 
 describe('the turn limit (max_turns)', () => {

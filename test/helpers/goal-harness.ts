@@ -2,6 +2,7 @@ import { join } from 'node:path';
 import { pino } from 'pino';
 import { onTestFinished } from 'vitest';
 import { createSampleRepo, type SampleRepo } from '../../src/demo/sample-repo.js';
+import { effectiveLimits } from '../../src/goal/limits.js';
 import { validateGoalSpec } from '../../src/goal/parse.js';
 import type { GoalSpec } from '../../src/goal/schema.js';
 import { SqliteLedger } from '../../src/ledger/sqlite/sqlite-ledger.js';
@@ -22,7 +23,7 @@ export interface GoalHarness {
   ledger: SqliteLedger;
   forge: RecordingForge;
   workspaceDir: string;
-  /** Runs the goal once (a second call is a resume, with a fresh workspace object). */
+  /** Runs the goal once (a second call is a resume, with a fresh workspace object); limits default to the spec's over the defaults. */
   run(spec: GoalSpec | object, extra?: Partial<RunGoalOptions>, workspace?: Partial<GitWorkspaceOptions>): Promise<LoopResult>;
 }
 
@@ -52,7 +53,7 @@ export async function goalHarness(opts: { sandbox?: Sandbox; files?: Record<stri
         identity: { name: 'goal-loop', email: 'goal-loop@example.com' },
         ...workspaceOptions,
       });
-      return runGoal({ repo: repo.bare, spec, ledger, workspace, sandbox, forge, logger: silentLogger, controlPollMs: 50, ...extra });
+      return runGoal({ repo: repo.bare, spec, ledger, workspace, sandbox, forge, logger: silentLogger, controlPollMs: 50, ...extra, limits: extra.limits ?? effectiveLimits(undefined, spec.limits) });
     },
   };
   return harness;

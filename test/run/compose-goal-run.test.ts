@@ -25,8 +25,6 @@ describe('runLimits', () => {
       human: undefined,
       pin: false,
       limits: { ...DEFAULT_LIMITS, max_iterations: 20, cost_cap_usd: 5 },
-      configLimits: { max_iterations: 20, cost_cap_usd: 5 },
-      humanLimits: undefined,
     },
     {
       name: 'the spec only tightens',
@@ -34,8 +32,6 @@ describe('runLimits', () => {
       human: undefined,
       pin: false,
       limits: { ...DEFAULT_LIMITS, max_iterations: 10, cost_cap_usd: 5 },
-      configLimits: { max_iterations: 20, cost_cap_usd: 5 },
-      humanLimits: undefined,
     },
     {
       name: 'a human raises the budget',
@@ -43,25 +39,30 @@ describe('runLimits', () => {
       human: { cost_cap_usd: 30 },
       pin: false,
       limits: { ...DEFAULT_LIMITS, max_iterations: 20, cost_cap_usd: 30 },
-      configLimits: { max_iterations: 20, cost_cap_usd: 5 },
-      humanLimits: { cost_cap_usd: 30 },
     },
     {
-      name: 'pinned: the limits in force are the config layer',
+      name: 'pinned: the limits in force are written into the spec',
       spec: spec({ max_iterations: 10 }),
       human: { cost_cap_usd: 1 },
       pin: true,
       limits: { ...DEFAULT_LIMITS, max_iterations: 10, cost_cap_usd: 1 },
-      configLimits: { ...DEFAULT_LIMITS, max_iterations: 10, cost_cap_usd: 1 },
-      humanLimits: undefined,
     },
   ];
   it.each(cases)('$name', (c) => {
-    const out = runLimits(config, c.spec, c.human, c.pin);
+    const out = runLimits(config, c.spec, c.human, { pin: c.pin });
     expect(out.limits).toEqual(c.limits);
-    expect(out.configLimits).toEqual(c.configLimits);
-    expect(out.humanLimits).toEqual(c.humanLimits);
     expect(out.spec.limits).toEqual(c.pin ? c.limits : c.spec.limits);
+  });
+
+  it('warns, once, about the spec limits it ignored (looser than the config, and no human set them)', () => {
+    const warnings: Array<{ ignored: string[]; msg: string }> = [];
+    const log = pino({ level: 'warn' }, { write: (line: string) => void warnings.push(JSON.parse(line)) });
+    runLimits(config, spec({ max_iterations: 30, cost_cap_usd: 50, max_retries: 2 }), { cost_cap_usd: 40 }, { logger: log });
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]!.ignored).toEqual(['max_iterations: 30']);
+    expect(warnings[0]!.msg).toBe("the goal spec's limits may only tighten the repo config; ignored: max_iterations: 30");
+    runLimits(config, spec({ max_iterations: 10 }), undefined, { logger: log });
+    expect(warnings).toHaveLength(1);
   });
 });
 
@@ -132,7 +133,7 @@ describe('composeGoalRun', () => {
       approve: ['a'],
     });
     expect(seen).toBe(60);
-    expect(run.options).toMatchObject({ repo: '/r', ledger, forge, workspace, sandbox, agent, gate: ['true'], setup: [], setupNetwork: false, configLimits: { cost_cap_usd: 5 }, humanLimits: { cost_cap_usd: 9 }, approve: ['a'] });
+    expect(run.options).toMatchObject({ repo: '/r', ledger, forge, workspace, sandbox, agent, gate: ['true'], setup: [], setupNetwork: false, limits: { ...DEFAULT_LIMITS, task_timeout_s: 60, cost_cap_usd: 9 }, approve: ['a'] });
     expect(run.limits.cost_cap_usd).toBe(9);
     await run.close();
     expect(closed).toBe(1);
@@ -143,6 +144,7 @@ describe('composeGoalRun', () => {
     const agent = { close: async () => void (closed += 1) } as unknown as TaskAgent;
     const run = await composeGoalRun({ repo: '/r', spec: spec(), config, ledger, forge, logger, workspace: { remote: '/r', dir: '/tmp/w2', baseBranch: 'main' }, sandbox, agent });
     expect(run.options.workspace.branch).toBe('goal/g1');
+    expect(run.options.limits).toEqual({ ...DEFAULT_LIMITS, cost_cap_usd: 5 });
     expect(run.options).not.toHaveProperty('humanLimits');
     await run.close();
     expect(closed).toBe(0);

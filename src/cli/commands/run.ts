@@ -6,7 +6,6 @@ import { ConsoleForge } from '../../forge/console-forge.js';
 import { loadGoalSpecFile } from '../../goal/parse.js';
 import { openStore } from '../../ledger/open-ledger.js';
 import { createLogger } from '../logging.js';
-import { runGoal } from '../../loop/controller.js';
 import { exitCodeFor } from '../../goal/result.js';
 import { MirrorCache } from '../../workspace/mirror-cache.js';
 import { SetupCache } from '../../workspace/setup-cache.js';
@@ -17,7 +16,8 @@ import { checkRepoReachable } from '../../run/repo-check.js';
 import { unknownApprovalsWarning } from '../approvals.js';
 import { loadRepoConfigForCli } from '../../run/load-repo-config.js';
 import { localGitDir } from '../../run/local-repo.js';
-import { agentDeps, composeGoalRun } from '../../run/compose-goal-run.js';
+import { agentDeps } from '../../run/compose-goal-run.js';
+import { runConfiguredGoal } from '../../run/run-configured-goal.js';
 import { Git } from '../../workspace/git.js';
 import { pick } from '../../common/pick.js';
 import { readCoreMeta } from '../../goal/meta.js';
@@ -90,7 +90,6 @@ export async function runCommand(argv: string[]): Promise<number> {
   };
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
-  let close: () => Promise<void> = async () => undefined;
   try {
     const key = { repo, goalId: spec.goal_id };
     if (budget !== undefined) {
@@ -99,7 +98,7 @@ export async function runCommand(argv: string[]): Promise<number> {
       await ledger.setMeta(key, { budgetUsd: budget });
     }
     const human = humanLimits(await ledger.getGoal(key));
-    const run = await composeGoalRun({
+    const result = await runConfiguredGoal({
       repo,
       spec,
       config,
@@ -121,9 +120,6 @@ export async function runCommand(argv: string[]): Promise<number> {
       ...(human ? { humanLimits: human } : {}),
       signal: stop.signal,
     });
-    // The agent's MCP servers live as long as this run.
-    close = run.close;
-    const result = await runGoal(run.options);
     if (values.json) process.stdout.write(`${JSON.stringify(result)}\n`);
     else {
       // After the summary (stderr): how to look at the checkpoints. The workspace is no place for
@@ -136,7 +132,6 @@ export async function runCommand(argv: string[]): Promise<number> {
     }
     return exitCodeFor(result.status);
   } finally {
-    await close().catch((err: unknown) => logger.warn({ err }, 'cannot stop the agent\'s MCP servers'));
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
     await store.close();
