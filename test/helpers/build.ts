@@ -17,7 +17,9 @@ import { withLock } from './run-lock.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const DIST = join(ROOT, 'dist');
-const CACHE = join(ROOT, 'node_modules', '.cache', 'goal-loop-tests');
+// One stamp and lock per checkout: git worktrees often share one node_modules (a link), and a stamp
+// they shared would make each one rebuild after every build of another.
+const CACHE = join(ROOT, 'node_modules', '.cache', 'goal-loop-tests', createHash('sha256').update(ROOT).digest('hex').slice(0, 16));
 const STAMP = join(CACHE, 'build-stamp.json');
 
 function walk(path: string, out: string[]): void {

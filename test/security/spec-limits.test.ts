@@ -28,7 +28,7 @@ async function project(configYaml: string, goalYaml: string) {
 describe('goal-loop run: spec limits only tighten the repo config', () => {
   it('kills a command at the config\'s task_timeout_s although the spec asks for more', async () => {
     const p = await project(
-      'task_timeout_s: 2\n',
+      'task_timeout_s: 1\n',
       `goal_id: loosen-timeout
 objective: a slow task
 limits: { task_timeout_s: 600 }
@@ -45,7 +45,7 @@ tasks:
     expect(r.code).toBe(2);
     const result = JSON.parse(r.stdout);
     expect(result).toMatchObject({ status: 'ESCALATED', escalation: { task_id: 'slow', attempts: 1 } });
-    expect(result.escalation.last_error).toMatch(/timed out after 2s/);
+    expect(result.escalation.last_error).toMatch(/timed out after 1s/);
     // The log names what was ignored; nothing else is printed for it.
     expect(r.stderr).toMatch(/task_timeout_s/);
   });
