@@ -6,15 +6,15 @@ import type { Escalation } from '../goal/escalation.js';
 import type { AttemptLog } from '../ports/attempt-log.js';
 import type { EffectOnce, Forge } from '../ports/forge.js';
 import type { GoalKey, Ledger } from '../ports/ledger.js';
-import { newAnnotations } from './annotations.js';
-import { readGitHubMeta, type GitHubGoal, type GitHubGoalMeta } from './goal-meta.js';
-import { labelForGoal, STATE_LABELS, type StateLabel } from './labels.js';
-import { takePendingReviews } from './pending-reviews.js';
-import { checkAnnotations, renderCheckRun } from './report/check-run.js';
-import { renderEscalation } from './report/escalation.js';
-import { renderChanges } from './report/pull-request.js';
-import { groupAttempts, type AttemptView } from './report/record.js';
-import { checklist, renderStatus, STATUS_MARKER, type Links } from './status-comment.js';
+import { newAnnotations } from '../steering/report/annotations.js';
+import { readGitHubMeta, type GitHubGoal, type GitHubGoalMeta } from '../steering/goal-meta.js';
+import { labelForGoal, STATE_LABELS, type StateLabel } from '../steering/labels.js';
+import { takePendingReviews } from '../steering/pending-reviews.js';
+import { checkAnnotations, renderCheckRun } from '../steering/report/check-run.js';
+import { renderEscalation } from '../steering/report/escalation.js';
+import { renderChanges } from '../steering/report/pull-request.js';
+import { groupAttempts, type AttemptView } from '../steering/report/record.js';
+import { checklist, renderStatus, STATUS_MARKER, type Links } from '../steering/report/status-comment.js';
 
 export type Octokit = InstanceType<typeof ProbotOctokit>;
 

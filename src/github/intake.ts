@@ -4,8 +4,8 @@ import type { Ledger } from '../ports/ledger.js';
 import type { WorkQueue } from '../ports/queue.js';
 import { isGoalLeased, withLease } from '../worker/lease.js';
 import { DEFAULT_LEASE_MS } from '../worker/worker-pool.js';
-import { EventProcessor } from './event-processor.js';
-import type { GoalEvent } from './events.js';
+import { EventProcessor } from '../steering/event-processor.js';
+import type { GoalEvent } from '../steering/events.js';
 import type { Octokit } from './github-forge.js';
 
 /** Attempts at one event (across replays in this process) before it is dropped with an error. */

@@ -3,8 +3,8 @@ import type { GoalSnapshot } from '../goal/result.js';
 import { drainEffects, effectOnceId, effectsRecorded, LOOP_EFFECT_KINDS, performLoopEffect, recordedEffect } from '../loop/outbox.js';
 import type { EffectInput, GoalChange, GoalKey, Ledger, PendingEffect } from '../ports/ledger.js';
 import { effectMarker, GitHubForge, type Octokit } from './github-forge.js';
-import { readGitHubMeta, type GitHubGoal } from './goal-meta.js';
-import { snapshotFromLedger } from './turn/snapshot.js';
+import { readGitHubMeta, type GitHubGoal } from '../steering/goal-meta.js';
+import { snapshotFromLedger } from '../steering/turn/snapshot.js';
 
 /**
  * The App's outbox effects, besides the loop's (loop/outbox.ts): a comment on the issue (posted

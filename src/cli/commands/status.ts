@@ -4,7 +4,7 @@ import { openStore, resolveDbPath } from '../../ledger/open-ledger.js';
 import type { GoalRecord, PendingEffect } from '../../ports/ledger.js';
 import { readCoreMeta } from '../../goal/meta.js';
 import { MAX_EFFECT_TRIES } from '../../loop/outbox.js';
-import { readGitHubGoal } from '../../github/github-goal.js';
+import { readGitHubGoal } from '../../steering/issue-goal.js';
 import { goalLeaseName } from '../../worker/lease.js';
 import { redactUrls } from '../../common/redact-urls.js';
 

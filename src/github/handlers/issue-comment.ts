@@ -1,5 +1,5 @@
 import type { Context } from 'probot';
-import { findCommand } from '../commands.js';
+import { findCommand } from '../../steering/commands.js';
 import { eventBase, fromBot, type Intake } from './base.js';
 
 /** issue_comment.created: a `/goal` command on an issue or a goal PR. Edits and deletions are ignored. */
