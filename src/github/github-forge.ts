@@ -5,7 +5,8 @@ import type { GoalSnapshot, LoopResult } from '../goal/result.js';
 import type { Escalation } from '../goal/escalation.js';
 import type { AttemptLog } from '../ports/attempt-log.js';
 import type { EffectOnce, Forge } from '../ports/forge.js';
-import type { GoalKey, Ledger } from '../ports/ledger.js';
+import type { GoalKey, GoalLedger } from '../ports/goal-ledger.js';
+import type { Outbox } from '../ports/outbox.js';
 import { newAnnotations } from '../steering/report/annotations.js';
 import { readGitHubMeta, type GitHubGoal, type GitHubGoalMeta } from '../steering/goal-meta.js';
 import { labelForGoal, STATE_LABELS, type StateLabel } from '../steering/labels.js';
@@ -22,7 +23,8 @@ export interface GitHubForgeOptions {
   octokit: Octokit;
   goal: GitHubGoal;
   key: GoalKey;
-  ledger: Ledger;
+  /** The goal's record (its meta keeps the ids of what was posted) and its given-up effects. */
+  ledger: GoalLedger & Pick<Outbox, 'givenUpEffects'>;
   logger: Logger;
   /** The goal's attempt record, shown in the check run, the escalation comment and the PR body. */
   attemptLog?: Pick<AttemptLog, 'listAttemptEntries'>;

@@ -1,14 +1,14 @@
 import type { Logger } from 'pino';
-import type { GoalKey, Ledger } from '../ports/ledger.js';
+import type { GoalKey, GoalLedger } from '../ports/goal-ledger.js';
 import type { GoalMode } from '../ports/queue.js';
-import type { Action, Decision } from './decide/actions.js';
+import type { Action, EventDecision } from './decide/actions.js';
 import type { GoalEvent } from './events.js';
-import type { Octokit } from '../github/github-forge.js';
+import type { IssueForge } from './issue-forge.js';
 import { addPendingReview } from './pending-reviews.js';
 import { settleRestingControl } from './resting-control.js';
 
 export interface ActDeps {
-  ledger: Ledger;
+  ledger: GoalLedger;
   logger: Logger;
   /** Enqueues goal work (durably). */
   schedule: (key: GoalKey, mode: GoalMode, priority: string) => Promise<void>;
@@ -19,11 +19,11 @@ export interface ActDeps {
 }
 
 /** Performs a decision's actions, in order; the first that fails stops the rest (the event is retried). */
-export async function act(deps: ActDeps, o: Octokit, e: GoalEvent, decision: Decision): Promise<void> {
-  for (const action of decision.actions) await perform(deps, o, e, decision.key, action);
+export async function act(deps: ActDeps, forge: IssueForge, e: GoalEvent, decision: EventDecision): Promise<void> {
+  for (const action of decision.actions) await perform(deps, forge, e, decision.key, action);
 }
 
-async function perform(deps: ActDeps, o: Octokit, e: GoalEvent, key: GoalKey | undefined, a: Action): Promise<void> {
+async function perform(deps: ActDeps, forge: IssueForge, e: GoalEvent, key: GoalKey | undefined, a: Action): Promise<void> {
   const { ledger } = deps;
   const goal = (): GoalKey => {
     if (!key) throw new Error(`action ${a.type} needs a goal, and the decision names none`);
@@ -31,11 +31,11 @@ async function perform(deps: ActDeps, o: Octokit, e: GoalEvent, key: GoalKey | u
   };
   switch (a.type) {
     case 'comment':
-      await o.rest.issues.createComment({ owner: e.owner, repo: e.repo, issue_number: a.issueNumber, body: a.body });
+      await forge.comment(a.issueNumber, a.body);
       return;
     case 'react':
       if (e.type !== 'command') throw new Error(`a reaction needs a command's comment, not a ${e.type} event`);
-      await o.rest.reactions.createForIssueComment({ owner: e.owner, repo: e.repo, comment_id: e.commentId, content: a.content }).catch((err: unknown) => deps.logger.warn({ err }, 'reaction failed'));
+      await forge.react(e.commentId, a.content).catch((err: unknown) => deps.logger.warn({ err }, 'reaction failed'));
       return;
     case 'log':
       deps.logger.info(a.data, a.msg);

@@ -1,14 +1,14 @@
 import { readCoreMeta } from '../goal/meta.js';
-import type { GoalKey, Ledger } from '../ports/ledger.js';
+import type { GoalKey, GoalLedger } from '../ports/goal-ledger.js';
 import { restingSettlement } from './decide/resting.js';
-import { SYNC } from '../github/outbox-effects.js';
+import { SYNC } from './effects.js';
 
 /**
  * Applies a human's pause or stop to a goal that no loop is running (see restingSettlement). True
  * when the state changed. The request stays recorded, so a run queued before it is dropped. The
  * label and status comment follow from the outbox (`sync`), written with the state.
  */
-export async function settleRestingControl(ledger: Ledger, key: GoalKey): Promise<boolean> {
+export async function settleRestingControl(ledger: Pick<GoalLedger, 'getGoal' | 'recordChange'>, key: GoalKey): Promise<boolean> {
   const goal = await ledger.getGoal(key);
   if (!goal?.control) return false;
   const settled = restingSettlement({ state: goal.state, control: goal.control, controlReason: readCoreMeta(goal.meta).controlReason });

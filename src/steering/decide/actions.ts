@@ -9,7 +9,7 @@ export type Reaction = 'eyes' | '+1' | 'confused';
 
 /**
  * One small, explicit thing to do for an event, decided purely (decide/) and performed in order
- * by act.ts. Goal actions act on the goal the event is about (Decision.key).
+ * by act.ts. Goal actions act on the goal the event is about (EventDecision.key).
  */
 export type Action =
   | { type: 'comment'; issueNumber: number; body: string }
@@ -37,7 +37,7 @@ export type Action =
   | { type: 'settleRestingIfIdle' };
 
 /** What to do for one event: the goal it is about (when there is one) and the actions, in order. */
-export interface Decision {
+export interface EventDecision {
   key?: GoalKey;
   actions: Action[];
 }

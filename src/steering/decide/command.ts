@@ -1,6 +1,6 @@
 import { COMMAND_HELP, type GoalCommand } from '../commands.js';
 import type { EventOf } from '../events.js';
-import type { Action, ConfigFact, Decision, GoalView } from './actions.js';
+import type { Action, ConfigFact, EventDecision, GoalView } from './actions.js';
 import { acceptSpec, doneRefusal, invalidConfigComment, isMerged, isResting, noTaskRefusal, pauseOrStop, refuseSender } from './common.js';
 import { decideStart } from './start.js';
 
@@ -28,11 +28,11 @@ export interface CommandFacts {
 const NO_GOAL = 'There is no goal here yet. Add the `goal` label or comment `/goal start` on the issue.';
 
 /** A `/goal …` comment: authorize, acknowledge (eyes), act, and answer with +1 or confused (and a reply). */
-export function decideCommand(e: EventOf<'command'>, facts: CommandFacts): Decision {
+export function decideCommand(e: EventOf<'command'>, facts: CommandFacts): EventDecision {
   if (!facts.maySteer) return { actions: refuseSender(e.sender, e.type, e.issue.number) };
   const reply = (body: string): Action => ({ type: 'comment', issueNumber: e.issue.number, body });
-  const refuse = (body: string): Decision => ({ actions: [{ type: 'react', content: 'eyes' }, reply(body), { type: 'react', content: 'confused' }] });
-  const done = (d: Decision): Decision => ({ ...d, actions: [{ type: 'react', content: 'eyes' }, ...d.actions, { type: 'react', content: '+1' }] });
+  const refuse = (body: string): EventDecision => ({ actions: [{ type: 'react', content: 'eyes' }, reply(body), { type: 'react', content: 'confused' }] });
+  const done = (d: EventDecision): EventDecision => ({ ...d, actions: [{ type: 'react', content: 'eyes' }, ...d.actions, { type: 'react', content: '+1' }] });
   if (!e.command.ok) return refuse(`${e.command.error}.\n\n${COMMAND_HELP}`);
   const cmd = e.command.command;
   if (cmd.name === 'help') return done({ actions: [reply(COMMAND_HELP)] });

@@ -1,5 +1,5 @@
 import type { EventOf } from '../events.js';
-import type { Decision, GoalView } from './actions.js';
+import type { EventDecision, GoalView } from './actions.js';
 import { isMerged, merged, pauseOrStop } from './common.js';
 
 export interface IssueClosedFacts {
@@ -13,7 +13,7 @@ export interface IssueClosedFacts {
  * GitHub closes the issue because the merged pull request says `Closes #n`, and the two events
  * arrive in either order: a closed issue whose goal's pull request is merged is the merge.
  */
-export function decideIssueClosed(_e: EventOf<'issue_closed'>, facts: IssueClosedFacts): Decision {
+export function decideIssueClosed(_e: EventOf<'issue_closed'>, facts: IssueClosedFacts): EventDecision {
   const { goal } = facts;
   if (!goal || isMerged(goal.meta)) return { actions: [] };
   const prNumber = goal.meta.prNumber;

@@ -1,6 +1,6 @@
 import type { EventOf } from '../events.js';
 import { goalKeyFor } from '../issue-goal.js';
-import type { ConfigFact, Decision, GoalView } from './actions.js';
+import type { ConfigFact, EventDecision, GoalView } from './actions.js';
 import { invalidConfigComment, pauseOrStop, refuseSender } from './common.js';
 import { decideStart } from './start.js';
 
@@ -14,7 +14,7 @@ export interface LabelFacts {
 }
 
 /** issues.labeled / unlabeled: the goal label starts the issue's goal; removing it pauses the goal. */
-export function decideLabel(e: EventOf<'labeled' | 'unlabeled'>, facts: LabelFacts): Decision {
+export function decideLabel(e: EventOf<'labeled' | 'unlabeled'>, facts: LabelFacts): EventDecision {
   if (!facts.config.ok) return { actions: [invalidConfigComment(facts.config, e.issue.number)] };
   if (e.label !== facts.config.config.label) return { actions: [] };
   if (!facts.maySteer) return { actions: refuseSender(e.sender, e.type, e.issue.number) };

@@ -1,5 +1,5 @@
 import type { EventOf } from '../events.js';
-import type { Decision, GoalView } from './actions.js';
+import type { EventDecision, GoalView } from './actions.js';
 import { isGoalPullRequest, merged, pauseOrStop } from './common.js';
 
 export interface PrClosedFacts {
@@ -9,7 +9,7 @@ export interface PrClosedFacts {
 }
 
 /** pull_request.closed on a goal branch: merged -> done, closed unmerged -> stopped. */
-export function decidePrClosed(e: EventOf<'pr_closed'>, facts: PrClosedFacts): Decision {
+export function decidePrClosed(e: EventOf<'pr_closed'>, facts: PrClosedFacts): EventDecision {
   const { goal } = facts;
   if (!goal || !isGoalPullRequest(goal.meta, e)) return { actions: [] };
   if (e.merged) return { key: goal.key, actions: merged(goal, e.prNumber, facts.running) };

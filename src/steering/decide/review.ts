@@ -1,7 +1,7 @@
 import type { TaskSpec } from '../../goal/schema.js';
 import { quoteUntrusted } from '../../common/untrusted.js';
 import type { EventOf } from '../events.js';
-import type { ConfigFact, Decision, GoalView } from './actions.js';
+import type { ConfigFact, EventDecision, GoalView } from './actions.js';
 import { acceptSpec, invalidConfigComment, isGoalPullRequest, isMerged, refuseSender } from './common.js';
 
 export interface ReviewComment {
@@ -29,7 +29,7 @@ export interface ReviewFacts {
  * A review on a goal pull request: changes requested (or line comments) become a task after the
  * plan's last one, verified by the repository's gate, and the goal runs again to address it.
  */
-export function decideReview(e: EventOf<'review'>, facts: ReviewFacts): Decision {
+export function decideReview(e: EventOf<'review'>, facts: ReviewFacts): EventDecision {
   const { goal } = facts;
   if (!goal || !isGoalPullRequest(goal.meta, e)) return { actions: [] };
   if (!facts.maySteer) return { actions: refuseSender(e.sender, e.type, e.prNumber) };

@@ -2,7 +2,7 @@ import type { EventOf } from '../events.js';
 import { goalKeyFor, githubGoalFrom } from '../issue-goal.js';
 import { priorityFromLabels } from '../labels.js';
 import { planFromIssue } from '../plan-from-issue.js';
-import type { Action, Decision, GoalView } from './actions.js';
+import type { Action, EventDecision, GoalView } from './actions.js';
 import { acceptSpec, doneRefusal, isMerged, isResting, issuePlanOf } from './common.js';
 
 export interface StartFacts {
@@ -13,7 +13,7 @@ export interface StartFacts {
 }
 
 /** Starts (or restarts) the issue's goal, or refuses with a message for the user. */
-export function decideStart(e: EventOf<'labeled' | 'command'>, facts: StartFacts): { refusal: string } | Decision {
+export function decideStart(e: EventOf<'labeled' | 'command'>, facts: StartFacts): { refusal: string } | EventDecision {
   const key = goalKeyFor(e.owner, e.repo, e.issue.number);
   const { existing } = facts;
   if (existing && isMerged(existing.meta)) return { refusal: doneRefusal(existing.meta) };

@@ -1,7 +1,7 @@
 import { effectiveLimits, type LoopLimits } from '../../goal/limits.js';
 import type { GoalSnapshot } from '../../goal/result.js';
 import type { LimitsOverride } from '../../goal/schema.js';
-import type { GoalKey, GoalRecord, Ledger } from '../../ports/ledger.js';
+import type { GoalKey, GoalLedger, GoalRecord } from '../../ports/goal-ledger.js';
 import { readGitHubMeta, type GitHubGoal } from '../goal-meta.js';
 
 /** A maintainer's `/goal budget`: it may raise what the issue's spec may only lower. */
@@ -11,7 +11,7 @@ export function humanLimits(goal: GoalRecord): LimitsOverride | undefined {
 }
 
 /** A snapshot from the ledger alone, for status comments outside a running loop. */
-export async function snapshotFromLedger(ledger: Ledger, key: GoalKey, g: GitHubGoal, configured: Partial<LoopLimits> = {}): Promise<GoalSnapshot> {
+export async function snapshotFromLedger(ledger: Pick<GoalLedger, 'getGoal' | 'listTasks'>, key: GoalKey, g: GitHubGoal, configured: Partial<LoopLimits> = {}): Promise<GoalSnapshot> {
   const goal = (await ledger.getGoal(key))!;
   const tasks = await ledger.listTasks(key);
   const specTasks = new Map((goal.spec.tasks ?? []).map((t) => [t.id, t]));
