@@ -18,7 +18,7 @@ export interface GoalWorkspaceDeps {
 }
 
 /** The goal's clone of its repository, authenticated with the installation token per git command. */
-export function goalWorkspace(deps: GoalWorkspaceDeps, octokit: Octokit, g: GitHubGoal, goalId: string, config: RepoConfig): GitWorkspace {
+export function githubGoalWorkspace(deps: GoalWorkspaceDeps, octokit: Octokit, g: GitHubGoal, goalId: string, config: RepoConfig): GitWorkspace {
   const tokenConfig = async () => {
     const auth = (await octokit.auth({ type: 'installation' })) as { token: string };
     return tokenHeaderConfig(g.cloneUrl, auth.token);

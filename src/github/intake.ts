@@ -6,7 +6,7 @@ import type { Leases } from '../ports/leases.js';
 import type { WorkQueue } from '../ports/queue.js';
 import { isGoalLeased, withLease } from '../worker/lease.js';
 import { DEFAULT_LEASE_MS } from '../worker/worker-pool.js';
-import { EventProcessor } from '../steering/event-processor.js';
+import { EventProcessor } from '../steering/handle/event-processor.js';
 import type { GoalEvent } from '../steering/events.js';
 import type { Octokit } from './github-forge.js';
 import { octokitIssueForgeFor } from './octokit-issue-forge.js';

@@ -1,8 +1,6 @@
 import type { RepoConfig } from '../config/repo-config.js';
-import type { Reaction } from '../steering/decide/actions.js';
-import type { ReviewComment } from '../steering/decide/review.js';
 import type { EventBase } from '../steering/events.js';
-import type { IssueForge, IssueForgeFor } from '../steering/issue-forge.js';
+import type { IssueForge, IssueForgeFor, Reaction, ReviewComment } from '../steering/issue-forge.js';
 import { canSteer } from './authorize.js';
 import type { Octokit } from './github-forge.js';
 import { loadRepoConfig } from './repo-config-loader.js';

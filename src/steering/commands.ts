@@ -16,7 +16,7 @@ export type GoalCommand =
 
 export type ParsedCommand = { ok: true; command: GoalCommand } | { ok: false; error: string };
 
-export const COMMAND_HELP = `| command | what it does |
+export const GOAL_COMMAND_TABLE = `| command | what it does |
 | --- | --- |
 | \`/goal start\` | start the goal (same as adding the \`goal\` label) |
 | \`/goal plan\` | (re)build the plan from the issue and show it |

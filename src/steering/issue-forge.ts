@@ -1,13 +1,21 @@
 import type { RepoConfig } from '../config/repo-config.js';
-import type { Reaction } from './decide/actions.js';
-import type { ReviewComment } from './decide/review.js';
 import type { EventBase } from './events.js';
 
+/** A reaction on a command's comment: seen, done, or not understood. */
+export type Reaction = 'eyes' | '+1' | 'confused';
+
+/** One line comment of a review (untrusted words). */
+export interface ReviewComment {
+  path: string;
+  line?: number | null;
+  body: string;
+}
+
 /**
- * One repository on a forge, as the issue-steered policy sees it: what gather.ts asks and what
- * act.ts does, and nothing else. The GitHub App implements it with Octokit (github/octokit-issue-forge.ts);
+ * One repository on a forge, as the issue-steered policy sees it: what handle/gather.ts asks and what
+ * handle/act.ts does, and nothing else. The GitHub App implements it with Octokit (github/octokit-issue-forge.ts);
  * a GitHub Action (GITHUB_TOKEN) or another forge implements it with its own client and wires the
- * same policy (event-processor.ts). Errors reject: the event is then retried (intake).
+ * same policy (handle/event-processor.ts). Errors reject: the event is then retried (intake).
  */
 export interface IssueForge {
   /** Whether this person may start or steer a goal here (on GitHub: write, maintain or admin). */

@@ -4,8 +4,7 @@ import type { GoalState } from '../../goal/states.js';
 import type { ControlRequest, GoalKey, TaskRecord } from '../../ports/ledger.js';
 import type { GoalMode } from '../../ports/queue.js';
 import type { GitHubGoalMeta } from '../goal-meta.js';
-
-export type Reaction = 'eyes' | '+1' | 'confused';
+import type { Reaction } from '../issue-forge.js';
 
 /**
  * One small, explicit thing to do for an event, decided purely (decide/) and performed in order

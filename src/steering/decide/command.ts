@@ -1,4 +1,4 @@
-import { COMMAND_HELP, type GoalCommand } from '../commands.js';
+import { GOAL_COMMAND_TABLE, type GoalCommand } from '../commands.js';
 import type { EventOf } from '../events.js';
 import type { Action, ConfigFact, EventDecision, GoalView } from './actions.js';
 import { acceptSpec, doneRefusal, invalidConfigComment, isMerged, isResting, noTaskRefusal, pauseOrStop, refuseSender } from './common.js';
@@ -33,9 +33,9 @@ export function decideCommand(e: EventOf<'command'>, facts: CommandFacts): Event
   const reply = (body: string): Action => ({ type: 'comment', issueNumber: e.issue.number, body });
   const refuse = (body: string): EventDecision => ({ actions: [{ type: 'react', content: 'eyes' }, reply(body), { type: 'react', content: 'confused' }] });
   const done = (d: EventDecision): EventDecision => ({ ...d, actions: [{ type: 'react', content: 'eyes' }, ...d.actions, { type: 'react', content: '+1' }] });
-  if (!e.command.ok) return refuse(`${e.command.error}.\n\n${COMMAND_HELP}`);
+  if (!e.command.ok) return refuse(`${e.command.error}.\n\n${GOAL_COMMAND_TABLE}`);
   const cmd = e.command.command;
-  if (cmd.name === 'help') return done({ actions: [reply(COMMAND_HELP)] });
+  if (cmd.name === 'help') return done({ actions: [reply(GOAL_COMMAND_TABLE)] });
   if (cmd.name === 'start') {
     if (e.isPullRequest) return refuse('`/goal start` works on issues; on a goal pull request use `/goal resume`.');
     if (!facts.config) throw new Error('decideCommand: /goal start needs the repository config');

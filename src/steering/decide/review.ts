@@ -1,14 +1,9 @@
 import type { TaskSpec } from '../../goal/schema.js';
 import { quoteUntrusted } from '../../common/untrusted.js';
 import type { EventOf } from '../events.js';
+import type { ReviewComment } from '../issue-forge.js';
 import type { ConfigFact, EventDecision, GoalView } from './actions.js';
 import { acceptSpec, invalidConfigComment, isGoalPullRequest, isMerged, refuseSender } from './common.js';
-
-export interface ReviewComment {
-  path: string;
-  line?: number | null;
-  body: string;
-}
 
 export interface ReviewFacts {
   /** The goal whose pull request this is, if any (see isGoalPullRequest). */

@@ -21,7 +21,7 @@ const MESSAGE_CHARS = 1000;
 const MAX_LINE = 1_000_000;
 const MAX_COLUMN = 10_000;
 
-export interface ParseOptions {
+export interface AnnotationParseOptions {
   /** The workspace's absolute path as the verification saw it: absolute paths under it are made relative. */
   workspaceRoot?: string;
 }
@@ -34,7 +34,7 @@ export interface ParseOptions {
  * it is inside the repository (relative, no `..`, not in node_modules; an absolute path only under
  * the workspace root). Deduplicated by path and line, in order of appearance.
  */
-export function parseAnnotations(output: string, opts: ParseOptions = {}): CheckAnnotation[] {
+export function parseAnnotations(output: string, opts: AnnotationParseOptions = {}): CheckAnnotation[] {
   const out: CheckAnnotation[] = [];
   const seen = new Set<string>();
   const add = (rawPath: string, line: string, col: string | undefined, message: string): CheckAnnotation | undefined => {

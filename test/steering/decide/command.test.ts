@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { COMMAND_HELP } from '../../../src/steering/commands.js';
+import { GOAL_COMMAND_TABLE } from '../../../src/steering/commands.js';
 import type { Action } from '../../../src/steering/decide/actions.js';
 import { decideCommand, type CommandFacts } from '../../../src/steering/decide/command.js';
 import { command, controlActions, goal, GOAL_BLOCK, github, invalid, INVALID_BLOCK, INVALID_CONFIG_BODY, KEY, ok, REFUSED_BODY } from './fixtures.js';
@@ -27,8 +27,8 @@ describe('decideCommand: (event, facts) -> actions', () => {
       { maySteer: false },
       [reply(REFUSED_BODY), { type: 'log', msg: 'refused: no write access', data: { sender: 'alice', type: 'command' } }],
     ],
-    ['unparsable command: the error and the help', command({ error: 'unknown command `/goal deploy`' }), { maySteer: true }, refused(`unknown command \`/goal deploy\`.\n\n${COMMAND_HELP}`)],
-    ['help', command({ name: 'help' }), { maySteer: true }, [eyes, reply(COMMAND_HELP), plus]],
+    ['unparsable command: the error and the help', command({ error: 'unknown command `/goal deploy`' }), { maySteer: true }, refused(`unknown command \`/goal deploy\`.\n\n${GOAL_COMMAND_TABLE}`)],
+    ['help', command({ name: 'help' }), { maySteer: true }, [eyes, reply(GOAL_COMMAND_TABLE), plus]],
     ['start on a pull request: refused', command({ name: 'start' }, { isPullRequest: true }), { maySteer: true }, refused('`/goal start` works on issues; on a goal pull request use `/goal resume`.', 9)],
     ['start with an invalid config: reported', command({ name: 'start' }), { maySteer: true, config: invalid }, [eyes, reply(INVALID_CONFIG_BODY), confused]],
     [

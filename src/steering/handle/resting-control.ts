@@ -1,7 +1,7 @@
-import { readCoreMeta } from '../goal/meta.js';
-import type { GoalKey, GoalLedger } from '../ports/goal-ledger.js';
-import { restingSettlement } from './decide/resting.js';
-import { SYNC } from './effects.js';
+import { readCoreMeta } from '../../goal/meta.js';
+import type { GoalKey, GoalLedger } from '../../ports/goal-ledger.js';
+import { restingSettlement } from '../decide/resting.js';
+import { SYNC } from '../effects.js';
 
 /**
  * Applies a human's pause or stop to a goal that no loop is running (see restingSettlement). True

@@ -1,10 +1,10 @@
 import type { Logger } from 'pino';
-import type { GoalKey, GoalLedger } from '../ports/goal-ledger.js';
-import type { GoalMode } from '../ports/queue.js';
-import type { Action, EventDecision } from './decide/actions.js';
-import type { GoalEvent } from './events.js';
-import type { IssueForge } from './issue-forge.js';
-import { addPendingReview } from './pending-reviews.js';
+import type { GoalKey, GoalLedger } from '../../ports/goal-ledger.js';
+import type { GoalMode } from '../../ports/queue.js';
+import type { Action, EventDecision } from '../decide/actions.js';
+import type { GoalEvent } from '../events.js';
+import type { IssueForge } from '../issue-forge.js';
+import { addPendingReview } from '../pending-reviews.js';
 import { settleRestingControl } from './resting-control.js';
 
 export interface ActDeps {

@@ -1,17 +1,17 @@
 import type { Logger } from 'pino';
-import { RepoConfigError } from '../config/repo-config.js';
-import type { GoalKey, GoalLedger, GoalRecord } from '../ports/goal-ledger.js';
-import type { ConfigFact, GoalView } from './decide/actions.js';
-import { ACCEPTING_COMMANDS, type CommandFacts } from './decide/command.js';
-import { isGoalPullRequest } from './decide/common.js';
-import type { IssueClosedFacts } from './decide/issue-closed.js';
-import type { LabelFacts } from './decide/label.js';
-import type { PrClosedFacts } from './decide/pr-closed.js';
-import type { ReviewFacts } from './decide/review.js';
-import type { EventOf } from './events.js';
-import { readGitHubMeta } from './goal-meta.js';
-import type { IssueForge } from './issue-forge.js';
-import { goalKeyFor } from './issue-goal.js';
+import { RepoConfigError } from '../../config/repo-config.js';
+import type { GoalKey, GoalLedger, GoalRecord } from '../../ports/goal-ledger.js';
+import type { ConfigFact, GoalView } from '../decide/actions.js';
+import { ACCEPTING_COMMANDS, type CommandFacts } from '../decide/command.js';
+import { isGoalPullRequest } from '../decide/common.js';
+import type { IssueClosedFacts } from '../decide/issue-closed.js';
+import type { LabelFacts } from '../decide/label.js';
+import type { PrClosedFacts } from '../decide/pr-closed.js';
+import type { ReviewFacts } from '../decide/review.js';
+import type { EventOf } from '../events.js';
+import { readGitHubMeta } from '../goal-meta.js';
+import type { IssueForge } from '../issue-forge.js';
+import { goalKeyFor } from '../issue-goal.js';
 
 export interface GatherDeps {
   ledger: Pick<GoalLedger, 'getGoal' | 'listGoals'>;

@@ -1,5 +1,5 @@
 import type { ProbotOctokit } from 'probot';
-import { GoalLoopOctokit, goalLoopOctokit } from '../octokit.js';
+import { GoalLoopOctokit, goalLoopOctokit } from './octokit.js';
 
 /** Tuning a service reads from its environment (all optional; production defaults otherwise). */
 export interface ServiceSettings {
