@@ -23,6 +23,13 @@ function describeViolation(v: IViolation): string {
   return `${v.from} → ${v.to}: ${v.rule.name}${via}`;
 }
 
+async function writeTree(dir: string, files: Record<string, string>): Promise<void> {
+  for (const [path, text] of Object.entries(files)) {
+    await mkdir(join(dir, dirname(path)), { recursive: true });
+    await writeFile(join(dir, path), text);
+  }
+}
+
 describe('the layering of src/ (.dependency-cruiser.cjs)', () => {
   it('holds: no folder cycle, and every folder imports only the layers below it', async () => {
     const violations = await cruiseWithRules(ROOT, join(ROOT, 'tsconfig.json'));
@@ -40,10 +47,7 @@ describe('the layering of src/ (.dependency-cruiser.cjs)', () => {
       'src/config/repo-config.ts': "import { RISK } from '../goal/schema.js';\nexport const config = RISK;\n",
       'src/goal/render.ts': "import { config } from '../config/repo-config.js';\nexport const render = config;\n",
     };
-    for (const [path, text] of Object.entries(files)) {
-      await mkdir(join(dir, dirname(path)), { recursive: true });
-      await writeFile(join(dir, path), text);
-    }
+    await writeTree(dir, files);
     const lines = (await cruiseWithRules(dir)).map(describeViolation);
     expect(lines).toEqual(
       expect.arrayContaining([
@@ -52,5 +56,31 @@ describe('the layering of src/ (.dependency-cruiser.cjs)', () => {
         expect.stringMatching(/^src\/(goal|config) → src\/(config|goal): no-folder-circular/),
       ]),
     );
+  });
+
+  it('bites: the steering policy importing Probot, Octokit or the App is a violation; the App importing the policy is not', async () => {
+    const dir = await tempDir('goal-loop-steering-layer-');
+    await writeTree(dir, {
+      'node_modules/probot/package.json': '{ "name": "probot", "main": "index.js" }\n',
+      'node_modules/probot/index.js': 'exports.Probot = 1;\n',
+      'node_modules/@octokit/rest/package.json': '{ "name": "@octokit/rest", "main": "index.js" }\n',
+      'node_modules/@octokit/rest/index.js': 'exports.Octokit = 1;\n',
+      'src/goal/states.ts': 'export const STATES = 1;\n',
+      'src/github/octokit.ts': 'export const client = 1;\n',
+      'src/github/app.ts': "import { decide } from '../steering/decide.js';\nexport const app = decide;\n",
+      'src/steering/decide.ts': "import { STATES } from '../goal/states.js';\nexport const decide = STATES;\n",
+      'src/steering/via-probot.ts': "import { Probot } from 'probot';\nexport const a = Probot;\n",
+      'src/steering/via-octokit.ts': "import { Octokit } from '@octokit/rest';\nexport const b = Octokit;\n",
+      'src/steering/via-app.ts': "import { client } from '../github/octokit.js';\nexport const c = client;\n",
+    });
+    const lines = (await cruiseWithRules(dir)).map(describeViolation);
+    expect(lines).toEqual(
+      expect.arrayContaining([
+        'src/steering/via-probot.ts → node_modules/probot/index.js: steering-is-forge-neutral',
+        'src/steering/via-octokit.ts → node_modules/@octokit/rest/index.js: steering-is-forge-neutral',
+        'src/steering/via-app.ts → src/github/octokit.ts: steering-is-forge-neutral',
+      ]),
+    );
+    expect(lines.filter((l) => l.startsWith('src/github/') || l.startsWith('src/steering/decide.ts'))).toEqual([]);
   });
 });
