@@ -4,7 +4,6 @@ import { priorityFromLabels, labelForState } from '../../src/steering/labels.js'
 import { goalBranch } from '../../src/steering/issue-goal.js';
 import { quoteUntrusted, sanitizeUntrusted } from '../../src/common/untrusted.js';
 import { inlineUntrusted } from '../../src/steering/report/status-comment.js';
-import { tokenHeaderConfig } from '../../src/github/git-auth.js';
 import { liveReferences } from '../helpers/github-references.js';
 import { prose } from './report/markdown-structure.js';
 
@@ -86,12 +85,5 @@ describe('labels, branches and untrusted text', () => {
 
   it('keeps issue text from pinging people or breaking markdown in our comments', () => {
     expect(inlineUntrusted('ping @octocat [link](x) `code`')).toBe('ping @\u200boctocat \\[link\\](x) \\`code\\`');
-  });
-
-  it('authenticates git with a per-process header only for https remotes', () => {
-    const cfg = tokenHeaderConfig('https://github.com/o/r.git', 'ghs_secret');
-    expect(Object.keys(cfg)).toEqual(['http.https://github.com/.extraHeader']);
-    expect(Object.values(cfg)[0]).toBe(`AUTHORIZATION: basic ${Buffer.from('x-access-token:ghs_secret').toString('base64')}`);
-    expect(tokenHeaderConfig('/tmp/repo.git', 'ghs_secret')).toEqual({});
   });
 });
