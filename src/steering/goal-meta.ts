@@ -2,7 +2,11 @@ import { z } from 'zod';
 import { CoreGoalMetaSchema, readMeta } from '../goal/meta.js';
 import { GoalSpecSchema, TaskSchema } from '../goal/schema.js';
 
-/** Where a goal lives on GitHub: what the worker needs, taken from the webhook that started it. */
+/**
+ * Where a goal lives on GitHub: what the worker needs, taken from the webhook that started it.
+ * Ledgers keep it under meta's `github` key (the App and a GitHub Action share it); another forge
+ * adds its own home key next to it rather than reading these fields differently.
+ */
 export const GitHubGoalSchema = z.object({
   owner: z.string(),
   repo: z.string(),
