@@ -6,9 +6,13 @@
  *   ports/                       interfaces the loop drives; imports goal/, common/
  *   loop/                        the controller; imports goal/, ports/, common/, never an adapter
  *   config/                      the repo config (policy); imports goal/, common/
+ *   steering/                    a goal steered from an issue: events, /goal commands, decide, the
+ *                                turn decision, status comment, report, and the IssueForge port it
+ *                                drives; imports goal/, config/, ports/, common/: no forge client
  *   adapters                     workspace/, sandbox/, agent/, ledger/, forge/: implement ports/
  *   run/, worker/                compose a goal run (local repository, queued work)
- *   github/, mcp/, demo/         wirings: the App, the MCP server, the demo
+ *   github/, mcp/, demo/         wirings: the App (Probot, Octokit, the server; it implements
+ *                                steering's IssueForge), the MCP server, the demo
  *   cli/                         the entry point: the only folder that imports the wirings
  *
  * Folders never form a cycle, and no module cycle exists at run time (a type-only import back
@@ -16,6 +20,8 @@
  */
 const ADAPTERS = '^src/(workspace|sandbox|agent|ledger|forge)/';
 const WIRINGS = '^src/(cli|github|mcp|demo|run|worker)/';
+/** GitHub's client libraries, resolved (node_modules/…) or not (a bare name). */
+const FORGE_CLIENTS = '(^|/)node_modules/(probot|@probot/|@octokit/|octokit/)|^(probot|@probot/|@octokit/|octokit)';
 
 module.exports = {
   forbidden: [
@@ -61,6 +67,18 @@ module.exports = {
       severity: 'error',
       from: { path: '^src/loop/' },
       to: { path: '^src/', pathNot: '^src/(loop|goal|ports|common)/' },
+    },
+    {
+      name: 'steering-is-forge-neutral',
+      comment:
+        'steering/ is the policy every forge wires (the App, a GitHub Action, GitLab): it imports only goal/, config/, ports/ and common/, ' +
+        'never Probot or Octokit, a wiring (github/, mcp/, cli/, run/, worker/), the loop or an adapter. Talk to the forge through steering/issue-forge.ts.',
+      severity: 'error',
+      from: { path: '^src/steering/' },
+      to: {
+        path: [FORGE_CLIENTS, '^src/'],
+        pathNot: '^src/(steering|goal|config|ports|common)/',
+      },
     },
     {
       name: 'adapters-import-no-wiring',
@@ -109,7 +127,8 @@ module.exports = {
     tsPreCompilationDeps: true,
     tsConfig: { fileName: 'tsconfig.json' },
     doNotFollow: { path: ['node_modules'] },
-    exclude: { path: '^(dist|node_modules)/' },
+    // node_modules is not followed, but kept as leaves: steering-is-forge-neutral must see an import of probot.
+    exclude: { path: '^dist/' },
     enhancedResolveOptions: { exportsFields: ['exports'], conditionNames: ['import', 'require', 'node', 'default', 'types'] },
   },
 };

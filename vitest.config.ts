@@ -1,13 +1,17 @@
 import { availableParallelism } from 'node:os';
 import { defineConfig } from 'vitest/config';
 
-/** The GitHub App's integration suites, which run once per store. */
-const INTEGRATION = ['test/github/**/*.test.ts'];
 /**
- * Not again on PostgreSQL: pure decisions (no store at all), and the README lifecycle table, whose
- * rows are GitHub semantics that the other suites already run on both stores.
+ * The GitHub App's integration suites, and the steering policy's one store-dependent suite (the
+ * review hand-off's atomic meta updates), which run once per store. The rest of test/steering/ is
+ * pure policy (no store at all): it runs once, in the sqlite project.
  */
-const STORE_AGNOSTIC = ['test/github/decide/**', 'test/github/turn/**', 'test/github/lifecycle-table.test.ts', 'test/github/readme-status-sample.test.ts', 'test/github/commands-parse.test.ts'];
+const INTEGRATION = ['test/github/**/*.test.ts', 'test/steering/pending-reviews.test.ts'];
+/**
+ * Not again on PostgreSQL: the README lifecycle table, whose rows are GitHub semantics that the
+ * other suites already run on both stores.
+ */
+const STORE_AGNOSTIC = ['test/github/lifecycle-table.test.ts'];
 
 /**
  * Pure tests: no child process, server or store, no module state or environment they change, and

@@ -9,7 +9,7 @@ import { pino } from 'pino';
 import { Probot } from 'probot';
 import { createSampleRepo } from '../src/demo/sample-repo.js';
 import { goalLoopOctokit } from '../src/github/octokit.js';
-import { STATE_LABELS } from '../src/github/labels.js';
+import { STATE_LABELS } from '../src/steering/labels.js';
 import { createRuntime, type GoalLoopRuntime } from '../src/github/runtime.js';
 import { openSqliteStore, type Store } from '../src/ledger/open-ledger.js';
 import { ProcessSandbox } from '../src/sandbox/process-sandbox.js';

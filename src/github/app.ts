@@ -1,5 +1,5 @@
 import type { ApplicationFunction } from 'probot';
-import type { Intake } from './handlers/base.js';
+import type { AcceptEvent } from './handlers/base.js';
 import { onInstallation } from './handlers/installation.js';
 import { onIssueComment } from './handlers/issue-comment.js';
 import { onIssues } from './handlers/issues.js';
@@ -11,7 +11,7 @@ import { onPullRequestClosed } from './handlers/pull-request.js';
  * into a GoalEvent and hands it to `intake` (the inbox, see intake.ts); the parts are composed in
  * runtime.ts.
  */
-export function goalLoopApp(intake: Intake): ApplicationFunction {
+export function goalLoopApp(intake: AcceptEvent): ApplicationFunction {
   return (app) => {
     app.on(['issues.labeled', 'issues.unlabeled', 'issues.closed'], onIssues(intake));
     app.on('issue_comment.created', onIssueComment(intake));

@@ -5,16 +5,17 @@ import type { GoalSnapshot, LoopResult } from '../goal/result.js';
 import type { Escalation } from '../goal/escalation.js';
 import type { AttemptLog } from '../ports/attempt-log.js';
 import type { EffectOnce, Forge } from '../ports/forge.js';
-import type { GoalKey, Ledger } from '../ports/ledger.js';
-import { newAnnotations } from './annotations.js';
-import { readGitHubMeta, type GitHubGoal, type GitHubGoalMeta } from './goal-meta.js';
-import { labelForGoal, STATE_LABELS, type StateLabel } from './labels.js';
-import { takePendingReviews } from './pending-reviews.js';
-import { checkAnnotations, renderCheckRun } from './report/check-run.js';
-import { renderEscalation } from './report/escalation.js';
-import { renderChanges } from './report/pull-request.js';
-import { groupAttempts, type AttemptView } from './report/record.js';
-import { checklist, renderStatus, STATUS_MARKER, type Links } from './status-comment.js';
+import type { GoalKey, GoalLedger } from '../ports/goal-ledger.js';
+import type { Outbox } from '../ports/outbox.js';
+import { newAnnotations } from '../steering/report/annotations.js';
+import { readGitHubMeta, type GitHubGoal, type GitHubGoalMeta } from '../steering/goal-meta.js';
+import { labelForGoal, STATE_LABELS, type StateLabel } from '../steering/labels.js';
+import { takePendingReviews } from '../steering/pending-reviews.js';
+import { checkAnnotations, renderCheckRun } from '../steering/report/check-run.js';
+import { renderEscalation } from '../steering/report/escalation.js';
+import { renderChanges } from '../steering/report/pull-request.js';
+import { groupAttempts, type AttemptView } from '../steering/report/record.js';
+import { checklist, renderStatus, STATUS_MARKER, type Links } from '../steering/report/status-comment.js';
 
 export type Octokit = InstanceType<typeof ProbotOctokit>;
 
@@ -22,7 +23,8 @@ export interface GitHubForgeOptions {
   octokit: Octokit;
   goal: GitHubGoal;
   key: GoalKey;
-  ledger: Ledger;
+  /** The goal's record (its meta keeps the ids of what was posted) and its given-up effects. */
+  ledger: GoalLedger & Pick<Outbox, 'givenUpEffects'>;
   logger: Logger;
   /** The goal's attempt record, shown in the check run, the escalation comment and the PR body. */
   attemptLog?: Pick<AttemptLog, 'listAttemptEntries'>;

@@ -1,18 +1,22 @@
 import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
-import type { Ledger } from '../ports/ledger.js';
+import type { GoalLedger } from '../ports/goal-ledger.js';
+import type { Inbox } from '../ports/inbox.js';
+import type { Leases } from '../ports/leases.js';
 import type { WorkQueue } from '../ports/queue.js';
 import { isGoalLeased, withLease } from '../worker/lease.js';
 import { DEFAULT_LEASE_MS } from '../worker/worker-pool.js';
-import { EventProcessor } from './event-processor.js';
-import type { GoalEvent } from './events.js';
+import { EventProcessor } from '../steering/handle/event-processor.js';
+import type { GoalEvent } from '../steering/events.js';
 import type { Octokit } from './github-forge.js';
+import { octokitIssueForgeFor } from './octokit-issue-forge.js';
 
 /** Attempts at one event (across replays in this process) before it is dropped with an error. */
 const MAX_EVENT_ATTEMPTS = 3;
 
 export interface IntakeOptions {
-  ledger: Ledger;
+  /** Goals (the event processor's), the inbox (deliveries) and leases (one repository's events at a time). */
+  ledger: GoalLedger & Inbox & Leases;
   queue: WorkQueue;
   logger: Logger;
   auth: (installationId: number) => Promise<Octokit>;
@@ -46,7 +50,7 @@ export function createIntake(opts: IntakeOptions): Intake {
   const processor = new EventProcessor({
     ledger,
     logger,
-    auth: opts.auth,
+    forgeFor: octokitIssueForgeFor(opts.auth),
     schedule: async (key, mode, priority) => {
       await queue.enqueue({ key, mode, priority });
       opts.onEnqueued?.();

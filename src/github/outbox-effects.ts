@@ -1,27 +1,22 @@
 import type { Logger } from 'pino';
 import type { GoalSnapshot } from '../goal/result.js';
 import { drainEffects, effectOnceId, effectsRecorded, LOOP_EFFECT_KINDS, performLoopEffect, recordedEffect } from '../loop/outbox.js';
-import type { EffectInput, GoalChange, GoalKey, Ledger, PendingEffect } from '../ports/ledger.js';
+import type { AttemptLog } from '../ports/attempt-log.js';
+import type { GoalChange, GoalKey, GoalLedger } from '../ports/goal-ledger.js';
+import type { EffectInput, Outbox, PendingEffect } from '../ports/outbox.js';
+import { SYNC, type IssueEffect } from '../steering/effects.js';
 import { effectMarker, GitHubForge, type Octokit } from './github-forge.js';
-import { readGitHubMeta, type GitHubGoal } from './goal-meta.js';
-import { snapshotFromLedger } from './turn/snapshot.js';
+import { readGitHubMeta, type GitHubGoal } from '../steering/goal-meta.js';
+import { snapshotFromLedger } from '../steering/turn/snapshot.js';
 
-/**
- * The App's outbox effects, besides the loop's (loop/outbox.ts): a comment on the issue (posted
- * once, found again by its marker), and `sync`, which makes the status comment and the state
- * label show the goal's state in the ledger.
- */
-export type GitHubEffect = { kind: 'comment'; payload: { issueNumber: number; body: string } } | { kind: 'sync'; payload: Record<string, never> };
-
-/** A comment effect as it is recorded: with the nonce its marker carries (loop/outbox.ts recordedEffect). */
-export const githubEffect = (e: GitHubEffect): EffectInput => (e.kind === 'comment' ? recordedEffect(e) : e);
-export const SYNC: EffectInput = { kind: 'sync', payload: {} } satisfies GitHubEffect;
+/** An issue effect (steering/effects.ts) as it is recorded: a comment with the nonce its marker carries (loop/outbox.ts recordedEffect). */
+export const githubEffect = (e: IssueEffect): EffectInput => (e.kind === 'comment' ? recordedEffect(e) : e);
 
 /** Performs one of the goal's effects on GitHub; `snapshot` is the goal as it is now. */
 export function githubEffectPerformer(forge: GitHubForge): (e: PendingEffect, snapshot: GoalSnapshot) => Promise<void> {
   return async (e, snapshot) => {
     if (LOOP_EFFECT_KINDS.has(e.kind)) return performLoopEffect(forge, e, snapshot);
-    const effect = { kind: e.kind, payload: e.payload } as GitHubEffect;
+    const effect = { kind: e.kind, payload: e.payload } as IssueEffect;
     switch (effect.kind) {
       case 'comment':
         return forge.comment(effect.payload.issueNumber, effect.payload.body, { marker: effectMarker(effectOnceId(e)), retry: e.attempts > 1 });
@@ -34,7 +29,7 @@ export function githubEffectPerformer(forge: GitHubForge): (e: PendingEffect, sn
 }
 
 export interface GoalEffectsDeps {
-  ledger: Ledger;
+  ledger: GoalLedger & Outbox;
   logger: Logger;
   /** Who performs them (the worker or server id). */
   holder: string;
@@ -63,7 +58,7 @@ export async function performGoalEffects(deps: GoalEffectsDeps & { forge: GitHub
  * A given-up report is shown on the issue: a `sync` renders the status comment, which lists the
  * goal's given-up effects. A given-up `sync` records none (GitHub is not taking them: no loop).
  */
-export async function showGivenUp(ledger: Ledger, key: GoalKey, e: PendingEffect): Promise<void> {
+export async function showGivenUp(ledger: Pick<GoalLedger, 'recordChange'>, key: GoalKey, e: PendingEffect): Promise<void> {
   if (e.kind === 'sync') return;
   await ledger.recordChange(key, { effects: [SYNC] });
 }
@@ -77,7 +72,7 @@ export async function recordAndPerform(deps: GoalEffectsDeps & { forge: GitHubFo
 }
 
 /** The sweep's way in: a goal's forge from its record, then its pending effects performed. */
-export async function settleGoalEffects(deps: GoalEffectsDeps & { auth: (installationId: number) => Promise<Octokit> }, key: GoalKey): Promise<number> {
+export async function settleGoalEffects(deps: GoalEffectsDeps & { ledger: AttemptLog; auth: (installationId: number) => Promise<Octokit> }, key: GoalKey): Promise<number> {
   const record = await deps.ledger.getGoal(key);
   const g = record && readGitHubMeta(record.meta).github;
   if (!g) return 0;

@@ -12,7 +12,7 @@ import { createGoalWorkers } from './goal-workers.js';
 import type { Octokit } from './github-forge.js';
 import { createIntake, type Intake } from './intake.js';
 import { pick } from '../common/pick.js';
-import { serviceSettings } from './server/settings.js';
+import { serviceSettings } from './service-settings.js';
 import type { WorkGoalDeps } from './work-goal.js';
 
 /**

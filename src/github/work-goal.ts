@@ -12,18 +12,19 @@ import { SandboxUnavailableError, type Sandbox } from '../ports/sandbox.js';
 import type { GoalMode } from '../ports/queue.js';
 import type { GitWorkspace } from '../workspace/git-workspace.js';
 import { GitHubForge, type Octokit } from './github-forge.js';
-import { readGitHubMeta, type GitHubGoal } from './goal-meta.js';
-import { planFromIssue } from './plan-from-issue.js';
+import { readGitHubMeta, type GitHubGoal } from '../steering/goal-meta.js';
+import { planFromIssue } from '../steering/plan-from-issue.js';
 import { loadRepoConfig } from './repo-config-loader.js';
-import { githubEffect, githubEffectPerformer, performGoalEffects, recordAndPerform, SYNC } from './outbox-effects.js';
-import { settleRestingControl } from './resting-control.js';
-import { acceptedPlan } from './turn/accepted-plan.js';
-import { decideTurn, type TurnFacts } from './turn/decide-turn.js';
-import { goalWorkspace, goalWorkspaceDir, releaseGoalWorkspace, type GoalWorkspaceDeps } from './turn/goal-workspace.js';
-import { humanLimits, snapshotFromLedger } from './turn/snapshot.js';
+import { githubEffect, githubEffectPerformer, performGoalEffects, recordAndPerform } from './outbox-effects.js';
+import { SYNC } from '../steering/effects.js';
+import { settleRestingControl } from '../steering/handle/resting-control.js';
+import { acceptedPlan } from '../steering/turn/accepted-plan.js';
+import { decideTurn, type TurnFacts } from '../steering/turn/decide-turn.js';
+import { githubGoalWorkspace, goalWorkspaceDir, releaseGoalWorkspace, type GoalWorkspaceDeps } from './goal-workspace.js';
+import { humanLimits, snapshotFromLedger } from '../steering/turn/snapshot.js';
 
-export { releaseGoalWorkspace } from './turn/goal-workspace.js';
-export { snapshotFromLedger } from './turn/snapshot.js';
+export { releaseGoalWorkspace } from './goal-workspace.js';
+export { snapshotFromLedger } from '../steering/turn/snapshot.js';
 
 export interface WorkGoalDeps extends GoalWorkspaceDeps {
   ledger: Ledger;
@@ -90,7 +91,7 @@ export async function workGoal(deps: WorkGoalDeps, key: GoalKey, mode: GoalMode)
       case 'read-plan': {
         // The status comment appears at once, before any planning.
         if (step.announce) await forge.flush(await snapshotFromLedger(deps.ledger, key, g, configLimits(step.config)));
-        workspace = goalWorkspace(deps, octokit, g, key.goalId, step.config);
+        workspace = githubGoalWorkspace(deps, octokit, g, key.goalId, step.config);
         const plannedSpec = mode === 'plan' ? undefined : meta.plannedSpec;
         // The spec at acceptance: the event side parsed the issue once; read it from GitHub only for a goal accepted without it.
         const accepted = acceptedPlan(meta.issuePlan, goal.spec, key.goalId, meta.extraTasks, plannedSpec);

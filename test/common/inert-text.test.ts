@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { inertLine, unlinked, unmentioned } from '../../src/common/inert-text.js';
-import { unlinked as fromStatusComment } from '../../src/github/status-comment.js';
+import { unlinked as fromStatusComment } from '../../src/steering/report/status-comment.js';
 import { closingReferences, liveReferences, mentions } from '../helpers/github-references.js';
 
 const visible = (s: string) => s.replace(/[\u200b\u2060]/g, '');

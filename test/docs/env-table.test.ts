@@ -4,7 +4,7 @@ import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_MODEL } from '../../src/agent/anthropic-model.js';
 import { DEFAULT_WEBHOOK_PATH } from '../../src/github/server/serve.js';
-import { serviceSettings } from '../../src/github/server/settings.js';
+import { serviceSettings } from '../../src/github/service-settings.js';
 import { userDbPath } from '../../src/ledger/open-ledger.js';
 import { workspaceRoot } from '../../src/run/paths.js';
 import { DEFAULT_LEASE_MS } from '../../src/worker/worker-pool.js';

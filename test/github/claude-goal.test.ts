@@ -1,5 +1,5 @@
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { STATUS_MARKER } from '../../src/github/status-comment.js';
+import { STATUS_MARKER } from '../../src/steering/report/status-comment.js';
 import { FakeAnthropic, reply, toolUse } from '../helpers/fake-anthropic.js';
 import { appHarness } from '../helpers/github-app-harness.js';
 import { checkpointCommits } from '../helpers/git.js';

@@ -1,6 +1,6 @@
 import { isGoalLeased } from '../../src/worker/lease.js';
 import { describe, expect, it } from 'vitest';
-import { STATUS_MARKER } from '../../src/github/status-comment.js';
+import { STATUS_MARKER } from '../../src/steering/report/status-comment.js';
 import { appHarness, goalBlock, type AppHarness } from '../helpers/github-app-harness.js';
 import { checkpointCommits } from '../helpers/git.js';
 import { issueCommentCreated, issueCommentEdited, issueCommentDeleted, issuesClosed, issuesLabeled, issuesUnlabeled } from '../helpers/webhook-payloads.js';

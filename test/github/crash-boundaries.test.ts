@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { STATE_LABELS } from '../../src/github/labels.js';
-import { ESCALATION_MARKER, STATUS_MARKER } from '../../src/github/status-comment.js';
+import { STATE_LABELS } from '../../src/steering/labels.js';
+import { ESCALATION_MARKER, STATUS_MARKER } from '../../src/steering/report/status-comment.js';
 import { goalBlock, OWNER, REPO } from '../helpers/github-app-harness.js';
 import { checkpointCommits, git } from '../helpers/git.js';
 import { TEST_STORE } from '../helpers/test-store.js';

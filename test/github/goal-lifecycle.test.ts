@@ -1,7 +1,7 @@
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ESCALATION_MARKER, STATUS_MARKER } from '../../src/github/status-comment.js';
+import { ESCALATION_MARKER, STATUS_MARKER } from '../../src/steering/report/status-comment.js';
 import { appHarness, goalBlock } from '../helpers/github-app-harness.js';
 import { checkpointCommits, git } from '../helpers/git.js';
 import { issueCommentCreated, issuesLabeled } from '../helpers/webhook-payloads.js';

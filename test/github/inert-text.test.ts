@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { STATUS_MARKER } from '../../src/github/status-comment.js';
+import { STATUS_MARKER } from '../../src/steering/report/status-comment.js';
 import { appHarness, goalBlock } from '../helpers/github-app-harness.js';
 import { checkpointCommits, git } from '../helpers/git.js';
 import { closingReferences, liveReferences, mentions, references } from '../helpers/github-references.js';

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
-import { ESCALATION_MARKER, STATUS_MARKER } from '../../src/github/status-comment.js';
+import { ESCALATION_MARKER, STATUS_MARKER } from '../../src/steering/report/status-comment.js';
 import { appHarness, goalBlock, type AppHarness } from '../helpers/github-app-harness.js';
 import { checkpointCommits, git } from '../helpers/git.js';
 import {

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { GitHubForge, effectMarker, type Octokit } from '../../src/github/github-forge.js';
-import { readGitHubMeta } from '../../src/github/goal-meta.js';
-import { ESCALATION_MARKER } from '../../src/github/status-comment.js';
-import { snapshotFromLedger } from '../../src/github/turn/snapshot.js';
+import { readGitHubMeta } from '../../src/steering/goal-meta.js';
+import { ESCALATION_MARKER } from '../../src/steering/report/status-comment.js';
+import { snapshotFromLedger } from '../../src/steering/turn/snapshot.js';
 import { appHarness, goalBlock, INSTALLATION, OWNER, REPO, silent } from '../helpers/github-app-harness.js';
 import { issuesLabeled } from '../helpers/webhook-payloads.js';
 import type { AttemptEntry, AttemptLogEntry } from '../../src/ports/attempt-log.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { readGitHubMeta } from '../../src/github/goal-meta.js';
+import { readGitHubMeta } from '../../src/steering/goal-meta.js';
 import { appHarness, goalBlock, type AppHarness } from '../helpers/github-app-harness.js';
 import { checkpointCommits } from '../helpers/git.js';
 import { issueCommentCreated, issuesClosed, issuesLabeled, pullRequestClosed, pullRequestReviewSubmitted } from '../helpers/webhook-payloads.js';

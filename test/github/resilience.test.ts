@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { CommandRequest, CommandResult, Sandbox } from '../../src/ports/sandbox.js';
 import { ProcessSandbox } from '../../src/sandbox/process-sandbox.js';
-import { STATUS_MARKER } from '../../src/github/status-comment.js';
+import { STATUS_MARKER } from '../../src/steering/report/status-comment.js';
 import { appHarness, goalBlock } from '../helpers/github-app-harness.js';
 import { checkpointCommits } from '../helpers/git.js';
 import { issueCommentCreated, issuesLabeled, pullRequestReviewSubmitted } from '../helpers/webhook-payloads.js';

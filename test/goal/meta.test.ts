@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { CoreGoalMetaSchema, readCoreMeta, readMeta } from '../../src/goal/meta.js';
-import { readGitHubMeta } from '../../src/github/goal-meta.js';
+import { readGitHubMeta } from '../../src/steering/goal-meta.js';
 
 describe("a goal's meta, read through its schema", () => {
   it.each<[string, Record<string, unknown>, Record<string, unknown>]>([

@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { createSampleRepo } from '../../src/demo/sample-repo.js';
-import { STATUS_MARKER } from '../../src/github/status-comment.js';
+import { STATUS_MARKER } from '../../src/steering/report/status-comment.js';
 import { openPostgresStore } from '../../src/ledger/postgres/open-postgres.js';
 import { fakeGitHub } from '../helpers/fake-github.js';
 import { githubBridge } from '../helpers/github-bridge.js';

@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { STATUS_MARKER } from '../../src/github/status-comment.js';
+import { STATUS_MARKER } from '../../src/steering/report/status-comment.js';
 import { goalBlock, OWNER, REPO } from '../helpers/github-app-harness.js';
 import { checkpointCommits } from '../helpers/git.js';
 import { waitForGoal, waitUntil, workerScene } from '../helpers/worker-process.js';

@@ -5,7 +5,7 @@ import type { GoalRecord } from '../../ports/goal-ledger.js';
 import type { PendingEffect } from '../../ports/outbox.js';
 import { readCoreMeta } from '../../goal/meta.js';
 import { MAX_EFFECT_TRIES } from '../../loop/outbox.js';
-import { readGitHubGoal } from '../../github/github-goal.js';
+import { readGitHubGoal } from '../../steering/issue-goal.js';
 import { goalLeaseName } from '../../worker/lease.js';
 import { redactUrls } from '../../common/redact-urls.js';
 

@@ -1,5 +1,5 @@
 import type { Context } from 'probot';
-import type { EventBase, PullRef, RepoRef } from '../events.js';
+import type { EventBase, GoalEvent, PullRef, RepoRef } from '../../steering/events.js';
 
 type RepoPayload = {
   repository: EventBase['repository'];
@@ -7,7 +7,8 @@ type RepoPayload = {
   sender: { login: string; type: string };
 };
 
-export type Intake = (event: import('../events.js').GoalEvent) => Promise<void>;
+/** Where a handler hands its event (the App's intake records it in the inbox). */
+export type AcceptEvent = (event: GoalEvent) => Promise<void>;
 
 /** Bots (including this app) never steer a goal. */
 export function fromBot(context: Context): boolean {

@@ -1,9 +1,9 @@
 import type { Context } from 'probot';
-import { findCommand } from '../commands.js';
-import { eventBase, fromBot, type Intake } from './base.js';
+import { findCommand } from '../../steering/commands.js';
+import { eventBase, fromBot, type AcceptEvent } from './base.js';
 
 /** issue_comment.created: a `/goal` command on an issue or a goal PR. Edits and deletions are ignored. */
-export function onIssueComment(intake: Intake) {
+export function onIssueComment(intake: AcceptEvent) {
   return async (context: Context<'issue_comment.created'>): Promise<void> => {
     if (fromBot(context)) return;
     const command = findCommand(context.payload.comment.body ?? '');

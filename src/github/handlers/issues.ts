@@ -1,8 +1,8 @@
 import type { Context } from 'probot';
-import { eventBase, fromBot, type Intake } from './base.js';
+import { eventBase, fromBot, type AcceptEvent } from './base.js';
 
 /** issues.labeled / unlabeled / closed: hand the event over; the worker authorizes and acts. */
-export function onIssues(intake: Intake) {
+export function onIssues(intake: AcceptEvent) {
   return async (context: Context<'issues.labeled' | 'issues.unlabeled' | 'issues.closed'>): Promise<void> => {
     if (fromBot(context)) return;
     const base = eventBase(context);

@@ -1,8 +1,8 @@
 import type { Context } from 'probot';
-import { eventBase, fromBot, pullRef, type Intake } from './base.js';
+import { eventBase, fromBot, pullRef, type AcceptEvent } from './base.js';
 
 /** pull_request_review.submitted on a goal PR: changes requested (or line comments) become a task. */
-export function onPullRequestReview(intake: Intake) {
+export function onPullRequestReview(intake: AcceptEvent) {
   return async (context: Context<'pull_request_review.submitted'>): Promise<void> => {
     if (fromBot(context)) return;
     const { review, pull_request: pr } = context.payload;

@@ -1,11 +1,11 @@
 import type { Context } from 'probot';
-import { eventBase, pullRef, type Intake } from './base.js';
+import { eventBase, pullRef, type AcceptEvent } from './base.js';
 
 /**
  * pull_request.closed on a goal branch: merged -> done, closed unmerged -> stopped. Whether it is
  * the goal's own pull request (its recorded number, its head in this repository) is decided later.
  */
-export function onPullRequestClosed(intake: Intake) {
+export function onPullRequestClosed(intake: AcceptEvent) {
   return async (context: Context<'pull_request.closed'>): Promise<void> => {
     const pr = context.payload.pull_request;
     if (!pr.head.ref.startsWith('goal/')) return;

@@ -1,10 +1,10 @@
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { ESCALATION_MARKER } from '../../../src/github/status-comment.js';
+import { ESCALATION_MARKER } from '../../../src/steering/report/status-comment.js';
 import { FakeAnthropic, promptText, reply, text, toolUse, type MessagesBody } from '../../helpers/fake-anthropic.js';
 import { appHarness, goalBlock } from '../../helpers/github-app-harness.js';
 import { checkpointCommits, git } from '../../helpers/git.js';
 import { issuesLabeled } from '../../helpers/webhook-payloads.js';
-import { markdownProblems, prose } from './markdown-structure.js';
+import { markdownProblems, prose } from '../../steering/report/markdown-structure.js';
 
 /**
  * A model that writes greeting.txt: the wrong words, unless the prompt says the previous attempt

@@ -1,0 +1,50 @@
+import { act, type ActDeps } from './act.js';
+import type { EventDecision } from '../decide/actions.js';
+import { decideCommand } from '../decide/command.js';
+import { decideIssueClosed } from '../decide/issue-closed.js';
+import { decideLabel } from '../decide/label.js';
+import { decidePrClosed } from '../decide/pr-closed.js';
+import { decideReview } from '../decide/review.js';
+import type { GoalEvent } from '../events.js';
+import { gatherCommand, gatherIssueClosed, gatherLabel, gatherPrClosed, gatherReview } from './gather.js';
+import type { IssueForge, IssueForgeFor } from '../issue-forge.js';
+
+/** What act.ts needs, which covers what gather.ts needs (GatherDeps). */
+export interface EventProcessorDeps extends ActDeps {
+  /** The forge of the event's repository (the wiring authenticates it). */
+  forgeFor: IssueForgeFor;
+}
+
+/**
+ * Acts on a steering event in three steps: gather the facts (who may steer, the repo config, the
+ * goal's record; I/O through the IssueForge port and the ledger), decide (pure: decide/), act
+ * (ledger, queue, forge). Events are not ordered here: the wiring hands a repository's events
+ * over one at a time, oldest first (the App's intake does so under the repository's lease), so
+ * two commands on one goal never interleave.
+ */
+export class EventProcessor {
+  constructor(private readonly deps: EventProcessorDeps) {}
+
+  /** Handles one event; rejects when handling it failed (the wiring may retry it). */
+  async handle(e: GoalEvent): Promise<void> {
+    const forge = await this.deps.forgeFor(e);
+    await act(this.deps, forge, e, await this.decide(forge, e));
+  }
+
+  private async decide(forge: IssueForge, e: GoalEvent): Promise<EventDecision> {
+    const d = this.deps;
+    switch (e.type) {
+      case 'labeled':
+      case 'unlabeled':
+        return decideLabel(e, await gatherLabel(d, forge, e));
+      case 'issue_closed':
+        return decideIssueClosed(e, await gatherIssueClosed(d, forge, e));
+      case 'pr_closed':
+        return decidePrClosed(e, await gatherPrClosed(d, e));
+      case 'command':
+        return decideCommand(e, await gatherCommand(d, forge, e));
+      case 'review':
+        return decideReview(e, await gatherReview(d, forge, e));
+    }
+  }
+}

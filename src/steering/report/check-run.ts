@@ -1,0 +1,95 @@
+import type { GoalSnapshot } from '../../goal/result.js';
+import { parseAnnotations, type CheckAnnotation } from './annotations.js';
+import { escalatedAncestors } from './status-comment.js';
+import { attemptDetails, attemptLine, endText, logsHint, type RenderContext } from './attempt-markdown.js';
+import { utf8Bytes } from '../../common/untrusted.js';
+import { code } from './inert.js';
+import { fitBlocks, fitLines, SEPARATOR } from './fit.js';
+import { attemptFailed, failedVerifications, taskOrder, type AttemptView } from './record.js';
+
+/** GitHub's limit for a check run's `output.summary` and `output.text`, in UTF-8 bytes. */
+export const CHECK_OUTPUT_MAX = 65_535;
+
+export interface CheckRunOutput {
+  title: string;
+  summary: string;
+  text: string;
+}
+
+/**
+ * The `goal-loop` check run's output: a line per task (its state, the attempts used and the last
+ * outcome), and a `<details>` per task and attempt with what it did. Within GitHub's limits: older
+ * and passing attempts are shrunk to a line first, then left out.
+ */
+export function renderCheckRun(s: GoalSnapshot, views: readonly AttemptView[], ctx: RenderContext): CheckRunOutput {
+  const title = `${s.tasks.filter((t) => t.status === 'done').length}/${s.tasks.length} tasks verified`;
+  const blockers = escalatedAncestors(s.tasks);
+  const last = lastByTask(views);
+  const lines = taskOrder(views, s).map((id) => {
+    const t = s.tasks.find((x) => x.id === id);
+    const mine = views.filter((v) => v.taskId === id);
+    const lastEnd = last.get(id)?.end;
+    const outcome = mine.length ? ` · ${mine.length} attempt(s) recorded, last: ${lastEnd ? endText(lastEnd) : 'running'}` : '';
+    if (!t) return `- ${mine.some(attemptFailed) && lastEnd?.outcome !== 'passed' ? '❌' : '✅'} ${code(id, 64)}${outcome}`;
+    const blockedBy = t.status === 'pending' ? (blockers.get(t.id) ?? []) : [];
+    const icon = t.status === 'done' ? '✅' : t.status === 'escalated' ? '❌' : t.status === 'skipped' ? '⏭️' : blockedBy.length ? '⛔' : '⏳';
+    return `- ${icon} \`${t.id}\` ${blockedBy.length ? `blocked by ${blockedBy.map((b) => `\`${b}\``).join(', ')}` : t.status}${t.attempts ? ` (attempt ${t.attempts})` : ''}${outcome}`;
+  });
+  const summary = fitLines(lines, CHECK_OUTPUT_MAX - 200, (n) => `- … ${n} more task(s): ${logsHint(ctx.goalId)}`).join('\n');
+  return { title, summary, text: renderAttempts(s, views, ctx, CHECK_OUTPUT_MAX) };
+}
+
+/** Every attempt as a `<details>` block, within `budget` UTF-8 bytes. */
+export function renderAttempts(s: GoalSnapshot, views: readonly AttemptView[], ctx: RenderContext, budget: number): string {
+  if (!views.length) return '_No attempt has been recorded yet._';
+  const head = `### Attempts\n\nEach task's attempts, oldest first: what ran, what the agent did, what verification said, and why the attempt ended.`;
+  const order = taskOrder(views, s);
+  const sorted = [...views].sort((a, b) => order.indexOf(a.taskId) - order.indexOf(b.taskId) || a.firstSeq - b.firstSeq);
+  const last = lastByTask(views);
+  // Room for each task's last attempt in full: its turns in the middle are left out beyond it.
+  const perAttempt = Math.max(6_000, Math.min(40_000, Math.floor((budget - 4_000) / Math.max(1, last.size))));
+  const maxSeq = Math.max(...views.map((x) => x.lastSeq));
+  const blocks = sorted.map((v) => {
+    const isLast = last.get(v.taskId) === v;
+    const failed = attemptFailed(v);
+    return {
+      full: attemptDetails(v, ctx, 'full', isLast && failed, perAttempt),
+      line: attemptLine(v),
+      // The last attempt of each task first, failing ones before passing ones, then the most recent.
+      importance: (isLast ? 2 : 0) + (failed ? 1 : 0) + v.lastSeq / (1 + maxSeq),
+      protect: isLast,
+    };
+  });
+  const omitted = (n: number) => `_${n} attempt(s) left out here for GitHub's size limit; the whole record: ${logsHint(ctx.goalId)}_`;
+  return [head, ...fitBlocks(blocks, budget - utf8Bytes(head) - SEPARATOR.length - 16, omitted)].join(SEPARATOR);
+}
+
+function lastByTask(views: readonly AttemptView[]): Map<string, AttemptView> {
+  const m = new Map<string, AttemptView>();
+  for (const v of [...views].sort((a, b) => a.firstSeq - b.firstSeq)) m.set(v.taskId, v);
+  return m;
+}
+
+/**
+ * Annotations from the verification output of each task not verified (yet): its last attempt
+ * that failed verification. A task that passed has nothing left to point at.
+ */
+export function checkAnnotations(s: GoalSnapshot, views: readonly AttemptView[], workspaceRoot?: string): CheckAnnotation[] {
+  const done = new Set(s.tasks.filter((t) => t.status === 'done' || t.status === 'skipped').map((t) => t.id));
+  const out: CheckAnnotation[] = [];
+  const seen = new Set<string>();
+  for (const id of taskOrder(views, s)) {
+    if (done.has(id)) continue;
+    const failing = views.filter((v) => v.taskId === id && failedVerifications(v).length).at(-1);
+    if (!failing) continue;
+    for (const verify of failedVerifications(failing)) {
+      for (const a of parseAnnotations(verify.tail, workspaceRoot ? { workspaceRoot } : {})) {
+        const key = `${a.path}:${a.start_line}`;
+        if (seen.has(key)) continue;
+        seen.add(key);
+        out.push(a);
+      }
+    }
+  }
+  return out;
+}

@@ -1,0 +1,148 @@
+import { mermaidGraph } from '../../goal/render.js';
+import type { GoalSnapshot, TaskSnapshot } from '../../goal/result.js';
+import { plainText } from '../../common/plain-text.js';
+import { headChars, sanitizeProse, utf8Bytes } from '../../common/untrusted.js';
+import { unlinked, unmentioned } from '../../common/inert-text.js';
+import { redactUrls } from '../../common/redact-urls.js';
+import { fitLines } from './fit.js';
+import { totalTokens } from '../../goal/usage.js';
+
+/** Kept here too: the report and older callers import it from this module. */
+export { unlinked } from '../../common/inert-text.js';
+
+export const STATUS_MARKER = '<!-- goal-loop:status -->';
+export const ESCALATION_MARKER = '<!-- goal-loop:escalation -->';
+/**
+ * Room the checklist may take, in UTF-8 bytes: with the changes list (40,000) a PR body stays
+ * within GitHub's 65,536 bytes however many tasks, and titles of wide characters, there are.
+ */
+export const CHECKLIST_MAX_BYTES = 20_000;
+/**
+ * Room the mermaid graph may take, in UTF-8 bytes: with the checklist, the comment stays within
+ * GitHub's 65,536 bytes, and the graph within what mermaid draws (50,000 characters).
+ */
+export const MERMAID_MAX_BYTES = 30_000;
+
+export interface Links {
+  /** e.g. https://github.com/octo/repo */
+  repoUrl: string;
+  pullRequest?: { number: number; url: string; merged?: boolean };
+}
+
+/** An outbox effect given up after its last try (ports/outbox.ts): what it was, and when. */
+export interface Undelivered {
+  kind: string;
+  givenUpAt: string;
+}
+
+const REPORTS: Record<string, string> = {
+  escalate: 'the escalation comment',
+  request_approval: 'the approval request',
+  checkpointed: 'a checkpoint report (pull request, check run)',
+  finished: 'the final report (check run, pull request)',
+  comment: 'a comment',
+  sync: 'a status update',
+};
+
+/**
+ * The reports given up: which, and when; never why (the error may name hosts or paths), which
+ * `goal-loop status` shows to whoever runs the App.
+ */
+export function undeliveredNotice(undelivered: readonly Undelivered[]): string | undefined {
+  if (!undelivered.length) return undefined;
+  const why = "`goal-loop status` on the App's server says why";
+  const item = (u: Undelivered) => `${REPORTS[u.kind] ?? 'a report'} (given up ${u.givenUpAt.replace(/\.\d+Z$/, 'Z')})`;
+  if (undelivered.length === 1) return `> [!WARNING]\n> A report could not be delivered: ${item(undelivered[0]!)}, every try failed. ${why}.`;
+  const shown = undelivered.slice(-5).map((u) => `> - ${item(u)}`);
+  const more = undelivered.length > shown.length ? [`> - and ${undelivered.length - shown.length} earlier`] : [];
+  return ['> [!WARNING]', `> Reports could not be delivered, every try failed (${why}):`, ...shown, ...more].join('\n');
+}
+
+/**
+ * Text from issues, tasks, a model or a repository's output must not ping people, link or
+ * reference anything, show a credential, or break our markdown.
+ */
+export function inlineUntrusted(text: string, max = 120): string {
+  const one = redactUrls(sanitizeProse(plainText(text))).replace(/\s+/g, ' ').trim();
+  const cut = one.length > max ? `${headChars(one, max)}…` : one;
+  return unlinked(unmentioned(cut).replace(/([\\`*_[\]<>|&])/g, '\\$1'));
+}
+
+/** `blockedBy`: the escalated tasks a pending task waits on (it is not run until they pass or are skipped). */
+export function checklistLine(t: TaskSnapshot, links: Links, blockedBy: readonly string[] = []): string {
+  const box = t.status === 'done' || t.status === 'skipped' ? 'x' : ' ';
+  const sha = t.checkpointSha ? ` ([${t.checkpointSha.slice(0, 7)}](${links.repoUrl}/commit/${t.checkpointSha}))` : '';
+  const blocked = t.status === 'pending' && blockedBy.length ? ` — blocked by ${unlinked(blockedBy.join(', '))}` : '';
+  const state =
+    t.status === 'done'
+      ? ''
+      : blocked
+        ? `${blocked}${t.attempts ? `, attempt ${t.attempts}` : ''}`
+        : t.status === 'pending' && t.attempts === 0
+          ? ''
+          : ` — ${t.status.replace('_', ' ')}${t.attempts ? `, attempt ${t.attempts}` : ''}`;
+  // An id may read as a reference or a link (`GH-12`, `www.x.io`): unlinked like any prose.
+  return `- [${box}] ${unlinked(t.id)} ${inlineUntrusted(t.title)}${sha}${state}`;
+}
+
+export function checklist(s: GoalSnapshot, links: Links): string {
+  const blockers = escalatedAncestors(s.tasks);
+  const lines = s.tasks.map((t) => checklistLine(t, links, blockers.get(t.id)));
+  return fitLines(lines, CHECKLIST_MAX_BYTES, (n) => `- … ${n} more task(s): the \`goal-loop\` check run lists them all`).join('\n');
+}
+
+/** For each task, the escalated tasks it depends on, directly or through other tasks. */
+export function escalatedAncestors(tasks: readonly TaskSnapshot[]): Map<string, string[]> {
+  const byId = new Map(tasks.map((t) => [t.id, t]));
+  const memo = new Map<string, Set<string>>();
+  const visit = (id: string, path: Set<string>): Set<string> => {
+    const known = memo.get(id);
+    if (known) return known;
+    const out = new Set<string>();
+    const t = byId.get(id);
+    if (!t || path.has(id)) return out;
+    path.add(id);
+    for (const dep of t.dependencies) {
+      const d = byId.get(dep);
+      if (!d || d.status === 'done' || d.status === 'skipped') continue;
+      if (d.status === 'escalated') out.add(dep);
+      for (const a of visit(dep, path)) out.add(a);
+    }
+    path.delete(id);
+    memo.set(id, out);
+    return out;
+  };
+  return new Map(tasks.map((t) => [t.id, [...visit(t.id, new Set())]]));
+}
+
+export function budgetLine(s: GoalSnapshot): string {
+  const tokens = totalTokens(s.tokens);
+  return `**Budget:** ${s.iterations}/${s.limits.max_iterations} iterations · ${tokens.toLocaleString('en-US')} tokens · $${s.costUsd.toFixed(2)} of $${s.limits.cost_cap_usd.toFixed(2)}`;
+}
+
+/** The one status comment of a goal, edited in place; `undelivered`: the goal's given-up effects. */
+export function renderStatus(s: GoalSnapshot, links: Links, undelivered: readonly Undelivered[] = []): string {
+  const branchUrl = `${links.repoUrl}/tree/${s.branch.split('/').map(encodeURIComponent).join('/')}`;
+  const pr = links.pullRequest ? ` · **PR:** [#${links.pullRequest.number}](${links.pullRequest.url})${links.pullRequest.merged ? ', merged: done' : ''}` : '';
+  const reason = s.stopReason && s.state !== 'LOOP_COMPLETE' ? `\n\n> ${inlineUntrusted(s.stopReason, 300)}` : '';
+  const parts = [
+    STATUS_MARKER,
+    `### goal-loop: ${inlineUntrusted(s.objective, 200)}`,
+    `**State:** \`${s.state}\` · **Branch:** [\`${s.branch}\`](${branchUrl})${pr}${reason}`,
+    s.tasks.length ? checklist(s, links) : '_Planning…_',
+  ];
+  if (s.tasks.length) parts.push(taskGraph(s.tasks));
+  parts.push(budgetLine(s));
+  const notice = undeliveredNotice(undelivered);
+  if (notice) parts.push(notice);
+  return parts.join('\n\n');
+}
+
+/** The task graph, bounded: with titles, else with ids alone, else a line saying it is too large. */
+function taskGraph(tasks: readonly TaskSnapshot[]): string {
+  for (const titles of [true, false]) {
+    const graph = mermaidGraph(tasks, { titles });
+    if (utf8Bytes(graph) <= MERMAID_MAX_BYTES) return `\`\`\`mermaid\n${graph}\n\`\`\``;
+  }
+  return `_The task graph (${tasks.length} tasks) is too large to draw here; \`goal-loop plan\` draws it._`;
+}
