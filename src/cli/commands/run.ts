@@ -67,7 +67,7 @@ export async function runGoalCommand(values: RunValues): Promise<number> {
   const budget = values.budget;
 
   const spec = await loadGoalSpecFile(values.goal);
-  checkAgentChoice(values.agent);
+  checkAgentChoice(values.agent as AgentChoice);
   // Credentials in the URL stay in memory, for the remote's git processes only.
   const { repo, auth } = repoArgument(values.repo);
   await checkRepoReachable(repo, values.base, auth);
@@ -118,7 +118,7 @@ export async function runGoalCommand(values: RunValues): Promise<number> {
         ...(isAbsolute(repo) ? {} : { mirrorCache: MirrorCache.fromEnv(workspaceRoot(), process.env, logger) }),
         ...pick(SetupCache.fromEnv(workspaceRoot(), process.env, logger), (setupCache) => ({ setupCache })),
       },
-      agent: (ctx) => selectAgent(values.agent, agentDeps(ctx)),
+      agent: (ctx) => selectAgent(values.agent as AgentChoice, agentDeps(ctx)),
       forge: new ConsoleForge(),
       logger,
       ...(values.approve ? { approve: values.approve } : {}),
