@@ -1,73 +1,35 @@
+import { CommanderError } from 'commander';
 import { RepoConfigError } from '../config/repo-config.js';
 import { SpecValidationError, formatSpecError } from '../goal/parse.js';
 import { EXIT } from '../goal/result.js';
 import { LedgerOpenError } from '../ports/ledger.js';
 import { SandboxUnavailableError } from '../ports/sandbox.js';
-import { demoCommand } from './commands/demo.js';
-import { logsCommand } from './commands/logs.js';
-import { mcpCommand } from './commands/mcp.js';
-import { planCommand } from './commands/plan.js';
-import { runCommand } from './commands/run.js';
-import { serveCommand } from './commands/serve.js';
-import { statusCommand } from './commands/status.js';
-import { workerCommand } from './commands/worker.js';
 import { InputError, UsageError } from '../common/errors.js';
-import { commandHelp, OVERVIEW } from './help.js';
 import { LockedError } from '../run/lock.js';
-import { packageVersion } from './version.js';
-import { redactError } from '../common/redact-urls.js';
-
-const USAGE = OVERVIEW.trimEnd();
-
-const COMMANDS: Record<string, (argv: string[]) => Promise<number>> = {
-  run: runCommand,
-  plan: planCommand,
-  status: statusCommand,
-  logs: logsCommand,
-  serve: serveCommand,
-  mcp: mcpCommand,
-  worker: workerCommand,
-  demo: demoCommand,
-};
+import { redactError, redactUrls } from '../common/redact-urls.js';
+import { buildProgram, CLI_COMMANDS } from './program.js';
 
 export async function main(argv: string[]): Promise<number> {
-  const [name, ...rest] = argv;
-  if (name === '--version' || name === '-V') {
-    process.stdout.write(`${packageVersion()}\n`);
-    return EXIT.complete;
-  }
-  if (name === 'help' && rest[0] !== undefined) return main([rest[0], '--help']);
-  if (!name || name === 'help' || name === '--help' || name === '-h') {
-    process.stdout.write(`${USAGE}\n`);
-    return name ? EXIT.complete : EXIT.badInput;
-  }
-  const command = COMMANDS[name];
-  if (!command) {
-    process.stderr.write(`goal-loop: unknown command "${name}"\n\n${USAGE}\n`);
-    return EXIT.badInput;
-  }
-  // Answered here, before the command parses its flags: --help never starts a server or reads stdin.
-  const asked = helpOrVersion(rest);
-  if (asked === 'help') {
-    process.stdout.write(commandHelp(name));
-    return EXIT.complete;
-  }
-  if (asked === 'version') {
-    process.stdout.write(`${packageVersion()}\n`);
-    return EXIT.complete;
-  }
+  const known = (name: string | undefined) => CLI_COMMANDS.some((c) => c.name === name);
+  // `help <typo>` is a typo of a command: answered as one, with its "did you mean".
+  const args = argv[0] === 'help' && argv[1] !== undefined && !known(argv[1]) ? argv.slice(1) : argv;
+  const name = known(args[0]) ? args[0] : undefined;
+  let code: number = EXIT.complete;
+  const program = buildProgram((c) => (code = c));
   try {
-    return await command(rest);
+    await program.parseAsync(args, { from: 'user' });
+    return code;
   } catch (err) {
     redactError(err); // a URL given with credentials may be quoted in it
+    if (err instanceof CommanderError) return commanderExit(err, name);
     if (err instanceof SpecValidationError) {
       const [only] = err.errors;
       if (err.errors.length === 1 && only) process.stderr.write(`goal-loop: invalid goal spec ${err.source}: ${formatSpecError(only)}\n`);
       else process.stderr.write(`goal-loop: invalid goal spec ${err.source}\n${err.errors.map((e) => `  ${formatSpecError(e)}`).join('\n')}\n`);
       return EXIT.badInput;
     }
-    if (err instanceof UsageError || isParseArgsError(err)) {
-      process.stderr.write(`${usageErrorLine(name, err as Error)}\n`);
+    if (err instanceof UsageError) {
+      process.stderr.write(`goal-loop: ${err.message.replace(/^goal-loop /, '')} ${helpHint(name)}\n`);
       return EXIT.badInput;
     }
     if (err instanceof RepoConfigError) {
@@ -91,28 +53,20 @@ export async function main(argv: string[]): Promise<number> {
   }
 }
 
-/** `--help`/`-h` or `--version`/`-V` anywhere among a command's flags (before a `--`), first one wins. */
-function helpOrVersion(args: string[]): 'help' | 'version' | undefined {
-  for (const arg of args) {
-    if (arg === '--') return undefined;
-    if (arg === '--help' || arg === '-h') return 'help';
-    if (arg === '--version' || arg === '-V') return 'version';
-  }
-  return undefined;
-}
-
 /**
- * One line for a bad command line. Node's own text for an unknown flag talks about positional
- * arguments, which no command takes: say plainly which flag is unknown.
+ * --help and --version have been printed: exit 0. A bad command line gets one line, masked (commander
+ * quotes what it was given), with the nearest command or flag when there is one, and where the help is.
  */
-function usageErrorLine(command: string, err: Error): string {
-  const hint = `(see \`goal-loop ${command} --help\`)`;
-  const unknown = (err as { code?: unknown }).code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION' ? /^Unknown option '([^']*)'/.exec(err.message) : null;
-  if (unknown) return `goal-loop ${command}: unknown option '${unknown[1]}' ${hint}`;
-  return `goal-loop: ${(err.message.split('\n')[0] ?? '').replace(/^goal-loop /, '')} ${hint}`;
+function commanderExit(err: CommanderError, command: string | undefined): number {
+  if (err.exitCode === 0) return EXIT.complete;
+  if (err.code === 'commander.help') return EXIT.badInput; // no command: the overview went to stderr
+  const [what = '', ...more] = err.message.replace(/^error: /, '').split('\n');
+  const suggestion = /^\(Did you mean (.*)\?\)$/.exec(more.join(' ').trim())?.[1];
+  const line = `${what.replace(/\.$/, '')}${suggestion ? ` (did you mean ${suggestion}?)` : ''}`;
+  process.stderr.write(`${redactUrls(`goal-loop${command ? ` ${command}` : ''}: ${line}`)} ${helpHint(command)}\n`);
+  return EXIT.badInput;
 }
 
-function isParseArgsError(err: unknown): boolean {
-  return err instanceof Error && typeof (err as { code?: unknown }).code === 'string' && String((err as unknown as { code: string }).code).startsWith('ERR_PARSE_ARGS');
+function helpHint(command: string | undefined): string {
+  return `(see \`goal-loop${command ? ` ${command}` : ''} --help\`)`;
 }
-

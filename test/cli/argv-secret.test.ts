@@ -3,7 +3,7 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { CLI } from '../helpers/cli.js';
+import { CLI, runCli } from '../helpers/cli.js';
 import { tempDir } from '../helpers/temp.js';
 
 const SECRET = 'S3cretPassw0rd';
@@ -55,5 +55,30 @@ describe('a password on the command line', () => {
     const r = await cmdlineWhileLoading(['status', '--repo', 'https://127.0.0.1:9/o/r.git']);
     expect(r.atLoad).toContain('status --repo https://127.0.0.1:9/o/r.git');
     expect(r.atLoad).toContain(CLI);
+  });
+});
+
+describe('a password in a command line the parser refuses', () => {
+  // Commander quotes what it refuses: an unknown command, an unknown flag, a value not allowed.
+  const url = `https://alice:${SECRET}@127.0.0.1:9/o/r.git`;
+  it.each([
+    ['an unknown command', [url]],
+    ['help with an unknown command', ['help', url]],
+    ['an unknown flag with its value', ['run', `--rpeo=${url}`, '--goal', 'g.yml']],
+    ['a value outside the choices', ['run', '--repo', url, '--goal', 'g.yml', '--agent', url]],
+    ['a value its parser refuses', ['run', '--repo', url, '--goal', 'g.yml', '--budget', url]],
+    ['a whole number that is a URL', ['logs', 'g', '--attempt', url]],
+    ['too many arguments', ['logs', 'g', url]],
+    ['an argument where none is taken', ['status', url]],
+  ])('attack: %s is refused (exit 1) and the password is masked', async (_, args) => {
+    const r = await runCli(args, { GOAL_LOOP_DB: join(await tempDir(), 'ledger.db') });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/^goal-loop/);
+    expect(`${r.stdout}${r.stderr}`).not.toContain(SECRET);
+  });
+
+  it('the masked value is still shown, so the person sees what was refused', async () => {
+    const r = await runCli(['run', '--repo', '.', '--goal', 'g.yml', '--agent', url]);
+    expect(r.stderr).toContain(`argument 'https://***@127.0.0.1:9/o/r.git' is invalid`);
   });
 });

@@ -46,7 +46,7 @@ describe('goal-loop --help and --version', () => {
       expect(r.stderr).toBe(''); // no Probot setup flow, no "MCP server ready", no logs
       expect(r.code).toBe(0);
       const lines = r.stdout.split('\n');
-      expect(lines.some((l) => l.startsWith(`goal-loop ${name}`))).toBe(true);
+      expect(lines.some((l) => l.startsWith(`usage: goal-loop ${name}`))).toBe(true);
       expect(lines.some((l) => l.startsWith('Example'))).toBe(true);
       expect(r.stdout).toMatch(/^ {2}-h, --help +\S/m);
       expect(r.stdout).toMatch(/^ {2}-V, --version +\S/m);
@@ -57,26 +57,64 @@ describe('goal-loop --help and --version', () => {
   it('the help wins over the other flags, even ones that would be refused', async () => {
     const r = await cliWithOpenStdin(['run', '--repo', '/nonexistent', '--bogus', '--help']);
     expect(r.code).toBe(0);
-    expect(r.stdout).toMatch(/^goal-loop run /m);
+    expect(r.stdout).toMatch(/^usage: goal-loop run /m);
     expect(r.stderr).toBe('');
   });
 
-  it('goal-loop --help, -h and help print the overview with every command; help <command> prints its help', async () => {
+  it('goal-loop --help, -h and help print the overview with every command on one line; help <command> prints its help', async () => {
     for (const args of [['--help'], ['-h'], ['help']]) {
       const r = await runCli(args);
       expect(r.code).toBe(0);
       expect(r.stderr).toBe('');
-      for (const name of COMMANDS) expect(r.stdout).toMatch(new RegExp(`^goal-loop ${name}\\b`, 'm'));
+      expect(r.stdout).toMatch(/^usage: goal-loop <command>/);
+      // Each command: its name (and argument), then what it does, on the one line.
+      for (const name of COMMANDS) expect(r.stdout).toMatch(new RegExp(`^ {2}${name}(?: <[a-z-]+>)? {2,}[a-z]\\S* \\S.*\\n {2}[a-z]`, 'm'));
       expect(r.stdout).toMatch(/^Example/m);
       expect(r.stdout).toMatch(/--version/);
     }
     const one = await runCli(['help', 'plan']);
     expect(one.code).toBe(0);
-    expect(one.stdout).toMatch(/^goal-loop plan /);
-    expect(one.stdout).not.toMatch(/^goal-loop run /m);
+    expect(one.stdout).toMatch(/^usage: goal-loop plan /);
+    expect(one.stdout).not.toMatch(/^usage: goal-loop run /m);
     const unknown = await runCli(['help', 'frobnicate']);
     expect(unknown.code).toBe(1);
-    expect(unknown.stderr).toMatch(/unknown command "frobnicate"/);
+    expect(unknown.stderr).toMatch(/unknown command 'frobnicate'/);
+  });
+
+  it('a mistyped command or flag: one line with the nearest name and where the help is, not the whole usage', async () => {
+    const cases: Array<[string[], RegExp]> = [
+      [['rnu'], /^goal-loop: unknown command 'rnu' \(did you mean run\?\) \(see `goal-loop --help`\)$/],
+      [['help', 'stauts'], /^goal-loop: unknown command 'stauts' \(did you mean status\?\) \(see `goal-loop --help`\)$/],
+      [['run', '--hepl'], /^goal-loop run: unknown option '--hepl' \(did you mean --help\?\) \(see `goal-loop run --help`\)$/],
+      [['status', '--jsn'], /^goal-loop status: unknown option '--jsn' \(did you mean --json\?\) \(see `goal-loop status --help`\)$/],
+      // The typo is named even though the required flags are missing too.
+      [['run', '--goal', 'g.yml', '--rpeo', 'x'], /^goal-loop run: unknown option '--rpeo' \(did you mean --repo\?\)/],
+      [['frobnicate'], /^goal-loop: unknown command 'frobnicate' \(see `goal-loop --help`\)$/],
+    ];
+    for (const [args, line] of cases) {
+      const r = await cliWithOpenStdin(args);
+      expect(r.timedOut).toBe(false);
+      expect(r.code, args.join(' ')).toBe(1);
+      expect(r.stdout).toBe('');
+      expect(r.stderr.trimEnd().split('\n'), args.join(' ')).toHaveLength(1);
+      expect(r.stderr.trimEnd(), args.join(' ')).toMatch(line);
+    }
+  });
+
+  it('a missing required flag or argument, or a value the flag does not take: one line naming it, exit 1', async () => {
+    const cases: Array<[string[], string]> = [
+      [['run', '--goal', 'g.yml'], `goal-loop run: required option '--repo <path|url>' not specified (see \`goal-loop run --help\`)`],
+      [['run', '--repo', '.'], `goal-loop run: required option '--goal <file>' not specified (see \`goal-loop run --help\`)`],
+      [['logs'], `goal-loop logs: missing required argument 'goal-id' (see \`goal-loop logs --help\`)`],
+      [['run', '--repo', '.', '--goal', 'g.yml', '--agent', 'gpt'], `goal-loop run: option '--agent <agent>' argument 'gpt' is invalid. Allowed choices are auto, scripted, claude (see \`goal-loop run --help\`)`],
+    ];
+    for (const [args, line] of cases) {
+      const r = await cliWithOpenStdin(args);
+      expect(r.code, args.join(' ')).toBe(1);
+      expect(r.stdout).toBe('');
+      expect(r.stderr).toBe(`${line}\n`);
+      expect(existsSync(r.ledger), `${args.join(' ')} opened the ledger`).toBe(false);
+    }
   });
 
   it('--version and -V print the version from package.json, for goal-loop and for every command', async () => {
@@ -101,21 +139,33 @@ describe('goal-loop --help and --version', () => {
     }
   });
 
-  it('every flag the help lists is one the command accepts, and every flag it accepts is listed', async () => {
-    const { COMMAND_HELP } = await import('../../src/cli/help.js');
-    const { RUN_OPTIONS } = await import('../../src/cli/commands/run.js');
-    const { PLAN_OPTIONS } = await import('../../src/cli/commands/plan.js');
-    const { STATUS_OPTIONS } = await import('../../src/cli/commands/status.js');
-    const { LOGS_OPTIONS } = await import('../../src/cli/commands/logs.js');
-    const { WORKER_OPTIONS } = await import('../../src/cli/commands/worker.js');
-    const { MCP_OPTIONS } = await import('../../src/cli/commands/mcp.js');
-    const { DEMO_OPTIONS } = await import('../../src/cli/commands/demo.js');
-    const accepted: Record<string, object> = { run: RUN_OPTIONS, plan: PLAN_OPTIONS, status: STATUS_OPTIONS, logs: LOGS_OPTIONS, serve: {}, worker: WORKER_OPTIONS, mcp: MCP_OPTIONS, demo: DEMO_OPTIONS };
-    for (const name of COMMANDS) {
-      const listed = COMMAND_HELP[name]!.flags.map(([flag]) => /^--([a-z-]+)/.exec(flag)![1]!).sort();
-      expect(listed, name).toEqual(Object.keys(accepted[name]!).sort());
+  it('every flag the help lists is one the command accepts, and every flag it accepts is listed, in its usage line too', async () => {
+    const { buildProgram } = await import('../../src/cli/program.js');
+    const program = buildProgram(() => undefined);
+    expect(program.commands.map((c) => c.name()).filter((n) => n !== 'help')).toEqual(COMMANDS);
+    for (const cmd of program.commands.filter((c) => c.name() !== 'help')) {
+      const name = cmd.name();
+      const help = cmd.helpInformation();
+      const options = help.slice(help.indexOf('\nOptions:\n'));
+      const listed = [...options.matchAll(/^ {2}(?:-[a-zA-Z], )?(--[a-z-]+)/gm)].map((m) => m[1]!).sort();
+      const accepted = [...cmd.options.map((o) => o.long!), '--help'].sort();
+      expect(listed, name).toEqual(accepted);
       // The usage line names the same flags.
-      for (const flag of listed) expect(COMMAND_HELP[name]!.usage, `${name} usage`).toContain(`--${flag}`);
+      const usage = help.slice(0, help.indexOf('\n\n'));
+      expect(usage, name).toMatch(new RegExp(`^usage: goal-loop ${name}\\b`));
+      for (const flag of listed.filter((f) => f !== '--help' && f !== '--version')) expect(usage, `${name} usage`).toContain(flag);
+      // And each parses, alone (only the required flags may be missing).
+      for (const flag of listed.filter((f) => f !== '--help' && f !== '--version')) {
+        const option = cmd.options.find((o) => o.long === flag)!;
+        const value = option.argChoices?.[0] ?? (option.required ? '1' : undefined);
+        const probe = buildProgram(() => undefined);
+        const target = probe.commands.find((c) => c.name() === name)!;
+        target.action(() => undefined); // parse only
+        const args = [name, ...(name === 'logs' ? ['g'] : []), flag, ...(value !== undefined ? [value] : [])];
+        const error = await probe.parseAsync(args, { from: 'user' }).then(() => undefined, (e: unknown) => e as { code?: string });
+        // Nothing refused, or only the required flags left out.
+        expect([undefined, 'commander.missingMandatoryOptionValue'], `${args.join(' ')}: ${String(error)}`).toContain(error?.code);
+      }
     }
   });
 });
@@ -141,10 +191,9 @@ describe('what --help says is true', () => {
   });
 
   it("the logs example names the demo's goal and one of its tasks", async () => {
-    const { COMMAND_HELP } = await import('../../src/cli/help.js');
     const { loadGoalSpecFile } = await import('../../src/goal/parse.js');
     const demo = await loadGoalSpecFile(DEMO_GOAL);
-    const example = COMMAND_HELP.logs!.example;
+    const example = /^Example:\n {2}(.*)$/m.exec((await runCli(['logs', '--help'])).stdout)?.[1] ?? '';
     expect(example).toMatch(new RegExp(`^goal-loop logs ${demo.goal_id} `));
     const task = /--task (\S+)/.exec(example)?.[1];
     expect(demo.tasks.map((t) => t.id)).toContain(task);

@@ -132,7 +132,7 @@ tasks:
   it('exits 1 on usage errors and on a repository that does not exist', async () => {
     const p = await project('objective: x\ntasks: [{id: a, title: a, verification: "true"}]\n');
     expect((await runCli(['run', '--goal', p.goal], p.env)).code).toBe(1);
-    expect((await runCli(['run', '--repo', p.repo.bare, '--goal', p.goal, '--agent', 'gpt'], p.env)).stderr).toMatch(/--agent must be/);
+    expect((await runCli(['run', '--repo', p.repo.bare, '--goal', p.goal, '--agent', 'gpt'], p.env)).stderr).toMatch(/'--agent <agent>' argument 'gpt' is invalid. Allowed choices are auto, scripted, claude/);
     expect((await runCli(['run', '--repo', p.repo.bare, '--goal', p.goal, '--bogus'], p.env)).code).toBe(1);
     const missing = await runCli(['run', '--repo', join(p.root, 'nope'), '--goal', p.goal], p.env);
     expect(missing.code).toBe(1);

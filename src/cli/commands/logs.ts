@@ -1,39 +1,46 @@
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { parseArgs, type ParseArgsConfig } from 'node:util';
-import { InputError, UsageError } from '../../common/errors.js';
+import { InputError } from '../../common/errors.js';
 import { RESTING_STATES } from '../../goal/states.js';
 import { openStore, resolveDbPath } from '../../ledger/open-ledger.js';
 import type { AttemptLogFilter } from '../../ports/attempt-log.js';
 import type { GoalKey, GoalLedger } from '../../ports/goal-ledger.js';
 import { redactUrls } from '../../common/redact-urls.js';
+import { wholeNumberFrom1, type CliCommand } from '../cli-command.js';
 import { renderAttemptEntries } from '../render-attempts.js';
 
-export const LOGS_USAGE = `goal-loop logs <goal-id> [--repo <repo>] [--task ID] [--attempt N] [--follow] [--json]
+interface LogsValues {
+  repo?: string;
+  task?: string;
+  attempt?: number;
+  follow?: boolean;
+  json?: boolean;
+}
 
-  What each attempt of a goal did, from the ledger (the record the check run shows): its run
-  steps, the agent's turns and tool calls, the verification, the checkpoint and why it ended.
-  --follow keeps printing as the goal goes, whichever process or worker runs it, until it rests.`;
-
-/** The flags `logs` accepts (its --help lists each one). */
-export const LOGS_OPTIONS = {
-  repo: { type: 'string' },
-  task: { type: 'string' },
-  attempt: { type: 'string' },
-  follow: { type: 'boolean', default: false },
-  json: { type: 'boolean', default: false },
-} as const satisfies NonNullable<ParseArgsConfig['options']>;
+export const LOGS: CliCommand = {
+  name: 'logs',
+  summary: 'what each attempt of a goal did (--follow: as it goes)',
+  description:
+    "What each attempt of a goal did, from the ledger (the record the check run shows): its run steps, the agent's turns and tool calls, the verification, the checkpoint and why it ended. --follow keeps printing as the goal goes, whichever process or worker runs it, until it rests.",
+  example: 'goal-loop logs demo-slugify --task slug-tests',
+  define: (cmd) =>
+    cmd
+      .argument('<goal-id>', 'the goal, as `goal-loop status` lists it')
+      .option('--repo <repo>', 'the repository, when goals on several have this id (as `status` lists it)')
+      .option('--task <id>', "only this task's attempts")
+      .option('--attempt <n>', 'only attempt N (of each task shown)', wholeNumberFrom1('--attempt'))
+      .option('--follow', 'keep printing as the goal goes (any process or worker), until it rests')
+      .option('--json', 'one JSON object per entry and line: {seq, at, taskId, attempt, entry}'),
+  run: (cmd) => logsCommand(cmd.processedArgs[0] as string, cmd.opts<LogsValues>()),
+};
 
 /** How often --follow asks the ledger for new entries. */
 const FOLLOW_POLL_MS = 400;
 
-export async function logsCommand(argv: string[]): Promise<number> {
-  const { values, positionals } = parseArgs({ args: argv, options: LOGS_OPTIONS, strict: true, allowPositionals: true });
-  const [goalId, ...extra] = positionals;
-  if (!goalId || extra.length > 0) throw new UsageError('goal-loop logs takes one goal id (see `goal-loop status` for the goals in the ledger)');
+export async function logsCommand(goalId: string, values: LogsValues): Promise<number> {
   const filter: AttemptLogFilter = {
     ...(values.task !== undefined ? { taskId: values.task } : {}),
-    ...(values.attempt !== undefined ? { attempt: attemptNumber(values.attempt) } : {}),
+    ...(values.attempt !== undefined ? { attempt: values.attempt } : {}),
   };
   if (!process.env.DATABASE_URL) {
     const { path } = resolveDbPath();
@@ -74,12 +81,6 @@ export async function logsCommand(argv: string[]): Promise<number> {
 /** JSON escapes C0 controls but prints C1 ones (U+0080–U+009F) raw, which some terminals obey. */
 function jsonLine(value: unknown): string {
   return JSON.stringify(value).replace(/[\u0080-\u009f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
-}
-
-function attemptNumber(raw: string): number {
-  const n = Number(raw);
-  if (!Number.isInteger(n) || n < 1) throw new UsageError(`--attempt must be a whole number from 1 (got "${raw}")`);
-  return n;
 }
 
 /** The goal with this id; --repo picks one when several repositories have it (a path or a URL, as run was given it). */

@@ -1,29 +1,32 @@
-import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { openStore } from '../../ledger/open-ledger.js';
 import { createLogger } from '../logging.js';
 import { createGoalLoopMcpServer } from '../../mcp/mcp-server.js';
 import { normalizeRepo } from '../../run/paths.js';
 import { packageVersion } from '../version.js';
+import { repeatable, type CliCommand } from '../cli-command.js';
 
-export const MCP_USAGE = `goal-loop mcp [--repo <path|url>] [--config <goal-loop.yml>] [--approve <task-id|all>]...
+interface McpValues {
+  repo?: string;
+  config?: string;
+  approve?: string[];
+}
 
-  Serves the goal loop over MCP on stdio for an external agent (Claude Code, an IDE agent):
-  tools goal_plan, goal_start, next_task, task_complete, goal_status, goal_config; resources
-  goal://<goal_id>/ledger, goal://<goal_id>/attempts and goal://<goal_id>/spec. Same workspace,
-  branch, checkpoints and ledger as \`run\` (DATABASE_URL's PostgreSQL when set, else GOAL_LOOP_DB
-  or your own). --approve pre-approves risky tasks; other approvals ask the human.`;
+export const MCP: CliCommand = {
+  name: 'mcp',
+  summary: 'serve the goal loop over MCP on stdio, for an agent',
+  description:
+    'Serves the goal loop over MCP on stdio for an external agent (Claude Code, an IDE agent): tools goal_plan, goal_start, next_task, task_complete, goal_status, goal_config; resources goal://<goal_id>/ledger, goal://<goal_id>/attempts and goal://<goal_id>/spec. Same workspace, branch, checkpoints and ledger as `run` (DATABASE_URL\'s PostgreSQL when set, else GOAL_LOOP_DB or your own). --approve pre-approves risky tasks; other approvals ask the human.',
+  example: 'claude mcp add goal-loop -- goal-loop mcp --repo /path/to/repo   # after npm install -g .',
+  define: (cmd) =>
+    cmd
+      .option('--repo <path|url>', 'the repository goal_start uses when the client names none (default: the working directory)')
+      .option('--config <goal-loop.yml>', "the repo config (default: .github/goal-loop.yml on the repository's base branch)")
+      .option('--approve <task-id|all>', 'pre-approve a risky task, or all of them; repeatable', repeatable),
+  run: (cmd) => mcpCommand(cmd.opts<McpValues>()),
+};
 
-/** The flags `mcp` accepts (its --help lists each one). */
-export const MCP_OPTIONS = { repo: { type: 'string' }, config: { type: 'string' }, approve: { type: 'string', multiple: true } } as const satisfies NonNullable<ParseArgsConfig['options']>;
-
-export async function mcpCommand(argv: string[]): Promise<number> {
-  const { values } = parseArgs({
-    args: argv,
-    options: MCP_OPTIONS,
-    strict: true,
-    allowPositionals: false,
-  });
+export async function mcpCommand(values: McpValues): Promise<number> {
   const store = await openStore();
   const { ledger } = store;
   const logger = createLogger();

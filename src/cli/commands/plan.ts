@@ -1,5 +1,4 @@
 import { readFile } from 'node:fs/promises';
-import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { extractGoalBlock, loadGoalSpecFile, parseGoalSpec, SpecValidationError } from '../../goal/parse.js';
 import { mermaidGraph, orderedChecklist } from '../../goal/render.js';
 import type { GoalSpec } from '../../goal/schema.js';
@@ -7,29 +6,34 @@ import { PlannerError } from '../../agent/index.js';
 import { UsageError } from '../../common/errors.js';
 import { loadRepoConfigForCli } from '../../run/load-repo-config.js';
 import { planIssueWithClaude, plannerExitCode } from '../plan-with-claude.js';
+import type { CliCommand } from '../cli-command.js';
 
-export const PLAN_USAGE = `goal-loop plan [--repo <path|url>] (--goal <file> | --issue <file.md>) [--config <goal-loop.yml>] [--json]
+interface PlanValues {
+  repo?: string;
+  goal?: string;
+  issue?: string;
+  config?: string;
+  json?: boolean;
+}
 
-  Validates a goal spec (or the \`\`\`goal block of an issue) and prints the ordered checklist
-  and the task graph as mermaid. --json prints the normalized spec instead. An issue without a
-  goal block is planned by Claude from --repo, with the repo config's model and cost cap.`;
+export const PLAN: CliCommand = {
+  name: 'plan',
+  summary: 'check a goal spec (or plan an issue) and print its tasks',
+  description:
+    'Validates a goal spec (or the ```goal block of an issue) and prints the ordered checklist and the task graph as mermaid. --json prints the normalized spec instead. An issue without a goal block is planned by Claude from --repo, with the repo config\'s model and cost cap.',
+  example: 'goal-loop plan --goal examples/demo-goal.yml',
+  usage: '[--repo <path|url>] (--goal <file> | --issue <file.md>) [--config <goal-loop.yml>] [--json]',
+  define: (cmd) =>
+    cmd
+      .option('--repo <path|url>', 'the repository Claude reads to plan an issue without a goal block')
+      .option('--goal <file>', 'a goal spec to validate: YAML, JSON, or markdown with a ```goal block')
+      .option('--issue <file.md>', 'an issue body: its ```goal block, else Claude plans it (needs ANTHROPIC_API_KEY, --repo)')
+      .option('--config <goal-loop.yml>', "the repo config, checked; Claude plans with its model and cost cap (default: .github/goal-loop.yml at --repo's HEAD)")
+      .option('--json', 'print the normalized spec as JSON instead of the checklist'),
+  run: (cmd) => planCommand(cmd.opts<PlanValues>()),
+};
 
-/** The flags `plan` accepts (its --help lists each one). */
-export const PLAN_OPTIONS = {
-  repo: { type: 'string' },
-  goal: { type: 'string' },
-  issue: { type: 'string' },
-  config: { type: 'string' },
-  json: { type: 'boolean', default: false },
-} as const satisfies NonNullable<ParseArgsConfig['options']>;
-
-export async function planCommand(argv: string[]): Promise<number> {
-  const { values } = parseArgs({
-    args: argv,
-    options: PLAN_OPTIONS,
-    strict: true,
-    allowPositionals: false,
-  });
+export async function planCommand(values: PlanValues): Promise<number> {
   if (!values.goal === !values.issue) throw new UsageError('plan: give exactly one of --goal <file> or --issue <file.md>');
   // A --config file is checked whatever the source of the plan, as `run` would check it.
   if (values.config) await loadRepoConfigForCli(values.repo ?? '', 'HEAD', values.config);

@@ -1,6 +1,6 @@
 import { shellWord } from '../../common/shell-word.js';
 import { isAbsolute, relative, resolve, sep } from 'node:path';
-import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { InvalidArgumentError, Option } from 'commander';
 import { checkAgentChoice, selectAgent, type AgentChoice } from '../../agent/select-agent.js';
 import { ConsoleForge } from '../../forge/console-forge.js';
 import { loadGoalSpecFile } from '../../goal/parse.js';
@@ -9,7 +9,6 @@ import { createLogger } from '../logging.js';
 import { exitCodeFor } from '../../goal/result.js';
 import { MirrorCache } from '../../workspace/mirror-cache.js';
 import { SetupCache } from '../../workspace/setup-cache.js';
-import { UsageError } from '../../common/errors.js';
 import { acquireLock } from '../../run/lock.js';
 import { repoArgument, workspaceDir, workspaceRoot } from '../../run/paths.js';
 import { checkRepoReachable } from '../../run/repo-check.js';
@@ -26,41 +25,46 @@ import type { Ledger } from '../../ports/ledger.js';
 import type { LoopResult } from '../../goal/result.js';
 import { redactUrls } from '../../common/redact-urls.js';
 import { cliInvocation } from '../invocation.js';
+import { repeatable, type CliCommand } from '../cli-command.js';
 
-export const RUN_USAGE = `goal-loop run --repo <path|url> --goal <file> [--agent auto|scripted|claude] [--json]
-                [--base <branch>] [--approve <task-id|all>]... [--config <goal-loop.yml>]
-                [--budget <usd>]
+interface RunValues {
+  repo: string;
+  goal: string;
+  agent: AgentChoice;
+  json?: boolean;
+  base?: string;
+  approve?: string[];
+  config?: string;
+  budget?: number;
+}
 
-  Clones --repo into a private workspace, works on branch goal/<goal_id> and pushes every
-  verified task to it as a checkpoint. Running it again resumes from the checkpoints.
-  The repo config is --config, else .github/goal-loop.yml on the base branch.
-  --budget sets the goal's cost cap, as /goal budget does in the App: recorded in the ledger,
-  it holds for this run and the later ones, so a goal its cap stopped goes on.
-  The ledger is DATABASE_URL's PostgreSQL when set, else GOAL_LOOP_DB (or your own).`;
+export const RUN: CliCommand = {
+  name: 'run',
+  summary: 'work a goal on a repository, one checkpoint per task',
+  description: [
+    'Clones --repo into a private workspace, works on branch goal/<goal_id> and pushes every verified task to it as a checkpoint. Running it again resumes from the checkpoints. The repo config is --config, else .github/goal-loop.yml on the base branch.',
+    "--budget sets the goal's cost cap, as /goal budget does in the App: recorded in the ledger, it holds for this run and the later ones, so a goal its cap stopped goes on. The ledger is DATABASE_URL's PostgreSQL when set, else GOAL_LOOP_DB (or your own).",
+  ].join('\n\n'),
+  example: 'goal-loop run --repo ./my-app --goal goals/auth-migration.yml --base main --approve task-03 --budget 25',
+  define: (cmd) =>
+    cmd
+      .requiredOption('--repo <path|url>', 'the repository: a local path or a git URL')
+      .requiredOption('--goal <file>', 'the goal spec: YAML, JSON, or markdown with a ```goal block')
+      .addOption(
+        new Option('--agent <agent>', "scripted: the tasks' run steps only; claude; auto: claude if ANTHROPIC_API_KEY is set")
+          .choices(['auto', 'scripted', 'claude'] satisfies AgentChoice[])
+          .default('auto'),
+      )
+      .option('--json', 'print the LoopResult as one JSON line on stdout')
+      .option('--base <branch>', "the branch the goal starts from (default: the remote's HEAD)")
+      .option('--approve <task-id|all>', 'approve a risky task, or all of them; repeatable', repeatable)
+      .option('--config <goal-loop.yml>', 'the repo config (default: .github/goal-loop.yml on the base branch)')
+      .option('--budget <usd>', "set the goal's cost cap in US dollars, kept in the ledger (as /goal budget): goes on after the cap stopped it", budgetUsd),
+  run: (cmd) => runGoalCommand(cmd.opts<RunValues>()),
+};
 
-/** The flags `run` accepts (its --help lists each one). */
-export const RUN_OPTIONS = {
-  repo: { type: 'string' },
-  goal: { type: 'string' },
-  agent: { type: 'string', default: 'auto' },
-  json: { type: 'boolean', default: false },
-  base: { type: 'string' },
-  approve: { type: 'string', multiple: true },
-  config: { type: 'string' },
-  budget: { type: 'string' },
-} as const satisfies NonNullable<ParseArgsConfig['options']>;
-
-export async function runCommand(argv: string[]): Promise<number> {
-  const { values } = parseArgs({
-    args: argv,
-    options: RUN_OPTIONS,
-    strict: true,
-    allowPositionals: false,
-  });
-  if (!values.repo) throw new UsageError('run: --repo is required');
-  if (!values.goal) throw new UsageError('run: --goal is required');
-  if (!['auto', 'scripted', 'claude'].includes(values.agent)) throw new UsageError(`run: --agent must be auto, scripted or claude (got "${values.agent}")`);
-  const budget = values.budget === undefined ? undefined : budgetUsd(values.budget);
+export async function runGoalCommand(values: RunValues): Promise<number> {
+  const budget = values.budget;
 
   const spec = await loadGoalSpecFile(values.goal);
   checkAgentChoice(values.agent as AgentChoice);
@@ -142,7 +146,7 @@ export async function runCommand(argv: string[]): Promise<number> {
 /** `--budget`: US dollars, as `/goal budget` takes them. */
 function budgetUsd(raw: string): number {
   const usd = Number(raw);
-  if (raw.trim() === '' || !Number.isFinite(usd) || usd < 0) throw new UsageError(`run: --budget needs an amount in US dollars, e.g. --budget 15 (got "${raw}")`);
+  if (raw.trim() === '' || !Number.isFinite(usd) || usd < 0) throw new InvalidArgumentError('--budget needs an amount in US dollars, e.g. --budget 15.');
   return usd;
 }
 
@@ -153,7 +157,7 @@ function humanLimits(goal: { meta: Record<string, unknown> } | undefined): Limit
 }
 
 /** For a goal its cost or iteration cap stopped: how to go on. */
-function continueHint(result: LoopResult, given: string | undefined): string | undefined {
+function continueHint(result: LoopResult, given: number | undefined): string | undefined {
   if (result.status !== 'STOPPED') return undefined;
   if (result.stop_reason?.startsWith('max_iterations reached')) {
     return `continue: raise max_iterations (in the goal's limits, or the repo config's when the goal sets none), then run the same command again`;

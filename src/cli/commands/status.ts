@@ -1,4 +1,3 @@
-import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { existsSync } from 'node:fs';
 import { openStore, resolveDbPath } from '../../ledger/open-ledger.js';
 import type { GoalRecord } from '../../ports/goal-ledger.js';
@@ -8,20 +7,19 @@ import { MAX_EFFECT_TRIES } from '../../loop/outbox.js';
 import { readGitHubGoal } from '../../steering/issue-goal.js';
 import { goalLeaseName } from '../../worker/lease.js';
 import { redactUrls } from '../../common/redact-urls.js';
+import type { CliCommand } from '../cli-command.js';
 
-export const STATUS_USAGE = `goal-loop status [--json]
+export const STATUS: CliCommand = {
+  name: 'status',
+  summary: "the ledger's goals: state, progress, budget, queue",
+  description:
+    'Lists the goals in the ledger (GOAL_LOOP_DB, DATABASE_URL, or your own: ~/.local/state/goal-loop/ledger.db) with their state, progress and budget, whether each is queued or leased (by which worker, and how old its heartbeat is), and the effects still pending on GitHub (a comment, a label, a ready PR) with the oldest one\'s age, and those given up after their last try (with why).',
+  example: 'GOAL_LOOP_DB=/srv/goal-loop/ledger.db goal-loop status --json',
+  define: (cmd) => cmd.option('--json', 'print the goals as a JSON array'),
+  run: (cmd) => statusCommand(cmd.opts<{ json?: boolean }>()),
+};
 
-  Lists the goals in the ledger (GOAL_LOOP_DB, DATABASE_URL, or your own:
-  ~/.local/state/goal-loop/ledger.db) with their state, progress and
-  budget, whether each is queued or leased (by which worker, and how old its heartbeat is), and
-  the effects still pending on GitHub (a comment, a label, a ready PR) with the oldest one's age,
-  and those given up after their last try (with why).`;
-
-/** The flags `status` accepts (its --help lists each one). */
-export const STATUS_OPTIONS = { json: { type: 'boolean', default: false } } as const satisfies NonNullable<ParseArgsConfig['options']>;
-
-export async function statusCommand(argv: string[]): Promise<number> {
-  const { values } = parseArgs({ args: argv, options: STATUS_OPTIONS, strict: true, allowPositionals: false });
+export async function statusCommand(values: { json?: boolean }): Promise<number> {
   if (!process.env.DATABASE_URL) {
     // Looking must not create: no file means no goals (and no empty `.goal-loop/` left behind).
     const { path, notice } = resolveDbPath();
