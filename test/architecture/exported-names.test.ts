@@ -12,9 +12,6 @@ import { describe, expect, it } from 'vitest';
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const SRC = join(ROOT, 'src');
 
-/** Names still defined twice while another change renames them; this list must end empty. */
-const BEING_RENAMED: readonly string[] = ['Decision', 'Intake', 'goalWorkspace', 'sandboxForConfig', 'COMMAND_HELP', 'runCommand', 'ParseOptions'];
-
 function sourceFiles(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
     const path = join(dir, e.name);
@@ -75,12 +72,8 @@ describe('exported names in src/', () => {
   const twice = definedTwice();
 
   it('no exported name is defined in two files', () => {
-    const offending = [...twice].filter(([name]) => !BEING_RENAMED.includes(name)).map(([name, files]) => `${name}: ${files.join(', ')}`);
+    const offending = [...twice].map(([name, files]) => `${name}: ${files.join(', ')}`);
     expect(offending).toEqual([]);
-  });
-
-  it('the names being renamed are still defined twice (remove each from BEING_RENAMED once it is not)', () => {
-    expect(BEING_RENAMED.filter((name) => !twice.has(name))).toEqual([]);
   });
 
   it('finds exported declarations and local re-exports, not re-exports from elsewhere', () => {
