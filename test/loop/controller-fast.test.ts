@@ -384,6 +384,43 @@ describe('runGoal, fast tier (in-memory ledger, workspace and sandbox)', () => {
     expect(h.sandbox.calls.map((c) => c.command)).toEqual(['fail npm ERR! missing lockfile']);
   });
 
+  it('resumes after an escalation once a human fixed the branch, with fresh retries', async () => {
+    const h = memoryGoalHarness();
+    const spec = {
+      goal_id: 'fixable',
+      objective: 'needs a human',
+      tasks: [task('first', { run: 'write one' }), task('needs-fix', { verification: 'exists human-fix', dependencies: ['first'], max_retries: 1 })],
+    };
+    expect((await h.run(spec)).status).toBe('ESCALATED');
+    h.remote.push('goal/fixable', 'fix', { 'human-fix': 'done' });
+    const second = await h.run(spec);
+    expect(second).toMatchObject({ status: 'LOOP_COMPLETE', tasks_completed: 2 });
+    expect(h.remote.checkpointTasks('goal/fixable')).toEqual(['first', 'needs-fix']);
+  });
+
+  it('refuses a checkpoint that changes a protected path and lets the repair loop try again', async () => {
+    const h = memoryGoalHarness();
+    const agent = new ScriptedAgent(({ attempt }) => {
+      if (attempt === 1) h.workspace().files.set('.github/workflows/ci.yml', 'x');
+      h.workspace().files.set('ok', 'ok');
+    });
+    const result = await h.run({ goal_id: 'wf', objective: 'protected', tasks: [task('ci')] }, { agent });
+    expect(result).toMatchObject({ status: 'LOOP_COMPLETE', iterations: 2, errors_recovered: 1 });
+    const attempts = await h.ledger.listAttempts(h.key('wf'));
+    expect(attempts.find((a) => a.phase === 'checkpoint')?.output).toMatch(/protected paths \(\.github\/workflows\/ci\.yml\)/);
+  });
+
+  it('runs setup before the tasks and keeps its output across rollbacks, out of every checkpoint', async () => {
+    const h = memoryGoalHarness();
+    const result = await h.run(
+      { goal_id: 'setup', objective: 'setup', tasks: [task('uses-deps', { run: 'write stray', verification: 'exists deps/lib && equals $GOAL_ATTEMPT 2' })] },
+      { setup: ['write deps/lib'] },
+    );
+    expect(result).toMatchObject({ status: 'LOOP_COMPLETE', iterations: 2 });
+    expect(h.sandbox.calls.map((c) => c.command)[0]).toBe('write deps/lib');
+    expect([...h.remote.log('goal/setup')[0]!.files.keys()]).not.toContain('deps/lib');
+  });
+
   it('reports a workspace that cannot be prepared as an internal failure, not a crash', async () => {
     const h = memoryGoalHarness();
     const result = await h.run({ goal_id: 'noremote', objective: 'x', tasks: [task('a')] }, {}, { prepareError: new Error('remote unreachable') });
