@@ -151,7 +151,7 @@ export async function runGoal(opts: RunGoalOptions): Promise<LoopResult> {
     if (err instanceof GoalAbandonedError) throw err;
     interruptions.throwIfAbandoned();
     log.error({ err }, 'internal error in the goal loop');
-    return journal.restAfterError(`internal: ${errorText(err)}`);
+    return await journal.restAfterError(`internal: ${errorText(err)}`);
   } finally {
     interruptions.dispose();
   }
