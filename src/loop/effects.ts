@@ -3,7 +3,8 @@ import { join } from 'node:path';
 import type { Logger } from 'pino';
 import type { GoalSpec, TaskSpec } from '../goal/schema.js';
 import type { TaskAgent } from '../ports/agent.js';
-import type { GoalKey, Ledger } from '../ports/ledger.js';
+import type { AttemptLog } from '../ports/attempt-log.js';
+import type { GoalKey, GoalLedger } from '../ports/goal-ledger.js';
 import type { CommandResult, Sandbox } from '../ports/sandbox.js';
 import { CheckpointRefusedError, type Workspace } from '../ports/workspace.js';
 import type { GoalSnapshot } from '../goal/result.js';
@@ -14,7 +15,7 @@ import { FINAL_GATE_TASK, SETUP_TASK, type Effect, type LoopEvent, type LoopStat
 export interface EffectDeps {
   key: GoalKey;
   spec: GoalSpec;
-  ledger: Ledger;
+  ledger: GoalLedger & AttemptLog;
   workspace: Workspace;
   sandbox: Sandbox;
   agent?: TaskAgent;

@@ -1,0 +1,248 @@
+import { budgetTripped, riskExceeds } from '../goal/limits.js';
+import { dependentsOf, nextReadyTask } from '../goal/dag.js';
+import type { Escalation } from '../goal/escalation.js';
+import { isSettled, type GoalState } from '../goal/states.js';
+import type { Decision, Effect, LoopState, TaskView, Transition } from './loop-model.js';
+
+/**
+ * Builds one decision: a copy of the state, changed by the named steps below, and the transitions
+ * and effects they imply. Pure, as `decide` is.
+ */
+export class DecisionBuilder {
+  private readonly state: LoopState;
+  private readonly transitions: Transition[] = [];
+  private readonly effects: Effect[] = [];
+
+  constructor(
+    prev: LoopState,
+    private readonly eventName: string,
+  ) {
+    this.state = {
+      ...prev,
+      tasks: prev.tasks.map((t) => ({ ...t, dependencies: t.dependencies })),
+      counters: { ...prev.counters },
+    };
+  }
+
+  build(): Decision {
+    return { state: this.state, transitions: this.transitions, effects: this.effects };
+  }
+
+  to(phase: GoalState, detail?: string): this {
+    this.transitions.push({ from: this.state.phase, to: phase, event: this.eventName, ...(detail ? { detail } : {}) });
+    this.state.phase = phase;
+    return this;
+  }
+
+  effect(e: Effect): this {
+    this.effects.push(e);
+    return this;
+  }
+
+  current(): TaskView {
+    const task = this.state.tasks.find((t) => t.id === this.state.currentTaskId);
+    if (!task) throw new Error(`no current task in phase ${this.state.phase}`);
+    return task;
+  }
+
+  addCost(usd: number | undefined): void {
+    if (usd) this.state.counters.costUsd += usd;
+  }
+
+  startRun(checkpoints: Array<{ taskId: string; sha: string }>): void {
+    // A run starts afresh: retries, the breaker and any previous verdict belong to the last run.
+    delete this.state.escalation;
+    delete this.state.stopReason;
+    delete this.state.currentTaskId;
+    this.state.counters.consecutiveErrors = 0;
+    for (const t of this.state.tasks) {
+      t.runAttempts = 0;
+      t.runFailures = 0;
+    }
+    const done = new Map(checkpoints.map((c, i) => [c.taskId, { sha: c.sha, seq: i }]));
+    for (const t of this.state.tasks) {
+      const cp = done.get(t.id);
+      if (cp) {
+        t.status = 'done';
+        t.checkpointSha = cp.sha;
+        t.checkpointSeq = cp.seq;
+      } else if (t.status !== 'skipped') {
+        // Git is the truth: anything without a checkpoint is not done, whatever the ledger said.
+        t.status = 'pending';
+        delete t.checkpointSha;
+        delete t.checkpointSeq;
+      }
+    }
+    this.to('DECOMPOSING', 'spec loaded').to('TASK_PENDING', `${done.size} checkpoint(s) found`);
+  }
+
+  /**
+   * From TASK_PENDING: pick the next ready task, or the final gate, or wait. Escalated tasks and
+   * their dependents are not ready; once nothing else is, the goal rests in ESCALATED.
+   * `rollback`: the workspace must first go back to the last checkpoint (a task just escalated).
+   */
+  advance(now: number, rollback = false): void {
+    delete this.state.currentTaskId;
+    const tasks = this.state.tasks;
+    const settled = new Set(tasks.filter((t) => isSettled(t.status)).map((t) => t.id));
+    const held = new Set(tasks.filter((t) => t.status === 'escalated').map((t) => t.id));
+    const escalated = held.size > 0;
+    // With an escalation pending, a task that needs approval waits for the human with it; the
+    // loop goes on with the others and asks for the approval when it comes to rest.
+    const approvals: TaskView[] = [];
+    let next = nextReadyTask(tasks, settled, held);
+    while (next && escalated && this.needsApproval(next)) {
+      approvals.push(next);
+      held.add(next.id);
+      next = nextReadyTask(tasks, settled, held);
+    }
+    const tripped = next ? this.safeguardTripped(now) : undefined;
+    if (rollback) this.effect({ type: 'rollback', ...(next && !tripped ? {} : { bestEffort: true }) });
+    if (escalated && (!next || tripped)) {
+      for (const t of approvals) t.status = 'awaiting_approval';
+      if (approvals.length) this.effect({ type: 'request_approval', taskIds: approvals.map((t) => t.id) });
+      return this.restEscalated(tripped);
+    }
+    if (!next) {
+      if (settled.size === tasks.length) {
+        this.to('FINAL_GATE').effect({ type: 'final_gate' });
+      } else {
+        this.to('FAILED', 'no task is ready but some are unfinished').effect({ type: 'finish' });
+        this.state.stopReason = 'internal: task graph is stuck';
+      }
+      return;
+    }
+    if (tripped) return this.stop(tripped, false);
+    if (this.needsApproval(next)) {
+      next.status = 'awaiting_approval';
+      this.state.currentTaskId = next.id;
+      this.state.stopReason = `task ${next.id} (risk: ${next.risk}) needs approval`;
+      this.to('AWAITING_APPROVAL', next.id).effect({ type: 'request_approval', taskIds: [next.id] }).effect({ type: 'finish' });
+      return;
+    }
+    this.startAttempt(next);
+  }
+
+  private needsApproval(task: TaskView): boolean {
+    return (task.requiresApproval || riskExceeds(task.risk, this.state.limits.max_risk)) && !task.approved;
+  }
+
+  private startAttempt(task: TaskView, previousFailure?: string): void {
+    this.state.currentTaskId = task.id;
+    task.status = 'running';
+    task.attempts += 1;
+    task.runAttempts += 1;
+    this.state.counters.iterations += 1;
+    this.to('EXECUTING', `${task.id} attempt ${task.attempts}`).effect({
+      type: 'execute',
+      taskId: task.id,
+      attempt: task.attempts,
+      ...(previousFailure !== undefined ? { previousFailure } : {}),
+    });
+  }
+
+  taskPassed(sha: string): void {
+    const task = this.current();
+    task.status = 'done';
+    task.checkpointSha = sha;
+    task.checkpointSeq = Math.max(-1, ...this.state.tasks.map((t) => t.checkpointSeq ?? -1)) + 1;
+    delete task.lastError;
+    this.state.counters.errorsRecovered += task.runFailures;
+    this.state.counters.consecutiveErrors = 0;
+    const escalation = this.state.escalation;
+    if (escalation) this.state.escalation = { ...escalation, done_meanwhile: [...(escalation.done_meanwhile ?? []), task.id] };
+    this.effect({ type: 'checkpointed', taskId: task.id, sha });
+    this.to('TASK_PENDING', `${task.id} checkpointed at ${sha.slice(0, 7)}`);
+  }
+
+  failAttempt(failure: string, now: number): void {
+    const task = this.current();
+    task.lastError = failure;
+    task.runFailures += 1;
+    this.state.counters.consecutiveErrors = 0;
+    this.to('REPAIR_LOOP', `${task.id} attempt ${task.attempts} failed`);
+    if (task.runAttempts >= task.maxRetries) {
+      task.status = 'escalated';
+      const escalation: Escalation = { task_id: task.id, attempts: task.runAttempts, last_error: failure };
+      if (this.state.onEscalation === 'stop') return this.escalate(escalation, true);
+      // The first escalation is the one reported; the loop goes on with what does not depend on it.
+      this.state.escalation ??= escalation;
+      this.to('TASK_PENDING', `${task.id} escalated after ${task.runAttempts} attempt(s); independent tasks go on`);
+      return this.advance(now, true);
+    }
+    const tripped = this.safeguardTripped(now);
+    if (tripped) return this.halt(tripped, true);
+    this.effect({ type: 'rollback' });
+    this.startAttempt(task, failure);
+  }
+
+  infraError(error: string, now: number): void {
+    const c = this.state.counters;
+    c.errors += 1;
+    c.consecutiveErrors += 1;
+    const task = this.state.tasks.find((t) => t.id === this.state.currentTaskId);
+    if (task && task.status === 'running') {
+      // An infrastructure fault is not the task's fault: it does not use up the task's retries.
+      task.runAttempts -= 1;
+      task.status = 'pending';
+    }
+    if (c.consecutiveErrors >= this.state.limits.error_threshold) {
+      return this.halt(`circuit breaker: ${c.consecutiveErrors} consecutive infrastructure errors (last: ${firstLine(error)})`, true);
+    }
+    this.effect({ type: 'rollback' });
+    this.to('TASK_PENDING', `infrastructure error: ${firstLine(error)}`);
+    this.advance(now);
+  }
+
+  escalate(escalation: Escalation, rollback: boolean, note?: string): void {
+    if (rollback) this.effect({ type: 'rollback', bestEffort: true });
+    this.state.escalation = escalation;
+    const also = escalation.also_escalated?.length ? `; also escalated: ${escalation.also_escalated.join(', ')}` : '';
+    const blocked = escalation.blocked?.length ? `; blocked: ${escalation.blocked.join(', ')}` : '';
+    this.state.stopReason = `task ${escalation.task_id} failed after ${escalation.attempts} attempt(s)${also}${blocked}${note ? `; ${note}` : ''}`;
+    this.to('ESCALATED', escalation.task_id).effect({ type: 'escalate', escalation }).effect({ type: 'finish' });
+  }
+
+  /**
+   * The goal comes to rest in ESCALATED after working what it could: one escalation, naming the
+   * first escalated task, the others, and the dependents left blocked. `stoppedBy`: a safeguard
+   * ended the independent work early.
+   */
+  private restEscalated(stoppedBy?: string): void {
+    const current = this.state.tasks.find((t) => t.id === this.state.currentTaskId);
+    if (current && current.status === 'running') current.status = 'pending';
+    delete this.state.currentTaskId;
+    const first = this.state.escalation!;
+    const escalated = this.state.tasks.filter((t) => t.status === 'escalated').map((t) => t.id);
+    const dependents = new Set(escalated.flatMap((id) => [...dependentsOf(this.state.tasks, id)]));
+    const blocked = this.state.tasks.filter((t) => dependents.has(t.id) && !isSettled(t.status) && t.status !== 'escalated').map((t) => t.id);
+    const also = escalated.filter((id) => id !== first.task_id);
+    const escalation: Escalation = { ...first, ...(also.length ? { also_escalated: also } : {}), ...(blocked.length ? { blocked } : {}) };
+    this.escalate(escalation, false, stoppedBy && `independent work stopped: ${stoppedBy}`);
+  }
+
+  /** A safeguard ends the work: STOPPED, or ESCALATED when a task already escalated in this run. */
+  halt(reason: string, rollback: boolean): void {
+    if (!this.state.tasks.some((t) => t.status === 'escalated')) return this.stop(reason, rollback);
+    if (rollback) this.effect({ type: 'rollback', bestEffort: true });
+    this.restEscalated(reason);
+  }
+
+  stop(reason: string, rollback: boolean, phase: 'STOPPED' | 'PAUSED' = 'STOPPED'): void {
+    if (rollback) this.effect({ type: 'rollback', bestEffort: true });
+    const task = this.state.tasks.find((t) => t.id === this.state.currentTaskId);
+    if (task && task.status === 'running') task.status = 'pending';
+    this.state.stopReason = reason;
+    this.to(phase, reason).effect({ type: 'finish' });
+  }
+
+  private safeguardTripped(now: number): string | undefined {
+    const { limits, counters } = this.state;
+    return budgetTripped(limits, { iterations: counters.iterations + 1, costUsd: counters.costUsd, elapsedMs: now - this.state.startedAtMs });
+  }
+}
+
+function firstLine(text: string): string {
+  const line = text.trim().split('\n')[0] ?? '';
+  return line.length > 200 ? `${line.slice(0, 200)}…` : line;
+}

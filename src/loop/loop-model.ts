@@ -1,0 +1,100 @@
+import type { LoopLimits } from '../goal/limits.js';
+import type { Escalation } from '../goal/escalation.js';
+import type { Risk } from '../goal/schema.js';
+import type { GoalState, TaskStatus } from '../goal/states.js';
+
+/** What the pure controller knows about one task. */
+export interface TaskView {
+  id: string;
+  title: string;
+  dependencies: string[];
+  risk: Risk;
+  requiresApproval: boolean;
+  approved: boolean;
+  maxRetries: number;
+  status: TaskStatus;
+  /** Attempts over the goal's whole life (numbering for GOAL_ATTEMPT and trailers). */
+  attempts: number;
+  /** Attempts in this run; a resume or `/goal retry` starts them again at zero. */
+  runAttempts: number;
+  /** Failed attempts in this run, for `errors_recovered` once the task passes. */
+  runFailures: number;
+  checkpointSha?: string;
+  /** Order in which checkpoints landed on the branch (resumed ones first, in git order). */
+  checkpointSeq?: number;
+  lastError?: string;
+}
+
+export interface LoopCounters {
+  iterations: number;
+  consecutiveErrors: number;
+  errors: number;
+  errorsRecovered: number;
+  costUsd: number;
+}
+
+export interface LoopState {
+  phase: GoalState;
+  tasks: TaskView[];
+  /** The task being worked, when the phase is about one. */
+  currentTaskId?: string;
+  counters: LoopCounters;
+  limits: LoopLimits;
+  startedAtMs: number;
+  stopReason?: string;
+  /**
+   * The first task that escalated in this run (while the loop goes on with independent work), or,
+   * once the goal rests in ESCALATED, the escalation as reported: with the other escalated tasks,
+   * the blocked dependents and what was checkpointed meanwhile.
+   */
+  escalation?: Escalation;
+  /**
+   * Repo config `on_escalation`: `continue` (absent) keeps working every task that does not
+   * depend on an escalated one before the goal rests in ESCALATED; `stop` rests at once.
+   */
+  onEscalation?: OnEscalation;
+}
+
+export type OnEscalation = 'continue' | 'stop';
+
+export type ExecutionFailureKind = 'task' | 'infra' | 'budget';
+
+export type LoopEvent =
+  | { type: 'start'; at: number; checkpoints: Array<{ taskId: string; sha: string }>; setupFailure?: string }
+  | { type: 'executed'; at: number; ok: true; costUsd?: number }
+  | { type: 'executed'; at: number; ok: false; kind: ExecutionFailureKind; error: string; costUsd?: number }
+  | { type: 'verified'; at: number; passed: boolean; output: string }
+  | { type: 'checkpointed'; at: number; sha: string }
+  | { type: 'checkpoint_refused'; at: number; reason: string }
+  | { type: 'gate_done'; at: number; passed: boolean; output: string }
+  | { type: 'infra_error'; at: number; error: string }
+  | { type: 'interrupted'; at: number; request: 'pause' | 'stop'; reason: string };
+
+export type Effect =
+  | { type: 'execute'; taskId: string; attempt: number; previousFailure?: string }
+  | { type: 'verify'; taskId: string; attempt: number }
+  | { type: 'checkpoint'; taskId: string; attempt: number }
+  /** `bestEffort`: the goal is coming to rest; a failure is logged, not turned into an event. */
+  | { type: 'rollback'; bestEffort?: boolean }
+  | { type: 'final_gate' }
+  | { type: 'checkpointed'; taskId: string; sha: string }
+  | { type: 'escalate'; escalation: Escalation }
+  | { type: 'request_approval'; taskIds: string[] }
+  | { type: 'finish' };
+
+export interface Transition {
+  from: GoalState;
+  to: GoalState;
+  event: string;
+  detail?: string;
+}
+
+export interface Decision {
+  state: LoopState;
+  transitions: Transition[];
+  effects: Effect[];
+}
+
+export const FINAL_GATE_TASK = 'final-gate';
+/** Pseudo task id for a failure of the repo's `setup` commands. */
+export const SETUP_TASK = 'setup';

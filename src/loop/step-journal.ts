@@ -1,0 +1,105 @@
+import type { Logger } from 'pino';
+import type { GoalSnapshot, LoopResult } from '../goal/result.js';
+import type { GoalChange, GoalKey, GoalLedger } from '../ports/goal-ledger.js';
+import type { Outbox, PendingEffect } from '../ports/outbox.js';
+import { drainEffects, effectsRecorded } from './outbox.js';
+import type { RunView } from './run-view.js';
+import { loopEffect, outboxEffects, stepChange } from './step-change.js';
+import type { Decision } from './transition.js';
+
+export interface StepJournalOptions {
+  ledger: GoalLedger & Outbox;
+  key: GoalKey;
+  view: RunView;
+  /** Performs one outbox effect of this goal, given the goal as it is now. */
+  perform: (effect: PendingEffect, snapshot: GoalSnapshot) => Promise<void>;
+  /** Who performs effects (the claim's holder), and how long a try keeps others away. */
+  holder: string;
+  claimMs: number;
+  /** The process let go of the goal: no effect is started after it. */
+  abandon?: AbortSignal;
+  logger: Logger;
+  clock: () => number;
+}
+
+/**
+ * Writes the run's steps: each decision as one ledger write with the effects it implies, which are
+ * then performed from the outbox (drained), and, when the loop cannot go on, the resting state.
+ */
+export class StepJournal {
+  /** The result the finishing step's report carried, so the caller and the forge agree. */
+  finalResult: LoopResult | undefined;
+
+  constructor(private readonly o: StepJournalOptions) {}
+
+  /**
+   * What a run killed earlier left undone (a comment, a PR) is done first; but not its final
+   * report, which this run's own end supersedes (the CLI would print a stale summary).
+   */
+  async settleLeftovers(): Promise<void> {
+    for (const e of await this.o.ledger.pendingEffects({ key: this.o.key }).catch(() => [])) if (e.kind === 'finished') await this.o.ledger.completeEffect(e.id);
+    await this.drain();
+  }
+
+  /** Applies a decision to the view and writes it; true when it finishes the run. */
+  async step(decision: Decision): Promise<boolean> {
+    const { view, ledger, key } = this.o;
+    const before = view.state;
+    view.state = decision.state;
+    const finishing = decision.effects.some((e) => e.type === 'finish');
+    if (finishing) this.finalResult = await view.result(ledger);
+    await this.record(stepChange(before, decision, view.taskTimes, this.o.clock(), outboxEffects(decision.effects, this.finalResult)));
+    this.o.logger.debug({ state: view.state.phase, task: view.state.currentTaskId }, 'transition');
+    view.tokens = (await ledger.getGoal(key))?.counters.tokens ?? view.tokens;
+    return finishing;
+  }
+
+  /** The goal rests in FAILED (`event` says where it failed), written with its `finished` effect. */
+  async restFailed(event: string, reason: string): Promise<LoopResult> {
+    const { view } = this.o;
+    view.state = { ...view.state, phase: 'FAILED', stopReason: reason };
+    const result = await view.result(this.o.ledger);
+    await this.record({ transitions: [{ to: 'FAILED', event, detail: reason, stopReason: reason }], effects: [loopEffect({ kind: 'finished', payload: { result } })] });
+    return result;
+  }
+
+  /** After an internal error: rest in FAILED; if even the ledger fails, report what is known (the goal's row says where it stopped). */
+  async restAfterError(reason: string): Promise<LoopResult> {
+    try {
+      return await this.restFailed('internal_error', reason);
+    } catch (again) {
+      this.o.logger.error({ err: again }, 'cannot record the internal error');
+      const { view } = this.o;
+      view.state = { ...view.state, phase: 'FAILED', stopReason: reason };
+      return view.result(this.o.ledger).catch(() => view.fallbackResult());
+    }
+  }
+
+  /** Writes a step and the effects it implies in one transaction, then performs them. */
+  private async record(change: GoalChange): Promise<void> {
+    await this.o.ledger.recordChange(this.o.key, change);
+    if (!change.effects?.length) return;
+    effectsRecorded(change.effects);
+    await this.drain();
+  }
+
+  /**
+   * The step is written: a failure here (the store, a claim) leaves its effects pending, for the
+   * next drain or the sweep; it must not fail the goal.
+   */
+  private drain(): Promise<number> {
+    const { o } = this;
+    return drainEffects({
+      outbox: o.ledger,
+      key: o.key,
+      holder: o.holder,
+      claimMs: o.claimMs,
+      perform: (e) => o.perform(e, o.view.snapshot()),
+      logger: o.logger,
+      ...(o.abandon ? { signal: o.abandon } : {}),
+    }).catch((err: unknown) => {
+      o.logger.warn({ err }, 'cannot perform pending effects now; they stay pending');
+      return 0;
+    });
+  }
+}
