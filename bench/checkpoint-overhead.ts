@@ -5,8 +5,8 @@ import { performance } from 'node:perf_hooks';
 import { pino } from 'pino';
 import { parseRepoConfig } from '../src/config/repo-config.js';
 import { validateGoalSpec } from '../src/goal/parse.js';
-import { SqliteLedger } from '../src/ledger/sqlite/sqlite-ledger.js';
 import type { GoalSnapshot, LoopResult } from '../src/goal/result.js';
+import { SqliteLedger } from '../src/ledger/sqlite/sqlite-ledger.js';
 import type { Forge } from '../src/ports/forge.js';
 import type { Sandbox } from '../src/ports/sandbox.js';
 import { runConfiguredGoal } from '../src/run/run-configured-goal.js';
@@ -52,7 +52,14 @@ export async function checkpointOverhead(sandbox: Sandbox, opts: { informational
     const ledger = new SqliteLedger(join(root, 'ledger.db'));
     const stamps: number[] = [];
     const forge = new TimingForge(stamps);
-    const workspace = new GitWorkspace({ remote: bare, dir: join(root, 'ws'), goalId: 'bench', branch: 'goal/bench', protectedPaths: ['.github/workflows/**'], identity: { name: 'goal-loop', email: 'b@b' } });
+    const workspace = new GitWorkspace({
+      remote: bare,
+      dir: join(root, 'ws'),
+      goalId: 'bench',
+      branch: 'goal/bench',
+      protectedPaths: ['.github/workflows/**'],
+      identity: { name: 'goal-loop', email: 'b@b' },
+    });
     const result: LoopResult = await runConfiguredGoal({ repo: bare, spec, config: parseRepoConfig({}), ledger, workspace, sandbox, forge, logger: pino({ level: 'silent' }) });
     await ledger.close();
     if (result.status !== 'LOOP_COMPLETE') throw new Error(`bench goal ended ${result.status}: ${result.stop_reason}`);

@@ -1,4 +1,4 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { generateKeyPairSync } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -9,12 +9,12 @@ import { pino } from 'pino';
 import { Probot } from 'probot';
 import { createSampleRepo } from '../src/demo/sample-repo.js';
 import { goalLoopOctokit } from '../src/github/octokit.js';
-import { STATE_LABELS } from '../src/steering/labels.js';
 import { createRuntime, type GoalLoopRuntime } from '../src/github/runtime.js';
 import { openSqliteStore, type Store } from '../src/ledger/open-ledger.js';
 import { ProcessSandbox } from '../src/sandbox/process-sandbox.js';
-import { fakeGitHub, type FakeGitHub } from '../test/helpers/fake-github.js';
-import { githubBridge, type GitHubBridge } from '../test/helpers/github-bridge.js';
+import { STATE_LABELS } from '../src/steering/labels.js';
+import { type FakeGitHub, fakeGitHub } from '../test/helpers/fake-github.js';
+import { type GitHubBridge, githubBridge } from '../test/helpers/github-bridge.js';
 import { issuesLabeled, toEvent } from '../test/helpers/webhook-payloads.js';
 import { median, type Verdict } from './stats.js';
 
@@ -220,9 +220,14 @@ async function stop(w: Worker): Promise<void> {
 async function within<T>(p: Promise<T>, ms: number, what: string, w: Worker): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`timed out waiting for ${what}:\n${w.output().slice(-3000)}`)), ms)));
-  const early = p === (w.exited as Promise<unknown>) ? [] : [w.exited.then((e): never => {
-    throw new Error(`the worker exited (${e.code}/${e.signal}) while waiting for ${what}:\n${w.output().slice(-3000)}`);
-  })];
+  const early =
+    p === (w.exited as Promise<unknown>)
+      ? []
+      : [
+          w.exited.then((e): never => {
+            throw new Error(`the worker exited (${e.code}/${e.signal}) while waiting for ${what}:\n${w.output().slice(-3000)}`);
+          }),
+        ];
   try {
     return await Promise.race([p, timeout, ...early]);
   } finally {

@@ -1,12 +1,12 @@
 import { CommanderError } from 'commander';
+import { InputError, UsageError } from '../common/errors.js';
+import { redactError, redactUrls } from '../common/redact-urls.js';
 import { RepoConfigError } from '../config/repo-config.js';
-import { SpecValidationError, formatSpecError } from '../goal/parse.js';
+import { formatSpecError, SpecValidationError } from '../goal/parse.js';
 import { EXIT } from '../goal/result.js';
 import { LedgerOpenError } from '../ports/ledger.js';
 import { SandboxUnavailableError } from '../ports/sandbox.js';
-import { InputError, UsageError } from '../common/errors.js';
 import { LockedError } from '../run/lock.js';
-import { redactError, redactUrls } from '../common/redact-urls.js';
 import { buildProgram, CLI_COMMANDS } from './program.js';
 
 export async function main(argv: string[]): Promise<number> {

@@ -51,7 +51,6 @@ function renderEntry(e: AttemptEntry): string[] {
   }
 }
 
-
 function indentTail(tail: string): string[] {
   const lines = safe(tail).trimEnd().split('\n');
   const shown = lines.slice(-TAIL_LINES);

@@ -1,4 +1,4 @@
-import { parseRepoConfig, REPO_CONFIG_PATH, RepoConfigError, type RepoConfig } from '../config/repo-config.js';
+import { parseRepoConfig, REPO_CONFIG_PATH, type RepoConfig, RepoConfigError } from '../config/repo-config.js';
 import type { Octokit } from './github-forge.js';
 
 /** `.github/goal-loop.yml` through Probot's config plugin (what `context.config` uses), validated. */

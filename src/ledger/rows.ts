@@ -1,6 +1,6 @@
-import type { AttemptEntry, AttemptLogEntry } from '../ports/attempt-log.js';
 import type { GoalSpec } from '../goal/schema.js';
 import type { GoalState, TaskStatus } from '../goal/states.js';
+import type { AttemptEntry, AttemptLogEntry } from '../ports/attempt-log.js';
 import type { AttemptRecord, ControlRequest, EventRecord, GoalRecord, TaskRecord } from '../ports/goal-ledger.js';
 import type { InboxEntry } from '../ports/inbox.js';
 import type { GivenUpEffect, PendingEffect } from '../ports/outbox.js';

@@ -1,7 +1,7 @@
-import { budgetTripped, riskExceeds } from '../goal/limits.js';
 import { dependentsOf, nextReadyTask } from '../goal/dag.js';
 import type { Escalation } from '../goal/escalation.js';
-import { isSettled, type GoalState } from '../goal/states.js';
+import { budgetTripped, riskExceeds } from '../goal/limits.js';
+import { type GoalState, isSettled } from '../goal/states.js';
 import type { Decision, Effect, LoopState, TaskView, Transition } from './loop-model.js';
 
 /**
@@ -117,7 +117,9 @@ export class DecisionBuilder {
       next.status = 'awaiting_approval';
       this.state.currentTaskId = next.id;
       this.state.stopReason = `task ${next.id} (risk: ${next.risk}) needs approval`;
-      this.to('AWAITING_APPROVAL', next.id).effect({ type: 'request_approval', taskIds: [next.id] }).effect({ type: 'finish' });
+      this.to('AWAITING_APPROVAL', next.id)
+        .effect({ type: 'request_approval', taskIds: [next.id] })
+        .effect({ type: 'finish' });
       return;
     }
     this.startAttempt(next);

@@ -1,6 +1,6 @@
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import type { LimitsOverride } from '../goal/schema.js';
-import { SessionError, type GoalSession } from './goal-session.js';
+import { type GoalSession, SessionError } from './goal-session.js';
 import { confirmWithHuman } from './human.js';
 import { LIVE_LIMITS, loosenedKeys } from './limits-policy.js';
 
@@ -42,7 +42,7 @@ export async function configureGoal(server: Server, session: GoalSession, req: C
     const answer = await confirmWithHuman(
       server,
       `The agent driving goal "${session.key.goalId}" (${session.key.repo}) asks to ${asks.join('; and to ')}. Allow?`,
-      'A human can approve tasks with `goal-loop mcp --approve <task-id>` in the server\'s configuration, raise budgets in .github/goal-loop.yml (or the server\'s --config file), and resume with `goal-loop run`.',
+      "A human can approve tasks with `goal-loop mcp --approve <task-id>` in the server's configuration, raise budgets in .github/goal-loop.yml (or the server's --config file), and resume with `goal-loop run`.",
     );
     if (!answer.ok) throw new SessionError(`nothing changed: ${answer.reason}`);
   }

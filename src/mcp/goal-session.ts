@@ -1,17 +1,17 @@
 import type { Logger } from 'pino';
-import type { SetupCache } from '../workspace/setup-cache.js';
-import type { LoopLimits } from '../goal/limits.js';
 import type { RepoConfig } from '../config/repo-config.js';
-import { acquireLock } from '../run/lock.js';
-import type { GoalSpec, LimitsOverride } from '../goal/schema.js';
-import { readCoreMeta, type CoreGoalMeta } from '../goal/meta.js';
+import type { LoopLimits } from '../goal/limits.js';
+import { type CoreGoalMeta, readCoreMeta } from '../goal/meta.js';
 import type { LoopResult } from '../goal/result.js';
+import type { GoalSpec, LimitsOverride } from '../goal/schema.js';
 import type { AttemptRecord, GoalKey, GoalRecord, Ledger, TaskRecord } from '../ports/ledger.js';
 import type { Sandbox } from '../ports/sandbox.js';
-import type { GitOptions } from '../workspace/git.js';
 import { runLimits } from '../run/compose-goal-run.js';
+import { acquireLock } from '../run/lock.js';
 import { runConfiguredGoal } from '../run/run-configured-goal.js';
-import { Handoff, type ExternalReport, type PendingAttempt } from './handoff.js';
+import type { GitOptions } from '../workspace/git.js';
+import type { SetupCache } from '../workspace/setup-cache.js';
+import { type ExternalReport, Handoff, type PendingAttempt } from './handoff.js';
 import { liveBudgetTripped } from './limits-policy.js';
 import { McpForge } from './mcp-forge.js';
 
@@ -162,7 +162,7 @@ export class GoalSession {
 
   /** Waits until the loop hands out an attempt or comes to rest. */
   async turn(): Promise<Turn> {
-    for (;;) {
+    while (true) {
       const pending = this.handoff.current();
       if (pending) return { kind: 'build', pending };
       const run = this.run;

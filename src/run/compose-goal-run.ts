@@ -1,5 +1,4 @@
 import type { Logger } from 'pino';
-import { hostEnv } from '../sandbox/host-env.js';
 import type { AgentDeps } from '../agent/select-agent.js';
 import { configLimits, type RepoConfig } from '../config/repo-config.js';
 import { effectiveLimits, ignoredSpecLimits, type LoopLimits } from '../goal/limits.js';
@@ -8,6 +7,7 @@ import type { RunGoalOptions } from '../loop/controller.js';
 import type { TaskAgent } from '../ports/agent.js';
 import type { Sandbox } from '../ports/sandbox.js';
 import type { Workspace } from '../ports/workspace.js';
+import { hostEnv } from '../sandbox/host-env.js';
 import { selectSandbox } from '../sandbox/select-sandbox.js';
 import type { GitOptions } from '../workspace/git.js';
 import { GitWorkspace } from '../workspace/git-workspace.js';
@@ -124,8 +124,7 @@ export function sandboxForConfig(logger: Logger): (config: RepoConfig) => Promis
   return (config) => selectSandbox({ mode: config.sandbox, logger });
 }
 
-export interface ComposeGoalRunInput
-  extends Omit<RunGoalOptions, 'spec' | 'workspace' | 'sandbox' | 'agent' | 'limits' | 'gate' | 'setup' | 'setupNetwork' | 'setupEnv'> {
+export interface ComposeGoalRunInput extends Omit<RunGoalOptions, 'spec' | 'workspace' | 'sandbox' | 'agent' | 'limits' | 'gate' | 'setup' | 'setupNetwork' | 'setupEnv'> {
   spec: GoalSpec;
   config: RepoConfig;
   /** The goal's clone: where and how, or a workspace the caller already made (e.g. with goalWorkspace, to plan in it first). */

@@ -1,8 +1,8 @@
-import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
+import { hostname } from 'node:os';
 import type { Logger } from 'pino';
-import { GoalAbandonedError } from '../loop/controller.js';
 import { RESTING_STATES } from '../goal/states.js';
+import { GoalAbandonedError } from '../loop/controller.js';
 import type { GoalKey, GoalLedger, GoalRecord } from '../ports/goal-ledger.js';
 import type { Leases } from '../ports/leases.js';
 import type { Ledger } from '../ports/ledger.js';
@@ -180,7 +180,7 @@ export class WorkerPool {
 
   /** Resolves when this pool has nothing running and the queue has nothing due. */
   async idle(): Promise<void> {
-    for (;;) {
+    while (true) {
       if (this.active.size === 0 && !this.pumping) {
         const due = (await this.opts.queue.listQueued()).filter((j) => !j.notBefore || Date.parse(j.notBefore) <= Date.now());
         if (due.length === 0 && this.active.size === 0 && !this.pumping) return;

@@ -2,14 +2,14 @@ import { existsSync } from 'node:fs';
 import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { crashPoint } from '../common/crash-point.js';
-import { CheckpointRefusedError, type Checkpoint, type CheckpointInput, type DiffStat, type SetupIdentity, type Workspace } from '../ports/workspace.js';
+import { protectedMatches } from '../config/protected-paths.js';
+import { type Checkpoint, type CheckpointInput, CheckpointRefusedError, type DiffStat, type SetupIdentity, type Workspace } from '../ports/workspace.js';
 import { Git, GitError, type GitOptions } from './git.js';
 import type { MirrorCache } from './mirror-cache.js';
+import { NestedRepositoryError, refuseNestedRepositories, removeNestedRepositories } from './nested-repos.js';
 import type { SetupCache } from './setup-cache.js';
 import { SetupOutput } from './setup-output.js';
 import { SetupTrust } from './setup-trust.js';
-import { NestedRepositoryError, refuseNestedRepositories, removeNestedRepositories } from './nested-repos.js';
-import { protectedMatches } from '../config/protected-paths.js';
 import { CHECKPOINT_LOG_FORMAT, checkpointMessage, parseCheckpointLog } from './trailers.js';
 import { scrubParkedTree } from './warm-scrub.js';
 
@@ -111,17 +111,7 @@ export class GitWorkspace implements Workspace {
   async changedFiles(): Promise<string[]> {
     await this.guardGitDir();
     await refuseNestedRepositories(this.dir);
-    const out = await this.git.run(this.dir, [
-      'status',
-      '--porcelain=v1',
-      '-z',
-      '--untracked-files=all',
-      '--no-renames',
-      '--ignore-submodules=all',
-      '--',
-      '.',
-      ...this.setupOutput.excludes(true),
-    ]);
+    const out = await this.git.run(this.dir, ['status', '--porcelain=v1', '-z', '--untracked-files=all', '--no-renames', '--ignore-submodules=all', '--', '.', ...this.setupOutput.excludes(true)]);
     return out
       .split('\0')
       .filter((e) => e.length > 3)
@@ -144,7 +134,10 @@ export class GitWorkspace implements Workspace {
       await this.git.run(this.dir, ['reset', '--quiet']);
       throw new NestedRepositoryError(gitlinks);
     }
-    const hits = protectedMatches(staged.map((e) => e.path), this.opts.protectedPaths ?? []);
+    const hits = protectedMatches(
+      staged.map((e) => e.path),
+      this.opts.protectedPaths ?? [],
+    );
     if (hits.length > 0) {
       await this.git.run(this.dir, ['reset', '--quiet']);
       throw new CheckpointRefusedError(
@@ -305,7 +298,11 @@ export class GitWorkspace implements Workspace {
       const heads = (await this.git.run(this.dir, ['for-each-ref', '--format=%(objectname)', `refs/remotes/${REMOTE}/`])).split('\n').filter(Boolean);
       if (heads.length === 1 && heads[0]) return heads[0];
     }
-    throw new GitError(['rev-parse', ref], 1, this.opts.baseBranch ? `base branch "${this.opts.baseBranch}" not found on ${this.opts.remote}` : `cannot tell the default branch of ${this.opts.remote}; pass a base branch`);
+    throw new GitError(
+      ['rev-parse', ref],
+      1,
+      this.opts.baseBranch ? `base branch "${this.opts.baseBranch}" not found on ${this.opts.remote}` : `cannot tell the default branch of ${this.opts.remote}; pass a base branch`,
+    );
   }
 
   private async fetchBranch(): Promise<string | undefined> {

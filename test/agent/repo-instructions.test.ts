@@ -6,9 +6,9 @@ import { agentSystemPrompt } from '../../src/agent/prompts.js';
 import { goalBaseCommit, readRepoInstructions, renderRepoInstructions } from '../../src/agent/repo-instructions.js';
 import { DEFAULT_PROTECTED_PATHS } from '../../src/config/protected-paths.js';
 import { SAMPLE_FILES } from '../../src/demo/sample-repo.js';
+import { type MessagesBody, promptText, reply, text, toolUse } from '../helpers/fake-anthropic.js';
 import { git } from '../helpers/git.js';
 import { goalHarness } from '../helpers/goal-harness.js';
-import { promptText, reply, text, toolUse, type MessagesBody } from '../helpers/fake-anthropic.js';
 import { tempDir } from '../helpers/temp.js';
 import { claudeAgent, fakeApi, input, spec } from './fixtures.js';
 
@@ -170,7 +170,14 @@ describe('repository instructions (AGENTS.md, CLAUDE.md, .github/copilot-instruc
     const h = await goalHarness();
     const base = git(h.repo.bare, 'rev-parse', 'main');
     await h.run(
-      { goal_id: 'fork', objective: 'x', tasks: [{ id: 'task-01', title: 'x', run: 'echo 1 > one.txt', verification: 'true' }, { id: 'task-02', title: 'y', run: 'echo 2 > two.txt', verification: 'true' }] },
+      {
+        goal_id: 'fork',
+        objective: 'x',
+        tasks: [
+          { id: 'task-01', title: 'x', run: 'echo 1 > one.txt', verification: 'true' },
+          { id: 'task-02', title: 'y', run: 'echo 2 > two.txt', verification: 'true' },
+        ],
+      },
       { agent: claudeAgent(fake) },
     );
     expect(git(h.workspaceDir, 'rev-parse', 'HEAD')).not.toBe(base);

@@ -19,7 +19,7 @@ async function oneTurn(calls: ReturnType<typeof toolUse>[], files: Record<string
   return { results: lastToolResults(fake.requests[1]!.body), fake, ...ws };
 }
 
-describe('the agent\'s tools', () => {
+describe("the agent's tools", () => {
   it('refuses path traversal, absolute paths, symlink escapes, .git and protected paths, as is_error results', async () => {
     const { results, root, dir } = await oneTurn(
       [

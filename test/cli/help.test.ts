@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { createSampleRepo } from '../../src/demo/sample-repo.js';
-import { CLI, runCli, type CliResult } from '../helpers/cli.js';
+import { CLI, type CliResult, runCli } from '../helpers/cli.js';
 import { FakeAnthropic, reply, toolUse } from '../helpers/fake-anthropic.js';
 import { connectGoalLoop } from '../helpers/mcp-client.js';
 import { tempDir } from '../helpers/temp.js';
@@ -106,7 +106,10 @@ describe('goal-loop --help and --version', () => {
       [['run', '--goal', 'g.yml'], `goal-loop run: required option '--repo <path|url>' not specified (see \`goal-loop run --help\`)`],
       [['run', '--repo', '.'], `goal-loop run: required option '--goal <file>' not specified (see \`goal-loop run --help\`)`],
       [['logs'], `goal-loop logs: missing required argument 'goal-id' (see \`goal-loop logs --help\`)`],
-      [['run', '--repo', '.', '--goal', 'g.yml', '--agent', 'gpt'], `goal-loop run: option '--agent <agent>' argument 'gpt' is invalid. Allowed choices are auto, scripted, claude (see \`goal-loop run --help\`)`],
+      [
+        ['run', '--repo', '.', '--goal', 'g.yml', '--agent', 'gpt'],
+        `goal-loop run: option '--agent <agent>' argument 'gpt' is invalid. Allowed choices are auto, scripted, claude (see \`goal-loop run --help\`)`,
+      ],
     ];
     for (const [args, line] of cases) {
       const r = await cliWithOpenStdin(args);
@@ -162,7 +165,10 @@ describe('goal-loop --help and --version', () => {
         const target = probe.commands.find((c) => c.name() === name)!;
         target.action(() => undefined); // parse only
         const args = [name, ...(name === 'logs' ? ['g'] : []), flag, ...(value !== undefined ? [value] : [])];
-        const error = await probe.parseAsync(args, { from: 'user' }).then(() => undefined, (e: unknown) => e as { code?: string });
+        const error = await probe.parseAsync(args, { from: 'user' }).then(
+          () => undefined,
+          (e: unknown) => e as { code?: string },
+        );
         // Nothing refused, or only the required flags left out.
         expect([undefined, 'commander.missingMandatoryOptionValue'], `${args.join(' ')}: ${String(error)}`).toContain(error?.code);
       }

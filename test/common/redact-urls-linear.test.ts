@@ -56,7 +56,42 @@ function random(seed: number): () => number {
   };
 }
 
-const PIECES = ['http', 'https', 'HTTPS', '://', ':', '/', '@', '.', 'a', 'b', 'Z', '1', '-', '_', '~', '%', '+', '*', '!', ' ', '"', '<', '\n', 'com', 'io', 'localhost', 'ghp_', 'glpat-', 'npm_', 'github_pat_', 'x'.repeat(33), 'é', 'ssh', 'git'];
+const PIECES = [
+  'http',
+  'https',
+  'HTTPS',
+  '://',
+  ':',
+  '/',
+  '@',
+  '.',
+  'a',
+  'b',
+  'Z',
+  '1',
+  '-',
+  '_',
+  '~',
+  '%',
+  '+',
+  '*',
+  '!',
+  ' ',
+  '"',
+  '<',
+  '\n',
+  'com',
+  'io',
+  'localhost',
+  'ghp_',
+  'glpat-',
+  'npm_',
+  'github_pat_',
+  'x'.repeat(33),
+  'é',
+  'ssh',
+  'git',
+];
 
 describe('redactUrls masks exactly what the old regexes masked', () => {
   it('on 20,000 random URL-like strings', () => {

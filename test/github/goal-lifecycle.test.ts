@@ -2,8 +2,8 @@ import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ESCALATION_MARKER, STATUS_MARKER } from '../../src/steering/report/status-comment.js';
-import { appHarness, goalBlock } from '../helpers/github-app-harness.js';
 import { checkpointCommits, git } from '../helpers/git.js';
+import { appHarness, goalBlock } from '../helpers/github-app-harness.js';
 import { issueCommentCreated, issuesLabeled } from '../helpers/webhook-payloads.js';
 
 const TWO_TASKS = goalBlock(`
@@ -192,7 +192,10 @@ tasks:
     const issue = { number: 5, title: 'Bad config', body: TWO_TASKS, user: 'alice' };
     const h = await appHarness({ issues: [issue], files: { '.github/goal-loop.yml': 'max_retries: zero\nsandbox: docker\nfrobnicate: true\n' } });
     await h.deliver('issues', issuesLabeled({ ...h.repoSpec, issue, label: 'goal' }));
-    const reply = h.fake.commentsOn(5).map((c) => c.body).join('\n');
+    const reply = h.fake
+      .commentsOn(5)
+      .map((c) => c.body)
+      .join('\n');
     expect(reply).toContain('.github/goal-loop.yml` is invalid');
     expect(reply).toMatch(/max_retries/);
     expect(reply).toMatch(/sandbox/);

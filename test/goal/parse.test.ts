@@ -2,15 +2,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import {
-  deriveGoalId,
-  extractGoalBlock,
-  formatSpecError,
-  loadGoalSpecFile,
-  parseGoalSpec,
-  SpecValidationError,
-  validateGoalSpec,
-} from '../../src/goal/parse.js';
+import { deriveGoalId, extractGoalBlock, formatSpecError, loadGoalSpecFile, parseGoalSpec, SpecValidationError, validateGoalSpec } from '../../src/goal/parse.js';
 import { rawSpec, rawTask, seedGoalJson } from '../helpers/spec-builders.js';
 
 /** The error a spec raises, or a test failure if it parses. */
@@ -429,12 +421,8 @@ describe('schema details', () => {
       max_retries: 5,
       max_risk: 'medium',
     });
-    expect(specError(() => validateGoalSpec(rawSpec([rawTask('a')], { limits: { max_retries: 0 } }))).errors[0]!.path).toBe(
-      'limits.max_retries',
-    );
-    expect(lines(() => validateGoalSpec(rawSpec([rawTask('a')], { limits: { max_retry: 2 } })))).toEqual([
-      'limits: unknown key "max_retry"',
-    ]);
+    expect(specError(() => validateGoalSpec(rawSpec([rawTask('a')], { limits: { max_retries: 0 } }))).errors[0]!.path).toBe('limits.max_retries');
+    expect(lines(() => validateGoalSpec(rawSpec([rawTask('a')], { limits: { max_retry: 2 } })))).toEqual(['limits: unknown key "max_retry"']);
   });
 
   it('a task max_retries must be a positive integer', () => {

@@ -46,13 +46,7 @@ function inputs(): string[] {
   const include = [...(config.include ?? []), ...(config.files ?? [])];
   // Globs would need TypeScript's own matching: then the fingerprint cannot be trusted.
   if (!include.length || include.some((p) => /[*?{}[\]]/.test(p))) return [];
-  return [
-    ...include.map((p) => join(ROOT, p)),
-    join(ROOT, 'tsconfig.build.json'),
-    join(ROOT, 'tsconfig.json'),
-    join(ROOT, 'package.json'),
-    join(ROOT, 'node_modules', 'typescript', 'package.json'),
-  ];
+  return [...include.map((p) => join(ROOT, p)), join(ROOT, 'tsconfig.build.json'), join(ROOT, 'tsconfig.json'), join(ROOT, 'package.json'), join(ROOT, 'node_modules', 'typescript', 'package.json')];
 }
 
 function tsc(): Promise<void> {

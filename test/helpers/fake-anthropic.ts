@@ -212,15 +212,24 @@ export function requestProblems(body: MessagesBody, opts: FakeAnthropicOptions =
       }
       for (const id of ids) {
         if (!results.includes(id)) {
-          p.push(`messages.${i + 1}: \`tool_use\` ids were found without \`tool_result\` blocks immediately after: ${id}. Each \`tool_use\` block must have a corresponding \`tool_result\` block in the next message.`);
+          p.push(
+            `messages.${i + 1}: \`tool_use\` ids were found without \`tool_result\` blocks immediately after: ${id}. Each \`tool_use\` block must have a corresponding \`tool_result\` block in the next message.`,
+          );
         }
       }
     } else {
       const prev = body.messages[i - 1];
-      const ids = prev && prev.role === 'assistant' ? blocks(prev).filter((b) => b.type === 'tool_use').map((b) => (b as { id: string }).id) : [];
+      const ids =
+        prev && prev.role === 'assistant'
+          ? blocks(prev)
+              .filter((b) => b.type === 'tool_use')
+              .map((b) => (b as { id: string }).id)
+          : [];
       for (const b of content) {
         if (b.type === 'tool_result' && !ids.includes(b.tool_use_id)) {
-          p.push(`messages.${i}.content: unexpected \`tool_use_id\` found in \`tool_result\` blocks: ${b.tool_use_id}. Each \`tool_result\` block must have a corresponding \`tool_use\` block in the previous message.`);
+          p.push(
+            `messages.${i}.content: unexpected \`tool_use_id\` found in \`tool_result\` blocks: ${b.tool_use_id}. Each \`tool_result\` block must have a corresponding \`tool_use\` block in the previous message.`,
+          );
         }
       }
     }

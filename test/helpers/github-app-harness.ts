@@ -11,10 +11,10 @@ import type { Store } from '../../src/ledger/open-ledger.js';
 import type { Ledger } from '../../src/ports/ledger.js';
 import type { Sandbox } from '../../src/ports/sandbox.js';
 import { ProcessSandbox } from '../../src/sandbox/process-sandbox.js';
-import { fakeGitHub, type FakeGitHub, type FakeGitHubOptions } from './fake-github.js';
+import { type FakeGitHub, type FakeGitHubOptions, fakeGitHub } from './fake-github.js';
 import { tempDir } from './temp.js';
 import { openTestStore } from './test-store.js';
-import { toEvent, type RepoSpec, type WebhookEventName } from './webhook-payloads.js';
+import { type RepoSpec, toEvent, type WebhookEventName } from './webhook-payloads.js';
 
 export const OWNER = 'octo-org';
 export const REPO = 'widgets';

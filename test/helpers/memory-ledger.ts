@@ -2,19 +2,7 @@ import type { GoalSpec } from '../../src/goal/schema.js';
 import type { GoalState } from '../../src/goal/states.js';
 import { trimForLedger } from '../../src/ledger/trim.js';
 import type { AttemptEntry, AttemptLog, AttemptLogEntry, AttemptLogFilter } from '../../src/ports/attempt-log.js';
-import type {
-  AttemptRecord,
-  ControlRequest,
-  CounterDelta,
-  Counters,
-  EventRecord,
-  GoalChange,
-  GoalKey,
-  GoalLedger,
-  GoalRecord,
-  TaskPatch,
-  TaskRecord,
-} from '../../src/ports/goal-ledger.js';
+import type { AttemptRecord, ControlRequest, CounterDelta, Counters, EventRecord, GoalChange, GoalKey, GoalLedger, GoalRecord, TaskPatch, TaskRecord } from '../../src/ports/goal-ledger.js';
 import type { EffectInput, GivenUpEffect, Outbox, PendingEffect } from '../../src/ports/outbox.js';
 
 interface GoalEntry {

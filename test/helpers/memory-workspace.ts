@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { CheckpointRefusedError, type Checkpoint, type CheckpointInput, type Workspace } from '../../src/ports/workspace.js';
+import { type Checkpoint, type CheckpointInput, CheckpointRefusedError, type Workspace } from '../../src/ports/workspace.js';
 
 type Files = Map<string, string>;
 

@@ -199,11 +199,7 @@ function schemaProblems(schemaIn: Schema | undefined, body: unknown, where: stri
   if (branches && branches.length > 0) {
     const results = branches.map((b) => schemaProblems(b, body, where));
     if (!results.some((r) => r.length === 0)) {
-      problems.push(
-        `${where}: body matches none of the ${schema.oneOf ? 'oneOf' : 'anyOf'} branches (${results
-          .map((r) => r.join('; '))
-          .join(' | ')})`,
-      );
+      problems.push(`${where}: body matches none of the ${schema.oneOf ? 'oneOf' : 'anyOf'} branches (${results.map((r) => r.join('; ')).join(' | ')})`);
     }
   }
   for (const part of schema.allOf ?? []) problems.push(...schemaProblems(part, body, where));
@@ -289,11 +285,9 @@ export function checkRequest(method: string, urlPathWithQuery: string, body: unk
       // (a string body that is not JSON was sent with another media type: nothing to check)
       problems.push(...schemaProblems(jsonSchema, parsed, where));
     }
-  } else if (parsed !== undefined && !(typeof parsed === 'object' && parsed !== null && Object.keys(parsed).length === 0)) {
-    if (m !== 'get' && m !== 'head' && m !== 'delete') {
-      // Octokit sends leftover parameters as the body; an operation without a body ignores them.
-      problems.push(`${where}: operation takes no request body, got ${JSON.stringify(parsed).slice(0, 200)}`);
-    }
+  } else if (parsed !== undefined && !(typeof parsed === 'object' && parsed !== null && Object.keys(parsed).length === 0) && m !== 'get' && m !== 'head' && m !== 'delete') {
+    // Octokit sends leftover parameters as the body; an operation without a body ignores them.
+    problems.push(`${where}: operation takes no request body, got ${JSON.stringify(parsed).slice(0, 200)}`);
   }
   return problems;
 }

@@ -27,7 +27,9 @@ export class ScriptedSandbox implements Sandbox {
     if (answer) return result(answer);
     let output = '';
     for (const words of request.command.split(' && ')) {
-      const [word = '', ...rest] = substitute(words, request.env ?? {}).trim().split(/\s+/);
+      const [word = '', ...rest] = substitute(words, request.env ?? {})
+        .trim()
+        .split(/\s+/);
       if (word === 'hang') return hang(request, output);
       const { exitCode, text } = this.word(word, rest, request.cwd);
       output += text ? `${text}\n` : '';

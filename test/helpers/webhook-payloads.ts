@@ -146,7 +146,11 @@ function setUser(u: J, actor: Actor): J {
   const id = fakeUserId(login);
   for (const [k, v] of Object.entries(u)) {
     if (typeof v === 'string' && (k === 'url' || k.endsWith('_url'))) {
-      u[k] = v.split(`/users/${old}`).join(`/users/${encodeURIComponent(login)}`).split(`github.com/${old}`).join(`github.com/${login}`);
+      u[k] = v
+        .split(`/users/${old}`)
+        .join(`/users/${encodeURIComponent(login)}`)
+        .split(`github.com/${old}`)
+        .join(`github.com/${login}`);
     }
   }
   u.login = login;
@@ -391,9 +395,7 @@ export function issueCommentCreated(o: RepoSpec & { issue: IssueSpec; comment: C
   return p as IssueCommentCreatedPayload;
 }
 
-export function issueCommentEdited(
-  o: RepoSpec & { issue: IssueSpec; comment: CommentSpec; previousBody?: string },
-): IssueCommentEditedPayload {
+export function issueCommentEdited(o: RepoSpec & { issue: IssueSpec; comment: CommentSpec; previousBody?: string }): IssueCommentEditedPayload {
   const p = applyBase(exampleOf('issue_comment', 'edited', noOrg), o);
   applyIssue(p, o.issue, o);
   applyComment(p, o.comment, o.issue.number, o);
@@ -452,9 +454,7 @@ export function pullRequestReviewSubmitted(o: RepoSpec & { pull: PullSpec; revie
   return p as PullRequestReviewSubmittedPayload;
 }
 
-export function installationCreated(
-  o: Omit<RepoSpec, 'cloneUrl' | 'defaultBranch'> & { repositories?: string[] },
-): InstallationCreatedPayload {
+export function installationCreated(o: Omit<RepoSpec, 'cloneUrl' | 'defaultBranch'> & { repositories?: string[] }): InstallationCreatedPayload {
   const p = exampleOf('installation', 'created', (e) => !e.requester);
   const exampleOwner = String(p.installation.account.login);
   walk(p, (x) => {
@@ -506,10 +506,7 @@ export function webhookHeaders(o: { event: string; deliveryId?: string; secret: 
 }
 
 /** POSTs a signed delivery to `url` (e.g. `http://127.0.0.1:PORT/api/github/webhooks`). */
-export async function deliverWebhook(
-  url: string,
-  o: { event: string; payload: object; secret: string; deliveryId?: string },
-): Promise<Response> {
+export async function deliverWebhook(url: string, o: { event: string; payload: object; secret: string; deliveryId?: string }): Promise<Response> {
   const body = JSON.stringify(o.payload);
   return fetch(url, { method: 'POST', headers: webhookHeaders({ event: o.event, deliveryId: o.deliveryId, secret: o.secret, body }), body });
 }

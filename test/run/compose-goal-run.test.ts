@@ -4,17 +4,16 @@ import { parseRepoConfig } from '../../src/config/repo-config.js';
 import { DEFAULT_LIMITS } from '../../src/goal/limits.js';
 import { parseGoalSpec } from '../../src/goal/parse.js';
 import type { GoalSpec } from '../../src/goal/schema.js';
-import type { Ledger } from '../../src/ports/ledger.js';
-import type { Forge } from '../../src/ports/forge.js';
 import type { TaskAgent } from '../../src/ports/agent.js';
+import type { Forge } from '../../src/ports/forge.js';
+import type { Ledger } from '../../src/ports/ledger.js';
 import type { Sandbox } from '../../src/ports/sandbox.js';
 import type { Workspace } from '../../src/ports/workspace.js';
 import { agentDeps, composeGoalRun, configCommands, goalWorkspace, LOCAL_IDENTITY, runLimits } from '../../src/run/compose-goal-run.js';
 import { rawSpec } from '../helpers/spec-builders.js';
 
 const logger = pino({ level: 'silent' });
-const spec = (limits?: Record<string, unknown>): GoalSpec =>
-  parseGoalSpec(JSON.stringify(rawSpec(undefined, { goal_id: 'g1', ...(limits ? { limits } : {}) })), { source: 'spec' });
+const spec = (limits?: Record<string, unknown>): GoalSpec => parseGoalSpec(JSON.stringify(rawSpec(undefined, { goal_id: 'g1', ...(limits ? { limits } : {}) })), { source: 'spec' });
 
 describe('runLimits', () => {
   const config = parseRepoConfig({ max_iterations: 20, cost_cap_usd: 5 });
@@ -133,7 +132,19 @@ describe('composeGoalRun', () => {
       approve: ['a'],
     });
     expect(seen).toBe(60);
-    expect(run.options).toMatchObject({ repo: '/r', ledger, forge, workspace, sandbox, agent, gate: ['true'], setup: [], setupNetwork: false, limits: { ...DEFAULT_LIMITS, task_timeout_s: 60, cost_cap_usd: 9 }, approve: ['a'] });
+    expect(run.options).toMatchObject({
+      repo: '/r',
+      ledger,
+      forge,
+      workspace,
+      sandbox,
+      agent,
+      gate: ['true'],
+      setup: [],
+      setupNetwork: false,
+      limits: { ...DEFAULT_LIMITS, task_timeout_s: 60, cost_cap_usd: 9 },
+      approve: ['a'],
+    });
     expect(run.limits.cost_cap_usd).toBe(9);
     await run.close();
     expect(closed).toBe(1);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { DEV_SHM_BYTES, jailArgv, type JailSpec } from '../../src/sandbox/bwrap-args.js';
+import { DEV_SHM_BYTES, type JailSpec, jailArgv } from '../../src/sandbox/bwrap-args.js';
 import { OutputCapture } from '../../src/sandbox/output-capture.js';
 import { installPrefix } from '../../src/sandbox/toolchain.js';
 
@@ -74,9 +74,18 @@ describe('jailArgv', () => {
     expect(git).toBeGreaterThan(ws);
     // The outer shows the inner bwrap the host /proc (the inner mounts its own over it), the
     // workspace is the only read-write bind, and the inner re-binds the outer's root.
-    expect(after(argv, '--bind', 2)).toEqual([['/proc', '/proc'], ['/srv/ws/goal', '/srv/ws/goal'], ['/', '/']]);
+    expect(after(argv, '--bind', 2)).toEqual([
+      ['/proc', '/proc'],
+      ['/srv/ws/goal', '/srv/ws/goal'],
+      ['/', '/'],
+    ]);
     expect(after(argv, '--ro-bind', 2)).toEqual(
-      expect.arrayContaining([['/usr', '/usr'], ['/opt/node-20', '/opt/node-20'], ['/tmp/scratch/empty', '/opt/node-20/etc/npmrc'], ['/tmp/scratch/passwd', '/etc/passwd']]),
+      expect.arrayContaining([
+        ['/usr', '/usr'],
+        ['/opt/node-20', '/opt/node-20'],
+        ['/tmp/scratch/empty', '/opt/node-20/etc/npmrc'],
+        ['/tmp/scratch/passwd', '/etc/passwd'],
+      ]),
     );
     const mask = argv.findIndex((a, i) => a === '--ro-bind' && argv[i + 2] === '/opt/node-20/etc/npmrc');
     const tool = argv.findIndex((a, i) => a === '--ro-bind' && argv[i + 1] === '/opt/node-20');
@@ -122,7 +131,7 @@ describe('jailArgv', () => {
 });
 
 describe('toolchain prefixes', () => {
-  it('binds an installation prefix, never the bot\'s home or an ancestor of it', () => {
+  it("binds an installation prefix, never the bot's home or an ancestor of it", () => {
     expect(installPrefix('/root/.nvm/versions/node/v20.19.0/bin/node', '/root', true)).toBe('/root/.nvm/versions/node/v20.19.0');
     expect(installPrefix('/opt/node/bin/node', '/root', true)).toBe('/opt/node');
     expect(installPrefix('/root/bin/git', '/root', true)).toBe('/root/bin');

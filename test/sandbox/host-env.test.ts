@@ -51,7 +51,7 @@ const DOCUMENTED = {
   DOCS_INDEX: '/srv/docs',
 };
 
-describe('hostEnv refuses the bot\'s credentials and anything that looks like a secret', () => {
+describe("hostEnv refuses the bot's credentials and anything that looks like a secret", () => {
   it('attack: bot credentials Probot and the host keep in the environment never pass, whatever the config lists', () => {
     const names = Object.keys(BOT_AND_SECRETS);
     const got = hostEnv(names, { ...BOT_AND_SECRETS, ...DOCUMENTED });

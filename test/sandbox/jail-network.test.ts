@@ -1,5 +1,5 @@
 import { createSocket, type Socket as UdpSocket } from 'node:dgram';
-import { createServer, type AddressInfo, type Server } from 'node:net';
+import { type AddressInfo, createServer, type Server } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ProcessSandbox } from '../../src/sandbox/process-sandbox.js';
 import { jail, jailRoot, nodeScript, runIn } from '../helpers/sandbox-jail.js';

@@ -24,7 +24,11 @@ export function join(parts: readonly Sql[], separator: string): Sql {
 export const identifier = (name: string): Sql => new Sql([name], []);
 
 /** `(?, ?, ?)` for a non-empty list of values. */
-export const list = (values: readonly unknown[]): Sql => sql`(${join(values.map((v) => sql`${v}`), ', ')})`;
+export const list = (values: readonly unknown[]): Sql =>
+  sql`(${join(
+    values.map((v) => sql`${v}`),
+    ', ',
+  )})`;
 
 /** SQL text that differs between the dialects. */
 export class DialectSql {

@@ -1,6 +1,6 @@
 import type Database from 'better-sqlite3';
 import type { GoalKey } from '../../ports/goal-ledger.js';
-import { MODE_RANK, type GoalJob, type GoalMode, type QueuedJob, type WorkQueue } from '../../ports/queue.js';
+import { type GoalJob, type GoalMode, MODE_RANK, type QueuedJob, type WorkQueue } from '../../ports/queue.js';
 
 interface JobRow {
   id: number;

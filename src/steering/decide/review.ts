@@ -1,5 +1,5 @@
-import type { TaskSpec } from '../../goal/schema.js';
 import { quoteUntrusted } from '../../common/untrusted.js';
+import type { TaskSpec } from '../../goal/schema.js';
 import type { EventOf } from '../events.js';
 import type { ReviewComment } from '../issue-forge.js';
 import type { ConfigFact, EventDecision, GoalView } from './actions.js';

@@ -1,7 +1,7 @@
 import { posix } from 'node:path';
 import { plainText } from '../../common/plain-text.js';
-import { headChars, sanitizeProse } from '../../common/untrusted.js';
 import { redactUrls } from '../../common/redact-urls.js';
+import { headChars, sanitizeProse } from '../../common/untrusted.js';
 
 /** A check-run annotation as the Checks API takes it (`output.annotations[]`). */
 export interface CheckAnnotation {
@@ -137,11 +137,7 @@ export function parseAnnotations(output: string, opts: AnnotationParseOptions = 
       continue;
     }
     // ❯ src/a.test.ts:12:5   /   at Object.<anonymous> (src/a.test.ts:12:5)   /   at src/a.test.ts:12:5
-    if (
-      (m = line.match(/^\s*❯ (.+?):(\d+):(\d+)$/)) ||
-      (m = line.match(/^\s*at .*\((.+?):(\d+):(\d+)\)$/)) ||
-      (m = line.match(/^\s*at (\S+?):(\d+):(\d+)$/))
-    ) {
+    if ((m = line.match(/^\s*❯ (.+?):(\d+):(\d+)$/)) || (m = line.match(/^\s*at .*\((.+?):(\d+):(\d+)\)$/)) || (m = line.match(/^\s*at (\S+?):(\d+):(\d+)$/))) {
       if (located || (!failing && !error)) continue;
       if (add(m[1]!, m[2]!, m[3], [failing, error].filter(Boolean).join(' — '))) located = true;
     }
@@ -182,7 +178,11 @@ function messageText(s: string): string {
 }
 
 /** The first `max` annotations not already on the check run (by path, line and message). */
-export function newAnnotations(found: readonly CheckAnnotation[], existing: ReadonlyArray<{ path: string; start_line: number; message?: string | null }>, max = ANNOTATIONS_PER_REQUEST): CheckAnnotation[] {
+export function newAnnotations(
+  found: readonly CheckAnnotation[],
+  existing: ReadonlyArray<{ path: string; start_line: number; message?: string | null }>,
+  max = ANNOTATIONS_PER_REQUEST,
+): CheckAnnotation[] {
   const have = new Set(existing.map((a) => `${a.path}:${a.start_line}`));
   return found.filter((a) => !have.has(`${a.path}:${a.start_line}`)).slice(0, max);
 }

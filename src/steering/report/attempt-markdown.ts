@@ -1,10 +1,10 @@
-import type { AttemptEntry, EndEntry, TurnEntry } from '../../ports/attempt-log.js';
-import { utf8Bytes } from '../../common/untrusted.js';
-import { inlineUntrusted } from './status-comment.js';
 import { duration, exitText } from '../../common/run-words.js';
+import { utf8Bytes } from '../../common/untrusted.js';
 import { spendText } from '../../goal/usage.js';
+import type { AttemptEntry, EndEntry, TurnEntry } from '../../ports/attempt-log.js';
 import { code, commitLink, fenced, htmlText, lastLines } from './inert.js';
-import { attemptFailed, type AttemptView } from './record.js';
+import { type AttemptView, attemptFailed } from './record.js';
+import { inlineUntrusted } from './status-comment.js';
 
 /** Most of one attempt's block by default (UTF-8 bytes): turns in the middle are left out beyond it. */
 const ATTEMPT_MAX_CHARS = 40_000;

@@ -1,11 +1,11 @@
-import type { GoalSnapshot } from '../../goal/result.js';
-import { parseAnnotations, type CheckAnnotation } from './annotations.js';
-import { escalatedAncestors } from './status-comment.js';
-import { attemptDetails, attemptLine, endText, logsHint, type RenderContext } from './attempt-markdown.js';
 import { utf8Bytes } from '../../common/untrusted.js';
-import { code } from './inert.js';
+import type { GoalSnapshot } from '../../goal/result.js';
+import { type CheckAnnotation, parseAnnotations } from './annotations.js';
+import { attemptDetails, attemptLine, endText, logsHint, type RenderContext } from './attempt-markdown.js';
 import { fitBlocks, fitLines, SEPARATOR } from './fit.js';
-import { attemptFailed, failedVerifications, taskOrder, type AttemptView } from './record.js';
+import { code } from './inert.js';
+import { type AttemptView, attemptFailed, failedVerifications, taskOrder } from './record.js';
+import { escalatedAncestors } from './status-comment.js';
 
 /** GitHub's limit for a check run's `output.summary` and `output.text`, in UTF-8 bytes. */
 export const CHECK_OUTPUT_MAX = 65_535;

@@ -1,12 +1,12 @@
+import { tailChars, utf8Bytes } from '../../common/untrusted.js';
 import type { Escalation } from '../../goal/escalation.js';
 import { MISSING_SETUP_HINT_HEAD } from '../../goal/failure-summary.js';
 import type { GoalSnapshot } from '../../goal/result.js';
-import { ESCALATION_MARKER, unlinked } from './status-comment.js';
 import { attemptDetails, attemptLine, logsHint, type RenderContext } from './attempt-markdown.js';
-import { tailChars, utf8Bytes } from '../../common/untrusted.js';
-import { code, fenced } from './inert.js';
 import { fitBlocks, SEPARATOR } from './fit.js';
+import { code, fenced } from './inert.js';
 import type { AttemptView } from './record.js';
+import { ESCALATION_MARKER, unlinked } from './status-comment.js';
 
 /** GitHub's limit for a comment's body, in UTF-8 bytes. */
 export const COMMENT_MAX = 65_536;

@@ -1,8 +1,8 @@
 import type { GoalSnapshot } from '../../goal/result.js';
 import { logsHint, type RenderContext } from './attempt-markdown.js';
-import { code, commitLink } from './inert.js';
 import { fitLines } from './fit.js';
-import { lastCheckpoint, statPaths, type AttemptView } from './record.js';
+import { code, commitLink } from './inert.js';
+import { type AttemptView, lastCheckpoint, statPaths } from './record.js';
 
 const PATHS_SHOWN = 3;
 /** Room the changes list may take in a PR body, in UTF-8 bytes (GitHub's limit is 65,536 bytes). */

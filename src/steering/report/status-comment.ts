@@ -1,11 +1,11 @@
+import { unlinked, unmentioned } from '../../common/inert-text.js';
+import { plainText } from '../../common/plain-text.js';
+import { redactUrls } from '../../common/redact-urls.js';
+import { headChars, sanitizeProse, utf8Bytes } from '../../common/untrusted.js';
 import { mermaidGraph } from '../../goal/render.js';
 import type { GoalSnapshot, TaskSnapshot } from '../../goal/result.js';
-import { plainText } from '../../common/plain-text.js';
-import { headChars, sanitizeProse, utf8Bytes } from '../../common/untrusted.js';
-import { unlinked, unmentioned } from '../../common/inert-text.js';
-import { redactUrls } from '../../common/redact-urls.js';
-import { fitLines } from './fit.js';
 import { totalTokens } from '../../goal/usage.js';
+import { fitLines } from './fit.js';
 
 /** Kept here too: the report and older callers import it from this module. */
 export { unlinked } from '../../common/inert-text.js';
@@ -63,7 +63,9 @@ export function undeliveredNotice(undelivered: readonly Undelivered[]): string |
  * reference anything, show a credential, or break our markdown.
  */
 export function inlineUntrusted(text: string, max = 120): string {
-  const one = redactUrls(sanitizeProse(plainText(text))).replace(/\s+/g, ' ').trim();
+  const one = redactUrls(sanitizeProse(plainText(text)))
+    .replace(/\s+/g, ' ')
+    .trim();
   const cut = one.length > max ? `${headChars(one, max)}…` : one;
   return unlinked(unmentioned(cut).replace(/([\\`*_[\]<>|&])/g, '\\$1'));
 }

@@ -1,6 +1,6 @@
-import { type FakeCheckRun } from './types.js';
-import { now, obj, str, type Reply } from './util.js';
 import type { Ctx } from './responses.js';
+import type { FakeCheckRun } from './types.js';
+import { now, obj, type Reply, str } from './util.js';
 
 export function createCheckRoutes(ctx: Ctx) {
   const { newId, pulls, checkRuns, checkRunJson, json, notFound, invalid, paged, violations } = ctx;
@@ -29,7 +29,10 @@ export function createCheckRoutes(ctx: Ctx) {
     }
     if (!problems.length) return undefined;
     violations.push(...problems.map((p) => `${method} check-runs: ${p}`));
-    return invalid('Invalid request.', problems.map((message) => ({ resource: 'CheckRun', code: 'custom', message })));
+    return invalid(
+      'Invalid request.',
+      problems.map((message) => ({ resource: 'CheckRun', code: 'custom', message })),
+    );
   }
 
   function routeChecks(method: string, url: URL, body: unknown, rest: string[]): Reply | undefined {
@@ -77,7 +80,10 @@ export function createCheckRoutes(ctx: Ctx) {
       }
       if (rest.length === 3 && r(2) === 'annotations' && method === 'GET') {
         if (!c) return notFound();
-        return paged(url, c.annotations.map((a) => ({ start_column: null, end_column: null, title: null, raw_details: null, blob_href: `https://github.com/fake/blob/${c.headSha}/${String(a.path)}`, ...a })));
+        return paged(
+          url,
+          c.annotations.map((a) => ({ start_column: null, end_column: null, title: null, raw_details: null, blob_href: `https://github.com/fake/blob/${c.headSha}/${String(a.path)}`, ...a })),
+        );
       }
       return undefined;
     }

@@ -1,7 +1,7 @@
-import { type FakePull, type ReviewState } from './types.js';
-import { obj, str, type Reply } from './util.js';
 import type { Ctx } from './responses.js';
 import type { IssueRoutes } from './routes-issues.js';
+import type { FakePull, ReviewState } from './types.js';
+import { obj, type Reply, str } from './util.js';
 
 export function createPullRoutes(ctx: Ctx & IssueRoutes) {
   const {
@@ -103,16 +103,13 @@ export function createPullRoutes(ctx: Ctx & IssueRoutes) {
         if (rest.length === 3 && method === 'POST') {
           const b = obj(body);
           const event = str(b.event);
-          const state: ReviewState =
-            event === 'APPROVE' ? 'APPROVED' : event === 'REQUEST_CHANGES' ? 'CHANGES_REQUESTED' : event === 'COMMENT' ? 'COMMENTED' : 'PENDING';
+          const state: ReviewState = event === 'APPROVE' ? 'APPROVED' : event === 'REQUEST_CHANGES' ? 'CHANGES_REQUESTED' : event === 'COMMENT' ? 'COMMENTED' : 'PENDING';
           const added = addReview({
             pullNumber: p.number,
             state,
             body: str(b.body) ?? null,
             user: botLogin,
-            comments: Array.isArray(b.comments)
-              ? (b.comments as unknown[]).map((c) => ({ body: str(obj(c).body) ?? '', path: str(obj(c).path) ?? '', line: Number(obj(c).line) || undefined }))
-              : [],
+            comments: Array.isArray(b.comments) ? (b.comments as unknown[]).map((c) => ({ body: str(obj(c).body) ?? '', path: str(obj(c).path) ?? '', line: Number(obj(c).line) || undefined })) : [],
           });
           return json(200, reviewJson(added.review));
         }

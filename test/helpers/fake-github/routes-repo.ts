@@ -1,5 +1,5 @@
-import { fakeSha, userJson, obj, str, ROLE, type Reply } from './util.js';
 import type { Ctx } from './responses.js';
+import { fakeSha, obj, type Reply, ROLE, str, userJson } from './util.js';
 
 /** Numbers each fake, so a token one fake handed out is never valid at another (an earlier test's). */
 let fakeInstances = 0;
@@ -112,7 +112,11 @@ export function createRepoRoutes(ctx: Ctx) {
 
     // --- repo labels ---
     if (r(0) === 'labels') {
-      if (method === 'GET' && rest.length === 1) return paged(url, [...repoLabels.values()].map((l) => labelJson(l.name)));
+      if (method === 'GET' && rest.length === 1)
+        return paged(
+          url,
+          [...repoLabels.values()].map((l) => labelJson(l.name)),
+        );
       if (method === 'POST' && rest.length === 1) {
         const b = obj(body);
         const name = str(b.name) ?? '';

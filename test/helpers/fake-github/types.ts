@@ -234,13 +234,10 @@ export interface FakeGitHub {
   addComment(issueNumber: number, body: string, user: string): FakeComment;
   addPull(seed: FakePullSeed): FakePull;
   /** A submitted review, with optional line comments attached to it. */
-  addReview(r: {
-    pullNumber: number;
-    state: ReviewState;
-    body?: string | null;
-    user: string;
-    comments?: Array<{ body: string; path: string; line?: number }>;
-  }): { review: FakeReview; comments: FakeReviewComment[] };
+  addReview(r: { pullNumber: number; state: ReviewState; body?: string | null; user: string; comments?: Array<{ body: string; path: string; line?: number }> }): {
+    review: FakeReview;
+    comments: FakeReviewComment[];
+  };
   setPermission(login: string, permission: Permission): void;
   setFile(path: string, content: string | undefined): void;
   /** Marks a PR merged (and closed), as a human merge would. */
