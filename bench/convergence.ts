@@ -156,7 +156,7 @@ export async function convergence(): Promise<Verdict[]> {
       while ((await store.ledger.pendingEffects({ key: goalKey })).length > 0 && performance.now() < end) await sleep(50);
       await stop(b);
     }
-    if (fake.violations.length || fake.unhandled.length) {
+    if (fake.violations.length > 0 || fake.unhandled.length > 0) {
       throw new Error(`GitHub API misuse:\n${[...fake.violations, ...fake.unhandled.map((u) => `unhandled ${u}`)].join('\n')}`);
     }
 

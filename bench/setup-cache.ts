@@ -71,7 +71,7 @@ export async function setupCacheBench(): Promise<Verdict[]> {
         second.push(await run(`second-${i}`, { setup, cache: true }));
         await setupCache.idle(); // the next hit's ready copy, made between goals
       }
-      const named: Array<[string, TimedGoal]> = [
+      const named: [string, TimedGoal][] = [
         ...uncached.map((g, i) => [`uncached-${i + 1}`, g] as [string, TimedGoal]),
         ['first', first],
         ...second.map((g, i) => [`second-${i + 1}`, g] as [string, TimedGoal]),
@@ -122,7 +122,7 @@ export async function setupCacheBench(): Promise<Verdict[]> {
         }
       }
       const detail = `${ratio.toFixed(1)}x faster to the first verified task on a cache hit (${ms(t1)} -> ${ms(t2)}, target >= ${TARGET}x); cache ${(cacheBytes / 1024 / 1024).toFixed(1)} MB`;
-      return [{ name: 'setup cache', pass: ratio >= TARGET && problems.length === 0, detail: problems.length ? `${detail}; ${problems.join('; ')}` : detail }];
+      return [{ name: 'setup cache', pass: ratio >= TARGET && problems.length === 0, detail: problems.length > 0 ? `${detail}; ${problems.join('; ')}` : detail }];
     } finally {
       await ledger.close();
     }
@@ -164,7 +164,7 @@ async function timedGoal(o: { root: string; bare: string; ledger: SqliteLedger; 
     goal_id: o.goalId,
     objective: 'use the installed dependencies',
     tasks: [
-      { id: 't1', title: 'first', run: `echo one > ${o.goalId}-1.txt`, verification: `test -s ${o.goalId}-1.txt${o.setup.length ? ` && test -d node_modules/${PROBE}` : ''}` },
+      { id: 't1', title: 'first', run: `echo one > ${o.goalId}-1.txt`, verification: `test -s ${o.goalId}-1.txt${o.setup.length > 0 ? ` && test -d node_modules/${PROBE}` : ''}` },
       { id: 't2', title: 'second', run: `echo two > ${o.goalId}-2.txt`, verification: `test -s ${o.goalId}-2.txt`, dependencies: ['t1'] },
     ],
   });

@@ -87,7 +87,7 @@ export class GitHubForge implements Forge {
 
   async escalate(s: GoalSnapshot, e: Escalation, once?: EffectOnce): Promise<void> {
     await this.flush(s);
-    const mention = (this.g.assignees.length ? this.g.assignees : [this.g.author]).map((u) => `@${u}`).join(' ');
+    const mention = (this.g.assignees.length > 0 ? this.g.assignees : [this.g.author]).map((u) => `@${u}`).join(' ');
     const body = renderEscalation(s, e, await this.record(), { mention, repoUrl: this.g.htmlUrl, goalId: this.opts.key.goalId });
     await this.comment(this.g.issueNumber, body, once && { marker: effectMarker(once.id), retry: once.retry });
   }
@@ -97,7 +97,7 @@ export class GitHubForge implements Forge {
     this.timer = undefined;
     await this.flush(s);
     const pr = await this.findPullRequest();
-    if (pr && r.checkpoints.length) {
+    if (pr && r.checkpoints.length > 0) {
       const head = r.checkpoints.at(-1)!.sha;
       const record = await this.record();
       await this.reportCheckRun(s, head, 'completed', r, once?.retry ?? false, record);
@@ -273,14 +273,14 @@ export class GitHubForge implements Forge {
     if (id === undefined && retry) id = await this.findCheckRun(headSha);
     if (id !== undefined) {
       // Annotations add up on a check run: only those it lacks are sent, so a repeated report adds none.
-      const existing = found.length ? await this.o.paginate(this.o.rest.checks.listAnnotations, { owner, repo, check_run_id: id, per_page: 100 }) : [];
+      const existing = found.length > 0 ? await this.o.paginate(this.o.rest.checks.listAnnotations, { owner, repo, check_run_id: id, per_page: 100 }) : [];
       const annotations = newAnnotations(found, existing);
       await this.o.rest.checks.update({
         owner,
         repo,
         check_run_id: id,
         status,
-        output: { ...rendered, ...(annotations.length ? { annotations } : {}) },
+        output: { ...rendered, ...(annotations.length > 0 ? { annotations } : {}) },
         ...(conclusion ? { conclusion } : {}),
       });
       if (meta.checkRunId !== id) await this.opts.ledger.setMeta(this.opts.key, { checkRunId: id, checkRunSha: headSha });
@@ -293,7 +293,7 @@ export class GitHubForge implements Forge {
       name: 'goal-loop',
       head_sha: headSha,
       status,
-      output: { ...rendered, ...(annotations.length ? { annotations } : {}) },
+      output: { ...rendered, ...(annotations.length > 0 ? { annotations } : {}) },
       ...(conclusion ? { conclusion } : {}),
     });
     await this.opts.ledger.setMeta(this.opts.key, { checkRunId: data.id, checkRunSha: headSha });

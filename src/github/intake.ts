@@ -123,7 +123,7 @@ export function createIntake(opts: IntakeOptions): Intake {
       return pending.length;
     },
     async idle() {
-      while (chains.size > 0) await Promise.all([...chains.values()]);
+      while (chains.size > 0) await Promise.all(chains.values());
     },
   };
 }

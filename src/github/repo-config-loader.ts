@@ -13,5 +13,5 @@ export async function loadRepoConfig(o: Octokit, owner: string, repo: string): P
     throw err;
   }
   // The plugin answers {} when the file does not exist.
-  return parseRepoConfig(raw && Object.keys(raw as object).length ? raw : undefined);
+  return parseRepoConfig(raw && Object.keys(raw as object).length > 0 ? raw : undefined);
 }

@@ -100,7 +100,7 @@ export class DecisionBuilder {
     if (rollback) this.effect({ type: 'rollback', ...(next && !tripped ? {} : { bestEffort: true }) });
     if (escalated && (!next || tripped)) {
       for (const t of approvals) t.status = 'awaiting_approval';
-      if (approvals.length) this.effect({ type: 'request_approval', taskIds: approvals.map((t) => t.id) });
+      if (approvals.length > 0) this.effect({ type: 'request_approval', taskIds: approvals.map((t) => t.id) });
       return this.restEscalated(tripped);
     }
     if (!next) {
@@ -219,7 +219,7 @@ export class DecisionBuilder {
     const dependents = new Set(escalated.flatMap((id) => [...dependentsOf(this.state.tasks, id)]));
     const blocked = this.state.tasks.filter((t) => dependents.has(t.id) && !isSettled(t.status) && t.status !== 'escalated').map((t) => t.id);
     const also = escalated.filter((id) => id !== first.task_id);
-    const escalation: Escalation = { ...first, ...(also.length ? { also_escalated: also } : {}), ...(blocked.length ? { blocked } : {}) };
+    const escalation: Escalation = { ...first, ...(also.length > 0 ? { also_escalated: also } : {}), ...(blocked.length > 0 ? { blocked } : {}) };
     this.escalate(escalation, false, stoppedBy && `independent work stopped: ${stoppedBy}`);
   }
 

@@ -57,7 +57,7 @@ export function decide(state: LoopState, event: LoopEvent): Decision {
 
 /** Builds an initial state from the spec's tasks and the ledger's knowledge of them. */
 export function initialState(input: {
-  tasks: Array<Omit<TaskView, 'runAttempts' | 'runFailures'>>;
+  tasks: Omit<TaskView, 'runAttempts' | 'runFailures'>[];
   limits: LoopLimits;
   startedAtMs: number;
   counters?: Partial<LoopCounters>;

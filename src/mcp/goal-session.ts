@@ -107,7 +107,7 @@ export class GoalSession {
   async approve(taskIds: readonly string[]): Promise<void> {
     const known = new Set(this.opts.spec.tasks.map((t) => t.id));
     const unknown = taskIds.filter((id) => !known.has(id));
-    if (unknown.length) throw new SessionError(`unknown task${unknown.length > 1 ? 's' : ''}: ${unknown.join(', ')}`);
+    if (unknown.length > 0) throw new SessionError(`unknown task${unknown.length > 1 ? 's' : ''}: ${unknown.join(', ')}`);
     for (const id of taskIds) await this.opts.ledger.updateTask(this.key, id, { approved: true });
   }
 

@@ -56,7 +56,7 @@ export function createGoalLoopMcpServer(opts: SessionsOptions & { version: strin
       const spec = await sessions.loadSpec(args, (message, otherwise) => confirmWithHuman(server.server, message, otherwise));
       const lines = [`goal: ${spec.goal_id}`, `objective: ${spec.objective}`, '', 'tasks, in order:', orderedChecklist(spec.tasks)];
       const checks = spec.acceptance_criteria.map((c) => `- ${c.description}${c.check ? `  [check: ${c.check}]` : ''}`);
-      if (checks.length) lines.push('', 'acceptance criteria:', ...checks);
+      if (checks.length > 0) lines.push('', 'acceptance criteria:', ...checks);
       lines.push('', '```mermaid', mermaidGraph(spec.tasks), '```');
       return lines.join('\n');
     }),

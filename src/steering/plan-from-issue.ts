@@ -18,7 +18,7 @@ export function planFromIssue(body: string, goalId: string, extraTasks: unknown,
       ? parseGoalSpec(clean, { source: `issue #${goalId}.md`, defaultGoalId: goalId })
       : validateGoalSpec(plannedSpec, { source: `plan for issue #${goalId}`, defaultGoalId: goalId });
     const extra = Array.isArray(extraTasks) ? (extraTasks as TaskSpec[]).filter((t) => !spec.tasks.some((s) => s.id === t.id)) : [];
-    const merged = extra.length ? validateGoalSpec({ ...spec, goal_id: goalId, tasks: [...spec.tasks, ...extra] }, { source: `issue #${goalId}` }) : spec;
+    const merged = extra.length > 0 ? validateGoalSpec({ ...spec, goal_id: goalId, tasks: [...spec.tasks, ...extra] }, { source: `issue #${goalId}` }) : spec;
     return { kind: 'spec', spec: { ...merged, goal_id: goalId } };
   } catch (err) {
     if (err instanceof SpecValidationError) return { kind: 'invalid', errors: err.errors.map(formatSpecError) };

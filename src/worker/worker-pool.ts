@@ -59,7 +59,7 @@ export class WorkerPool {
   private sweeper: NodeJS.Timeout | undefined;
   private pumping: Promise<void> | undefined;
   private again = false;
-  private waiters: Array<() => void> = [];
+  private readonly waiters: Array<() => void> = [];
   /** Goals whose pending effects the sweep is performing now (under their lease, see settlingHolder). */
   private readonly settling = new Set<string>();
   /** Goals a job is being started for (between its claim and `active`). */

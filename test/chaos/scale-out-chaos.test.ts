@@ -161,7 +161,7 @@ describe('scale-out chaos: serve + 3 workers on PostgreSQL, workers SIGKILLed at
             `scale-out chaos FAILED with CHAOS_SEED=${SEED} (replay: CHAOS_SEED=${SEED} npx vitest run test/chaos --project sqlite)`,
             'events:',
             ...events.map((e) => `  ${e}`),
-            ...(unexpected.length ? ['workers that exited on their own:', ...unexpected.map((u) => `  ${u}`)] : []),
+            ...(unexpected.length > 0 ? ['workers that exited on their own:', ...unexpected.map((u) => `  ${u}`)] : []),
             `serve: ${served ? `code ${served.code} signal ${served.signal}\n${problems(served.stderr)}` : 'not started'}`,
             ...ends.map((e, i) => `worker ${slots[i]!.id}: errors\n${problems(e.stderr)}`),
           ].join('\n'),
@@ -244,7 +244,7 @@ describe('scale-out chaos: serve + 3 workers on PostgreSQL, workers SIGKILLed at
         }
         const pick = rng();
         const ready = live().filter((s) => s.ready);
-        const candidates = ready.length ? ready : live();
+        const candidates = ready.length > 0 ? ready : live();
         const victim = candidates[Math.floor(pick * candidates.length)];
         if (!victim) continue;
         victim.killed = true;
@@ -281,7 +281,7 @@ describe('scale-out chaos: serve + 3 workers on PostgreSQL, workers SIGKILLed at
           for (const c of checks) if (c.status !== 'completed' || c.conclusion !== 'success') wrong.push(`check run ${c.id} ${c.status}/${c.conclusion ?? '-'}`);
           const tasks = checkpointCommits(repo.bare, branch).map((c) => c.task);
           if (tasks.join(',') !== TASKS.join(',')) wrong.push(`checkpoints [${tasks.join(', ')}]`);
-          if (wrong.length) out.push(`#${n}: ${wrong.join('; ')}`);
+          if (wrong.length > 0) out.push(`#${n}: ${wrong.join('; ')}`);
         });
         return out;
       }
@@ -305,7 +305,7 @@ describe('scale-out chaos: serve + 3 workers on PostgreSQL, workers SIGKILLed at
           break;
         }
       }
-      note(wrong.length ? (quiet ? `not converged, and no request to GitHub for ${QUIET_MS / 1000} s` : `not converged after ${CONVERGE_MS / 1000} s`) : 'converged');
+      note(wrong.length > 0 ? (quiet ? `not converged, and no request to GitHub for ${QUIET_MS / 1000} s` : `not converged after ${CONVERGE_MS / 1000} s`) : 'converged');
       const summary = `seed ${SEED}, ${kills} kills, ${unexpected.length} workers exited on their own`;
       expect(wrong, `${summary}: goals not converged on GitHub after the last kill (${quiet ? `quiet for ${QUIET_MS / 1000} s` : `${CONVERGE_MS / 1000} s`}):\n${wrong.join('\n')}`).toEqual([]);
       expect(fake.violations, `${summary}: violations`).toEqual([]);

@@ -82,7 +82,7 @@ describe('goal-loop --help and --version', () => {
   });
 
   it('a mistyped command or flag: one line with the nearest name and where the help is, not the whole usage', async () => {
-    const cases: Array<[string[], RegExp]> = [
+    const cases: [string[], RegExp][] = [
       [['rnu'], /^goal-loop: unknown command 'rnu' \(did you mean run\?\) \(see `goal-loop --help`\)$/],
       [['help', 'stauts'], /^goal-loop: unknown command 'stauts' \(did you mean status\?\) \(see `goal-loop --help`\)$/],
       [['run', '--hepl'], /^goal-loop run: unknown option '--hepl' \(did you mean --help\?\) \(see `goal-loop run --help`\)$/],
@@ -102,7 +102,7 @@ describe('goal-loop --help and --version', () => {
   });
 
   it('a missing required flag or argument, or a value the flag does not take: one line naming it, exit 1', async () => {
-    const cases: Array<[string[], string]> = [
+    const cases: [string[], string][] = [
       [['run', '--goal', 'g.yml'], `goal-loop run: required option '--repo <path|url>' not specified (see \`goal-loop run --help\`)`],
       [['run', '--repo', '.'], `goal-loop run: required option '--goal <file>' not specified (see \`goal-loop run --help\`)`],
       [['logs'], `goal-loop logs: missing required argument 'goal-id' (see \`goal-loop logs --help\`)`],

@@ -100,7 +100,7 @@ describe('goal-loop status', () => {
     await store.ledger.acquireLease(goalLeaseName({ repo: 'o/r', goalId: 'working' }), 'host-a:123:abc', 60_000);
     await store.close();
     const r = await runCli(['status', '--json'], { GOAL_LOOP_DB: path });
-    const rows = JSON.parse(r.stdout) as Array<Record<string, unknown>>;
+    const rows = JSON.parse(r.stdout) as Record<string, unknown>[];
     const byId = new Map(rows.map((x) => [x.goal_id, x]));
     expect(byId.get('waiting')).toMatchObject({ queued: { mode: 'run' }, leased: null, cost_cap_usd: 4 });
     expect(byId.get('working')).toMatchObject({ queued: null, leased: { worker: 'host-a:123:abc' } });
@@ -131,7 +131,7 @@ describe('goal-loop status', () => {
     await store.close();
 
     const r = await runCli(['status', '--json'], { GOAL_LOOP_DB: path });
-    const byId = new Map((JSON.parse(r.stdout) as Array<Record<string, unknown>>).map((x) => [x.goal_id, x]));
+    const byId = new Map((JSON.parse(r.stdout) as Record<string, unknown>[]).map((x) => [x.goal_id, x]));
     expect(byId.get('stuck')).toMatchObject({ on_github: false, pending_effects: { count: 2, kinds: ['finished', 'sync'], tries: 1, last_error: expect.stringMatching(/Bad gateway/) } });
     expect((byId.get('stuck')!.pending_effects as { oldest_age_s: number }).oldest_age_s).toBeLessThan(60);
     expect(byId.get('clean')!.pending_effects).toBeNull();
@@ -162,7 +162,7 @@ describe('goal-loop status', () => {
     await store.close();
 
     const r = await runCli(['status', '--json'], { GOAL_LOOP_DB: path });
-    const row = (JSON.parse(r.stdout) as Array<Record<string, unknown>>)[0]!;
+    const row = (JSON.parse(r.stdout) as Record<string, unknown>[])[0]!;
     expect(row.pending_effects).toBeNull();
     expect(row.given_up_effects).toEqual([
       { kind: 'escalate', tries: MAX_EFFECT_TRIES, given_up_at: expect.any(String), error: expect.stringMatching(/^given up after 20 tries: HttpError: Server Error/) },

@@ -180,7 +180,7 @@ describe('app.yml, the manifest the setup flow registers', () => {
     try {
       let page: Response | undefined;
       const end = Date.now() + 30_000;
-      while (!page || page.status !== 200) {
+      while (page?.status !== 200) {
         if (Date.now() > end) throw new Error(`no setup page:\n${setup.stderr()}`);
         page = await fetch(`http://127.0.0.1:${port}/probot`).catch(() => undefined);
         if (!page) await new Promise((r) => setTimeout(r, 100));

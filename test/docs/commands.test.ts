@@ -182,7 +182,7 @@ describe('files the guide shows', () => {
   it('docs/getting-started.md shows examples/first-goal.yml as it is', () => {
     const shown = parseMarkdown(readDoc('docs/getting-started.md')).fences.filter((f) => f.lang === 'yaml' && f.body.some((l) => l.text === 'goal_id: first-goal'));
     expect(shown).toHaveLength(1);
-    expect(shown[0]!.body.map((l) => l.text).join('\n') + '\n').toBe(readFileSync(join(ROOT, 'examples/first-goal.yml'), 'utf8'));
+    expect(`${shown[0]!.body.map((l) => l.text).join('\n')}\n`).toBe(readFileSync(join(ROOT, 'examples/first-goal.yml'), 'utf8'));
   });
 });
 

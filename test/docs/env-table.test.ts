@@ -51,7 +51,7 @@ interface Row {
 function envTable(): Row[] {
   const md = readDoc('README.md');
   const lines = md.split('\n');
-  const start = lines.findIndex((l) => l === '### Environment variables');
+  const start = lines.indexOf('### Environment variables');
   expect(start, 'README has no "### Environment variables" heading').toBeGreaterThan(0);
   const end = lines.findIndex((l, i) => i > start && /^#{1,3} /.test(l));
   const rows: Row[] = [];

@@ -72,7 +72,7 @@ const stateLabels = (s: Scene) => s.fake.labels(NUMBER).filter((l) => (STATE_LAB
 const statusComments = (s: Scene) => s.fake.commentsOn(NUMBER).filter((c) => c.body.includes(STATUS_MARKER));
 
 /** One PR for the goal branch, ready or draft as asked; its head's check run concluded as asked; one status comment; one state label. */
-function githubShows(s: Scene, want: { label: string; ready: boolean; conclusion?: string; comments?: Array<[RegExp, number]> }): string[] {
+function githubShows(s: Scene, want: { label: string; ready: boolean; conclusion?: string; comments?: [RegExp, number][] }): string[] {
   const out: string[] = [];
   const pulls = s.fake.pulls.filter((p) => p.head === BRANCH);
   if (pulls.length !== 1) out.push(`${pulls.length} pull requests`);

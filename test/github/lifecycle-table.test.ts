@@ -135,7 +135,7 @@ const botComments = (s: Scene) =>
 const merge = (s: Scene, pr: number) => s.h.deliver('pull_request', pullRequestClosed({ ...s.h.repoSpec, pull: { number: pr, head: s.branch }, merged: true }));
 const closeIssue = (s: Scene) => s.h.deliver('issues', issuesClosed({ ...s.h.repoSpec, issue: s.issue }));
 
-const TESTS: Array<[prefix: string, test: () => Promise<void>]> = [
+const TESTS: [prefix: string, test: () => Promise<void>][] = [
   [
     'The `goal` label is added',
     async () => {

@@ -115,7 +115,7 @@ tasks:
     const h = await appHarness({ issues: [ISSUE], sandbox: new DyingSandbox(4) });
     await h.probot.receive({ id: 'd1', name: 'issues', payload: issuesLabeled({ ...h.repoSpec, issue: ISSUE, label: 'goal' }) } as never);
     const deadline = Date.now() + 20_000;
-    while (checkpointCommits(h.repo.bare, BRANCH).length < 1 || h.fake.pulls.length < 1) {
+    while (checkpointCommits(h.repo.bare, BRANCH).length === 0 || h.fake.pulls.length === 0) {
       if (Date.now() > deadline) throw new Error('first checkpoint never came');
       await new Promise((r) => setTimeout(r, 25));
     }

@@ -391,7 +391,7 @@ describe('goal id', () => {
     expect(deriveGoalId('Fix Login Bug!.yml')).toBe('fix-login-bug');
     expect(deriveGoalId('/a/b/auth_migration.v2.json')).toBe('auth-migration-v2');
     expect(deriveGoalId('---.yml')).toBe('goal');
-    expect(deriveGoalId('x'.repeat(100) + '.yml').length).toBeLessThanOrEqual(64);
+    expect(deriveGoalId(`${'x'.repeat(100)}.yml`).length).toBeLessThanOrEqual(64);
     for (const name of ['Ünïcode Spaß.yaml', '  lead and trail  .md', 'a--b__c.yml', `${'ab-'.repeat(30)}.yml`]) {
       expect(deriveGoalId(name)).toMatch(/^[a-z0-9]+(-[a-z0-9]+)*$/);
     }

@@ -45,7 +45,7 @@ function inputs(): string[] {
   const config = JSON.parse(readFileSync(join(ROOT, 'tsconfig.build.json'), 'utf8')) as { include?: string[]; extends?: string; files?: string[] };
   const include = [...(config.include ?? []), ...(config.files ?? [])];
   // Globs would need TypeScript's own matching: then the fingerprint cannot be trusted.
-  if (!include.length || include.some((p) => /[*?{}[\]]/.test(p))) return [];
+  if (include.length === 0 || include.some((p) => /[*?{}[\]]/.test(p))) return [];
   return [...include.map((p) => join(ROOT, p)), join(ROOT, 'tsconfig.build.json'), join(ROOT, 'tsconfig.json'), join(ROOT, 'package.json'), join(ROOT, 'node_modules', 'typescript', 'package.json')];
 }
 
@@ -69,7 +69,7 @@ export function ensureBuilt(): Promise<void> {
     await withLock(join(CACHE, 'build.lock'), async () => {
       const paths = inputs();
       // Taken before tsc reads anything: an edit made during the build makes the next check rebuild.
-      let before = paths.length ? fingerprint(paths) : '';
+      let before = paths.length > 0 ? fingerprint(paths) : '';
       if (before && process.env.GOAL_LOOP_TEST_BUILD === 'always') before += `:${runDir}`;
       if (existsSync(failed)) {
         const last = JSON.parse(readFileSync(failed, 'utf8')) as { inputs: string; message: string };

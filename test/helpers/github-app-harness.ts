@@ -97,7 +97,7 @@ export async function appHarness(
     fake.stop();
     await store.close();
     // Every request the app made must exist in GitHub's OpenAPI description, with its required fields.
-    if (fake.violations.length || fake.unhandled.length) {
+    if (fake.violations.length > 0 || fake.unhandled.length > 0) {
       throw new Error(`GitHub API misuse:\n${[...fake.violations, ...fake.unhandled.map((u) => `unhandled ${u}`)].join('\n')}`);
     }
   });

@@ -17,7 +17,7 @@ export function fixtureServer(extra: Partial<McpServerConfig> = {}): McpServerCo
 }
 
 /** A logger whose lines the test can read. */
-export function capturingLogger(): { logger: Logger; lines: () => Array<Record<string, unknown>> } {
+export function capturingLogger(): { logger: Logger; lines: () => Record<string, unknown>[] } {
   const out: string[] = [];
   const stream = new Writable({
     write(chunk, _enc, cb) {

@@ -10,7 +10,7 @@ import { createRequire } from 'node:module';
  */
 
 type Json = null | boolean | number | string | Json[] | { [k: string]: Json };
-type Schema = {
+interface Schema {
   $ref?: string;
   type?: string;
   nullable?: boolean;
@@ -20,17 +20,22 @@ type Schema = {
   oneOf?: Schema[];
   anyOf?: Schema[];
   allOf?: Schema[];
-};
-type Parameter = { $ref?: string; name?: string; in?: string; required?: boolean };
-type Operation = {
+}
+interface Parameter {
+  $ref?: string;
+  name?: string;
+  in?: string;
+  required?: boolean;
+}
+interface Operation {
   operationId?: string;
   parameters?: Parameter[];
   requestBody?: { $ref?: string; required?: boolean; content?: Record<string, { schema?: Schema }> };
-};
-type Spec = {
+}
+interface Spec {
   paths: Record<string, Record<string, Operation>>;
   components: { schemas?: Record<string, Schema>; parameters?: Record<string, Parameter>; requestBodies?: Record<string, unknown> };
-};
+}
 
 /** One OpenAPI path template, split into segments (`null` stands for a `{param}` segment). */
 interface Template {

@@ -53,7 +53,7 @@ export class ScriptedSandbox implements Sandbox {
       case 'exit':
         return { exitCode: Number(path), text: more.join(' ') };
       case 'write':
-        files?.set(path, more.length ? more.join(' ') : path);
+        files?.set(path, more.length > 0 ? more.join(' ') : path);
         return { exitCode: 0 };
       case 'remove':
         files?.delete(path);

@@ -38,7 +38,7 @@ export function exampleOf(event: string, action: string, prefer?: (e: J) => bool
 }
 
 /** Prefer examples of a user-owned repo (no `organization`) that carry an `installation`. */
-const plain = (e: J): boolean => !e.organization && !!e.installation;
+const plain = (e: J): boolean => !e.organization && Boolean(e.installation);
 const noOrg = (e: J): boolean => !e.organization;
 
 // ---------- specs ----------
@@ -136,7 +136,7 @@ function actorOf(a: Actor): { login: string; type: 'User' | 'Bot' } {
 }
 
 function isUser(v: unknown): v is J {
-  return !!v && typeof v === 'object' && typeof (v as J).login === 'string' && typeof (v as J).type === 'string' && 'site_admin' in (v as J);
+  return Boolean(v) && typeof v === 'object' && typeof (v as J).login === 'string' && typeof (v as J).type === 'string' && 'site_admin' in (v as J);
 }
 
 /** Turns a user object of the example into `actor`, rewriting its URLs. */
@@ -214,7 +214,7 @@ function applyBase(p: J, spec: RepoSpec): J {
   if (p.installation && typeof p.installation === 'object' && 'account' in p.installation) {
     p.installation.id = spec.installationId;
   } else {
-    p.installation = { ...(p.installation ?? {}), id: spec.installationId, node_id: `IN_fake${spec.installationId}` };
+    p.installation = { ...p.installation, id: spec.installationId, node_id: `IN_fake${spec.installationId}` };
   }
   setUser(p.sender, spec.sender ?? spec.owner);
   return p;
@@ -399,7 +399,7 @@ export function issueCommentEdited(o: RepoSpec & { issue: IssueSpec; comment: Co
   const p = applyBase(exampleOf('issue_comment', 'edited', noOrg), o);
   applyIssue(p, o.issue, o);
   applyComment(p, o.comment, o.issue.number, o);
-  p.changes = { ...(p.changes ?? {}), body: { ...(p.changes?.body ?? {}), from: o.previousBody ?? '' } };
+  p.changes = { ...p.changes, body: { ...p.changes?.body, from: o.previousBody ?? '' } };
   return p as IssueCommentEditedPayload;
 }
 

@@ -35,7 +35,7 @@ interface Run {
   decisions: Decision[];
   events: LoopEvent[];
   /** Every `execute` effect, in order. */
-  executed: Array<Extract<Effect, { type: 'execute' }>>;
+  executed: Extract<Effect, { type: 'execute' }>[];
   effects: Effect[];
   now: number;
 }

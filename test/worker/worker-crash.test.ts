@@ -70,7 +70,7 @@ describe('goal-loop worker processes: SIGKILL at the worst moments, then a new w
 
   it('during a status update: GitHub made the comment, the worker died before it heard back', async () => {
     const s = await scene();
-    const held = s.bridge.holdResponse((r) => r.method === 'POST' && /\/issues\/31\/comments$/.test(r.path) && r.body.includes('goal-loop:status'));
+    const held = s.bridge.holdResponse((r) => r.method === 'POST' && r.path.endsWith('/issues/31/comments') && r.body.includes('goal-loop:status'));
     const first = s.worker();
     await s.label();
     await held;

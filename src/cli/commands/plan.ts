@@ -71,7 +71,7 @@ export async function planCommand(values: PlanValues): Promise<number> {
       '',
       'tasks, in order:',
       orderedChecklist(spec.tasks),
-      ...(checks.length ? ['', 'acceptance criteria:', ...checks] : []),
+      ...(checks.length > 0 ? ['', 'acceptance criteria:', ...checks] : []),
       '',
       '```mermaid',
       mermaidGraph(spec.tasks),

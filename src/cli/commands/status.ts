@@ -78,7 +78,7 @@ export async function statusCommand(values: { json?: boolean }): Promise<number>
     }
     const all = pendingOf(effects, ageS);
     if (all) process.stdout.write(`${all.count} effect${all.count === 1 ? '' : 's'} pending, the oldest ${all.oldest_age_s}s old (see each goal)\n\n`);
-    if (givenUp.length) process.stdout.write(`${givenUp.length} effect${givenUp.length === 1 ? '' : 's'} given up after ${MAX_EFFECT_TRIES} tries (see each goal)\n\n`);
+    if (givenUp.length > 0) process.stdout.write(`${givenUp.length} effect${givenUp.length === 1 ? '' : 's'} given up after ${MAX_EFFECT_TRIES} tries (see each goal)\n\n`);
     for (const r of rows) {
       const work = r.leased
         ? `leased by ${r.leased.worker} (heartbeat ${r.leased.heartbeat_age_s}s ago)`

@@ -1,11 +1,11 @@
 import type { Context } from 'probot';
 import type { EventBase, GoalEvent, PullRef, RepoRef } from '../../steering/events.js';
 
-type RepoPayload = {
+interface RepoPayload {
   repository: EventBase['repository'];
   installation?: { id: number };
   sender: { login: string; type: string };
-};
+}
 
 /** Where a handler hands its event (the App's intake records it in the inbox). */
 export type AcceptEvent = (event: GoalEvent) => Promise<void>;

@@ -41,7 +41,7 @@ export function* upsertGoal(key: GoalKey, input: { spec: GoalSpec; branch: strin
         RETURNING *`,
   ))!;
   const ids = spec.tasks.map((t) => t.id);
-  yield* count(sql`DELETE FROM tasks WHERE goal = ${row.id} ${ids.length ? sql`AND task_id NOT IN ${list(ids)}` : sql``}`);
+  yield* count(sql`DELETE FROM tasks WHERE goal = ${row.id} ${ids.length > 0 ? sql`AND task_id NOT IN ${list(ids)}` : sql``}`);
   for (const [position, task] of spec.tasks.entries()) {
     yield* count(
       sql`INSERT INTO tasks (goal, task_id, position, title, status, updated_at) VALUES (${row.id}, ${task.id}, ${position}, ${text(task.title)}, 'pending', ${isoTime()})
@@ -53,7 +53,7 @@ export function* upsertGoal(key: GoalKey, input: { spec: GoalSpec; branch: strin
 
 export function* listGoals(filter: { exceptStates?: Iterable<GoalState> }): Program<GoalRecord[]> {
   const except = [...(filter.exceptStates ?? [])];
-  const where = except.length ? sql`WHERE state NOT IN ${list(except)}` : sql``;
+  const where = except.length > 0 ? sql`WHERE state NOT IN ${list(except)}` : sql``;
   return (yield* rows<GoalRow>(sql`SELECT * FROM goals ${where} ORDER BY updated_at DESC, id DESC`)).map(toGoal);
 }
 

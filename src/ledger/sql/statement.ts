@@ -128,6 +128,6 @@ export function render(statement: Sql, dialect: Dialect): Rendered {
 /** DDL text: a statement with no parameters. */
 export function renderDdl(statement: Sql, dialect: Dialect): string {
   const { text: ddl, params } = render(statement, dialect);
-  if (params.length) throw new Error('DDL takes no parameters');
+  if (params.length > 0) throw new Error('DDL takes no parameters');
   return ddl;
 }

@@ -50,7 +50,7 @@ const COMPACT: Scale = { tailLines: 15, toolsPerTurn: 4, textChars: 120 };
 
 function turnBlock(t: TurnEntry, scale: Scale): string {
   const head = `**Turn ${t.turn}**${t.text.trim() ? ` — ${inlineUntrusted(t.text, scale.textChars)}` : ''}`;
-  if (!t.tools.length) return head;
+  if (t.tools.length === 0) return head;
   const shown = t.tools.slice(0, scale.toolsPerTurn);
   const calls = shown.map((c) => `- ${c.isError ? '✘' : '↳'} ${code(c.name, 64)}${c.input ? ` ${code(c.input, 120)}` : ''}${c.result ? ` → ${code(c.result, scale === COMPACT ? 80 : 160)}` : ''}`);
   if (t.tools.length > shown.length) calls.push(`- … ${t.tools.length - shown.length} more tool call(s)`);
@@ -136,7 +136,7 @@ function briefBody(v: AttemptView, ctx: RenderContext): string {
     }
   }
   if (calls > TOOL_CALLS_BRIEF) tried.push(`- … ${calls - TOOL_CALLS_BRIEF} more tool call(s): ${logsHint(ctx.goalId)}`);
-  out.push(tried.length ? `**What was tried**\n\n${tried.join('\n')}` : '_No run step or tool call was recorded._');
+  out.push(tried.length > 0 ? `**What was tried**\n\n${tried.join('\n')}` : '_No run step or tool call was recorded._');
   if (lastWords) out.push(`**The agent's last words:** ${inlineUntrusted(lastWords, 300)}`);
   for (const e of v.entries) {
     if (e.kind === 'verify' && !e.passed) out.push(`**What failed:** ${code(e.command, 200)} · ${exitText(e.exitCode, e.timedOut)}\n\n${fenced(lastLines(e.tail, 30))}`);

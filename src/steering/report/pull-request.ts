@@ -20,8 +20,8 @@ export function renderChanges(s: GoalSnapshot, views: readonly AttemptView[], ct
       const paths = statPaths(cp.stat);
       const shown = paths.slice(0, PATHS_SHOWN).map((p) => code(p, 100));
       const more = paths.length > PATHS_SHOWN ? ` and ${paths.length - PATHS_SHOWN} more` : '';
-      return `- \`${t.id}\`${commit}: ${cp.files} file(s), +${cp.insertions} -${cp.deletions}${shown.length ? ` — ${shown.join(', ')}${more}` : ''}`;
+      return `- \`${t.id}\`${commit}: ${cp.files} file(s), +${cp.insertions} -${cp.deletions}${shown.length > 0 ? ` — ${shown.join(', ')}${more}` : ''}`;
     });
-  if (!lines.length) return '';
+  if (lines.length === 0) return '';
   return ['### Changes per task', '', ...fitLines(lines, CHANGES_MAX, (n) => `- … ${n} more task(s): ${logsHint(ctx.goalId)}`)].join('\n');
 }

@@ -49,7 +49,7 @@ const REPORTS: Record<string, string> = {
  * `goal-loop status` shows to whoever runs the App.
  */
 export function undeliveredNotice(undelivered: readonly Undelivered[]): string | undefined {
-  if (!undelivered.length) return undefined;
+  if (undelivered.length === 0) return undefined;
   const why = "`goal-loop status` on the App's server says why";
   const item = (u: Undelivered) => `${REPORTS[u.kind] ?? 'a report'} (given up ${u.givenUpAt.replace(/\.\d+Z$/, 'Z')})`;
   if (undelivered.length === 1) return `> [!WARNING]\n> A report could not be delivered: ${item(undelivered[0]!)}, every try failed. ${why}.`;
@@ -74,7 +74,7 @@ export function inlineUntrusted(text: string, max = 120): string {
 export function checklistLine(t: TaskSnapshot, links: Links, blockedBy: readonly string[] = []): string {
   const box = t.status === 'done' || t.status === 'skipped' ? 'x' : ' ';
   const sha = t.checkpointSha ? ` ([${t.checkpointSha.slice(0, 7)}](${links.repoUrl}/commit/${t.checkpointSha}))` : '';
-  const blocked = t.status === 'pending' && blockedBy.length ? ` — blocked by ${unlinked(blockedBy.join(', '))}` : '';
+  const blocked = t.status === 'pending' && blockedBy.length > 0 ? ` — blocked by ${unlinked(blockedBy.join(', '))}` : '';
   const state =
     t.status === 'done'
       ? ''
@@ -131,9 +131,10 @@ export function renderStatus(s: GoalSnapshot, links: Links, undelivered: readonl
     STATUS_MARKER,
     `### goal-loop: ${inlineUntrusted(s.objective, 200)}`,
     `**State:** \`${s.state}\` · **Branch:** [\`${s.branch}\`](${branchUrl})${pr}${reason}`,
-    s.tasks.length ? checklist(s, links) : '_Planning…_',
+
+    s.tasks.length > 0 ? checklist(s, links) : '_Planning…_',
   ];
-  if (s.tasks.length) parts.push(taskGraph(s.tasks));
+  if (s.tasks.length > 0) parts.push(taskGraph(s.tasks));
   parts.push(budgetLine(s));
   const notice = undeliveredNotice(undelivered);
   if (notice) parts.push(notice);

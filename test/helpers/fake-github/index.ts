@@ -127,7 +127,7 @@ export function fakeGitHub(opts: FakeGitHubOptions): FakeGitHub {
     const problems = checkRequest(method, path, body);
     violations.push(...problems);
     if (opts.strictAuth) {
-      const auth = headers['authorization'] ?? '';
+      const auth = headers.authorization ?? '';
       if (isTokenExchange || url.pathname === '/app' || url.pathname.startsWith('/app/')) {
         if (!/^bearer\s+\S+\.\S+\.\S+$/i.test(auth)) violations.push(`${method} ${url.pathname}: expected an app JWT (Bearer), got "${auth.slice(0, 12)}…"`);
       } else {

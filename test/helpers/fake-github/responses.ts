@@ -40,7 +40,7 @@ export function createResponses(ctx: State) {
     if (page > 1) links.push(link(page - 1, 'prev'));
     if (page < last) links.push(link(page + 1, 'next'), link(last, 'last'));
     if (page > 1) links.push(link(1, 'first'));
-    return json(200, wrap ? wrap(items) : items, links.length ? { link: links.join(', ') } : {});
+    return json(200, wrap ? wrap(items) : items, links.length > 0 ? { link: links.join(', ') } : {});
   }
 
   function touch(i: FakeIssue): void {

@@ -77,7 +77,7 @@ export function createRepoRoutes(ctx: Ctx) {
       const path = rest.slice(1).join('/');
       const content = files.get(path);
       if (content === undefined) return notFound();
-      const accept = headers['accept'] ?? '';
+      const accept = headers.accept ?? '';
       if (/\.raw\b|\braw\b/.test(accept)) {
         return [200, content, { ...baseHeaders(), 'content-type': 'application/vnd.github.raw; charset=utf-8' }];
       }

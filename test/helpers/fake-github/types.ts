@@ -158,9 +158,9 @@ export interface FakeCheckRun {
   startedAt: string | null;
   completedAt: string | null;
   /** Every create/update body, in order. */
-  history: Array<Record<string, unknown>>;
+  history: Record<string, unknown>[];
   /** Annotations as GitHub keeps them: each request's are appended to those already there. */
-  annotations: Array<Record<string, unknown>>;
+  annotations: Record<string, unknown>[];
 }
 
 export interface FakeLabel {

@@ -22,7 +22,7 @@ describe('decidePrClosed: (event, facts) -> actions', () => {
   ])('%s', (_name, merged, facts, actions) => {
     const d = decidePrClosed(closed(merged), facts);
     expect(d.actions).toEqual(actions);
-    if (actions.length) expect(d.key).toEqual(KEY);
+    if (actions.length > 0) expect(d.key).toEqual(KEY);
   });
 
   it.each<[string, Closed, PrClosedFacts]>([

@@ -4,7 +4,7 @@ import { newAnnotations, parseAnnotations, repoPath } from '../../../src/steerin
 const ROOT = '/var/lib/goal-loop/workspaces/octo-org-widgets/7';
 
 /** [format, output, expected (path, line, column, message fragment)] */
-const TABLE: Array<[string, string, Array<[string, number, number | undefined, string]>]> = [
+const TABLE: [string, string, [string, number, number | undefined, string][]][] = [
   ['tsc', "src/a.ts(12,5): error TS2322: Type 'string' is not assignable to type 'number'.\n", [['src/a.ts', 12, 5, "error TS2322: Type 'string'"]]],
   ['tsc --pretty', "src/b.ts:3:14 - error TS2304: Cannot find name 'foo'.\n\n3 const x = foo;\n               ~~~\n\nFound 1 error.", [['src/b.ts', 3, 14, "error TS2304: Cannot find name 'foo'."]]],
   [

@@ -109,7 +109,7 @@ describe('the attempt report (check run, escalation comment, PR body)', () => {
   it('annotations come from the last failing verification of each task not verified', () => {
     const verify = (tail: string, passed = false): AttemptEntry => ({ kind: 'verify', command: 'npx tsc', exitCode: passed ? 0 : 2, durationMs: 5, timedOut: false, passed, tail });
     const end = (outcome: 'failed' | 'passed'): AttemptEntry => ({ kind: 'end', outcome, reason: outcome, tokens: NO_USAGE, costUsd: 0, durationMs: 5 });
-    const rows: Array<[string, number, AttemptEntry]> = [
+    const rows: [string, number, AttemptEntry][] = [
       ['api', 1, verify('src/api.ts(1,1): error TS1: first try')],
       ['api', 1, end('failed')],
       ['api', 2, verify('/ws/src/api.ts(2,1): error TS1: second try\n/elsewhere/x.ts(1,1): error TS1: outside')],

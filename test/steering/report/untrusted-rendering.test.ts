@@ -16,12 +16,11 @@ const CTX = { repoUrl: 'https://github.com/octo-org/widgets', goalId: '7' };
 const NO_USAGE = { input: 0, output: 0, cache_read: 0, cache_write: 0 };
 const bytes = (s: string) => Buffer.byteLength(s, 'utf8');
 
-const views = (rows: Array<[string, number, AttemptEntry]>): AttemptView[] =>
-  groupAttempts(rows.map(([taskId, attempt, entry], i): AttemptLogEntry => ({ seq: i + 1, at: '', taskId, attempt, entry })));
+const views = (rows: [string, number, AttemptEntry][]): AttemptView[] => groupAttempts(rows.map(([taskId, attempt, entry], i): AttemptLogEntry => ({ seq: i + 1, at: '', taskId, attempt, entry })));
 
 /** 20 tasks x 3 attempts, every field as long as the record keeps it, filled with `ch`. */
 function filledRecord(ch: string): { s: GoalSnapshot; v: AttemptView[] } {
-  const rows: Array<[string, number, AttemptEntry]> = [];
+  const rows: [string, number, AttemptEntry][] = [];
   const fill = (n: number) => ch.repeat(n);
   const lines = (n: number, w: number) => Array.from({ length: n }, () => fill(w)).join('\n');
   for (let t = 0; t < 20; t++) {

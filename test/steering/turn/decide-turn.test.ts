@@ -31,7 +31,7 @@ function facts(over: Partial<TurnFacts> = {}): TurnFacts {
 
 const APPROVE = (who: string, n: string) => `${who} (${n}) is in the status comment. A maintainer can start it with \`/goal approve\`, or edit the issue with a \`\`\`goal block.`;
 
-const table: Array<[name: string, TurnFacts, TurnStep]> = [
+const table: [name: string, TurnFacts, TurnStep][] = [
   [
     'an invalid config stops the goal and names the bad keys',
     facts({ config: { ok: false, problems: ['max_retries: too big', 'label: empty'] } }),
