@@ -167,4 +167,5 @@ function tail(s: string, max: number): string {
   return `…${s.slice(start)}`;
 }
 
+// biome-ignore lint/suspicious/noControlCharactersInRegex: escaping control characters in untrusted text is the point
 const escapeControls = (s: string) => s.replace(/[\x00-\x1f\x7f]/g, (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`);

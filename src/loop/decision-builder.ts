@@ -101,7 +101,8 @@ export class DecisionBuilder {
     if (escalated && (!next || tripped)) {
       for (const t of approvals) t.status = 'awaiting_approval';
       if (approvals.length > 0) this.effect({ type: 'request_approval', taskIds: approvals.map((t) => t.id) });
-      return this.restEscalated(tripped);
+      this.restEscalated(tripped);
+      return;
     }
     if (!next) {
       if (settled.size === tasks.length) {
@@ -112,7 +113,10 @@ export class DecisionBuilder {
       }
       return;
     }
-    if (tripped) return this.stop(tripped, false);
+    if (tripped) {
+      this.stop(tripped, false);
+      return;
+    }
     if (this.needsApproval(next)) {
       next.status = 'awaiting_approval';
       this.state.currentTaskId = next.id;
@@ -166,14 +170,21 @@ export class DecisionBuilder {
     if (task.runAttempts >= task.maxRetries) {
       task.status = 'escalated';
       const escalation: Escalation = { task_id: task.id, attempts: task.runAttempts, last_error: failure };
-      if (this.state.onEscalation === 'stop') return this.escalate(escalation, true);
+      if (this.state.onEscalation === 'stop') {
+        this.escalate(escalation, true);
+        return;
+      }
       // The first escalation is the one reported; the loop goes on with what does not depend on it.
       this.state.escalation ??= escalation;
       this.to('TASK_PENDING', `${task.id} escalated after ${task.runAttempts} attempt(s); independent tasks go on`);
-      return this.advance(now, true);
+      this.advance(now, true);
+      return;
     }
     const tripped = this.safeguardTripped(now);
-    if (tripped) return this.halt(tripped, true);
+    if (tripped) {
+      this.halt(tripped, true);
+      return;
+    }
     this.effect({ type: 'rollback' });
     this.startAttempt(task, failure);
   }
@@ -189,7 +200,8 @@ export class DecisionBuilder {
       task.status = 'pending';
     }
     if (c.consecutiveErrors >= this.state.limits.error_threshold) {
-      return this.halt(`circuit breaker: ${c.consecutiveErrors} consecutive infrastructure errors (last: ${firstLine(error)})`, true);
+      this.halt(`circuit breaker: ${c.consecutiveErrors} consecutive infrastructure errors (last: ${firstLine(error)})`, true);
+      return;
     }
     this.effect({ type: 'rollback' });
     this.to('TASK_PENDING', `infrastructure error: ${firstLine(error)}`);
@@ -225,7 +237,10 @@ export class DecisionBuilder {
 
   /** A safeguard ends the work: STOPPED, or ESCALATED when a task already escalated in this run. */
   halt(reason: string, rollback: boolean): void {
-    if (!this.state.tasks.some((t) => t.status === 'escalated')) return this.stop(reason, rollback);
+    if (!this.state.tasks.some((t) => t.status === 'escalated')) {
+      this.stop(reason, rollback);
+      return;
+    }
     if (rollback) this.effect({ type: 'rollback', bestEffort: true });
     this.restEscalated(reason);
   }

@@ -118,7 +118,7 @@ export class GoalSession {
 
   /** Starts a run of the loop (a resume when checkpoints exist); no-op while one runs. */
   begin(): void {
-    if (this.run) return;
+    if (this.run !== undefined) return;
     const release = acquireLock(`${this.opts.workspaceDir}.lock`);
     const { opts } = this;
     this.runStartedAt = this.clock();
@@ -179,7 +179,7 @@ export class GoalSession {
   /** Ends the driver's work on the attempt: the loop verifies it. Returns the attempt number. */
   complete(taskId: string, report: ExternalReport): number {
     const pending = this.handoff.current();
-    if (!pending) throw new SessionError(`no task is waiting for work${this.run ? '' : ': the goal is not running'}; call next_task`);
+    if (!pending) throw new SessionError(`no task is waiting for work${this.run !== undefined ? '' : ': the goal is not running'}; call next_task`);
     if (pending.input.task.id !== taskId) {
       throw new SessionError(`task "${taskId}" is not the current task; the current task is "${pending.input.task.id}" (attempt ${pending.input.attempt})`);
     }

@@ -97,6 +97,6 @@ export class Handoff implements TaskAgent {
   notify(): void {
     const waiting = this.listeners;
     this.listeners = [];
-    waiting.forEach((l) => l());
+    for (const l of waiting) l();
   }
 }

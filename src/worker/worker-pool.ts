@@ -97,7 +97,7 @@ export class WorkerPool {
   /** Looks at the queue now (after an enqueue in this process) instead of at the next poll. */
   kick(): void {
     if (!this.running) return;
-    if (this.pumping) {
+    if (this.pumping !== undefined) {
       this.again = true;
       return;
     }
@@ -284,6 +284,7 @@ export class WorkerPool {
           log.error({ err, failures: count, retryInS: waitMs / 1000 }, 'goal work failed');
         },
       )
+      // biome-ignore lint/nursery/noMisusedPromises: finally waits for the returned promise, so `done` settles only after the lock is released
       .finally(async () => {
         log.info({ mode: job.mode }, 'goal work ended');
         await held.release();
