@@ -10,7 +10,7 @@ import { LockedError } from '../run/lock.js';
 import { buildProgram, CLI_COMMANDS } from './program.js';
 
 export async function main(argv: string[]): Promise<number> {
-  const known = (name: string | undefined) => CLI_COMMANDS.some((c) => c.name === name);
+  const known = (command: string | undefined) => CLI_COMMANDS.some((c) => c.name === command);
   // `help <typo>` is a typo of a command: answered as one, with its "did you mean".
   const args = argv[0] === 'help' && argv[1] !== undefined && !known(argv[1]) ? argv.slice(1) : argv;
   const name = known(args[0]) ? args[0] : undefined;

@@ -181,7 +181,7 @@ export function toGivenUpEffect(r: EffectRow): GivenUpEffect {
 
 export function toEffect(r: EffectRow): PendingEffect {
   return {
-    id: Number(r.id),
+    id: r.id,
     key: { repo: r.repo, goalId: r.goal_id },
     kind: r.kind,
     payload: JSON.parse(r.payload_json) as unknown,

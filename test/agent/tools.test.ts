@@ -36,10 +36,10 @@ describe("the agent's tools", () => {
         toolUse('search', { pattern: 'host secret' }),
       ],
       { 'src/index.js': 'export const x = 1;\n' },
-      (root, dir) => {
-        writeFileSync(join(root, 'secret.txt'), 'host secret\n');
-        mkdirSync(join(dir, '.git', 'hooks'), { recursive: true });
-        symlinkSync(root, join(dir, 'outside'));
+      (hostRoot, workDir) => {
+        writeFileSync(join(hostRoot, 'secret.txt'), 'host secret\n');
+        mkdirSync(join(workDir, '.git', 'hooks'), { recursive: true });
+        symlinkSync(hostRoot, join(workDir, 'outside'));
       },
     );
     expect(results.map((r) => r.is_error)).toEqual([true, true, true, true, true, true, true, true, true, true, false]);

@@ -233,7 +233,7 @@ tasks:
     };
     while (!started()) {
       if (Date.now() > end) throw new Error('the run step never started');
-      await new Promise((r) => setTimeout(r, 20));
+      await new Promise((resolve) => setTimeout(resolve, 20));
     }
     child.kill('SIGINT');
     const r = await done;

@@ -179,7 +179,7 @@ tasks:
     await h.deliver('issues', issuesLabeled({ ...h.repoSpec, issue, label: 'goal' }));
     expect(h.fake.labels(4)).toContain('goal:awaiting-approval');
     expect(checkpointCommits(h.repo.bare, 'goal/4-approve-me')).toEqual([]);
-    const status = h.fake.commentsOn(4).find((c) => c.body.includes(STATUS_MARKER))!;
+    const status = h.fake.commentsOn(4).find((x) => x.body.includes(STATUS_MARKER))!;
     expect(status.body).toContain('- [ ] task-01 Add one.txt');
 
     const c = h.fake.addComment(4, '/goal approve', 'maya');

@@ -131,31 +131,31 @@ export class FakeAnthropic {
       return send(res, 400, { type: 'error', error: { type: 'invalid_request_error', message: problems.join('; ') } });
     }
     const responder = this.script.shift() ?? this.fallback;
-    const reply: Reply = !responder
+    const answer: Reply = !responder
       ? { kind: 'error', status: 400, type: 'invalid_request_error', message: `fake: the script has no reply for request #${index + 1}` }
       : typeof responder === 'function'
         ? responder(body, index)
         : responder;
-    if (reply.kind === 'error') {
-      record.status = reply.status;
-      return send(res, reply.status, { type: 'error', error: { type: reply.type, message: reply.message } }, reply.headers);
+    if (answer.kind === 'error') {
+      record.status = answer.status;
+      return send(res, answer.status, { type: 'error', error: { type: answer.type, message: answer.message } }, answer.headers);
     }
     record.status = 200;
-    const hasToolUse = reply.content.some((b) => b.type === 'tool_use');
+    const hasToolUse = answer.content.some((b) => b.type === 'tool_use');
     return send(res, 200, {
       id: `msg_fake_${++idSeq}`,
       type: 'message',
       role: 'assistant',
       model: body.model,
-      content: reply.content.map((b) => (b.type === 'text' ? { ...b, citations: null } : b)),
-      stop_reason: reply.stopReason ?? (hasToolUse ? 'tool_use' : 'end_turn'),
+      content: answer.content.map((b) => (b.type === 'text' ? { ...b, citations: null } : b)),
+      stop_reason: answer.stopReason ?? (hasToolUse ? 'tool_use' : 'end_turn'),
       stop_sequence: null,
       usage: {
         input_tokens: Math.ceil(Buffer.byteLength(raw) / 4),
         output_tokens: 20,
         cache_creation_input_tokens: 0,
         cache_read_input_tokens: 0,
-        ...reply.usage,
+        ...answer.usage,
       },
     });
   }

@@ -487,7 +487,7 @@ describe('an escalated task blocks only its dependents (on_escalation: continue,
 
   it('a human pause while working independent tasks is honoured as before', () => {
     const r = drive(stateOf([view('a', [], { maxRetries: 1 }), view('b'), view('c')]), { tasks: { a: ['fail'] } });
-    const mid = r.decisions.find((d) => d.effects.some((e) => e.type === 'execute' && e.taskId === 'b'))!.state;
+    const mid = r.decisions.find((x) => x.effects.some((e) => e.type === 'execute' && e.taskId === 'b'))!.state;
     const d = decide(mid, { type: 'interrupted', at: 99_000, request: 'pause', reason: 'paused by a human' });
     expect(d.state.phase).toBe('PAUSED');
     expect(effectTypes(d)).not.toContain('escalate');

@@ -153,7 +153,7 @@ describe('goal-loop mcp driven by a real MCP client', () => {
     const r = await c.client.callTool({ name: 'task_complete', arguments: { task_id: 't' } }, undefined, {
       timeout: 11_000,
       resetTimeoutOnProgress: true,
-      onprogress: (p) => ticks.push(p.progress),
+      onprogress: (n) => ticks.push(n.progress),
     });
     expect(r.isError).toBeFalsy();
     expect(JSON.parse((r.content as Array<{ text: string }>)[0]!.text).completed.decision).toBe('CHECKPOINTED');

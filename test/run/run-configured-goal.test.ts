@@ -28,8 +28,8 @@ async function fixture(ledgerOf: (l: SqliteLedger) => Ledger = (l) => l) {
   const seen = { closed: 0, sandboxes: 0, contexts: [] as AgentContext[] };
   const agent: TaskAgent = {
     name: 'scribe',
-    work: async (input) => {
-      await writeFile(join(input.workspaceDir, `${input.task.id}.txt`), 'done\n');
+    work: async (task) => {
+      await writeFile(join(task.workspaceDir, `${task.task.id}.txt`), 'done\n');
       return { ok: true, usage: { ...NO_USAGE }, costUsd: 0 };
     },
     close: async () => void (seen.closed += 1),

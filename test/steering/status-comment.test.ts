@@ -13,7 +13,7 @@ describe('the status comment: bounded, and inert outside its own markup', () => 
     ['long titles of #', (i: number) => ({ id: `t${i}`, title: '#'.repeat(300) })],
     ['long ids, each depending on the ones before', (i: number) => ({ id: `${'x'.repeat(90)}-${i}`, title: 'a', dependencies: i ? [`${'x'.repeat(90)}-${i - 1}`, `${'x'.repeat(90)}-0`] : [] })],
   ])("%s: 800 tasks stay within GitHub's 65,536 bytes, the graph within its own room", (_, make) => {
-    const s = snapshot(Array.from({ length: 800 }, (_, i) => make(i)));
+    const s = snapshot(Array.from({ length: 800 }, (_slot, i) => make(i)));
     const md = renderStatus({ ...s, objective: '@octocat '.repeat(500) }, LINKS);
     expect(bytes(md)).toBeLessThanOrEqual(65_536);
     const graph = graphOf(md);

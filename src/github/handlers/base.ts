@@ -13,7 +13,7 @@ export type AcceptEvent = (event: GoalEvent) => Promise<void>;
 /** Bots (including this app) never steer a goal. */
 export function fromBot(context: Context): boolean {
   const sender = (context.payload as { sender?: { type?: string; login?: string } }).sender;
-  return sender?.type === 'Bot' || /\[bot\]$/.test(sender?.login ?? '');
+  return sender?.type === 'Bot' || (sender?.login ?? '').endsWith('[bot]');
 }
 
 export function eventBase(context: Context): EventBase | undefined {

@@ -34,8 +34,8 @@ export function* appendAttemptEntry(key: GoalKey, taskId: string, attempt: numbe
 
 export function* listAttemptEntries(key: GoalKey, filter: AttemptLogFilter): Program<AttemptLogEntry[]> {
   const goal = yield* requireGoalId(key);
-  const ofTask = filter.taskId != null ? sql`AND task_id = ${filter.taskId}` : sql``;
-  const ofAttempt = filter.attempt != null ? sql`AND attempt = ${filter.attempt}` : sql``;
+  const ofTask = filter.taskId !== undefined && filter.taskId !== null ? sql`AND task_id = ${filter.taskId}` : sql``;
+  const ofAttempt = filter.attempt !== undefined && filter.attempt !== null ? sql`AND attempt = ${filter.attempt}` : sql``;
   const found = yield* rows<AttemptEntryRow>(sql`SELECT * FROM attempt_entries WHERE goal = ${goal} AND seq > ${filter.afterSeq ?? 0} ${ofTask} ${ofAttempt} ORDER BY seq`);
   return found.map(toAttemptLogEntry);
 }

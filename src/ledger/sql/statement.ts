@@ -32,7 +32,10 @@ export const list = (values: readonly unknown[]): Sql =>
 
 /** SQL text that differs between the dialects. */
 export class DialectSql {
-  constructor(readonly text: Record<Dialect, string>) {}
+  readonly text: Record<Dialect, string>;
+  constructor(byDialect: Record<Dialect, string>) {
+    this.text = byDialect;
+  }
 }
 export const dialectSql = (sqlite: string, postgres: string) => new DialectSql({ sqlite, postgres });
 

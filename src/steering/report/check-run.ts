@@ -80,7 +80,7 @@ export function checkAnnotations(s: GoalSnapshot, views: readonly AttemptView[],
   const seen = new Set<string>();
   for (const id of taskOrder(views, s)) {
     if (done.has(id)) continue;
-    const failing = views.filter((v) => v.taskId === id && failedVerifications(v).length).at(-1);
+    const failing = views.filter((v) => v.taskId === id && failedVerifications(v).length > 0).at(-1);
     if (!failing) continue;
     for (const verify of failedVerifications(failing)) {
       for (const a of parseAnnotations(verify.tail, workspaceRoot ? { workspaceRoot } : {})) {

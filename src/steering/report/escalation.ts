@@ -39,7 +39,7 @@ export function renderEscalation(s: GoalSnapshot, e: Escalation, views: readonly
     const t = s.tasks.find((x) => x.id === id);
     return `${code(id, 64)}${t?.attempts ? ` (attempt ${t.attempts})` : ''}`;
   });
-  const went = e.done_meanwhile?.length || e.also_escalated?.length;
+  const went = (e.done_meanwhile?.length ?? 0) > 0 || (e.also_escalated?.length ?? 0) > 0;
   const skippable = escalated.filter((id) => id !== 'final-gate' && id !== 'setup');
   const tail = tailChars(e.last_error.trim().split('\n').slice(-40).join('\n'), 6000);
   const before = [

@@ -27,7 +27,7 @@ export function createIssueRoutes(ctx: Ctx) {
   function react(subject: FakeReaction['subject'], subjectId: number, body: unknown): Reply {
     const content = str(obj(body).content) ?? '';
     if (!REACTIONS.has(content)) return invalid('Validation Failed', [{ resource: 'Reaction', field: 'content', code: 'invalid' }]);
-    const existing = reactions.find((r) => r.subject === subject && r.subjectId === subjectId && r.content === content && r.user === botLogin);
+    const existing = reactions.find((x) => x.subject === subject && x.subjectId === subjectId && x.content === content && x.user === botLogin);
     const r = existing ?? { id: newId(), subject, subjectId, content, user: botLogin };
     if (!existing) reactions.push(r);
     return json(existing ? 200 : 201, { id: r.id, node_id: `REA_fake${r.id}`, user: userJson(r.user), content: r.content, created_at: now() });

@@ -73,7 +73,7 @@ export function createPullRoutes(ctx: Ctx & IssueRoutes) {
           return invalid('Validation Failed', [{ resource: 'PullRequest', field: 'title', code: 'missing_field' }]);
         }
         if (head === baseRef) return invalid('Validation Failed', [{ resource: 'PullRequest', code: 'custom', message: `No commits between ${baseRef} and ${head}` }]);
-        if (pulls.some((p) => p.state === 'open' && p.head === head && p.headOwner === owner && p.base === baseRef)) {
+        if (pulls.some((x) => x.state === 'open' && x.head === head && x.headOwner === owner && x.base === baseRef)) {
           return invalid('Validation Failed', [{ resource: 'PullRequest', code: 'custom', message: `A pull request already exists for ${owner}:${head}.` }]);
         }
         const p = addPull({ title: str(b.title) ?? '', body: str(b.body) ?? null, head, base: baseRef, draft: b.draft === true });
@@ -126,7 +126,7 @@ export function createPullRoutes(ctx: Ctx & IssueRoutes) {
           return paged(url, reviewComments.filter((c) => c.pullNumber === p.number).map(reviewCommentJson));
         }
         if (rest.length === 5 && r(4) === 'replies' && method === 'POST') {
-          const parent = reviewComments.find((c) => c.id === Number(r(3)) && c.pullNumber === p.number);
+          const parent = reviewComments.find((x) => x.id === Number(r(3)) && x.pullNumber === p.number);
           if (!parent) return notFound();
           const text = str(obj(body).body);
           if (text === undefined) return invalid('Invalid request.\n\n"body" wasn\'t supplied.');

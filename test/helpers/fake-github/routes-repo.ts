@@ -115,7 +115,7 @@ export function createRepoRoutes(ctx: Ctx) {
       if (method === 'GET' && rest.length === 1)
         return paged(
           url,
-          [...repoLabels.values()].map((l) => labelJson(l.name)),
+          [...repoLabels.values()].map((label) => labelJson(label.name)),
         );
       if (method === 'POST' && rest.length === 1) {
         const b = obj(body);
