@@ -142,9 +142,8 @@ export async function convergence(): Promise<Verdict[]> {
       const b = start({});
       const stuck = problems(fake, issue.number);
       if (stuck.length === 0) throw new Error(`issue ${issue.number}: GitHub already showed the goal finished when A died`);
-      let last = stuck;
       const deadline = tKill + 30_000;
-      while ((last = problems(fake, issue.number)).length > 0) {
+      for (let last = problems(fake, issue.number); last.length > 0; last = problems(fake, issue.number)) {
         if (performance.now() > deadline) throw new Error(`issue ${issue.number}: GitHub did not converge within 30 s (${last.join('; ')}):\n${b.output().slice(-3000)}`);
         await sleep(POLL_MS);
       }
@@ -185,7 +184,7 @@ export async function convergence(): Promise<Verdict[]> {
     await runtime?.close().catch(() => undefined);
     await bridge?.close().catch(() => undefined);
     fake?.stop();
-    store?.close();
+    await store?.close();
     rmSync(root, { recursive: true, force: true });
   }
 }

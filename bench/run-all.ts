@@ -36,6 +36,7 @@ async function main(): Promise<number> {
   return verdicts.every((v) => v.pass) ? 0 : 1;
 }
 
-main().then((code) => {
+// The script's only work: its outcome is the exit code, and an error ends it as unhandled.
+void main().then((code) => {
   process.exitCode = code;
 });

@@ -29,11 +29,21 @@ const silent = pino({ level: 'silent' });
 
 /** Reports nothing: the benchmark measures the queue, leases, loop, sandbox and git. */
 class QuietForge implements Forge {
-  async update(): Promise<void> {}
-  async checkpointed(): Promise<void> {}
-  async requestApproval(): Promise<void> {}
-  async escalate(): Promise<void> {}
-  async finished(): Promise<void> {}
+  async update(): Promise<void> {
+    // not measured: nothing to report
+  }
+  async checkpointed(): Promise<void> {
+    // not measured: nothing to report
+  }
+  async requestApproval(): Promise<void> {
+    // not measured: nothing to report
+  }
+  async escalate(): Promise<void> {
+    // not measured: nothing to report
+  }
+  async finished(): Promise<void> {
+    // not measured: nothing to report
+  }
 }
 
 /**
@@ -46,7 +56,11 @@ export async function throughput(): Promise<Verdict[]> {
   let cluster: Cluster | undefined;
   try {
     const repos = Array.from({ length: REPOS }, (_, i) => makeRepo(join(root, `repo-${i}`)));
-    const pgUrl = process.env.DATABASE_URL || (cluster = await startThrowawayCluster()).url;
+    let pgUrl = process.env.DATABASE_URL;
+    if (!pgUrl) {
+      cluster = await startThrowawayCluster();
+      pgUrl = cluster.url;
+    }
     process.stdout.write(`throughput: ${GOALS} goals x ${TASKS} tasks (sleep ${TASK_SLEEP_S}s each) over ${REPOS} repositories, sandbox process\n`);
     const verdicts: Verdict[] = [];
     for (const kind of ['sqlite', 'postgres'] as const) {

@@ -73,7 +73,7 @@ export async function webhookLatency(): Promise<Verdict[]> {
 
 function commentPayload(): Record<string, unknown> {
   const example = examples.find((e) => e.name === 'issue_comment')!.examples.find((x) => x.action === 'created')!;
-  const p = structuredClone(example) as Record<string, any>;
+  const p = structuredClone(example) as Record<string, unknown> & { comment: { body: string }; sender: { type: string } };
   p.installation = { id: 1, node_id: 'MDIzOkludGVncmF0aW9uSW5zdGFsbGF0aW9uMQ==' };
   p.comment.body = '/goal status';
   p.sender.type = 'User';

@@ -25,8 +25,8 @@ export async function workspacePrep(): Promise<Verdict[]> {
   try {
     const bare = makeHistory(root);
     const url = `file://${bare}`;
-    const packMb = Number(sh(bare, 'git', 'count-objects', '-v').match(/size-pack: (\d+)/)?.[1] ?? 0) / 1024;
-    const objects = sh(bare, 'git', 'count-objects', '-v').match(/in-pack: (\d+)/)?.[1];
+    const packMb = Number(/size-pack: (\d+)/.exec(sh(bare, 'git', 'count-objects', '-v'))?.[1] ?? 0) / 1024;
+    const objects = /in-pack: (\d+)/.exec(sh(bare, 'git', 'count-objects', '-v'))?.[1];
     process.stdout.write(
       `workspace preparation: ${FILES} files, ${COMMITS} commits (${objects} objects, ${packMb.toFixed(1)} MB packed), served as ${url.replace(root, '<tmp>')}\n` +
         '  file:// makes git use the pack transport (upload-pack, index-pack), not the local-path copy shortcut\n',

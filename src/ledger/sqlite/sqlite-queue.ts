@@ -33,7 +33,7 @@ export class SqliteWorkQueue implements WorkQueue {
         return;
       }
       const mode = MODE_RANK[job.mode] > MODE_RANK[prev.mode as GoalMode] ? job.mode : prev.mode;
-      // biome-ignore lint/complexity/useMathMinMax: priorities are text ('p1' < 'p2'), compared as strings
+      // biome-ignore lint/complexity/useMathMinMax: a priority is a string, compared as text; Math.min would turn it into NaN
       const priority = job.priority < prev.priority ? job.priority : prev.priority;
       // A request without delay makes a delayed one due now; a delayed one never postpones it.
       this.db.prepare('UPDATE goal_jobs SET mode = ?, priority = ?, not_before = ? WHERE id = ?').run(mode, priority, Math.min(prev.not_before, notBefore), prev.id);
