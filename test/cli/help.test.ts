@@ -192,7 +192,7 @@ describe('what --help says is true', () => {
 
   it('the overview gives exit 3 for a goal waiting for an approval too, as run exits', async () => {
     const r = await runCli(['--help']);
-    const exit = /^Exit codes:[^]*?(?=\n\n)/m.exec(r.stdout)?.[0].replace(/\s+/g, ' ');
+    const exit = /^Exit codes:[\s\S]*?(?=\n\n)/m.exec(r.stdout)?.[0].replace(/\s+/g, ' ');
     expect(exit).toMatch(/\b3 stopped \(by a safeguard[^)]*\),? paused,? or waiting for an approval\b/);
   });
 

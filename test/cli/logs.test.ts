@@ -115,6 +115,7 @@ describe('renderAttemptEntries', () => {
       { seq: 2, at: '', taskId: 't', attempt: 1, entry: { kind: 'turn', turn: 1, text: 'ok\x1b[8m', tools: [{ name: 'run_command', input: '"rm\x1b[K"', result: 'exit 0\x9b', isError: false }] } },
     ];
     const text = renderAttemptEntries(entries);
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: the test asserts no control character reaches the terminal
     expect(text).not.toMatch(/[\x00-\x08\x0b-\x1f\x7f\u0080-\u009f]/);
     expect(text).toContain('FAIL red');
     expect(text).toContain('hidden');

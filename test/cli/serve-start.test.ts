@@ -82,7 +82,7 @@ describe('goal-loop serve: start from .env, one start line, refusal in productio
       const lines = serve.stderr().split('\n').filter(Boolean);
       const startLines = lines.filter((l) => l.includes('goal-loop is listening'));
       expect(startLines).toHaveLength(1);
-      for (const l of lines) expect(() => JSON.parse(l), `not a JSON log line: ${l}`).not.toThrow();
+      for (const l of lines) expect((): unknown => JSON.parse(l), `not a JSON log line: ${l}`).not.toThrow();
       const start = JSON.parse(startLines[0]!) as Record<string, unknown>;
       expect(start).toMatchObject({ level: 30, port, host: '127.0.0.1', webhooksPath: '/api/github/webhooks', appId: '4242', store: `SQLite ${join(dir, 'ledger.db')}` });
       expect(start.jail).toMatch(/^bwrap (usable|unusable: .+)$/);

@@ -97,7 +97,18 @@ describe("summarizeFailure: the one line shown for a task's last failure", () =>
 
 function stream(columns?: number) {
   const chunks: string[] = [];
-  const s = { write: (c: string) => (chunks.push(String(c)), true), columns, isTTY: false, on: () => s, off: () => s, once: () => s, removeListener: () => s };
+  const s = {
+    write: (c: unknown) => {
+      chunks.push(String(c));
+      return true;
+    },
+    columns,
+    isTTY: false,
+    on: () => s,
+    off: () => s,
+    once: () => s,
+    removeListener: () => s,
+  };
   return { s: s as unknown as NodeJS.WriteStream, text: () => chunks.join('') };
 }
 

@@ -53,7 +53,14 @@ async function killedAt(point: string, seed: IssueSeed): Promise<Scene> {
 async function convergesOn(s: Scene, problems: () => string[], ms = 40_000): Promise<void> {
   let last: string[] = [];
   try {
-    await waitUntil(() => (last = problems()).length === 0, 'GitHub to show the goal as its ledger row implies', ms);
+    await waitUntil(
+      () => {
+        last = problems();
+        return last.length === 0;
+      },
+      'GitHub to show the goal as its ledger row implies',
+      ms,
+    );
   } catch {
     throw new Error(`GitHub did not converge (${TEST_STORE}): ${last.join('; ')}`);
   }

@@ -44,7 +44,7 @@ function options(extra: Partial<FakeGitHubOptions> = {}): FakeGitHubOptions {
   };
 }
 
-const quiet = { debug: () => {}, info: () => {}, warn: () => {}, error: () => {} };
+const quiet = { debug: () => undefined, info: () => undefined, warn: () => undefined, error: () => undefined };
 
 let keyPem: string | undefined;
 function privateKey(): string {

@@ -62,7 +62,7 @@ let built: Promise<void> | undefined;
 
 /** Builds dist/ unless it is already built from the current sources. Once per process. */
 export function ensureBuilt(): Promise<void> {
-  return (built ??= (async () => {
+  built ??= (async () => {
     const runDir = inject('testRunDir');
     const failed = join(runDir, 'build-failed.json');
     mkdirSync(CACHE, { recursive: true });
@@ -87,5 +87,6 @@ export function ensureBuilt(): Promise<void> {
       }
       writeFileSync(STAMP, JSON.stringify({ inputs: before, outputs: fingerprint([DIST]) }));
     });
-  })());
+  })();
+  return built;
 }

@@ -181,15 +181,17 @@ export function requestProblems(body: MessagesBody, opts: FakeAnthropicOptions =
     if (body.tool_choice.type === 'tool' && !toolNames.has(body.tool_choice.name ?? '')) p.push(`tool_choice: no tool named ${body.tool_choice.name}`);
   }
   let breakpoints = 0;
-  const countCache = (b: object) => ('cache_control' in b && b.cache_control ? (breakpoints += 1) : 0);
-  (body.tools ?? []).forEach(countCache);
-  if (Array.isArray(body.system)) body.system.forEach(countCache);
+  const countCache = (b: object) => {
+    if ('cache_control' in b && b.cache_control) breakpoints += 1;
+  };
+  for (const b of body.tools ?? []) countCache(b);
+  if (Array.isArray(body.system)) for (const b of body.system) countCache(b);
   const blocks = (m: ApiMessage): ApiBlock[] => (typeof m.content === 'string' ? [{ type: 'text', text: m.content }] : m.content);
   if (body.messages[0]!.role !== 'user') p.push('messages.0: the first message must use the "user" role');
   const used = new Set<string>();
   body.messages.forEach((m, i) => {
     const content = blocks(m);
-    content.forEach(countCache);
+    for (const b of content) countCache(b);
     if (content.length === 0) p.push(`messages.${i}: content must be non-empty`);
     if (i > 0 && body.messages[i - 1]!.role === m.role) p.push(`messages.${i}: roles must alternate between "user" and "assistant"`);
     for (const b of content) {

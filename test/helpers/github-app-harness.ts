@@ -73,7 +73,8 @@ export async function appHarness(
   let alive = { value: true };
   const make = (sandbox: Sandbox) => {
     const probot = testProbot();
-    const life = (alive = { value: true });
+    alive = { value: true };
+    const life = alive;
     const runtime = createRuntime({
       probot,
       store: { ledger: freezable(ledger, life), queue: freezable(store.queue, life) },

@@ -236,7 +236,9 @@ export class MemoryLedger implements GoalLedger, AttemptLog, Outbox {
     return { leases: 0, deliveries: 0, effects };
   }
 
-  async close(): Promise<void> {}
+  async close(): Promise<void> {
+    // nothing to release: the ledger lives in memory
+  }
 
   private insertEffect(key: GoalKey, e: EffectInput): void {
     const effect = { id: this.data.nextEffect++, key: { ...key }, kind: e.kind, payload: json(e.payload), createdAt: Date.now(), attempts: 0, lastError: null };

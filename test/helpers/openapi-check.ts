@@ -102,7 +102,10 @@ function buildIndex(): void {
       if (!operation) continue;
       const t: Template = { path, segments, greedyTail, operation };
       let bySize = byMethod.get(method);
-      if (!bySize) byMethod.set(method, (bySize = new Map()));
+      if (!bySize) {
+        bySize = new Map();
+        byMethod.set(method, bySize);
+      }
       const list = bySize.get(segments.length) ?? [];
       list.push(t);
       bySize.set(segments.length, list);
@@ -138,7 +141,7 @@ function matchTemplate(t: Template, parts: string[], allowGreedy: boolean): Reco
       const name = names[p++] ?? `param${p}`;
       if (isLast && allowGreedy) {
         const rest = parts.slice(i);
-        if (rest.length === 0 || rest.some((r) => r === '')) return undefined;
+        if (rest.length === 0 || rest.includes('')) return undefined;
         params[name] = rest.map(safeDecode).join('/');
         return params;
       }

@@ -22,7 +22,7 @@ export class ScriptedSandbox implements Sandbox {
 
   async run(request: CommandRequest): Promise<CommandResult> {
     this.calls.push(request);
-    const answer = await this.step?.(request);
+    const answer = await Promise.resolve(this.step?.(request));
     if (answer === 'hang') return hang(request);
     if (answer) return result(answer);
     let output = '';

@@ -199,6 +199,8 @@ export function fakeGitHub(opts: FakeGitHubOptions): FakeGitHub {
     scope
       .intercept(() => true, m)
       .reply(function (uri, body) {
+        // biome-ignore lint/nursery/noInvalidThis: nock calls a reply function with its interceptor context as `this`
+        // biome-ignore lint/nursery/noThisOutsideOfClass: same: `this` is nock's reply context
         return handle(m, uri, body, this.req.headers) as unknown as nock.ReplyFnResult;
       });
   }
