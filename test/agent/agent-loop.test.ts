@@ -15,6 +15,7 @@ describe('the Claude agent in the goal loop (real SDK, fake Messages API, real g
   it('completes a task through write_file and edit_file; the loop verifies and checkpoints it', async () => {
     const fake = await fakeApi();
     fake.push(
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: JavaScript source text written by the scripted model, not a template
       reply([text('I will add the module first.'), toolUse('write_file', { path: 'src/farewell.js', content: 'export const farewell = (name) => `Goodbye, ${name}!`;\n' })], USAGE),
       reply([toolUse('edit_file', { path: 'src/index.js', old_string: 'export const greet', new_string: "export { farewell } from './farewell.js';\nexport const greet" })], USAGE),
       reply([toolUse('run_command', { command: 'node --test' })], USAGE),
@@ -39,6 +40,7 @@ describe('the Claude agent in the goal loop (real SDK, fake Messages API, real g
     );
 
     expect(result).toMatchObject({ status: 'LOOP_COMPLETE', tasks_completed: 1, iterations: 1 });
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: JavaScript source text written by the scripted model, not a template
     expect(git(h.repo.bare, 'show', 'goal/farewell:src/farewell.js')).toContain('Goodbye, ${name}!');
     expect(git(h.repo.bare, 'show', 'goal/farewell:src/index.js')).toMatch(/^export \{ farewell \} from '\.\/farewell\.js';\nexport const greet/);
     expect(checkpointCommits(h.repo.bare, 'goal/farewell').map((c) => c.task)).toEqual(['task-01']);
@@ -91,6 +93,7 @@ describe('the Claude agent in the goal loop (real SDK, fake Messages API, real g
 
     expect(result).toMatchObject({ status: 'LOOP_COMPLETE', iterations: 2, tasks_completed: 1 });
     expect(checkpointCommits(h.repo.bare, 'goal/hi')).toMatchObject([{ task: 'task-01', attempt: '2' }]);
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: JavaScript source text written by the scripted model, not a template
     expect(git(h.repo.bare, 'show', 'goal/hi:src/index.js')).toContain('`Hi, ${name}!`');
     expect(prompts).toHaveLength(4);
     expect(prompts[0]).not.toContain('The previous attempt failed');

@@ -28,7 +28,11 @@ const versions = async (url: string) => (await adminQuery(url, 'SELECT version F
 async function postgresColumns(url: string): Promise<Record<string, string[]>> {
   const { rows } = await adminQuery(url, `SELECT table_name, column_name FROM information_schema.columns WHERE table_schema = 'goal_loop' AND table_name <> 'schema_version' ORDER BY 1, 2`);
   const out: Record<string, string[]> = {};
-  for (const r of rows as Array<{ table_name: string; column_name: string }>) (out[r.table_name] ??= []).push(r.column_name);
+  for (const r of rows as Array<{ table_name: string; column_name: string }>) {
+    const columns = out[r.table_name] ?? [];
+    out[r.table_name] = columns;
+    columns.push(r.column_name);
+  }
   return out;
 }
 

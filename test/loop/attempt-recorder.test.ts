@@ -120,8 +120,8 @@ describe('the attempt record, written as the loop goes', () => {
         { kind: 'end', outcome: 'turn_limit', costUsd: 0.5 },
       ]);
       const turn = entries[0]!;
-      expect(turn.kind === 'turn' && turn.tools.length).toBe(21); // 20 calls and a "more" line
-      expect(turn.kind === 'turn' && turn.text.length).toBeLessThanOrEqual(1200);
+      expect(turn.kind === 'turn' ? turn.tools.length : undefined).toBe(21); // 20 calls and a "more" line
+      expect(turn.kind === 'turn' ? turn.text.length : undefined).toBeLessThanOrEqual(1200);
     } finally {
       await ledger.close();
     }

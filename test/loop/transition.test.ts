@@ -108,8 +108,9 @@ const effectTypes = (d: Decision) => d.effects.map((e) => e.type);
 const clone = <T>(v: T): T => structuredClone(v);
 
 /** Decides a sequence of events from a state, returning every decision. */
-function feed(state: LoopState, ...events: LoopEvent[]): Decision[] {
+function feed(from: LoopState, ...events: LoopEvent[]): Decision[] {
   const out: Decision[] = [];
+  let state = from;
   for (const e of events) {
     const d = decide(state, e);
     out.push(d);

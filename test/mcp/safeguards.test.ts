@@ -75,8 +75,8 @@ describe('goal-loop mcp keeps every loop rule with an external driver', () => {
       spec: 'goal_id: loops\nobjective: never passes\nlimits: { max_iterations: 100 }\ntasks:\n  - id: t\n    title: T\n    verification: "false"\n    max_retries: 10\n',
     });
     expect(started.limits.max_iterations).toBe(3);
+    await c.ok('task_complete', { task_id: 't' });
     let r = await c.ok('task_complete', { task_id: 't' });
-    r = await c.ok('task_complete', { task_id: 't' });
     expect(r.next).toMatchObject({ action: 'BUILD', attempt: 3 });
     r = await c.ok('task_complete', { task_id: 't' });
     expect(r.completed.decision).toBe('STOPPED');

@@ -117,7 +117,11 @@ describe('composeGoalRun', () => {
   it('derives the run from the config and spec, and gives the factory the limits in force', async () => {
     let seen: number | undefined;
     let closed = 0;
-    const agent = { close: async () => void (closed += 1) } as unknown as TaskAgent;
+    const agent = {
+      close: async () => {
+        closed += 1;
+      },
+    } as unknown as TaskAgent;
     const run = await composeGoalRun({
       repo: '/r',
       spec: spec({ task_timeout_s: 60 }),
@@ -127,7 +131,10 @@ describe('composeGoalRun', () => {
       logger,
       workspace,
       sandbox: async () => sandbox,
-      agent: (ctx) => ((seen = ctx.limits.task_timeout_s), agent),
+      agent: (ctx) => {
+        seen = ctx.limits.task_timeout_s;
+        return agent;
+      },
       humanLimits: { cost_cap_usd: 9 },
       approve: ['a'],
     });
@@ -152,7 +159,11 @@ describe('composeGoalRun', () => {
 
   it('leaves an agent it did not make open, and builds the clone from its description', async () => {
     let closed = 0;
-    const agent = { close: async () => void (closed += 1) } as unknown as TaskAgent;
+    const agent = {
+      close: async () => {
+        closed += 1;
+      },
+    } as unknown as TaskAgent;
     const run = await composeGoalRun({ repo: '/r', spec: spec(), config, ledger, forge, logger, workspace: { remote: '/r', dir: '/tmp/w2', baseBranch: 'main' }, sandbox, agent });
     expect(run.options.workspace.branch).toBe('goal/g1');
     expect(run.options.limits).toEqual({ ...DEFAULT_LIMITS, cost_cap_usd: 5 });
