@@ -5,14 +5,14 @@ import { performance } from 'node:perf_hooks';
 import { pino } from 'pino';
 import { parseRepoConfig } from '../src/config/repo-config.js';
 import { validateGoalSpec } from '../src/goal/parse.js';
-import { SqliteLedger } from '../src/ledger/sqlite/sqlite-ledger.js';
 import type { GoalSnapshot, LoopResult } from '../src/goal/result.js';
+import { SqliteLedger } from '../src/ledger/sqlite/sqlite-ledger.js';
 import type { Forge } from '../src/ports/forge.js';
 import type { Sandbox } from '../src/ports/sandbox.js';
 import { runConfiguredGoal } from '../src/run/run-configured-goal.js';
 import { GitWorkspace } from '../src/workspace/git-workspace.js';
 import { makeBareRepo, sh } from './bench-repo.js';
-import { median, ms, printVerdicts, type Verdict } from './stats.js';
+import { median, ms, type Verdict } from './stats.js';
 
 const FILES = 2000;
 const TASKS = 25;
@@ -52,7 +52,14 @@ export async function checkpointOverhead(sandbox: Sandbox, opts: { informational
     const ledger = new SqliteLedger(join(root, 'ledger.db'));
     const stamps: number[] = [];
     const forge = new TimingForge(stamps);
-    const workspace = new GitWorkspace({ remote: bare, dir: join(root, 'ws'), goalId: 'bench', branch: 'goal/bench', protectedPaths: ['.github/workflows/**'], identity: { name: 'goal-loop', email: 'b@b' } });
+    const workspace = new GitWorkspace({
+      remote: bare,
+      dir: join(root, 'ws'),
+      goalId: 'bench',
+      branch: 'goal/bench',
+      protectedPaths: ['.github/workflows/**'],
+      identity: { name: 'goal-loop', email: 'b@b' },
+    });
     const result: LoopResult = await runConfiguredGoal({ repo: bare, spec, config: parseRepoConfig({}), ledger, workspace, sandbox, forge, logger: pino({ level: 'silent' }) });
     await ledger.close();
     if (result.status !== 'LOOP_COMPLETE') throw new Error(`bench goal ended ${result.status}: ${result.stop_reason}`);
@@ -75,13 +82,21 @@ export async function checkpointOverhead(sandbox: Sandbox, opts: { informational
 
 class TimingForge implements Forge {
   constructor(private readonly stamps: number[]) {}
-  async update(): Promise<void> {}
+  async update(): Promise<void> {
+    // not measured: nothing to report
+  }
   async checkpointed(): Promise<void> {
     this.stamps.push(performance.now());
   }
-  async requestApproval(): Promise<void> {}
-  async escalate(): Promise<void> {}
-  async finished(_r: LoopResult, _s: GoalSnapshot): Promise<void> {}
+  async requestApproval(): Promise<void> {
+    // not measured: nothing to report
+  }
+  async escalate(): Promise<void> {
+    // not measured: nothing to report
+  }
+  async finished(_r: LoopResult, _s: GoalSnapshot): Promise<void> {
+    // not measured: nothing to report
+  }
 }
 
 function makeRepo(root: string): string {
@@ -90,4 +105,4 @@ function makeRepo(root: string): string {
   return makeBareRepo(root, files);
 }
 
-export { printVerdicts };
+export { printVerdicts } from './stats.js';

@@ -8,10 +8,10 @@ import type { Message, Model, ModelRequest, ModelResponse, TextBlock, ToolResult
 import { pricingFor } from '../src/agent/pricing.js';
 import { agentSystemPrompt } from '../src/agent/prompts.js';
 import { TOOL_NAMES, toolDefinitions } from '../src/agent/tools.js';
+import { DEFAULT_PROTECTED_PATHS } from '../src/config/protected-paths.js';
 import { validateGoalSpec } from '../src/goal/parse.js';
 import type { Sandbox } from '../src/ports/sandbox.js';
 import { ProcessSandbox } from '../src/sandbox/process-sandbox.js';
-import { DEFAULT_PROTECTED_PATHS } from '../src/config/protected-paths.js';
 import type { Verdict } from './stats.js';
 
 const TURNS = 60;
@@ -54,7 +54,7 @@ class ScriptedModel implements Model {
 async function naiveLoop(model: ScriptedModel, sandbox: Sandbox, dir: string, firstUser: TextBlock[], system: TextBlock[]): Promise<void> {
   const tools = toolDefinitions(TOOL_NAMES);
   const messages: Message[] = [{ role: 'user', content: firstUser }];
-  for (;;) {
+  while (true) {
     const res = await model.complete({ system, tools, messages, maxTokens: 16_000 });
     const calls = res.content.filter((b) => b.type === 'tool_use');
     if (calls.length === 0) return;
@@ -106,7 +106,7 @@ export async function contextBench(): Promise<Verdict[]> {
     const a = ours.inputTokens;
     const b = naive.inputTokens;
     const rows = [1, 5, 10, 20, 30, 40, 50, 60].filter((t) => t <= a.length);
-    process.stdout.write(`  input tokens per turn (turn: ours / naive)\n`);
+    process.stdout.write('  input tokens per turn (turn: ours / naive)\n');
     process.stdout.write(`    ${rows.map((t) => `${t}: ${a[t - 1]} / ${b[t - 1]}`).join('\n    ')}\n`);
     process.stdout.write(`  every turn, ours:  ${a.join(' ')}\n`);
     process.stdout.write(`  every turn, naive: ${b.join(' ')}\n`);

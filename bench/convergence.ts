@@ -1,4 +1,4 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { generateKeyPairSync } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -9,12 +9,12 @@ import { pino } from 'pino';
 import { Probot } from 'probot';
 import { createSampleRepo } from '../src/demo/sample-repo.js';
 import { goalLoopOctokit } from '../src/github/octokit.js';
-import { STATE_LABELS } from '../src/steering/labels.js';
 import { createRuntime, type GoalLoopRuntime } from '../src/github/runtime.js';
 import { openSqliteStore, type Store } from '../src/ledger/open-ledger.js';
 import { ProcessSandbox } from '../src/sandbox/process-sandbox.js';
-import { fakeGitHub, type FakeGitHub } from '../test/helpers/fake-github.js';
-import { githubBridge, type GitHubBridge } from '../test/helpers/github-bridge.js';
+import { STATE_LABELS } from '../src/steering/labels.js';
+import { type FakeGitHub, fakeGitHub } from '../test/helpers/fake-github.js';
+import { type GitHubBridge, githubBridge } from '../test/helpers/github-bridge.js';
 import { issuesLabeled, toEvent } from '../test/helpers/webhook-payloads.js';
 import { median, type Verdict } from './stats.js';
 
@@ -142,9 +142,8 @@ export async function convergence(): Promise<Verdict[]> {
       const b = start({});
       const stuck = problems(fake, issue.number);
       if (stuck.length === 0) throw new Error(`issue ${issue.number}: GitHub already showed the goal finished when A died`);
-      let last = stuck;
       const deadline = tKill + 30_000;
-      while ((last = problems(fake, issue.number)).length > 0) {
+      for (let last = problems(fake, issue.number); last.length > 0; last = problems(fake, issue.number)) {
         if (performance.now() > deadline) throw new Error(`issue ${issue.number}: GitHub did not converge within 30 s (${last.join('; ')}):\n${b.output().slice(-3000)}`);
         await sleep(POLL_MS);
       }
@@ -156,7 +155,7 @@ export async function convergence(): Promise<Verdict[]> {
       while ((await store.ledger.pendingEffects({ key: goalKey })).length > 0 && performance.now() < end) await sleep(50);
       await stop(b);
     }
-    if (fake.violations.length || fake.unhandled.length) {
+    if (fake.violations.length > 0 || fake.unhandled.length > 0) {
       throw new Error(`GitHub API misuse:\n${[...fake.violations, ...fake.unhandled.map((u) => `unhandled ${u}`)].join('\n')}`);
     }
 
@@ -185,7 +184,7 @@ export async function convergence(): Promise<Verdict[]> {
     await runtime?.close().catch(() => undefined);
     await bridge?.close().catch(() => undefined);
     fake?.stop();
-    store?.close();
+    await store?.close();
     rmSync(root, { recursive: true, force: true });
   }
 }
@@ -220,9 +219,14 @@ async function stop(w: Worker): Promise<void> {
 async function within<T>(p: Promise<T>, ms: number, what: string, w: Worker): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`timed out waiting for ${what}:\n${w.output().slice(-3000)}`)), ms)));
-  const early = p === (w.exited as Promise<unknown>) ? [] : [w.exited.then((e): never => {
-    throw new Error(`the worker exited (${e.code}/${e.signal}) while waiting for ${what}:\n${w.output().slice(-3000)}`);
-  })];
+  const early =
+    p === (w.exited as Promise<unknown>)
+      ? []
+      : [
+          w.exited.then((e): never => {
+            throw new Error(`the worker exited (${e.code}/${e.signal}) while waiting for ${what}:\n${w.output().slice(-3000)}`);
+          }),
+        ];
   try {
     return await Promise.race([p, timeout, ...early]);
   } finally {

@@ -4,11 +4,11 @@ import { selectSandbox } from '../src/sandbox/select-sandbox.js';
 import { checkpointOverhead } from './checkpoint-overhead.js';
 import { contextBench } from './context-bench.js';
 import { convergence } from './convergence.js';
-import { webhookLatency } from './webhook-latency.js';
-import { workspacePrep } from './workspace-prep.js';
 import { setupCacheBench } from './setup-cache.js';
 import { printVerdicts, type Verdict } from './stats.js';
 import { throughput } from './throughput.js';
+import { webhookLatency } from './webhook-latency.js';
+import { workspacePrep } from './workspace-prep.js';
 
 /** `npm run bench`: every benchmark, each with its own baseline measured in the same run. */
 async function main(): Promise<number> {
@@ -36,6 +36,7 @@ async function main(): Promise<number> {
   return verdicts.every((v) => v.pass) ? 0 : 1;
 }
 
-main().then((code) => {
+// The script's only work: its outcome is the exit code, and an error ends it as unhandled.
+void main().then((code) => {
   process.exitCode = code;
 });

@@ -9,8 +9,8 @@ import { validateGoalSpec } from '../src/goal/parse.js';
 import type { GoalSnapshot, LoopResult } from '../src/goal/result.js';
 import { SqliteLedger } from '../src/ledger/sqlite/sqlite-ledger.js';
 import type { Forge } from '../src/ports/forge.js';
-import { ProcessSandbox } from '../src/sandbox/process-sandbox.js';
 import { runConfiguredGoal } from '../src/run/run-configured-goal.js';
+import { ProcessSandbox } from '../src/sandbox/process-sandbox.js';
 import { GitWorkspace } from '../src/workspace/git-workspace.js';
 import { SetupCache } from '../src/workspace/setup-cache.js';
 import { makeBareRepo } from './bench-repo.js';
@@ -52,8 +52,7 @@ export async function setupCacheBench(): Promise<Verdict[]> {
     const ledger = new SqliteLedger(join(root, 'ledger.db'));
     try {
       const setupCache = new SetupCache({ root: join(root, 'setup-cache'), maxBytes: 4 * 1024 ** 3 });
-      const run = (goalId: string, opts: { setup: string[]; cache: boolean }) =>
-        timedGoal({ root, bare, ledger, goalId, setup: opts.setup, ...(opts.cache ? { setupCache } : {}) });
+      const run = (goalId: string, opts: { setup: string[]; cache: boolean }) => timedGoal({ root, bare, ledger, goalId, setup: opts.setup, ...(opts.cache ? { setupCache } : {}) });
 
       // Not timed: the first goal of the process pays for loading modules and warming git.
       const warm = await run('warm-up', { setup: [], cache: false });
@@ -72,7 +71,11 @@ export async function setupCacheBench(): Promise<Verdict[]> {
         second.push(await run(`second-${i}`, { setup, cache: true }));
         await setupCache.idle(); // the next hit's ready copy, made between goals
       }
-      const named: Array<[string, TimedGoal]> = [...uncached.map((g, i) => [`uncached-${i + 1}`, g] as [string, TimedGoal]), ['first', first], ...second.map((g, i) => [`second-${i + 1}`, g] as [string, TimedGoal])];
+      const named: [string, TimedGoal][] = [
+        ...uncached.map((g, i) => [`uncached-${i + 1}`, g] as [string, TimedGoal]),
+        ['first', first],
+        ...second.map((g, i) => [`second-${i + 1}`, g] as [string, TimedGoal]),
+      ];
       for (const [name, g] of named) {
         if (g.result.status !== 'LOOP_COMPLETE') return [fail(`the ${name} goal ended ${g.result.status}: ${g.result.stop_reason}`)];
         if (g.toFirstTask === undefined) return [fail(`the ${name} goal never reported its first task done`)];
@@ -92,8 +95,8 @@ export async function setupCacheBench(): Promise<Verdict[]> {
       const ratio = t1 / t2;
       process.stdout.write(
         `  goal without setup (warm-up, for reference)    ${ms(warm.toFirstTask ?? Number.NaN).padStart(10)}\n` +
-        `  goal 0, no setup cache (setup runs)             ${ms(t0).padStart(10)}  to the first task verified and checkpointed (median of ${ROUNDS}: ${uncached.map((g) => ms(g.toFirstTask!)).join(', ')})\n` +
-        `  goal 1, cache empty (setup runs, output saved)  ${ms(first.toFirstTask!).padStart(10)}  (setup ran ${firstRuns}x; its output is copied into the cache before the first task)\n` +
+          `  goal 0, no setup cache (setup runs)             ${ms(t0).padStart(10)}  to the first task verified and checkpointed (median of ${ROUNDS}: ${uncached.map((g) => ms(g.toFirstTask!)).join(', ')})\n` +
+          `  goal 1, cache empty (setup runs, output saved)  ${ms(first.toFirstTask!).padStart(10)}  (setup ran ${firstRuns}x; its output is copied into the cache before the first task)\n` +
           `  goal 2, same lockfile (cache hit)               ${ms(t2).padStart(10)}  (median of ${ROUNDS}: ${second.map((g) => ms(g.toFirstTask!)).join(', ')}; setup ran ${secondRuns}x)\n` +
           `  ratio (faster of goals 0 and 1, to goal 2)      ${ratio.toFixed(1)}x\n` +
           `  ready copy made after goal 1, in the background  ${ms(readyMs).padStart(9)}  still to wait when goal 1 ended (off both goals' clocks)\n` +
@@ -110,11 +113,16 @@ export async function setupCacheBench(): Promise<Verdict[]> {
           .sort();
         const expected = [`${goalId}-1.txt`, `${goalId}-2.txt`];
         if (JSON.stringify(files) !== JSON.stringify(expected)) {
-          problems.push(`goal/${goalId}'s checkpoints hold ${files.length} files, not only the tasks' (${files.filter((f) => !expected.includes(f)).slice(0, 3).join(', ')}${files.length > expected.length + 3 ? ', ...' : ''})`);
+          problems.push(
+            `goal/${goalId}'s checkpoints hold ${files.length} files, not only the tasks' (${files
+              .filter((f) => !expected.includes(f))
+              .slice(0, 3)
+              .join(', ')}${files.length > expected.length + 3 ? ', ...' : ''})`,
+          );
         }
       }
       const detail = `${ratio.toFixed(1)}x faster to the first verified task on a cache hit (${ms(t1)} -> ${ms(t2)}, target >= ${TARGET}x); cache ${(cacheBytes / 1024 / 1024).toFixed(1)} MB`;
-      return [{ name: 'setup cache', pass: ratio >= TARGET && problems.length === 0, detail: problems.length ? `${detail}; ${problems.join('; ')}` : detail }];
+      return [{ name: 'setup cache', pass: ratio >= TARGET && problems.length === 0, detail: problems.length > 0 ? `${detail}; ${problems.join('; ')}` : detail }];
     } finally {
       await ledger.close();
     }
@@ -156,7 +164,7 @@ async function timedGoal(o: { root: string; bare: string; ledger: SqliteLedger; 
     goal_id: o.goalId,
     objective: 'use the installed dependencies',
     tasks: [
-      { id: 't1', title: 'first', run: `echo one > ${o.goalId}-1.txt`, verification: `test -s ${o.goalId}-1.txt${o.setup.length ? ` && test -d node_modules/${PROBE}` : ''}` },
+      { id: 't1', title: 'first', run: `echo one > ${o.goalId}-1.txt`, verification: `test -s ${o.goalId}-1.txt${o.setup.length > 0 ? ` && test -d node_modules/${PROBE}` : ''}` },
       { id: 't2', title: 'second', run: `echo two > ${o.goalId}-2.txt`, verification: `test -s ${o.goalId}-2.txt`, dependencies: ['t1'] },
     ],
   });
@@ -183,10 +191,18 @@ class FirstTaskForge implements Forge {
   async update(snapshot: GoalSnapshot): Promise<void> {
     if (this.firstDone === undefined && snapshot.tasks.find((t) => t.id === 't1')?.status === 'done') this.firstDone = performance.now();
   }
-  async checkpointed(): Promise<void> {}
-  async requestApproval(): Promise<void> {}
-  async escalate(): Promise<void> {}
-  async finished(): Promise<void> {}
+  async checkpointed(): Promise<void> {
+    // not measured: nothing to report
+  }
+  async requestApproval(): Promise<void> {
+    // not measured: nothing to report
+  }
+  async escalate(): Promise<void> {
+    // not measured: nothing to report
+  }
+  async finished(): Promise<void> {
+    // not measured: nothing to report
+  }
 }
 
 function fail(detail: string): Verdict {

@@ -2,19 +2,19 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { performance } from 'node:perf_hooks';
+import { fileURLToPath } from 'node:url';
 import { pino } from 'pino';
 import { parseRepoConfig } from '../src/config/repo-config.js';
 import { validateGoalSpec } from '../src/goal/parse.js';
 import { openSqliteStore, type Store } from '../src/ledger/open-ledger.js';
 import { openPostgresStore } from '../src/ledger/postgres/open-postgres.js';
 import type { Forge } from '../src/ports/forge.js';
-import { ProcessSandbox } from '../src/sandbox/process-sandbox.js';
 import { runConfiguredGoal } from '../src/run/run-configured-goal.js';
+import { ProcessSandbox } from '../src/sandbox/process-sandbox.js';
 import { WorkerPool } from '../src/worker/worker-pool.js';
 import { GitWorkspace } from '../src/workspace/git-workspace.js';
-import { adminQuery, startThrowawayCluster, withDatabase, type Cluster } from '../test/helpers/postgres-cluster.js';
+import { adminQuery, type Cluster, startThrowawayCluster, withDatabase } from '../test/helpers/postgres-cluster.js';
 import { makeBareRepo } from './bench-repo.js';
 import type { Verdict } from './stats.js';
 
@@ -29,11 +29,21 @@ const silent = pino({ level: 'silent' });
 
 /** Reports nothing: the benchmark measures the queue, leases, loop, sandbox and git. */
 class QuietForge implements Forge {
-  async update(): Promise<void> {}
-  async checkpointed(): Promise<void> {}
-  async requestApproval(): Promise<void> {}
-  async escalate(): Promise<void> {}
-  async finished(): Promise<void> {}
+  async update(): Promise<void> {
+    // not measured: nothing to report
+  }
+  async checkpointed(): Promise<void> {
+    // not measured: nothing to report
+  }
+  async requestApproval(): Promise<void> {
+    // not measured: nothing to report
+  }
+  async escalate(): Promise<void> {
+    // not measured: nothing to report
+  }
+  async finished(): Promise<void> {
+    // not measured: nothing to report
+  }
 }
 
 /**
@@ -46,7 +56,11 @@ export async function throughput(): Promise<Verdict[]> {
   let cluster: Cluster | undefined;
   try {
     const repos = Array.from({ length: REPOS }, (_, i) => makeRepo(join(root, `repo-${i}`)));
-    const pgUrl = process.env.DATABASE_URL || (cluster = await startThrowawayCluster()).url;
+    let pgUrl = process.env.DATABASE_URL;
+    if (!pgUrl) {
+      cluster = await startThrowawayCluster();
+      pgUrl = cluster.url;
+    }
     process.stdout.write(`throughput: ${GOALS} goals x ${TASKS} tasks (sleep ${TASK_SLEEP_S}s each) over ${REPOS} repositories, sandbox process\n`);
     const verdicts: Verdict[] = [];
     for (const kind of ['sqlite', 'postgres'] as const) {
@@ -59,7 +73,9 @@ export async function throughput(): Promise<Verdict[]> {
         const r = settingInChild({ kind, store, repos, dir: join(root, label), concurrency, label });
         perMinute.set(concurrency, r.goalsPerMinute);
         peak = Math.max(peak, r.peakRssMb);
-        process.stdout.write(`  ${kind.padEnd(8)} concurrency ${concurrency}: ${r.goalsPerMinute.toFixed(1).padStart(6)} goals/min  (${(r.ms / 1000).toFixed(1)} s)  peak RSS ${r.peakRssMb.toFixed(0)} MB\n`);
+        process.stdout.write(
+          `  ${kind.padEnd(8)} concurrency ${concurrency}: ${r.goalsPerMinute.toFixed(1).padStart(6)} goals/min  (${(r.ms / 1000).toFixed(1)} s)  peak RSS ${r.peakRssMb.toFixed(0)} MB\n`,
+        );
       }
       const speedup = perMinute.get(4)! / perMinute.get(1)!;
       process.stdout.write(`  ${kind.padEnd(8)} 4 workers vs 1: ${speedup.toFixed(2)}x\n`);
@@ -145,7 +161,13 @@ async function runSetting(store: Store, repos: string[], dir: string, concurrenc
     pollMs: 50,
     work: async (job, ctx) => {
       const { spec, repo } = specs.get(job.key.goalId)!;
-      const workspace = new GitWorkspace({ remote: repo, dir: join(dir, job.key.goalId), goalId: spec.goal_id, branch: `goal/${spec.goal_id}`, identity: { name: 'goal-loop', email: 'bench@example.com' } });
+      const workspace = new GitWorkspace({
+        remote: repo,
+        dir: join(dir, job.key.goalId),
+        goalId: spec.goal_id,
+        branch: `goal/${spec.goal_id}`,
+        identity: { name: 'goal-loop', email: 'bench@example.com' },
+      });
       const result = await runConfiguredGoal({ repo, spec, config, ledger: store.ledger, workspace, sandbox, forge: new QuietForge(), logger: silent, abandon: ctx.abandon, fence: ctx.fence });
       if (result.status !== 'LOOP_COMPLETE') throw new Error(`${spec.goal_id} ended ${result.status}: ${result.stop_reason}`);
       await workspace.release?.();

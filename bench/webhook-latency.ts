@@ -1,15 +1,15 @@
 import { createHmac, generateKeyPairSync } from 'node:crypto';
-import { createServer, type Server } from 'node:http';
 import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
-import { createRequire } from 'node:module';
 import { pino } from 'pino';
 import { createNodeMiddleware, createProbot } from 'probot';
+import { startServer } from '../src/github/server/serve.js';
 import { openSqliteStore } from '../src/ledger/open-ledger.js';
 import { ProcessSandbox } from '../src/sandbox/process-sandbox.js';
-import { startServer } from '../src/github/server/serve.js';
 import { median, ms, percentile, type Verdict } from './stats.js';
 
 const examples = createRequire(import.meta.url)('@octokit/webhooks-examples') as Array<{ name: string; examples: Array<{ action?: string }> }>;
@@ -73,7 +73,7 @@ export async function webhookLatency(): Promise<Verdict[]> {
 
 function commentPayload(): Record<string, unknown> {
   const example = examples.find((e) => e.name === 'issue_comment')!.examples.find((x) => x.action === 'created')!;
-  const p = structuredClone(example) as Record<string, any>;
+  const p = structuredClone(example) as Record<string, unknown> & { comment: { body: string }; sender: { type: string } };
   p.installation = { id: 1, node_id: 'MDIzOkludGVncmF0aW9uSW5zdGFsbGF0aW9uMQ==' };
   p.comment.body = '/goal status';
   p.sender.type = 'User';

@@ -25,11 +25,11 @@ export async function workspacePrep(): Promise<Verdict[]> {
   try {
     const bare = makeHistory(root);
     const url = `file://${bare}`;
-    const packMb = Number(sh(bare, 'git', 'count-objects', '-v').match(/size-pack: (\d+)/)?.[1] ?? 0) / 1024;
-    const objects = sh(bare, 'git', 'count-objects', '-v').match(/in-pack: (\d+)/)?.[1];
+    const packMb = Number(/size-pack: (\d+)/.exec(sh(bare, 'git', 'count-objects', '-v'))?.[1] ?? 0) / 1024;
+    const objects = /in-pack: (\d+)/.exec(sh(bare, 'git', 'count-objects', '-v'))?.[1];
     process.stdout.write(
       `workspace preparation: ${FILES} files, ${COMMITS} commits (${objects} objects, ${packMb.toFixed(1)} MB packed), served as ${url.replace(root, '<tmp>')}\n` +
-        `  file:// makes git use the pack transport (upload-pack, index-pack), not the local-path copy shortcut\n`,
+        '  file:// makes git use the pack transport (upload-pack, index-pack), not the local-path copy shortcut\n',
     );
     const seed = join(root, 'seed');
     sh(root, 'git', 'clone', '-q', bare, seed);
@@ -119,8 +119,13 @@ function fastImportStream(): Buffer {
     seed = (seed * 1103515245 + 12345) & 0x7fffffff;
     return seed % n;
   };
-  const words = Array.from({ length: 400 }, (_, i) => `${['get', 'set', 'load', 'parse', 'make', 'check', 'read', 'write'][i % 8]}${['User', 'Task', 'Goal', 'Spec', 'Config', 'Queue', 'Lease', 'Branch', 'Commit', 'Item'][(i >> 3) % 10]}${i >> 6 || ''}`);
-  const line = () => `${'  '.repeat(rnd(4))}${['const', 'let', 'return', 'if (', 'await', 'export function'][rnd(6)]} ${Array.from({ length: 2 + rnd(5) }, () => words[rnd(words.length)]).join(rnd(2) ? '.' : ' ')}(${rnd(1000)});`;
+  const words = Array.from(
+    { length: 400 },
+    (_, i) =>
+      `${['get', 'set', 'load', 'parse', 'make', 'check', 'read', 'write'][i % 8]}${['User', 'Task', 'Goal', 'Spec', 'Config', 'Queue', 'Lease', 'Branch', 'Commit', 'Item'][(i >> 3) % 10]}${i >> 6 || ''}`,
+  );
+  const line = () =>
+    `${'  '.repeat(rnd(4))}${['const', 'let', 'return', 'if (', 'await', 'export function'][rnd(6)]} ${Array.from({ length: 2 + rnd(5) }, () => words[rnd(words.length)]).join(rnd(2) ? '.' : ' ')}(${rnd(1000)});`;
   const files: string[][] = [];
   const paths: string[] = [];
   const addFile = () => {

@@ -22,7 +22,8 @@ const RUN = Symbol.for('goal-loop.test-run');
 const shared = globalThis as { [RUN]?: Run };
 
 export default function setup(project: TestProject): () => Promise<void> {
-  const run = (shared[RUN] ??= { dir: mkdtempSync(join(tmpdir(), 'goal-loop-test-run-')), users: 0 });
+  shared[RUN] ??= { dir: mkdtempSync(join(tmpdir(), 'goal-loop-test-run-')), users: 0 };
+  const run = shared[RUN];
   run.users++;
   project.provide('testRunDir', run.dir);
   return async () => {

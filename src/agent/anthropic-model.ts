@@ -1,7 +1,7 @@
 import Anthropic, { APIConnectionError, APIError, APIUserAbortError } from '@anthropic-ai/sdk';
 import type { Logger } from 'pino';
-import { ModelError, type AssistantBlock, type Model, type ModelRequest, type ModelResponse } from './model.js';
-import { pricingFor, type ModelPricing } from './pricing.js';
+import { type AssistantBlock, type Model, ModelError, type ModelRequest, type ModelResponse } from './model.js';
+import { type ModelPricing, pricingFor } from './pricing.js';
 
 /** The model used when neither the repo config `model` nor GOAL_LOOP_MODEL names one. */
 export const DEFAULT_MODEL = 'claude-sonnet-5-5';
@@ -10,15 +10,7 @@ export const DEFAULT_MODEL = 'claude-sonnet-5-5';
  * Models that answer a forced `tool_choice` (`any` or a named tool) with a 400: on these the
  * planner offers its one tool with `tool_choice: auto` and insists in the prompt instead.
  */
-const NO_FORCED_TOOL_CHOICE = [
-  'claude-sonnet-5-5',
-  'claude-opus-5-5',
-  'claude-haiku-5-5',
-  'claude-fable-5-1',
-  'claude-fable-5-2',
-  'claude-mythos-5-1',
-  'claude-mythos-5-2',
-];
+const NO_FORCED_TOOL_CHOICE = ['claude-sonnet-5-5', 'claude-opus-5-5', 'claude-haiku-5-5', 'claude-fable-5-1', 'claude-fable-5-2', 'claude-mythos-5-1', 'claude-mythos-5-2'];
 
 /**
  * The one retry policy of a model request. The SDK's own retries are off (maxRetries: 0): with

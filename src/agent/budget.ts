@@ -1,6 +1,6 @@
 import type { Usage } from '../goal/usage.js';
 import type { ModelRequest } from './model.js';
-import { costUsd, worstCaseCostUsd, type ModelPricing } from './pricing.js';
+import { costUsd, type ModelPricing, worstCaseCostUsd } from './pricing.js';
 
 /** No request is sent with less room to answer than this. */
 export const MIN_OUTPUT_TOKENS = 1024;

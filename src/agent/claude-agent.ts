@@ -1,23 +1,23 @@
 import { appendFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
+import { errorMessage } from '../common/errors.js';
+import { DEFAULT_PROTECTED_PATHS } from '../config/protected-paths.js';
+import { turnLimitText } from '../goal/failure-summary.js';
 import { DEFAULT_LIMITS } from '../goal/limits.js';
-import type { AgentInput, AgentOutcome, TaskAgent } from '../ports/agent.js';
 import type { Usage } from '../goal/usage.js';
+import type { AgentInput, AgentOutcome, TaskAgent } from '../ports/agent.js';
 import type { Sandbox } from '../ports/sandbox.js';
 import { ConfinedFiles } from '../sandbox/confined-files.js';
-import { DEFAULT_PROTECTED_PATHS } from '../config/protected-paths.js';
 import { CostGuard, promptTokenBound } from './budget.js';
-import { ContextWindow, gatherLedgerFacts, renderLedger, renderTask, textOf, type LedgerFacts, type WindowOptions } from './context.js';
-import { addUsage, ModelError, NO_USAGE, type Model, type ModelResponse, type TextBlock, type ToolResultBlock, type ToolUseBlock } from './model.js';
+import { ContextWindow, gatherLedgerFacts, type LedgerFacts, renderLedger, renderTask, textOf, type WindowOptions } from './context.js';
+import { type ExternalToolSource, isMcpSelector, mcpToolFilter } from './mcp-tools.js';
+import { addUsage, type Model, ModelError, type ModelResponse, NO_USAGE, type TextBlock, type ToolResultBlock, type ToolUseBlock } from './model.js';
 import { agentSystemBlocks } from './prompts.js';
 import { goalBaseCommit, readRepoInstructions, renderRepoInstructions } from './repo-instructions.js';
-import { turnLimitText } from '../goal/failure-summary.js';
-import { briefInput } from './tool-results.js';
 import { Scratchpad } from './scratchpad.js';
-import { isMcpSelector, mcpToolFilter, type ExternalToolSource } from './mcp-tools.js';
-import { toolDefinitions, ToolBox, toolsForTask, type ToolLimits } from './tools.js';
-import { errorMessage } from '../common/errors.js';
+import { briefInput } from './tool-results.js';
+import { ToolBox, type ToolLimits, toolDefinitions, toolsForTask } from './tools.js';
 
 export interface ClaudeAgentOptions {
   model: Model;

@@ -1,7 +1,7 @@
 import type { CommandResult } from '../ports/sandbox.js';
-import type { ToolInput } from './tool-catalog.js';
 import { excerpt } from './scratchpad.js';
-import { ToolError, type ToolEnv, type ToolOutcome } from './tool-results.js';
+import type { ToolInput } from './tool-catalog.js';
+import { type ToolEnv, ToolError, type ToolOutcome } from './tool-results.js';
 
 /** run_command (in the sandbox, its full output kept as a log) and read_log (pages those logs). */
 

@@ -1,7 +1,7 @@
 import { posix, relative } from 'node:path';
 import { protectedMatches } from '../config/protected-paths.js';
 import type { ToolInput } from './tool-catalog.js';
-import { bounded, ToolError, type ToolEnv, type ToolOutcome } from './tool-results.js';
+import { bounded, type ToolEnv, ToolError, type ToolOutcome } from './tool-results.js';
 
 /** The file tools: list_files, read_file, write_file, edit_file, all confined to the workspace. */
 

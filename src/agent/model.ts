@@ -109,4 +109,4 @@ export class ModelError extends Error {
   }
 }
 
-export { NO_USAGE, addUsage } from '../goal/usage.js';
+export { addUsage, NO_USAGE } from '../goal/usage.js';

@@ -1,13 +1,13 @@
 import type { Logger } from 'pino';
 import { z } from 'zod';
-import { formatSpecError, SpecValidationError, validateGoalSpec } from '../goal/parse.js';
-import { GoalSpecSchema, type GoalSpec } from '../goal/schema.js';
 import { quoteUntrusted } from '../common/untrusted.js';
+import { formatSpecError, SpecValidationError, validateGoalSpec } from '../goal/parse.js';
+import { type GoalSpec, GoalSpecSchema } from '../goal/schema.js';
 import type { Usage } from '../goal/usage.js';
 import { CostGuard, promptTokenBound } from './budget.js';
-import { addUsage, ModelError, NO_USAGE, type AssistantBlock, type Message, type Model, type ModelResponse, type ToolDefinition, type ToolUseBlock } from './model.js';
+import { type AssistantBlock, addUsage, type Message, type Model, ModelError, type ModelResponse, NO_USAGE, type ToolDefinition, type ToolUseBlock } from './model.js';
 import { plannerSystemPrompt } from './prompts.js';
-import { renderScan, scanRepository, unknownScripts, type RepoScan } from './repo-scan.js';
+import { type RepoScan, renderScan, scanRepository, unknownScripts } from './repo-scan.js';
 
 export const SUBMIT_TOOL = 'submit_goal_spec';
 export const DEFAULT_MAX_REPAIRS = 3;
@@ -141,7 +141,7 @@ export async function planGoal(opts: PlanGoalOptions): Promise<PlanResult> {
       return { spec: checked.spec, usage, costUsd: guard.spentUsd, requests };
     }
     lastErrors = checked.errors;
-    opts.logger?.info({ errors: checked.errors }, 'the planner\'s spec is invalid; sending the errors back');
+    opts.logger?.info({ errors: checked.errors }, "the planner's spec is invalid; sending the errors back");
     messages.push({ role: 'assistant', content: assistant });
     messages.push({
       role: 'user',

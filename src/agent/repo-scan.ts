@@ -26,7 +26,21 @@ export interface RepoScan {
 
 const MAX_FILES = 20_000;
 const SKIP_DIRS = new Set(['node_modules', '.git', 'dist', 'build', 'out', 'coverage', 'vendor', 'target', '.venv', 'venv', '__pycache__', '.next', '.cache']);
-const BUILD_FILES = ['Makefile', 'pyproject.toml', 'setup.py', 'requirements.txt', 'go.mod', 'Cargo.toml', 'pom.xml', 'build.gradle', 'Gemfile', 'composer.json', 'deno.json', 'tsconfig.json', 'CMakeLists.txt'];
+const BUILD_FILES = [
+  'Makefile',
+  'pyproject.toml',
+  'setup.py',
+  'requirements.txt',
+  'go.mod',
+  'Cargo.toml',
+  'pom.xml',
+  'build.gradle',
+  'Gemfile',
+  'composer.json',
+  'deno.json',
+  'tsconfig.json',
+  'CMakeLists.txt',
+];
 const TEST_FILE = /(^|\/)(test|tests|__tests__|spec|specs)\/|\.(test|spec)\.[cm]?[jt]sx?$|(^|\/)test_[^/]*\.py$|_test\.(go|py)$|Test\.java$/;
 const FRAMEWORKS = ['vitest', 'jest', 'mocha', 'ava', 'tap', 'uvu', '@playwright/test', 'cypress', 'jasmine'];
 
@@ -41,7 +55,7 @@ export async function scanRepository(repoDir: string): Promise<RepoScan> {
   if (has.has('package.json')) {
     try {
       const pkg = JSON.parse(await files.read('package.json')) as Record<string, unknown>;
-      const scripts = isRecord(pkg.scripts) ? Object.fromEntries(Object.entries(pkg.scripts).filter(([, v]) => typeof v === 'string')) as Record<string, string> : {};
+      const scripts = isRecord(pkg.scripts) ? (Object.fromEntries(Object.entries(pkg.scripts).filter(([, v]) => typeof v === 'string')) as Record<string, string>) : {};
       const deps = { ...(isRecord(pkg.dependencies) ? pkg.dependencies : {}), ...(isRecord(pkg.devDependencies) ? pkg.devDependencies : {}) };
       const testFrameworks = FRAMEWORKS.filter((f) => f in deps);
       if (/node --test/.test(scripts.test ?? '')) testFrameworks.push('node:test');
@@ -66,7 +80,10 @@ export async function scanRepository(repoDir: string): Promise<RepoScan> {
   scan.buildFiles = BUILD_FILES.filter((f) => has.has(f));
   if (has.has('Makefile')) {
     const make = await files.read('Makefile').catch(() => '');
-    scan.makeTargets = [...make.matchAll(/^([A-Za-z0-9][A-Za-z0-9_.-]*)\s*:(?!=)/gm)].map((m) => m[1]!).filter((t, i, a) => a.indexOf(t) === i).slice(0, 30);
+    scan.makeTargets = [...make.matchAll(/^([A-Za-z0-9][A-Za-z0-9_.-]*)\s*:(?!=)/gm)]
+      .map((m) => m[1]!)
+      .filter((t, i, a) => a.indexOf(t) === i)
+      .slice(0, 30);
   }
   return scan;
 }

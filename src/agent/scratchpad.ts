@@ -1,4 +1,4 @@
-import { open, mkdir, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdir, open, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 
 /** Bytes one `read_log` page returns. */

@@ -1,7 +1,7 @@
 import { relative } from 'node:path';
 import { execa } from 'execa';
 import type { ToolInput } from './tool-catalog.js';
-import { bounded, ToolError, type ToolEnv, type ToolOutcome } from './tool-results.js';
+import { bounded, type ToolEnv, ToolError, type ToolOutcome } from './tool-results.js';
 
 /** The search tool: ripgrep on the host, over the confined workspace. */
 
@@ -69,6 +69,8 @@ async function runBounded(program: string, args: string[], cwd: string, maxBytes
   const cut = r.timedOut || r.isMaxBuffer;
   let stdout = Buffer.from(r.stdout ?? new Uint8Array()).toString('utf8');
   if (cut) stdout = stdout.slice(0, stdout.lastIndexOf('\n') + 1);
-  const stderr = Buffer.from(r.stderr ?? new Uint8Array()).subarray(0, STDERR_KEPT).toString('utf8');
+  const stderr = Buffer.from(r.stderr ?? new Uint8Array())
+    .subarray(0, STDERR_KEPT)
+    .toString('utf8');
   return { code: r.exitCode ?? null, stdout, stderr, cut, notFound: false };
 }

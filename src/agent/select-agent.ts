@@ -1,11 +1,11 @@
 import type { Logger } from 'pino';
 import { UsageError } from '../common/errors.js';
-import type { TaskAgent } from '../ports/agent.js';
 import type { McpServerConfig } from '../config/repo-config.js';
-import { McpToolHub } from './mcp/tool-hub.js';
+import type { TaskAgent } from '../ports/agent.js';
 import type { Sandbox } from '../ports/sandbox.js';
 import { createAnthropicModel } from './anthropic-model.js';
-import { createClaudeAgent, type ClaudeAgentOptions } from './claude-agent.js';
+import { type ClaudeAgentOptions, createClaudeAgent } from './claude-agent.js';
+import { McpToolHub } from './mcp/tool-hub.js';
 
 export type AgentChoice = 'auto' | 'scripted' | 'claude';
 
@@ -50,7 +50,7 @@ export function checkAgentChoice(choice: AgentChoice, env: NodeJS.ProcessEnv = p
 export function selectAgent(choice: AgentChoice, deps?: AgentDeps, env: NodeJS.ProcessEnv = process.env): TaskAgent | undefined {
   checkAgentChoice(choice, env);
   if (!wantsClaude(choice, env)) return undefined;
-  if (!deps) throw new UsageError('the Claude agent needs the run\'s sandbox: call selectAgent with its dependencies');
+  if (!deps) throw new UsageError("the Claude agent needs the run's sandbox: call selectAgent with its dependencies");
   const model = createAnthropicModel({ ...(deps.model ? { model: deps.model } : {}), env, logger: deps.logger });
   return createClaudeAgent({
     ...deps.agent,

@@ -62,12 +62,10 @@ export const TOOL_INPUTS = {
 
 const DESCRIPTIONS: Record<ToolName, string> = {
   list_files: 'List the entries of a directory of the workspace (directories end with "/", symlinks with "@"). .git is never shown.',
-  read_file:
-    'Read a text file of the workspace. Lines come numbered ("   12\\t<line>"); the numbers are not part of the file. Long files come in pages: pass offset and limit.',
+  read_file: 'Read a text file of the workspace. Lines come numbered ("   12\\t<line>"); the numbers are not part of the file. Long files come in pages: pass offset and limit.',
   search: 'Search file contents of the workspace with ripgrep. Returns matching lines as path:line:text. Hidden files are searched, .git never.',
   write_file: 'Create or overwrite a file of the workspace with the given content. Prefer edit_file to change part of an existing file.',
-  edit_file:
-    'Replace one exact occurrence of old_string with new_string in a file. Fails, changing nothing, when old_string is missing or occurs more than once.',
+  edit_file: 'Replace one exact occurrence of old_string with new_string in a file. Fails, changing nothing, when old_string is missing or occurs more than once.',
   run_command:
     'Run a bash command in the workspace root, inside the sandbox (no network; only the workspace is writable; killed at the task timeout). ' +
     'Returns the exit code and the output (long output is cut to a head and a tail; the full output is kept as a log you can page with read_log).',

@@ -1,5 +1,5 @@
-import type { ConfinedFiles } from '../sandbox/confined-files.js';
 import type { Sandbox } from '../ports/sandbox.js';
+import type { ConfinedFiles } from '../sandbox/confined-files.js';
 import { excerpt, type Scratchpad } from './scratchpad.js';
 
 /** What every tool gets, and how its results are kept small and told to the model. */

@@ -1,14 +1,14 @@
+import { errorMessage } from '../common/errors.js';
 import { ConfinementError } from '../sandbox/confined-files.js';
-import { editFile, listFiles, readFile, writeFile } from './file-tools.js';
 import { readLog, runCommand } from './command-tools.js';
+import { editFile, listFiles, readFile, writeFile } from './file-tools.js';
 import { search } from './search-tool.js';
 import { TOOL_INPUTS, TOOL_NAMES, type ToolName } from './tool-catalog.js';
-import { briefInput, DEFAULT_TOOL_LIMITS, failure, ToolError, type ToolContext, type ToolEnv, type ToolOutcome } from './tool-results.js';
-import { errorMessage } from '../common/errors.js';
+import { briefInput, DEFAULT_TOOL_LIMITS, failure, type ToolContext, type ToolEnv, ToolError, type ToolOutcome } from './tool-results.js';
 
 // The tools are split by concern (catalog, results, file tools, search, commands); their names
 // stay importable from here.
-export { TOOL_ALIASES, TOOL_NAMES, toolDefinitions, toolsForTask, type ToolName } from './tool-catalog.js';
+export { TOOL_ALIASES, TOOL_NAMES, type ToolName, toolDefinitions, toolsForTask } from './tool-catalog.js';
 export { briefInput, DEFAULT_TOOL_LIMITS, failure, firstLine, type ToolContext, type ToolLimits, type ToolOutcome } from './tool-results.js';
 
 /** Runs the agent's tools. Every failure comes back as an `is_error` outcome, never as a throw. */

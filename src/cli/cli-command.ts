@@ -1,4 +1,4 @@
-import { InvalidArgumentError, type Command } from 'commander';
+import { type Command, InvalidArgumentError } from 'commander';
 
 /**
  * One `goal-loop` command: its arguments and options are defined once, on a commander Command,

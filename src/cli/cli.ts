@@ -1,16 +1,16 @@
 import { CommanderError } from 'commander';
+import { InputError, UsageError } from '../common/errors.js';
+import { redactError, redactUrls } from '../common/redact-urls.js';
 import { RepoConfigError } from '../config/repo-config.js';
-import { SpecValidationError, formatSpecError } from '../goal/parse.js';
+import { formatSpecError, SpecValidationError } from '../goal/parse.js';
 import { EXIT } from '../goal/result.js';
 import { LedgerOpenError } from '../ports/ledger.js';
 import { SandboxUnavailableError } from '../ports/sandbox.js';
-import { InputError, UsageError } from '../common/errors.js';
 import { LockedError } from '../run/lock.js';
-import { redactError, redactUrls } from '../common/redact-urls.js';
 import { buildProgram, CLI_COMMANDS } from './program.js';
 
 export async function main(argv: string[]): Promise<number> {
-  const known = (name: string | undefined) => CLI_COMMANDS.some((c) => c.name === name);
+  const known = (command: string | undefined) => CLI_COMMANDS.some((c) => c.name === command);
   // `help <typo>` is a typo of a command: answered as one, with its "did you mean".
   const args = argv[0] === 'help' && argv[1] !== undefined && !known(argv[1]) ? argv.slice(1) : argv;
   const name = known(args[0]) ? args[0] : undefined;

@@ -1,18 +1,18 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createAnthropicModel, planGoal, PlannerError } from '../agent/index.js';
-import { resolveLimits } from '../goal/limits.js';
+import { createAnthropicModel, type PlannerError, planGoal } from '../agent/index.js';
+import { UsageError } from '../common/errors.js';
+import { sanitizeUntrusted } from '../common/untrusted.js';
 import { configLimits } from '../config/repo-config.js';
+import { resolveLimits } from '../goal/limits.js';
 import { deriveGoalId } from '../goal/parse.js';
 import type { GoalSpec } from '../goal/schema.js';
-import { sanitizeUntrusted } from '../common/untrusted.js';
-import { createLogger } from './logging.js';
-import { Git } from '../workspace/git.js';
-import { UsageError } from '../common/errors.js';
 import { loadRepoConfigForCli } from '../run/load-repo-config.js';
 import { localGitDir } from '../run/local-repo.js';
 import { repoArgument } from '../run/paths.js';
+import { Git } from '../workspace/git.js';
+import { createLogger } from './logging.js';
 
 /** Exit code for a planner failure: a spec it could not repair is bad input; spend or API trouble is not. */
 export function plannerExitCode(err: PlannerError): number {

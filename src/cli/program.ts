@@ -1,5 +1,5 @@
 import { Command, Help } from 'commander';
-import { repeatable, type CliCommand } from './cli-command.js';
+import { type CliCommand, repeatable } from './cli-command.js';
 import { DEMO } from './commands/demo.js';
 import { LOGS } from './commands/logs.js';
 import { MCP } from './commands/mcp.js';
@@ -27,9 +27,7 @@ export function buildProgram(exit: (code: number) => void): Command {
   const version = packageVersion();
   const program = new GoalLoopCommand('goal-loop')
     .usage('<command> [options]')
-    .description(
-      'Works a goal (tasks, each with a verification) on a git repository: every verified task is pushed as a checkpoint commit, and a stopped goal resumes from them.',
-    )
+    .description('Works a goal (tasks, each with a verification) on a git repository: every verified task is pushed as a checkpoint commit, and a stopped goal resumes from them.')
     .version(version, '-V, --version', 'print the goal-loop version and exit')
     .helpOption('-h, --help', 'print this help and exit (the command does not start)')
     .helpCommand('help [command]', "print a command's help (or this one)")
@@ -43,9 +41,7 @@ export function buildProgram(exit: (code: number) => void): Command {
     c.define(cmd);
     cmd.version(version, '-V, --version', 'print the goal-loop version and exit').usage(c.usage ?? synopsis(cmd));
     requireAfterUnknownOptions(cmd);
-    cmd
-      .addHelpText('after', `\nExample:\n  ${c.example}`)
-      .action(async () => exit(await c.run(cmd)));
+    cmd.addHelpText('after', `\nExample:\n  ${c.example}`).action(async () => exit(await c.run(cmd)));
   }
   return program;
 }

@@ -22,7 +22,7 @@ export function renderAttemptEntries(entries: readonly AttemptLogEntry[], last: 
     }
     out.push(...renderEntry(e.entry));
   }
-  return out.length ? `${out.join('\n')}\n` : '';
+  return out.length > 0 ? `${out.join('\n')}\n` : '';
 }
 
 function renderEntry(e: AttemptEntry): string[] {
@@ -50,7 +50,6 @@ function renderEntry(e: AttemptEntry): string[] {
       return [`  … ${oneLine(e.dropped)}`];
   }
 }
-
 
 function indentTail(tail: string): string[] {
   const lines = safe(tail).trimEnd().split('\n');

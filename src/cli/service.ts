@@ -1,9 +1,9 @@
-import { pino, type Logger } from 'pino';
-import { openStore, type Store } from '../ledger/open-ledger.js';
-import { workspaceRoot } from '../run/paths.js';
+import { type Logger, pino } from 'pino';
 import type { RepoConfig } from '../config/repo-config.js';
+import { openStore, type Store } from '../ledger/open-ledger.js';
 import type { Sandbox } from '../ports/sandbox.js';
 import { sandboxForConfig } from '../run/compose-goal-run.js';
+import { workspaceRoot } from '../run/paths.js';
 import { selectSandbox } from '../sandbox/select-sandbox.js';
 
 /**

@@ -4,11 +4,13 @@
  * spaces. A task's output must never drive the reader's terminal.
  */
 export function plainText(text: string): string {
-  return text
-    // biome-ignore lint/suspicious/noControlCharactersInRegex: this strips terminal escapes from untrusted output
-    .replace(/\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(\x07|\x1b\\)|\x1b[@-Z\\-_]/g, '')
-    .replace(/\r\n?/g, '\n')
-    .replace(/\t/g, ' ')
-    // biome-ignore lint/suspicious/noControlCharactersInRegex: this strips control characters from untrusted output
-    .replace(/[\x00-\x08\x0b-\x1f\x7f\u0080-\u009f]/g, '');
+  return (
+    text
+      // biome-ignore lint/suspicious/noControlCharactersInRegex: this strips terminal escapes from untrusted output
+      .replace(/\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(\x07|\x1b\\)|\x1b[@-Z\\-_]/g, '')
+      .replace(/\r\n?/g, '\n')
+      .replace(/\t/g, ' ')
+      // biome-ignore lint/suspicious/noControlCharactersInRegex: this strips control characters from untrusted output
+      .replace(/[\x00-\x08\x0b-\x1f\x7f\u0080-\u009f]/g, '')
+  );
 }

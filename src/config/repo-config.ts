@@ -1,7 +1,7 @@
 import { parseDocument } from 'yaml';
 import { z } from 'zod';
+import { LIMIT_KEYS, type LoopLimits, limitConfigKeys } from '../goal/limits.js';
 import { DEFAULT_PROTECTED_PATHS } from './protected-paths.js';
-import { LIMIT_KEYS, limitConfigKeys, type LoopLimits } from '../goal/limits.js';
 
 export const REPO_CONFIG_PATH = '.github/goal-loop.yml';
 
@@ -12,13 +12,13 @@ export const McpServerSchema = z
     name: z
       .string()
       .regex(/^[a-z0-9_-]+$/i, 'must match [A-Za-z0-9_-]+')
-      .describe('Namespace of the server\'s tools: the agent sees them as `mcp__<name>__<tool>`.'),
-    command: command.describe('Program that starts the stdio MCP server, run inside the goal\'s sandbox with the workspace as its directory.'),
+      .describe("Namespace of the server's tools: the agent sees them as `mcp__<name>__<tool>`."),
+    command: command.describe("Program that starts the stdio MCP server, run inside the goal's sandbox with the workspace as its directory."),
     args: z.array(z.string()).default([]).describe('Arguments for the command.'),
     env: z
       .array(z.string().regex(/^[A-Z_][A-Z0-9_]*$/, 'must be an environment variable name'))
       .default([])
-      .describe('Names of host variables to pass to the server; nothing else from the host is passed, and never the bot\'s own credentials.'),
+      .describe("Names of host variables to pass to the server; nothing else from the host is passed, and never the bot's own credentials."),
   })
   .describe('A stdio MCP server whose tools the Claude agent may use.');
 
@@ -48,22 +48,21 @@ export const DEFAULT_SETUP_INPUTS = [
 export const RepoConfigSchema = z
   .strictObject({
     label: z.string().trim().min(1).default('goal').describe('Issue label that starts a goal.'),
-    require_plan_approval: z
-      .boolean()
-      .default(false)
-      .describe('Wait for `/goal approve` before running any plan (plans the model wrote always wait).'),
-    setup: z
-      .array(command)
-      .default([])
-      .describe('Commands run once in the workspace before the first task, e.g. `npm ci`. Network only if `network: setup`.'),
+    require_plan_approval: z.boolean().default(false).describe('Wait for `/goal approve` before running any plan (plans the model wrote always wait).'),
+    setup: z.array(command).default([]).describe('Commands run once in the workspace before the first task, e.g. `npm ci`. Network only if `network: setup`.'),
     setup_env: z
       .array(z.string().regex(/^[A-Z_][A-Z0-9_]*$/, 'must be an environment variable name'))
       .default([])
       .describe(
-        'Names of host variables the setup commands get (and nothing else does), e.g. `HTTPS_PROXY`, `NPM_CONFIG_REGISTRY`, `NODE_EXTRA_CA_CERTS`; never the bot\'s own credentials. A CA bundle a listed variable names (`NODE_EXTRA_CA_CERTS`, `SSL_CERT_FILE`, `REQUESTS_CA_BUNDLE`, `PIP_CERT`, `CURL_CA_BUNDLE`, `GIT_SSL_CAINFO`) is bound read-only for setup. Never passed, whatever is listed (each refusal is a warning with its reason): the bot\'s own names (`APP_ID`, `PRIVATE_KEY*`, `DATABASE_URL`, `GITHUB_*`, `GH_*`, `WEBHOOK_*`, `PG*`, `ANTHROPIC_*`, `GOAL_*`), `PATH`, `HOME`, `TMPDIR`, and any name containing `SECRET`, `TOKEN`, `PASSWORD`, `PASSWD`, `PASSPHRASE`, `KEY`, `CREDENTIAL`, `AUTH`, `PRIVATE` or `COOKIE` (so `NPM_TOKEN` is refused too: a private registry\'s token cannot reach setup this way). The same rule holds for an MCP server\'s `env`.',
+        "Names of host variables the setup commands get (and nothing else does), e.g. `HTTPS_PROXY`, `NPM_CONFIG_REGISTRY`, `NODE_EXTRA_CA_CERTS`; never the bot's own credentials. A CA bundle a listed variable names (`NODE_EXTRA_CA_CERTS`, `SSL_CERT_FILE`, `REQUESTS_CA_BUNDLE`, `PIP_CERT`, `CURL_CA_BUNDLE`, `GIT_SSL_CAINFO`) is bound read-only for setup. Never passed, whatever is listed (each refusal is a warning with its reason): the bot's own names (`APP_ID`, `PRIVATE_KEY*`, `DATABASE_URL`, `GITHUB_*`, `GH_*`, `WEBHOOK_*`, `PG*`, `ANTHROPIC_*`, `GOAL_*`), `PATH`, `HOME`, `TMPDIR`, and any name containing `SECRET`, `TOKEN`, `PASSWORD`, `PASSWD`, `PASSPHRASE`, `KEY`, `CREDENTIAL`, `AUTH`, `PRIVATE` or `COOKIE` (so `NPM_TOKEN` is refused too: a private registry's token cannot reach setup this way). The same rule holds for an MCP server's `env`.",
       ),
     setup_inputs: z
-      .array(z.string().min(1).refine((p) => !p.startsWith('/') && !p.split('/').includes('..'), 'must be a path inside the repository'))
+      .array(
+        z
+          .string()
+          .min(1)
+          .refine((p) => !p.startsWith('/') && !p.split('/').includes('..'), 'must be a path inside the repository'),
+      )
       .default(DEFAULT_SETUP_INPUTS)
       .describe('Files the setup reads (lockfiles, manifests): the setup cache reuses what setup produced while these files and the setup commands are unchanged.'),
     gate: z.array(command).default([]).describe('Commands the final gate runs after the acceptance checks; all must exit 0.'),
@@ -76,17 +75,14 @@ export const RepoConfigSchema = z
       .array(z.string().min(1))
       .default(DEFAULT_PROTECTED_PATHS)
       .describe('Globs no checkpoint may touch; a change to them fails the attempt. `.github/goal-loop.yml` is protected whatever the list says.'),
-    sandbox: z
-      .enum(['bwrap', 'process'])
-      .default('bwrap')
-      .describe('`bwrap`: the bubblewrap jail (required by default). `process`: an unisolated fallback, warned about on every run.'),
+    sandbox: z.enum(['bwrap', 'process']).default('bwrap').describe('`bwrap`: the bubblewrap jail (required by default). `process`: an unisolated fallback, warned about on every run.'),
     network: z.enum(['none', 'setup']).default('none').describe('`setup` gives the network to the setup commands only; never to tasks.'),
     model: z.string().trim().min(1).optional().describe('Claude model id for the agent and planner (default: GOAL_LOOP_MODEL or a current Sonnet).'),
     mcp_servers: z
       .array(McpServerSchema)
       .default([])
       .refine((servers) => new Set(servers.map((s) => s.name)).size === servers.length, 'server names must be unique')
-      .describe('Stdio MCP servers started in the sandbox for the goal\'s lifetime; the Claude agent gets their tools as `mcp__<name>__<tool>` (a task\'s `mcp_tools` narrows them).'),
+      .describe("Stdio MCP servers started in the sandbox for the goal's lifetime; the Claude agent gets their tools as `mcp__<name>__<tool>` (a task's `mcp_tools` narrows them)."),
   })
   .describe('goal-loop repository configuration (.github/goal-loop.yml).');
 
@@ -126,7 +122,11 @@ export function parseRepoConfig(raw: unknown, source?: string): RepoConfig {
 /** Parses the YAML text of `.github/goal-loop.yml` (or of the file `source`). */
 export function parseRepoConfigText(text: string, source?: string): RepoConfig {
   const doc = parseDocument(text);
-  if (doc.errors.length > 0) throw new RepoConfigError(doc.errors.map((e) => e.message.split('\n')[0] ?? e.message), source);
+  if (doc.errors.length > 0)
+    throw new RepoConfigError(
+      doc.errors.map((e) => e.message.split('\n')[0] ?? e.message),
+      source,
+    );
   let raw: unknown;
   try {
     raw = doc.toJS(); // throws on an alias bomb (more than maxAliasCount expansions)

@@ -33,7 +33,7 @@ export const SAMPLE_FILES: Record<string, string> = {
   'package.json': `${JSON.stringify({ name: 'sample-lib', version: '1.0.0', type: 'module', scripts: { test: 'node --test' } }, null, 2)}\n`,
   'README.md': '# sample-lib\n\nA tiny library that goal-loop works on in the demo.\n',
   // biome-ignore lint/suspicious/noTemplateCurlyInString: the sample repository's JavaScript, a template literal as text
-  'src/index.js': "export const greet = (name) => `Hello, ${name}!`;\n",
+  'src/index.js': 'export const greet = (name) => `Hello, ${name}!`;\n',
   'test/index.test.js':
     "import { test } from 'node:test';\nimport assert from 'node:assert/strict';\nimport { greet } from '../src/index.js';\n\ntest('greet', () => assert.equal(greet('Ada'), 'Hello, Ada!'));\n",
 };

@@ -1,10 +1,10 @@
 import { styleText } from 'node:util';
 import { createLogUpdate } from 'log-update';
-import type { TaskStatus } from '../goal/states.js';
-import type { GoalSnapshot, LoopResult, TaskSnapshot } from '../goal/result.js';
 import type { Escalation } from '../goal/escalation.js';
-import type { Forge } from '../ports/forge.js';
 import { MISSING_SETUP_HINT_HEAD, summarizeFailure } from '../goal/failure-summary.js';
+import type { GoalSnapshot, LoopResult, TaskSnapshot } from '../goal/result.js';
+import type { TaskStatus } from '../goal/states.js';
+import type { Forge } from '../ports/forge.js';
 
 type Style = Parameters<typeof styleText>[0];
 
@@ -73,8 +73,7 @@ export class ConsoleForge implements Forge {
 
   async requestApproval(s: GoalSnapshot, taskIds: string[]): Promise<void> {
     this.println(
-      `${this.paint('yellow', 'approval needed')}: ${taskIds.join(', ')} ` +
-        `(risk above max_risk ${s.limits.max_risk}, or requires_approval). Re-run with --approve ${taskIds[0]} to continue.`,
+      `${this.paint('yellow', 'approval needed')}: ${taskIds.join(', ')} (risk above max_risk ${s.limits.max_risk}, or requires_approval). Re-run with --approve ${taskIds[0]} to continue.`,
     );
   }
 
@@ -105,8 +104,7 @@ export class ConsoleForge implements Forge {
     const colour: Style = r.success ? 'green' : r.status === 'ESCALATED' || r.status === 'FAILED' ? 'red' : 'yellow';
     const budget = `${r.iterations} iteration(s), ${r.tokens.input + r.tokens.output} tokens, $${r.cost_usd.toFixed(2)}`;
     this.stream.write(
-      `${this.paint(colour, r.status)} ${r.tasks_completed}/${r.tasks_total} tasks, ${budget}, ${r.duration_s.toFixed(1)}s` +
-        `${r.stop_reason ? ` — ${r.stop_reason}` : ''}\nbranch: ${r.branch}\n`,
+      `${this.paint(colour, r.status)} ${r.tasks_completed}/${r.tasks_total} tasks, ${budget}, ${r.duration_s.toFixed(1)}s${r.stop_reason ? ` — ${r.stop_reason}` : ''}\nbranch: ${r.branch}\n`,
     );
   }
 

@@ -3,8 +3,8 @@ import type { AcceptEvent } from './handlers/base.js';
 import { onInstallation } from './handlers/installation.js';
 import { onIssueComment } from './handlers/issue-comment.js';
 import { onIssues } from './handlers/issues.js';
-import { onPullRequestReview } from './handlers/pull-request-review.js';
 import { onPullRequestClosed } from './handlers/pull-request.js';
+import { onPullRequestReview } from './handlers/pull-request-review.js';
 
 /**
  * The GitHub App: which webhook event goes to which handler. Each handler only turns the payload

@@ -1,10 +1,10 @@
 import type { Logger } from 'pino';
 import { createAnthropicModel, planGoal, selectAgent } from '../agent/index.js';
-import { resolveLimits } from '../goal/limits.js';
+import { sanitizeUntrusted } from '../common/untrusted.js';
 import { configLimits } from '../config/repo-config.js';
+import { resolveLimits } from '../goal/limits.js';
 import { agentDeps } from '../run/compose-goal-run.js';
 import type { WorkGoalDeps } from './work-goal.js';
-import { sanitizeUntrusted } from '../common/untrusted.js';
 
 /** The Claude agent and planner for the GitHub App, when ANTHROPIC_API_KEY is set; else nothing. */
 export function claudeHooks(env: NodeJS.ProcessEnv, logger: Logger): Pick<WorkGoalDeps, 'agentFor' | 'planner'> {

@@ -1,21 +1,21 @@
 import type { Logger } from 'pino';
-import { inertLine } from '../common/inert-text.js';
 import type { ProbotOctokit } from 'probot';
-import type { GoalSnapshot, LoopResult } from '../goal/result.js';
+import { inertLine } from '../common/inert-text.js';
 import type { Escalation } from '../goal/escalation.js';
+import type { GoalSnapshot, LoopResult } from '../goal/result.js';
 import type { AttemptLog } from '../ports/attempt-log.js';
 import type { EffectOnce, Forge } from '../ports/forge.js';
 import type { GoalKey, GoalLedger } from '../ports/goal-ledger.js';
 import type { Outbox } from '../ports/outbox.js';
-import { newAnnotations } from '../steering/report/annotations.js';
-import { readGitHubMeta, type GitHubGoal, type GitHubGoalMeta } from '../steering/goal-meta.js';
+import { type GitHubGoal, type GitHubGoalMeta, readGitHubMeta } from '../steering/goal-meta.js';
 import { labelForGoal, STATE_LABELS, type StateLabel } from '../steering/labels.js';
 import { takePendingReviews } from '../steering/pending-reviews.js';
+import { newAnnotations } from '../steering/report/annotations.js';
 import { checkAnnotations, renderCheckRun } from '../steering/report/check-run.js';
 import { renderEscalation } from '../steering/report/escalation.js';
 import { renderChanges } from '../steering/report/pull-request.js';
-import { groupAttempts, type AttemptView } from '../steering/report/record.js';
-import { checklist, renderStatus, STATUS_MARKER, type Links } from '../steering/report/status-comment.js';
+import { type AttemptView, groupAttempts } from '../steering/report/record.js';
+import { checklist, type Links, renderStatus, STATUS_MARKER } from '../steering/report/status-comment.js';
 
 export type Octokit = InstanceType<typeof ProbotOctokit>;
 
@@ -87,7 +87,7 @@ export class GitHubForge implements Forge {
 
   async escalate(s: GoalSnapshot, e: Escalation, once?: EffectOnce): Promise<void> {
     await this.flush(s);
-    const mention = (this.g.assignees.length ? this.g.assignees : [this.g.author]).map((u) => `@${u}`).join(' ');
+    const mention = (this.g.assignees.length > 0 ? this.g.assignees : [this.g.author]).map((u) => `@${u}`).join(' ');
     const body = renderEscalation(s, e, await this.record(), { mention, repoUrl: this.g.htmlUrl, goalId: this.opts.key.goalId });
     await this.comment(this.g.issueNumber, body, once && { marker: effectMarker(once.id), retry: once.retry });
   }
@@ -97,16 +97,13 @@ export class GitHubForge implements Forge {
     this.timer = undefined;
     await this.flush(s);
     const pr = await this.findPullRequest();
-    if (pr && r.checkpoints.length) {
+    if (pr && r.checkpoints.length > 0) {
       const head = r.checkpoints.at(-1)!.sha;
       const record = await this.record();
       await this.reportCheckRun(s, head, 'completed', r, once?.retry ?? false, record);
       await this.o.rest.pulls.update({ owner: this.g.owner, repo: this.g.repo, pull_number: pr.number, body: this.prBody(s, pr, record) });
       if (r.status === 'LOOP_COMPLETE' && pr.draft) {
-        await this.o.graphql(
-          'mutation($id: ID!) { markPullRequestReadyForReview(input: { pullRequestId: $id }) { pullRequest { isDraft } } }',
-          { id: pr.node_id },
-        );
+        await this.o.graphql('mutation($id: ID!) { markPullRequestReadyForReview(input: { pullRequestId: $id }) { pullRequest { isDraft } } }', { id: pr.node_id });
       }
     }
     // A review whose task a run found already checkpointed (pushed by a killed run) had no checkpoint report.
@@ -202,14 +199,17 @@ export class GitHubForge implements Forge {
     const answered = pending.filter((p) => done.has(p.taskId));
     if (answered.length === 0) return;
     for (const p of answered) {
-      await this.comment(
-        p.prNumber,
-        `Addressed review ${this.g.htmlUrl}/pull/${p.prNumber}#pullrequestreview-${p.reviewId} in ${done.get(p.taskId)!.slice(0, 7)} (task \`${p.taskId}\`, verified).`,
-        { marker: `<!-- goal-loop:review-reply ${p.reviewId} -->`, retry: true },
-      );
+      await this.comment(p.prNumber, `Addressed review ${this.g.htmlUrl}/pull/${p.prNumber}#pullrequestreview-${p.reviewId} in ${done.get(p.taskId)!.slice(0, 7)} (task \`${p.taskId}\`, verified).`, {
+        marker: `<!-- goal-loop:review-reply ${p.reviewId} -->`,
+        retry: true,
+      });
     }
     // Atomic: a review that arrived meanwhile stays pending.
-    await takePendingReviews(this.opts.ledger, this.opts.key, answered.map((a) => a.reviewId));
+    await takePendingReviews(
+      this.opts.ledger,
+      this.opts.key,
+      answered.map((a) => a.reviewId),
+    );
   }
 
   /** The goal's attempt record, by attempt; empty when it cannot be read (the report goes on without it). */
@@ -262,14 +262,7 @@ export class GitHubForge implements Forge {
     return { number: data.number, url: data.html_url };
   }
 
-  private async reportCheckRun(
-    s: GoalSnapshot,
-    headSha: string,
-    status: 'in_progress' | 'completed',
-    r: LoopResult | undefined,
-    retry: boolean,
-    record: readonly AttemptView[],
-  ): Promise<void> {
+  private async reportCheckRun(s: GoalSnapshot, headSha: string, status: 'in_progress' | 'completed', r: LoopResult | undefined, retry: boolean, record: readonly AttemptView[]): Promise<void> {
     const { owner, repo } = this.g;
     const rendered = renderCheckRun(s, record, { repoUrl: this.g.htmlUrl, goalId: this.opts.key.goalId });
     const found = checkAnnotations(s, record, this.opts.workspaceDir);
@@ -280,14 +273,14 @@ export class GitHubForge implements Forge {
     if (id === undefined && retry) id = await this.findCheckRun(headSha);
     if (id !== undefined) {
       // Annotations add up on a check run: only those it lacks are sent, so a repeated report adds none.
-      const existing = found.length ? await this.o.paginate(this.o.rest.checks.listAnnotations, { owner, repo, check_run_id: id, per_page: 100 }) : [];
+      const existing = found.length > 0 ? await this.o.paginate(this.o.rest.checks.listAnnotations, { owner, repo, check_run_id: id, per_page: 100 }) : [];
       const annotations = newAnnotations(found, existing);
       await this.o.rest.checks.update({
         owner,
         repo,
         check_run_id: id,
         status,
-        output: { ...rendered, ...(annotations.length ? { annotations } : {}) },
+        output: { ...rendered, ...(annotations.length > 0 ? { annotations } : {}) },
         ...(conclusion ? { conclusion } : {}),
       });
       if (meta.checkRunId !== id) await this.opts.ledger.setMeta(this.opts.key, { checkRunId: id, checkRunSha: headSha });
@@ -300,7 +293,7 @@ export class GitHubForge implements Forge {
       name: 'goal-loop',
       head_sha: headSha,
       status,
-      output: { ...rendered, ...(annotations.length ? { annotations } : {}) },
+      output: { ...rendered, ...(annotations.length > 0 ? { annotations } : {}) },
       ...(conclusion ? { conclusion } : {}),
     });
     await this.opts.ledger.setMeta(this.opts.key, { checkRunId: data.id, checkRunSha: headSha });

@@ -1,10 +1,10 @@
 import type { Logger } from 'pino';
 import type { Ledger } from '../ports/ledger.js';
 import type { WorkQueue } from '../ports/queue.js';
-import { DEFAULT_LEASE_MS, WorkerPool } from '../worker/worker-pool.js';
 import { readGitHubGoal } from '../steering/issue-goal.js';
+import { DEFAULT_LEASE_MS, WorkerPool } from '../worker/worker-pool.js';
 import { settleGoalEffects } from './outbox-effects.js';
-import { workGoal, type WorkGoalDeps } from './work-goal.js';
+import { type WorkGoalDeps, workGoal } from './work-goal.js';
 
 export interface GoalWorkersOptions extends Omit<WorkGoalDeps, 'ledger' | 'logger' | 'workerId' | 'effectClaimMs'> {
   ledger: Ledger;

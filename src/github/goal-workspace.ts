@@ -1,12 +1,12 @@
 import { join } from 'node:path';
 import type { RepoConfig } from '../config/repo-config.js';
 import { goalWorkspace as cloneWorkspace } from '../run/compose-goal-run.js';
-import { releaseWorkspace, type GitWorkspace } from '../workspace/git-workspace.js';
+import type { GitHubGoal } from '../steering/goal-meta.js';
+import { type GitWorkspace, releaseWorkspace } from '../workspace/git-workspace.js';
 import type { MirrorCache } from '../workspace/mirror-cache.js';
 import type { SetupCache } from '../workspace/setup-cache.js';
 import { tokenHeaderConfig } from './git-auth.js';
 import type { Octokit } from './github-forge.js';
-import type { GitHubGoal } from '../steering/goal-meta.js';
 
 export interface GoalWorkspaceDeps {
   workspaceRoot: string;

@@ -4,10 +4,10 @@ import type { GoalLedger } from '../ports/goal-ledger.js';
 import type { Inbox } from '../ports/inbox.js';
 import type { Leases } from '../ports/leases.js';
 import type { WorkQueue } from '../ports/queue.js';
+import type { GoalEvent } from '../steering/events.js';
+import { EventProcessor } from '../steering/handle/event-processor.js';
 import { isGoalLeased, withLease } from '../worker/lease.js';
 import { DEFAULT_LEASE_MS } from '../worker/worker-pool.js';
-import { EventProcessor } from '../steering/handle/event-processor.js';
-import type { GoalEvent } from '../steering/events.js';
 import type { Octokit } from './github-forge.js';
 import { octokitIssueForgeFor } from './octokit-issue-forge.js';
 
@@ -123,7 +123,7 @@ export function createIntake(opts: IntakeOptions): Intake {
       return pending.length;
     },
     async idle() {
-      while (chains.size > 0) await Promise.all([...chains.values()]);
+      while (chains.size > 0) await Promise.all(chains.values());
     },
   };
 }

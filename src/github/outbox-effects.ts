@@ -4,10 +4,10 @@ import { drainEffects, effectOnceId, effectsRecorded, LOOP_EFFECT_KINDS, perform
 import type { AttemptLog } from '../ports/attempt-log.js';
 import type { GoalChange, GoalKey, GoalLedger } from '../ports/goal-ledger.js';
 import type { EffectInput, Outbox, PendingEffect } from '../ports/outbox.js';
-import { SYNC, type IssueEffect } from '../steering/effects.js';
-import { effectMarker, GitHubForge, type Octokit } from './github-forge.js';
-import { readGitHubMeta, type GitHubGoal } from '../steering/goal-meta.js';
+import { type IssueEffect, SYNC } from '../steering/effects.js';
+import { type GitHubGoal, readGitHubMeta } from '../steering/goal-meta.js';
 import { snapshotFromLedger } from '../steering/turn/snapshot.js';
+import { effectMarker, GitHubForge, type Octokit } from './github-forge.js';
 
 /** An issue effect (steering/effects.ts) as it is recorded: a comment with the nonce its marker carries (loop/outbox.ts recordedEffect). */
 export const githubEffect = (e: IssueEffect): EffectInput => (e.kind === 'comment' ? recordedEffect(e) : e);

@@ -1,4 +1,4 @@
-import { parseRepoConfig, REPO_CONFIG_PATH, RepoConfigError, type RepoConfig } from '../config/repo-config.js';
+import { parseRepoConfig, REPO_CONFIG_PATH, type RepoConfig, RepoConfigError } from '../config/repo-config.js';
 import type { Octokit } from './github-forge.js';
 
 /** `.github/goal-loop.yml` through Probot's config plugin (what `context.config` uses), validated. */
@@ -13,5 +13,5 @@ export async function loadRepoConfig(o: Octokit, owner: string, repo: string): P
     throw err;
   }
   // The plugin answers {} when the file does not exist.
-  return parseRepoConfig(raw && Object.keys(raw as object).length ? raw : undefined);
+  return parseRepoConfig(raw && Object.keys(raw as object).length > 0 ? raw : undefined);
 }

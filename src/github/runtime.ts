@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
-import { createProbot, type ApplicationFunction, type Probot } from 'probot';
+import { type ApplicationFunction, createProbot, type Probot } from 'probot';
+import { pick } from '../common/pick.js';
 import type { RepoConfig } from '../config/repo-config.js';
 import type { Store } from '../ledger/open-ledger.js';
 import type { Sandbox } from '../ports/sandbox.js';
@@ -8,10 +9,9 @@ import { MirrorCache } from '../workspace/mirror-cache.js';
 import { SetupCache } from '../workspace/setup-cache.js';
 import { goalLoopApp } from './app.js';
 import { claudeHooks } from './claude-hooks.js';
-import { createGoalWorkers } from './goal-workers.js';
 import type { Octokit } from './github-forge.js';
+import { createGoalWorkers } from './goal-workers.js';
 import { createIntake, type Intake } from './intake.js';
-import { pick } from '../common/pick.js';
 import { serviceSettings } from './service-settings.js';
 import type { WorkGoalDeps } from './work-goal.js';
 
@@ -92,10 +92,7 @@ export function createRuntime(opts: RuntimeOptions): GoalLoopRuntime {
   });
   pool?.start();
   // Another server that died mid-event leaves inbox entries behind: look for them now and then.
-  const replay =
-    role === 'workers'
-      ? undefined
-      : setInterval(() => void intake.replayInbox().catch((err: unknown) => opts.logger.warn({ err }, 'inbox replay failed')), INBOX_REPLAY_MS);
+  const replay = role === 'workers' ? undefined : setInterval(() => void intake.replayInbox().catch((err: unknown) => opts.logger.warn({ err }, 'inbox replay failed')), INBOX_REPLAY_MS);
   replay?.unref();
   return {
     appFn: goalLoopApp((event) => intake.accept(event)),
@@ -120,21 +117,14 @@ export function createRuntime(opts: RuntimeOptions): GoalLoopRuntime {
 }
 
 /** What `serve` and `worker` share: the runtime's own options (tuning falls back to the env). */
-export type AppServiceOptions = Pick<
-  RuntimeOptions,
-  'store' | 'workspaceRoot' | 'sandboxFor' | 'concurrency' | 'workerId' | 'leaseMs' | 'pollMs' | 'minUpdateIntervalMs' | 'controlPollMs'
-> & {
+export type AppServiceOptions = Pick<RuntimeOptions, 'store' | 'workspaceRoot' | 'sandboxFor' | 'concurrency' | 'workerId' | 'leaseMs' | 'pollMs' | 'minUpdateIntervalMs' | 'controlPollMs'> & {
   env?: NodeJS.ProcessEnv;
   /** Overrides for tests (appId, privateKey, secret, log, Octokit, request). */
   probotOverrides?: Parameters<typeof createProbot>[0];
 };
 
 /** A ready Probot (credentials from the environment) and the app's runtime in the given role, Claude included when configured. */
-export async function createAppRuntime(
-  opts: AppServiceOptions,
-  role: RuntimeRole,
-  logName: string,
-): Promise<{ probot: Probot; runtime: GoalLoopRuntime; log: Logger; concurrency: number }> {
+export async function createAppRuntime(opts: AppServiceOptions, role: RuntimeRole, logName: string): Promise<{ probot: Probot; runtime: GoalLoopRuntime; log: Logger; concurrency: number }> {
   const env = opts.env ?? process.env;
   const settings = serviceSettings(env);
   const probot = createProbot({ env, ...opts.probotOverrides, overrides: { Octokit: settings.Octokit, ...opts.probotOverrides?.overrides } });

@@ -1,30 +1,30 @@
 import type { Logger } from 'pino';
-import { configLimits, RepoConfigError, type RepoConfig } from '../config/repo-config.js';
+import { configLimits, type RepoConfig, RepoConfigError } from '../config/repo-config.js';
 import { extractGoalBlock } from '../goal/parse.js';
+import type { LoopResult } from '../goal/result.js';
 import type { GoalSpec } from '../goal/schema.js';
+import type { Usage } from '../goal/usage.js';
+import type { TaskAgent } from '../ports/agent.js';
+import type { GoalKey, GoalRecord, Ledger } from '../ports/ledger.js';
+import type { GoalMode } from '../ports/queue.js';
+import { type Sandbox, SandboxUnavailableError } from '../ports/sandbox.js';
 import type { AgentContext } from '../run/compose-goal-run.js';
 import { runConfiguredGoal } from '../run/run-configured-goal.js';
-import type { LoopResult } from '../goal/result.js';
-import type { TaskAgent } from '../ports/agent.js';
-import type { Usage } from '../goal/usage.js';
-import type { GoalKey, GoalRecord, Ledger } from '../ports/ledger.js';
-import { SandboxUnavailableError, type Sandbox } from '../ports/sandbox.js';
-import type { GoalMode } from '../ports/queue.js';
-import type { GitWorkspace } from '../workspace/git-workspace.js';
-import { GitHubForge, type Octokit } from './github-forge.js';
-import { readGitHubMeta, type GitHubGoal } from '../steering/goal-meta.js';
-import { planFromIssue } from '../steering/plan-from-issue.js';
-import { loadRepoConfig } from './repo-config-loader.js';
-import { githubEffect, githubEffectPerformer, performGoalEffects, recordAndPerform } from './outbox-effects.js';
 import { SYNC } from '../steering/effects.js';
+import { type GitHubGoal, readGitHubMeta } from '../steering/goal-meta.js';
 import { settleRestingControl } from '../steering/handle/resting-control.js';
+import { planFromIssue } from '../steering/plan-from-issue.js';
 import { acceptedPlan } from '../steering/turn/accepted-plan.js';
 import { decideTurn, type TurnFacts } from '../steering/turn/decide-turn.js';
-import { githubGoalWorkspace, goalWorkspaceDir, releaseGoalWorkspace, type GoalWorkspaceDeps } from './goal-workspace.js';
 import { humanLimits, snapshotFromLedger } from '../steering/turn/snapshot.js';
+import type { GitWorkspace } from '../workspace/git-workspace.js';
+import { GitHubForge, type Octokit } from './github-forge.js';
+import { type GoalWorkspaceDeps, githubGoalWorkspace, goalWorkspaceDir, releaseGoalWorkspace } from './goal-workspace.js';
+import { githubEffect, githubEffectPerformer, performGoalEffects, recordAndPerform } from './outbox-effects.js';
+import { loadRepoConfig } from './repo-config-loader.js';
 
-export { releaseGoalWorkspace } from './goal-workspace.js';
 export { snapshotFromLedger } from '../steering/turn/snapshot.js';
+export { releaseGoalWorkspace } from './goal-workspace.js';
 
 export interface WorkGoalDeps extends GoalWorkspaceDeps {
   ledger: Ledger;
@@ -60,7 +60,16 @@ export async function workGoal(deps: WorkGoalDeps, key: GoalKey, mode: GoalMode)
   if (!goal || !meta || !g) return;
   const log = deps.logger.child({ goal: `${key.repo}#${key.goalId}` });
   const octokit = await deps.auth(g.installationId);
-  const forge = new GitHubForge({ octokit, goal: g, key, ledger: deps.ledger, attemptLog: deps.ledger, workspaceDir: goalWorkspaceDir(deps.workspaceRoot, g), logger: log, ...(deps.minUpdateIntervalMs !== undefined ? { minUpdateIntervalMs: deps.minUpdateIntervalMs } : {}) });
+  const forge = new GitHubForge({
+    octokit,
+    goal: g,
+    key,
+    ledger: deps.ledger,
+    attemptLog: deps.ledger,
+    workspaceDir: goalWorkspaceDir(deps.workspaceRoot, g),
+    logger: log,
+    ...(deps.minUpdateIntervalMs !== undefined ? { minUpdateIntervalMs: deps.minUpdateIntervalMs } : {}),
+  });
   const effects = { ledger: deps.ledger, logger: log, holder: deps.workerId, claimMs: deps.effectClaimMs, forge, goal: g };
   // What a turn killed earlier left undone (a comment, a label) is done first.
   await performGoalEffects(effects, key);
@@ -75,7 +84,7 @@ export async function workGoal(deps: WorkGoalDeps, key: GoalKey, mode: GoalMode)
   const readIssue = async () => (await octokit.rest.issues.get({ owner: g.owner, repo: g.repo, issue_number: g.issueNumber })).data;
   let workspace: GitWorkspace | undefined;
   let sandbox: Sandbox | undefined;
-  for (;;) {
+  while (true) {
     const step = decideTurn(facts);
     switch (step.kind) {
       case 'rest':

@@ -88,11 +88,7 @@ export function executionOrder<T extends TaskRef>(tasks: readonly T[]): T[] {
  * The next task to work: not yet settled, all dependencies satisfied; ties keep spec order.
  * `settled` holds tasks that are done or skipped.
  */
-export function nextReadyTask<T extends TaskRef>(
-  tasks: readonly T[],
-  settled: ReadonlySet<string>,
-  excluded: ReadonlySet<string> = new Set(),
-): T | undefined {
+export function nextReadyTask<T extends TaskRef>(tasks: readonly T[], settled: ReadonlySet<string>, excluded: ReadonlySet<string> = new Set()): T | undefined {
   return tasks.find((t) => !settled.has(t.id) && !excluded.has(t.id) && t.dependencies.every((d) => settled.has(d)));
 }
 

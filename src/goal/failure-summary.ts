@@ -72,7 +72,7 @@ export function summarizeFailure(error: string, maxWidth = 160): string {
   const isHeadline = lines.length > 1 && (HEADLINE.test(first) || first.endsWith(':'));
   const headline = isHeadline ? first.slice(0, -1) : '';
   const body = (isHeadline ? lines.slice(1) : lines).filter((l) => !CUT_MARKER.test(l));
-  const suffix = !hinted ? '' : [' (no setup ran: add `setup:` to .github/goal-loop.yml)', ' (no setup ran)'].find((s) => s.length <= width / 3) ?? '';
+  const suffix = !hinted ? '' : ([' (no setup ran: add `setup:` to .github/goal-loop.yml)', ' (no setup ran)'].find((s) => s.length <= width / 3) ?? '');
   if (!headline && body.length === 0) return truncate(suffix.trim(), width);
 
   const marked = unique(body.filter((l) => FAILING.some((re) => re.test(l))));
@@ -104,7 +104,6 @@ function truncate(text: string, width: number): string {
 function unique(lines: string[]): string[] {
   return lines.filter((l, i) => lines.indexOf(l) === i);
 }
-
 
 /**
  * A hint for a setup command that could not reach a registry: a refused TLS certificate (a

@@ -14,34 +14,17 @@ export type Risk = (typeof RISK_LEVELS)[number];
  */
 export const LoopLimitsSchema = z.strictObject({
   max_iterations: z.number().int().positive().default(50).describe('Attempts allowed over the whole goal.'),
-  max_retries: z
-    .number()
-    .int()
-    .positive()
-    .default(3)
-    .describe('Attempts allowed per task before it escalates (3 means at most 3 attempts).'),
-  error_threshold: z
-    .number()
-    .int()
-    .positive()
-    .default(3)
-    .describe('Consecutive infrastructure errors that trip the circuit breaker and stop the goal.'),
+  max_retries: z.number().int().positive().default(3).describe('Attempts allowed per task before it escalates (3 means at most 3 attempts).'),
+  error_threshold: z.number().int().positive().default(3).describe('Consecutive infrastructure errors that trip the circuit breaker and stop the goal.'),
   cost_cap_usd: z.number().nonnegative().default(10).describe('Model spend allowed for the goal, in US dollars.'),
   max_wall_minutes: z.number().positive().default(120).describe('Wall-clock minutes one run of the loop may take.'),
-  task_timeout_s: z
-    .number()
-    .int()
-    .positive()
-    .default(600)
-    .describe('Seconds one command (run step, verification) may run before it is killed.'),
+  task_timeout_s: z.number().int().positive().default(600).describe('Seconds one command (run step, verification) may run before it is killed.'),
   max_turns: z
     .number()
     .int()
     .positive()
     .default(100)
-    .describe(
-      'Model requests the Claude agent may make in one attempt; the attempt then ends ("turn limit reached"), the verification decides, and a failure says so to the next attempt.',
-    ),
+    .describe('Model requests the Claude agent may make in one attempt; the attempt then ends ("turn limit reached"), the verification decides, and a failure says so to the next attempt.'),
   max_risk: z.enum(RISK_LEVELS).default('high').describe('Tasks whose risk is above this wait for approval.'),
 });
 
@@ -73,9 +56,7 @@ function optionalLimits(documentDefault: boolean): OptionalLimits {
 }
 
 /** The spec's `limits:`: each key optional. */
-export const LimitsSchema = z
-  .strictObject(optionalLimits(false))
-  .describe('Stricter limits for this goal: each may only tighten the repository configuration; looser values are ignored.');
+export const LimitsSchema = z.strictObject(optionalLimits(false)).describe('Stricter limits for this goal: each may only tighten the repository configuration; looser values are ignored.');
 export type LimitsOverride = z.infer<typeof LimitsSchema>;
 
 /** The repo config's limit keys (`.github/goal-loop.yml`): optional, their defaults documented. */

@@ -2,9 +2,9 @@ import { readFile } from 'node:fs/promises';
 import { basename, extname } from 'node:path';
 import { parseDocument } from 'yaml';
 import type { z } from 'zod';
-import { validateGraph, type SpecError } from './dag.js';
+import { type SpecError, validateGraph } from './dag.js';
+import { type AcceptanceCriterion, GOAL_ID_MAX, type GoalSpec, GoalSpecSchema } from './schema.js';
 import { slugify } from './slug.js';
-import { GOAL_ID_MAX, GoalSpecSchema, type AcceptanceCriterion, type GoalSpec } from './schema.js';
 
 export class SpecValidationError extends Error {
   constructor(
@@ -59,9 +59,7 @@ export function validateGoalSpec(raw: unknown, opts: ParseOptions = {}): GoalSpe
   const graphErrors = validateGraph(parsed.data.tasks);
   if (graphErrors.length > 0) throw new SpecValidationError(source, graphErrors);
   const goalId = parsed.data.goal_id ?? opts.defaultGoalId ?? deriveGoalId(source);
-  const acceptance_criteria: AcceptanceCriterion[] = parsed.data.acceptance_criteria.map((c) =>
-    typeof c === 'string' ? { description: c } : c,
-  );
+  const acceptance_criteria: AcceptanceCriterion[] = parsed.data.acceptance_criteria.map((c) => (typeof c === 'string' ? { description: c } : c));
   return { ...parsed.data, goal_id: goalId, acceptance_criteria };
 }
 

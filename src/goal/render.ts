@@ -1,8 +1,8 @@
-import type { TaskStatus } from './states.js';
-import { executionOrder } from './dag.js';
 import { unlinked } from '../common/inert-text.js';
 import { plainText } from '../common/plain-text.js';
 import { headChars, sanitizeCode } from '../common/untrusted.js';
+import { executionOrder } from './dag.js';
+import type { TaskStatus } from './states.js';
 
 interface RenderTask {
   id: string;

@@ -1,7 +1,7 @@
-import type { LoopLimits } from './limits.js';
-import type { Usage } from './usage.js';
-import type { GoalState, TaskStatus } from './states.js';
 import type { Escalation } from './escalation.js';
+import type { LoopLimits } from './limits.js';
+import type { GoalState, TaskStatus } from './states.js';
+import type { Usage } from './usage.js';
 
 export type LoopStatus = GoalState;
 

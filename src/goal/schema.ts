@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { LimitsSchema, RISK_LEVELS } from './limits.js';
 
 // The limits are declared once, in limits.ts; these names stay importable from here.
-export { LimitsSchema, RISK_LEVELS, type LimitsOverride, type Risk } from './limits.js';
+export { type LimitsOverride, LimitsSchema, RISK_LEVELS, type Risk } from './limits.js';
 
 export const TASK_ID_PATTERN = /^[A-Za-z0-9._-]+$/;
 export const GOAL_ID_PATTERN = /^[a-z0-9-]+$/;

@@ -3,9 +3,9 @@ import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { Ledger } from '../ports/ledger.js';
 import type { WorkQueue } from '../ports/queue.js';
-import { SqliteWorkQueue } from './sqlite/sqlite-queue.js';
 import { openSqlite } from './sqlite/database.js';
 import { SqliteLedger } from './sqlite/sqlite-ledger.js';
+import { SqliteWorkQueue } from './sqlite/sqlite-queue.js';
 
 /** Where goal-loop kept its ledger before 0.2: in the folder a command started in. */
 export const OLD_DEFAULT_DB_PATH = './.goal-loop/ledger.db';

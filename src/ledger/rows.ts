@@ -1,6 +1,6 @@
-import type { AttemptEntry, AttemptLogEntry } from '../ports/attempt-log.js';
 import type { GoalSpec } from '../goal/schema.js';
 import type { GoalState, TaskStatus } from '../goal/states.js';
+import type { AttemptEntry, AttemptLogEntry } from '../ports/attempt-log.js';
 import type { AttemptRecord, ControlRequest, EventRecord, GoalRecord, TaskRecord } from '../ports/goal-ledger.js';
 import type { InboxEntry } from '../ports/inbox.js';
 import type { GivenUpEffect, PendingEffect } from '../ports/outbox.js';
@@ -181,7 +181,7 @@ export function toGivenUpEffect(r: EffectRow): GivenUpEffect {
 
 export function toEffect(r: EffectRow): PendingEffect {
   return {
-    id: Number(r.id),
+    id: r.id,
     key: { repo: r.repo, goalId: r.goal_id },
     kind: r.kind,
     payload: JSON.parse(r.payload_json) as unknown,

@@ -46,7 +46,14 @@ export class AttemptRecorder {
   }
 
   step(taskId: string, attempt: number, command: string, r: CommandResult): Promise<void> {
-    return this.append(taskId, attempt, { kind: 'step', command: head(command, COMMAND_CHARS), exitCode: r.exitCode, durationMs: Math.round(r.durationMs), timedOut: r.timedOut, tail: tail(r.output, TAIL_CHARS) });
+    return this.append(taskId, attempt, {
+      kind: 'step',
+      command: head(command, COMMAND_CHARS),
+      exitCode: r.exitCode,
+      durationMs: Math.round(r.durationMs),
+      timedOut: r.timedOut,
+      tail: tail(r.output, TAIL_CHARS),
+    });
   }
 
   turn(taskId: string, attempt: number, t: { turn: number; text: string; tools: ToolCallSummary[] }): Promise<void> {
@@ -58,14 +65,29 @@ export class AttemptRecorder {
 
   verify(taskId: string, attempt: number, command: string, r: CommandResult): Promise<void> {
     const passed = r.exitCode === 0;
-    return this.append(taskId, attempt, { kind: 'verify', command: head(command, COMMAND_CHARS), exitCode: r.exitCode, durationMs: Math.round(r.durationMs), timedOut: r.timedOut, passed, tail: tail(r.output, TAIL_CHARS) });
+    return this.append(taskId, attempt, {
+      kind: 'verify',
+      command: head(command, COMMAND_CHARS),
+      exitCode: r.exitCode,
+      durationMs: Math.round(r.durationMs),
+      timedOut: r.timedOut,
+      passed,
+      tail: tail(r.output, TAIL_CHARS),
+    });
   }
 
   checkpoint(taskId: string, attempt: number, sha: string, stat: DiffStat | undefined): Promise<void> {
     // One line per path: a name holding a line break or a control character (a task names its
     // files) is escaped, so it cannot pass for more lines.
     const lines = (stat?.paths ?? []).map((p) => `${escapeControls(p.path)} ${p.added === null ? 'bin' : `+${p.added} -${p.deleted}`}`);
-    return this.append(taskId, attempt, { kind: 'checkpoint', sha, files: stat?.files ?? 0, insertions: stat?.insertions ?? 0, deletions: stat?.deletions ?? 0, stat: head(lines.join('\n'), TAIL_CHARS) });
+    return this.append(taskId, attempt, {
+      kind: 'checkpoint',
+      sha,
+      files: stat?.files ?? 0,
+      insertions: stat?.insertions ?? 0,
+      deletions: stat?.deletions ?? 0,
+      stat: head(lines.join('\n'), TAIL_CHARS),
+    });
   }
 
   /** What the agent spent in this attempt (summed into its end). */
@@ -92,7 +114,10 @@ export class AttemptRecorder {
     const bytes = JSON.stringify(entry).length;
     if (!always && (o.entries + 1 >= ATTEMPT_MAX_ENTRIES || o.bytes + bytes > ATTEMPT_MAX_BYTES)) {
       o.truncated = true;
-      await this.write(taskId, attempt, { kind: 'truncated', dropped: `the record of this attempt reached its bound (${ATTEMPT_MAX_ENTRIES} entries or ${ATTEMPT_MAX_BYTES / 1024} KB); the rest is in the scratchpad's logs` });
+      await this.write(taskId, attempt, {
+        kind: 'truncated',
+        dropped: `the record of this attempt reached its bound (${ATTEMPT_MAX_ENTRIES} entries or ${ATTEMPT_MAX_BYTES / 1024} KB); the rest is in the scratchpad's logs`,
+      });
       return;
     }
     o.entries++;
@@ -142,4 +167,5 @@ function tail(s: string, max: number): string {
   return `…${s.slice(start)}`;
 }
 
+// biome-ignore lint/suspicious/noControlCharactersInRegex: escaping control characters in untrusted text is the point
 const escapeControls = (s: string) => s.replace(/[\x00-\x1f\x7f]/g, (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`);

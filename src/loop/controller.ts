@@ -95,7 +95,15 @@ export async function runGoal(opts: RunGoalOptions): Promise<LoopResult> {
   const key: GoalKey = { repo: opts.repo, goalId: spec.goal_id };
   const log = opts.logger.child({ goal: spec.goal_id });
   const { limits } = opts;
-  const initial = await initialLoopState(ledger, key, { spec, branch: workspace.branch, limits, startedAtMs: startedAt, priority: opts.priority, approve: opts.approve, onEscalation: opts.onEscalation });
+  const initial = await initialLoopState(ledger, key, {
+    spec,
+    branch: workspace.branch,
+    limits,
+    startedAtMs: startedAt,
+    priority: opts.priority,
+    approve: opts.approve,
+    onEscalation: opts.onEscalation,
+  });
   const view = new RunView(key, spec, workspace.branch, startedAt, clock, initial.state, initial.tokens);
   const interruptions = new Interruptions({ key, ledger, pollMs: opts.controlPollMs ?? 2000, wallMinutes: limits.max_wall_minutes, logger: log, signal: opts.signal, abandon: opts.abandon });
   const perform = opts.performEffect ?? ((e: PendingEffect, s: GoalSnapshot) => performLoopEffect(opts.forge, e, s));
@@ -129,7 +137,7 @@ export async function runGoal(opts: RunGoalOptions): Promise<LoopResult> {
       log.error({ err }, 'workspace preparation failed');
       return await journal.restFailed('prepare', `internal: cannot prepare the workspace: ${errorText(err)}`);
     }
-    for (;;) {
+    while (true) {
       interruptions.throwIfAbandoned();
       if (opts.fence && !(await opts.fence())) throw new GoalAbandonedError(key);
       const decision = decide(view.state, event);

@@ -1,7 +1,7 @@
-import { budgetTripped, riskExceeds } from '../goal/limits.js';
 import { dependentsOf, nextReadyTask } from '../goal/dag.js';
 import type { Escalation } from '../goal/escalation.js';
-import { isSettled, type GoalState } from '../goal/states.js';
+import { budgetTripped, riskExceeds } from '../goal/limits.js';
+import { type GoalState, isSettled } from '../goal/states.js';
 import type { Decision, Effect, LoopState, TaskView, Transition } from './loop-model.js';
 
 /**
@@ -100,8 +100,9 @@ export class DecisionBuilder {
     if (rollback) this.effect({ type: 'rollback', ...(next && !tripped ? {} : { bestEffort: true }) });
     if (escalated && (!next || tripped)) {
       for (const t of approvals) t.status = 'awaiting_approval';
-      if (approvals.length) this.effect({ type: 'request_approval', taskIds: approvals.map((t) => t.id) });
-      return this.restEscalated(tripped);
+      if (approvals.length > 0) this.effect({ type: 'request_approval', taskIds: approvals.map((t) => t.id) });
+      this.restEscalated(tripped);
+      return;
     }
     if (!next) {
       if (settled.size === tasks.length) {
@@ -112,12 +113,17 @@ export class DecisionBuilder {
       }
       return;
     }
-    if (tripped) return this.stop(tripped, false);
+    if (tripped) {
+      this.stop(tripped, false);
+      return;
+    }
     if (this.needsApproval(next)) {
       next.status = 'awaiting_approval';
       this.state.currentTaskId = next.id;
       this.state.stopReason = `task ${next.id} (risk: ${next.risk}) needs approval`;
-      this.to('AWAITING_APPROVAL', next.id).effect({ type: 'request_approval', taskIds: [next.id] }).effect({ type: 'finish' });
+      this.to('AWAITING_APPROVAL', next.id)
+        .effect({ type: 'request_approval', taskIds: [next.id] })
+        .effect({ type: 'finish' });
       return;
     }
     this.startAttempt(next);
@@ -164,14 +170,21 @@ export class DecisionBuilder {
     if (task.runAttempts >= task.maxRetries) {
       task.status = 'escalated';
       const escalation: Escalation = { task_id: task.id, attempts: task.runAttempts, last_error: failure };
-      if (this.state.onEscalation === 'stop') return this.escalate(escalation, true);
+      if (this.state.onEscalation === 'stop') {
+        this.escalate(escalation, true);
+        return;
+      }
       // The first escalation is the one reported; the loop goes on with what does not depend on it.
       this.state.escalation ??= escalation;
       this.to('TASK_PENDING', `${task.id} escalated after ${task.runAttempts} attempt(s); independent tasks go on`);
-      return this.advance(now, true);
+      this.advance(now, true);
+      return;
     }
     const tripped = this.safeguardTripped(now);
-    if (tripped) return this.halt(tripped, true);
+    if (tripped) {
+      this.halt(tripped, true);
+      return;
+    }
     this.effect({ type: 'rollback' });
     this.startAttempt(task, failure);
   }
@@ -187,7 +200,8 @@ export class DecisionBuilder {
       task.status = 'pending';
     }
     if (c.consecutiveErrors >= this.state.limits.error_threshold) {
-      return this.halt(`circuit breaker: ${c.consecutiveErrors} consecutive infrastructure errors (last: ${firstLine(error)})`, true);
+      this.halt(`circuit breaker: ${c.consecutiveErrors} consecutive infrastructure errors (last: ${firstLine(error)})`, true);
+      return;
     }
     this.effect({ type: 'rollback' });
     this.to('TASK_PENDING', `infrastructure error: ${firstLine(error)}`);
@@ -217,13 +231,16 @@ export class DecisionBuilder {
     const dependents = new Set(escalated.flatMap((id) => [...dependentsOf(this.state.tasks, id)]));
     const blocked = this.state.tasks.filter((t) => dependents.has(t.id) && !isSettled(t.status) && t.status !== 'escalated').map((t) => t.id);
     const also = escalated.filter((id) => id !== first.task_id);
-    const escalation: Escalation = { ...first, ...(also.length ? { also_escalated: also } : {}), ...(blocked.length ? { blocked } : {}) };
+    const escalation: Escalation = { ...first, ...(also.length > 0 ? { also_escalated: also } : {}), ...(blocked.length > 0 ? { blocked } : {}) };
     this.escalate(escalation, false, stoppedBy && `independent work stopped: ${stoppedBy}`);
   }
 
   /** A safeguard ends the work: STOPPED, or ESCALATED when a task already escalated in this run. */
   halt(reason: string, rollback: boolean): void {
-    if (!this.state.tasks.some((t) => t.status === 'escalated')) return this.stop(reason, rollback);
+    if (!this.state.tasks.some((t) => t.status === 'escalated')) {
+      this.stop(reason, rollback);
+      return;
+    }
     if (rollback) this.effect({ type: 'rollback', bestEffort: true });
     this.restEscalated(reason);
   }

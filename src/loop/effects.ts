@@ -1,16 +1,16 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
+import { guessInstallCommand, isCommandNotFound, missingSetupHint, setupNetworkHint, withTurnLimitNote } from '../goal/failure-summary.js';
+import type { GoalSnapshot } from '../goal/result.js';
 import type { GoalSpec, TaskSpec } from '../goal/schema.js';
 import type { TaskAgent } from '../ports/agent.js';
 import type { AttemptLog } from '../ports/attempt-log.js';
 import type { GoalKey, GoalLedger } from '../ports/goal-ledger.js';
 import type { CommandResult, Sandbox } from '../ports/sandbox.js';
 import { CheckpointRefusedError, type Workspace } from '../ports/workspace.js';
-import type { GoalSnapshot } from '../goal/result.js';
-import { guessInstallCommand, isCommandNotFound, missingSetupHint, setupNetworkHint, withTurnLimitNote } from '../goal/failure-summary.js';
 import { AttemptRecorder, commandOutcome } from './attempt-recorder.js';
-import { FINAL_GATE_TASK, SETUP_TASK, type Effect, type LoopEvent, type LoopState } from './transition.js';
+import { type Effect, FINAL_GATE_TASK, type LoopEvent, type LoopState, SETUP_TASK } from './transition.js';
 
 export interface EffectDeps {
   key: GoalKey;
@@ -84,10 +84,12 @@ export class EffectPerformer {
     // Setup runs once per run: each run's is its own attempt in the record.
     const run = commands.length > 0 ? await this.nextRunAttempt(SETUP_TASK) : 1;
     // The same setup on the same inputs ran before on this repository: its output is put back.
-    const restored = commands.length > 0 && (await this.deps.workspace.restoreSetup?.(identity).catch((err: unknown) => {
-      this.deps.logger.warn({ err, goal: this.deps.key.goalId }, 'cannot read the setup cache; setup runs');
-      return false;
-    }));
+    const restored =
+      commands.length > 0 &&
+      (await this.deps.workspace.restoreSetup?.(identity).catch((err: unknown) => {
+        this.deps.logger.warn({ err, goal: this.deps.key.goalId }, 'cannot read the setup cache; setup runs');
+        return false;
+      }));
     if (restored) {
       this.setupRan = true;
       this.deps.logger.info({ goal: this.deps.key.goalId }, 'setup output restored from the setup cache; setup did not run');
@@ -314,11 +316,7 @@ export class EffectPerformer {
 
 /** What failed and how, its output, and last (so every tail-excerpt keeps it) a hint, if any. */
 export function describeFailure(what: string, result: CommandResult, timeoutS: number, hint?: string): string {
-  const status = result.timedOut
-    ? `timed out after ${timeoutS}s and was killed`
-    : result.exitCode === null
-      ? `was killed by ${result.signal ?? 'a signal'}`
-      : `exited with code ${result.exitCode}`;
+  const status = result.timedOut ? `timed out after ${timeoutS}s and was killed` : result.exitCode === null ? `was killed by ${result.signal ?? 'a signal'}` : `exited with code ${result.exitCode}`;
   const out = result.output.trim();
   return `${what} ${status}${out ? `:\n${out}` : ' (no output)'}${hint ? `\n\n${hint}` : ''}`;
 }

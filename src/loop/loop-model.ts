@@ -1,5 +1,5 @@
-import type { LoopLimits } from '../goal/limits.js';
 import type { Escalation } from '../goal/escalation.js';
+import type { LoopLimits } from '../goal/limits.js';
 import type { Risk } from '../goal/schema.js';
 import type { GoalState, TaskStatus } from '../goal/states.js';
 

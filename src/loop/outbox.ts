@@ -1,10 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
+import { crashPoint } from '../common/crash-point.js';
 import type { Escalation } from '../goal/escalation.js';
 import type { GoalSnapshot, LoopResult } from '../goal/result.js';
 import type { Forge } from '../ports/forge.js';
 import type { EffectInput, GoalKey, Outbox, PendingEffect } from '../ports/ledger.js';
-import { crashPoint } from '../common/crash-point.js';
 
 /**
  * The effects the loop's steps imply, as the outbox records them (see ports/outbox.ts). Each is

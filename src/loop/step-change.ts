@@ -2,7 +2,7 @@ import type { LoopResult } from '../goal/result.js';
 import { RESTING_STATES } from '../goal/states.js';
 import type { GoalChange } from '../ports/goal-ledger.js';
 import type { EffectInput } from '../ports/outbox.js';
-import { recordedEffect, type LoopEffect } from './outbox.js';
+import { type LoopEffect, recordedEffect } from './outbox.js';
 import type { TaskTimes } from './run-view.js';
 import type { Decision, Effect, LoopState } from './transition.js';
 

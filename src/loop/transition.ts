@@ -1,7 +1,7 @@
 import type { LoopLimits } from '../goal/limits.js';
 import { RESTING_STATES } from '../goal/states.js';
 import { DecisionBuilder } from './decision-builder.js';
-import { FINAL_GATE_TASK, SETUP_TASK, type Decision, type LoopCounters, type LoopEvent, type LoopState, type OnEscalation, type TaskView } from './loop-model.js';
+import { type Decision, FINAL_GATE_TASK, type LoopCounters, type LoopEvent, type LoopState, type OnEscalation, SETUP_TASK, type TaskView } from './loop-model.js';
 
 // The loop's model lives in loop-model.ts; these names stay importable from here.
 export type { Decision, Effect, ExecutionFailureKind, LoopCounters, LoopEvent, LoopState, OnEscalation, TaskView, Transition } from './loop-model.js';
@@ -57,7 +57,7 @@ export function decide(state: LoopState, event: LoopEvent): Decision {
 
 /** Builds an initial state from the spec's tasks and the ledger's knowledge of them. */
 export function initialState(input: {
-  tasks: Array<Omit<TaskView, 'runAttempts' | 'runFailures'>>;
+  tasks: Omit<TaskView, 'runAttempts' | 'runFailures'>[];
   limits: LoopLimits;
   startedAtMs: number;
   counters?: Partial<LoopCounters>;

@@ -2,8 +2,8 @@ import type { RepoConfig } from '../config/repo-config.js';
 import { loadRepoConfigForCli } from '../run/load-repo-config.js';
 import { localGitDir, refuseOwnWorkspaces } from '../run/local-repo.js';
 import { Git } from '../workspace/git.js';
-import type { Confirmation } from './human.js';
 import { SessionError } from './goal-session.js';
+import type { Confirmation } from './human.js';
 
 /** Asks the human at the MCP client (`confirmWithHuman` bound to the server). */
 export type AskHuman = (message: string, otherwise: string) => Promise<Confirmation>;
@@ -56,13 +56,23 @@ export async function configForMcpGoal(req: ConfigSourceRequest): Promise<RepoCo
   const head = gitDir ? await git.tryRunGitDir(gitDir, ['symbolic-ref', '--quiet', 'HEAD']) : undefined;
   const defaultBranch = head?.startsWith('refs/heads/') ? head.slice('refs/heads/'.length) : undefined;
   if (defaultBranch?.startsWith('goal/') && !req.configFile) {
-    throw new SessionError(`${req.repo} has ${defaultBranch} checked out, a branch that tasks write, so its repo config cannot govern the goal: check out the default branch there, or give the server --config <file>`);
+    throw new SessionError(
+      `${req.repo} has ${defaultBranch} checked out, a branch that tasks write, so its repo config cannot govern the goal: check out the default branch there, or give the server --config <file>`,
+    );
   }
   // A detached HEAD names no branch: it may be any commit, one a task wrote included.
   if (gitDir && head === undefined && !req.configFile && (await git.tryRunGitDir(gitDir, ['rev-parse', '--verify', '--quiet', 'HEAD^{commit}'])) !== undefined) {
-    throw new SessionError(`${req.repo} is at a detached HEAD, which names no branch whose repo config could govern the goal: check out the default branch there, or give the server --config <file> (goal-loop run takes --base <branch>)`);
+    throw new SessionError(
+      `${req.repo} is at a detached HEAD, which names no branch whose repo config could govern the goal: check out the default branch there, or give the server --config <file> (goal-loop run takes --base <branch>)`,
+    );
   }
-  const configFrom = req.configFile ? `the server's --config ${req.configFile}` : defaultBranch ? `.github/goal-loop.yml on ${defaultBranch}` : local ? '.github/goal-loop.yml at HEAD' : 'the defaults';
+  const configFrom = req.configFile
+    ? `the server's --config ${req.configFile}`
+    : defaultBranch
+      ? `.github/goal-loop.yml on ${defaultBranch}`
+      : local
+        ? '.github/goal-loop.yml at HEAD'
+        : 'the defaults';
 
   if (req.base !== undefined && req.base !== defaultBranch) {
     const which = defaultBranch ? `not the default branch (${defaultBranch})` : 'not known to be the default branch';

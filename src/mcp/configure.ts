@@ -1,6 +1,6 @@
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import type { LimitsOverride } from '../goal/schema.js';
-import { SessionError, type GoalSession } from './goal-session.js';
+import { type GoalSession, SessionError } from './goal-session.js';
 import { confirmWithHuman } from './human.js';
 import { LIVE_LIMITS, loosenedKeys } from './limits-policy.js';
 
@@ -29,8 +29,8 @@ export async function configureGoal(server: Server, session: GoalSession, req: C
   const restartAfterStop = req.action === 'resume' && !session.running && HUMAN_RESUMES.has(state);
 
   const asks: string[] = [];
-  if (loosened.length) asks.push(`raise ${loosened.map((k) => `${k} from ${limits[k]} to ${req.limits![k]}`).join(', ')}`);
-  if (approve.length) {
+  if (loosened.length > 0) asks.push(`raise ${loosened.map((k) => `${k} from ${limits[k]} to ${req.limits![k]}`).join(', ')}`);
+  if (approve.length > 0) {
     const titles = approve.map((id) => {
       const t = session.spec.tasks.find((x) => x.id === id);
       return t ? `${id} "${t.title}" (risk ${t.risk})` : id;
@@ -38,29 +38,29 @@ export async function configureGoal(server: Server, session: GoalSession, req: C
     asks.push(`approve ${titles.join(', ')}`);
   }
   if (restartAfterStop) asks.push(`resume it after it stopped (${state}: ${goal?.stopReason ?? 'no reason recorded'}), with fresh attempts per task`);
-  if (asks.length) {
+  if (asks.length > 0) {
     const answer = await confirmWithHuman(
       server,
       `The agent driving goal "${session.key.goalId}" (${session.key.repo}) asks to ${asks.join('; and to ')}. Allow?`,
-      'A human can approve tasks with `goal-loop mcp --approve <task-id>` in the server\'s configuration, raise budgets in .github/goal-loop.yml (or the server\'s --config file), and resume with `goal-loop run`.',
+      "A human can approve tasks with `goal-loop mcp --approve <task-id>` in the server's configuration, raise budgets in .github/goal-loop.yml (or the server's --config file), and resume with `goal-loop run`.",
     );
     if (!answer.ok) throw new SessionError(`nothing changed: ${answer.reason}`);
   }
 
   const changes: string[] = [];
-  if (req.limits && Object.keys(req.limits).length) {
+  if (req.limits && Object.keys(req.limits).length > 0) {
     await session.setLimits(req.limits);
     for (const [k, v] of Object.entries(req.limits)) {
       const key = k as keyof typeof limits;
       if (v !== undefined) changes.push(`${k}: ${limits[key]} -> ${v} (${LIVE_LIMITS.has(key) || !session.running ? 'in force now' : 'from the next run'})`);
     }
   }
-  if (approve.length) {
+  if (approve.length > 0) {
     await session.approve(approve);
     changes.push(`approved: ${approve.join(', ')}`);
   }
 
-  const action = req.action ?? (approve.length && state === 'AWAITING_APPROVAL' ? 'resume' : undefined);
+  const action = req.action ?? (approve.length > 0 && state === 'AWAITING_APPROVAL' ? 'resume' : undefined);
   if (action === 'pause' || action === 'stop') {
     if (!session.running) changes.push(`not running (${state}): nothing to ${action}`);
     else {

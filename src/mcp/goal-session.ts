@@ -1,17 +1,17 @@
 import type { Logger } from 'pino';
-import type { SetupCache } from '../workspace/setup-cache.js';
-import type { LoopLimits } from '../goal/limits.js';
 import type { RepoConfig } from '../config/repo-config.js';
-import { acquireLock } from '../run/lock.js';
-import type { GoalSpec, LimitsOverride } from '../goal/schema.js';
-import { readCoreMeta, type CoreGoalMeta } from '../goal/meta.js';
+import type { LoopLimits } from '../goal/limits.js';
+import { type CoreGoalMeta, readCoreMeta } from '../goal/meta.js';
 import type { LoopResult } from '../goal/result.js';
+import type { GoalSpec, LimitsOverride } from '../goal/schema.js';
 import type { AttemptRecord, GoalKey, GoalRecord, Ledger, TaskRecord } from '../ports/ledger.js';
 import type { Sandbox } from '../ports/sandbox.js';
-import type { GitOptions } from '../workspace/git.js';
 import { runLimits } from '../run/compose-goal-run.js';
+import { acquireLock } from '../run/lock.js';
 import { runConfiguredGoal } from '../run/run-configured-goal.js';
-import { Handoff, type ExternalReport, type PendingAttempt } from './handoff.js';
+import type { GitOptions } from '../workspace/git.js';
+import type { SetupCache } from '../workspace/setup-cache.js';
+import { type ExternalReport, Handoff, type PendingAttempt } from './handoff.js';
 import { liveBudgetTripped } from './limits-policy.js';
 import { McpForge } from './mcp-forge.js';
 
@@ -107,7 +107,7 @@ export class GoalSession {
   async approve(taskIds: readonly string[]): Promise<void> {
     const known = new Set(this.opts.spec.tasks.map((t) => t.id));
     const unknown = taskIds.filter((id) => !known.has(id));
-    if (unknown.length) throw new SessionError(`unknown task${unknown.length > 1 ? 's' : ''}: ${unknown.join(', ')}`);
+    if (unknown.length > 0) throw new SessionError(`unknown task${unknown.length > 1 ? 's' : ''}: ${unknown.join(', ')}`);
     for (const id of taskIds) await this.opts.ledger.updateTask(this.key, id, { approved: true });
   }
 
@@ -118,7 +118,7 @@ export class GoalSession {
 
   /** Starts a run of the loop (a resume when checkpoints exist); no-op while one runs. */
   begin(): void {
-    if (this.run) return;
+    if (this.run !== undefined) return;
     const release = acquireLock(`${this.opts.workspaceDir}.lock`);
     const { opts } = this;
     this.runStartedAt = this.clock();
@@ -162,7 +162,7 @@ export class GoalSession {
 
   /** Waits until the loop hands out an attempt or comes to rest. */
   async turn(): Promise<Turn> {
-    for (;;) {
+    while (true) {
       const pending = this.handoff.current();
       if (pending) return { kind: 'build', pending };
       const run = this.run;
@@ -179,7 +179,7 @@ export class GoalSession {
   /** Ends the driver's work on the attempt: the loop verifies it. Returns the attempt number. */
   complete(taskId: string, report: ExternalReport): number {
     const pending = this.handoff.current();
-    if (!pending) throw new SessionError(`no task is waiting for work${this.run ? '' : ': the goal is not running'}; call next_task`);
+    if (!pending) throw new SessionError(`no task is waiting for work${this.run !== undefined ? '' : ': the goal is not running'}; call next_task`);
     if (pending.input.task.id !== taskId) {
       throw new SessionError(`task "${taskId}" is not the current task; the current task is "${pending.input.task.id}" (attempt ${pending.input.attempt})`);
     }

@@ -1,5 +1,5 @@
-import type { AgentInput, AgentOutcome, TaskAgent } from '../ports/agent.js';
 import type { Usage } from '../goal/usage.js';
+import type { AgentInput, AgentOutcome, TaskAgent } from '../ports/agent.js';
 
 const NO_USAGE: Usage = { input: 0, output: 0, cache_read: 0, cache_write: 0 };
 
@@ -97,6 +97,6 @@ export class Handoff implements TaskAgent {
   notify(): void {
     const waiting = this.listeners;
     this.listeners = [];
-    waiting.forEach((l) => l());
+    for (const l of waiting) l();
   }
 }

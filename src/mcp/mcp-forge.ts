@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
-import type { GoalSnapshot, LoopResult } from '../goal/result.js';
 import type { Escalation } from '../goal/escalation.js';
+import type { GoalSnapshot, LoopResult } from '../goal/result.js';
 import type { Forge } from '../ports/forge.js';
 
 /**

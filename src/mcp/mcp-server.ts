@@ -4,26 +4,32 @@ import type { CallToolResult, ServerNotification, ServerRequest } from '@modelco
 import type { Logger } from 'pino';
 import { z } from 'zod';
 import { InputError, UsageError } from '../common/errors.js';
-import { LockedError } from '../run/lock.js';
 import { RepoConfigError } from '../config/repo-config.js';
+import { LIMIT_KEYS } from '../goal/limits.js';
 import { formatSpecError, SpecValidationError } from '../goal/parse.js';
 import { mermaidGraph, orderedChecklist } from '../goal/render.js';
 import { LimitsSchema } from '../goal/schema.js';
-import { LIMIT_KEYS } from '../goal/limits.js';
 import { SandboxUnavailableError } from '../ports/sandbox.js';
+import { LockedError } from '../run/lock.js';
 import { configureGoal } from './configure.js';
-import { confirmWithHuman } from './human.js';
 import { SessionError } from './goal-session.js';
+import { confirmWithHuman } from './human.js';
 import { registerGoalResources } from './resources.js';
 import { Sessions, type SessionsOptions } from './sessions.js';
-import { attemptOutcome, taskLine, turnPayload } from './turns.js';
 import { goalStatus } from './status.js';
+import { attemptOutcome, taskLine, turnPayload } from './turns.js';
 
 export const SERVER_NAME = 'goal-loop';
 
 const goalId = z.string().min(1).optional().describe('The goal (its goal_id); may be left out while only one goal is open.');
 const specSource = {
-  goal: z.string().min(1).optional().describe('Path of a goal spec file (JSON, YAML, or markdown with a ```goal block), relative to the server\'s directory; it must lie under the repository or the server\'s directory (elsewhere needs the human\'s yes).'),
+  goal: z
+    .string()
+    .min(1)
+    .optional()
+    .describe(
+      "Path of a goal spec file (JSON, YAML, or markdown with a ```goal block), relative to the server's directory; it must lie under the repository or the server's directory (elsewhere needs the human's yes).",
+    ),
   spec: z.string().min(1).optional().describe('The goal spec itself, as JSON, YAML, or markdown with a ```goal block. Give this or `goal`.'),
 };
 
@@ -50,7 +56,7 @@ export function createGoalLoopMcpServer(opts: SessionsOptions & { version: strin
       const spec = await sessions.loadSpec(args, (message, otherwise) => confirmWithHuman(server.server, message, otherwise));
       const lines = [`goal: ${spec.goal_id}`, `objective: ${spec.objective}`, '', 'tasks, in order:', orderedChecklist(spec.tasks)];
       const checks = spec.acceptance_criteria.map((c) => `- ${c.description}${c.check ? `  [check: ${c.check}]` : ''}`);
-      if (checks.length) lines.push('', 'acceptance criteria:', ...checks);
+      if (checks.length > 0) lines.push('', 'acceptance criteria:', ...checks);
       lines.push('', '```mermaid', mermaidGraph(spec.tasks), '```');
       return lines.join('\n');
     }),
@@ -64,18 +70,33 @@ export function createGoalLoopMcpServer(opts: SessionsOptions & { version: strin
         'Starts the goal on a local git repository: a private clone works on branch goal/<goal_id>, and every verified task is pushed back to the repository as a checkpoint commit. Starting a goal that has checkpoints resumes it. Returns the first task (as next_task does).',
       inputSchema: {
         ...specSource,
-        repo: z.string().min(1).optional().describe('Path of the git repository; default: the server\'s --repo, else its working directory. Another repository needs the human\'s yes (asked through elicitation) before anything touches it; a path inside goal-loop\'s own workspaces is refused.'),
+        repo: z
+          .string()
+          .min(1)
+          .optional()
+          .describe(
+            "Path of the git repository; default: the server's --repo, else its working directory. Another repository needs the human's yes (asked through elicitation) before anything touches it; a path inside goal-loop's own workspaces is refused.",
+          ),
         base: z
           .string()
           .min(1)
           .optional()
-          .describe('Branch whose code the goal builds on when the goal branch does not exist yet; default: the repository\'s default branch (HEAD). Another branch needs the human\'s yes (asked through elicitation); the repo config always comes from the default branch or the server\'s --config.'),
+          .describe(
+            "Branch whose code the goal builds on when the goal branch does not exist yet; default: the repository's default branch (HEAD). Another branch needs the human's yes (asked through elicitation); the repo config always comes from the default branch or the server's --config.",
+          ),
       },
     },
     tool(async (args) => {
       const session = await sessions.open(args, (message, otherwise) => confirmWithHuman(server.server, message, otherwise));
       await configureGoal(server.server, session, { action: 'resume' }, { fromStart: true });
-      return { goal_id: session.key.goalId, repo: session.key.repo, branch: session.branch, workspace: session.workspaceDir, limits: session.limits(), next: await turnPayload(session, await session.turn()) };
+      return {
+        goal_id: session.key.goalId,
+        repo: session.key.repo,
+        branch: session.branch,
+        workspace: session.workspaceDir,
+        limits: session.limits(),
+        next: await turnPayload(session, await session.turn()),
+      };
     }),
   );
 
@@ -99,12 +120,12 @@ export function createGoalLoopMcpServer(opts: SessionsOptions & { version: strin
     {
       title: 'Report a task as worked',
       description:
-        'Tells the loop you finished working on the current task. The loop runs the task\'s verification command in its sandbox: on a pass it commits and pushes a checkpoint; on a failure it rolls the workspace back and returns the same task again with the failure (REPAIR), or escalates when the task is out of attempts. Returns that decision and the next task (or STOP).',
+        "Tells the loop you finished working on the current task. The loop runs the task's verification command in its sandbox: on a pass it commits and pushes a checkpoint; on a failure it rolls the workspace back and returns the same task again with the failure (REPAIR), or escalates when the task is out of attempts. Returns that decision and the next task (or STOP).",
       inputSchema: {
         goal_id: goalId,
         task_id: z.string().min(1).describe('The id of the task you worked on (the one next_task returned).'),
         summary: z.string().max(4000).optional().describe('What you changed, in a few sentences (kept in the log).'),
-        cost_usd: z.number().nonnegative().optional().describe('What your model spent on this attempt, in US dollars; counts against the goal\'s cost cap.'),
+        cost_usd: z.number().nonnegative().optional().describe("What your model spent on this attempt, in US dollars; counts against the goal's cost cap."),
         tokens: z
           .strictObject({
             input: z.number().int().nonnegative().optional().describe('Input tokens.'),
@@ -138,7 +159,7 @@ export function createGoalLoopMcpServer(opts: SessionsOptions & { version: strin
     'goal_status',
     {
       title: 'Goal status',
-      description: 'The goal\'s state, its tasks (status, attempts, checkpoint), counters and budgets. Without goal_id and with no goal open, lists the goals of the ledger.',
+      description: "The goal's state, its tasks (status, attempts, checkpoint), counters and budgets. Without goal_id and with no goal open, lists the goals of the ledger.",
       inputSchema: { goal_id: goalId },
       annotations: { readOnlyHint: true },
     },
@@ -153,7 +174,10 @@ export function createGoalLoopMcpServer(opts: SessionsOptions & { version: strin
         'Pauses, stops or resumes the goal, approves risky tasks, and changes its budgets. Lowering a budget or pausing takes effect at once. Approving a task, raising a budget, and resuming after an escalation or a stop need a human: the server asks them through your MCP client (elicitation) and refuses when it cannot ask.',
       inputSchema: {
         goal_id: goalId,
-        action: z.enum(['pause', 'resume', 'stop']).optional().describe('pause: stop now, roll back the attempt in progress, keep the checkpoints; resume: continue from the last checkpoint; stop: end the run.'),
+        action: z
+          .enum(['pause', 'resume', 'stop'])
+          .optional()
+          .describe('pause: stop now, roll back the attempt in progress, keep the checkpoints; resume: continue from the last checkpoint; stop: end the run.'),
         approve: z.array(z.string().min(1)).optional().describe('Ids of tasks to approve (tasks above max_risk or with requires_approval wait for this).'),
         limits: LimitsSchema.optional().describe(`New budgets for this goal (${LIMIT_KEYS.join(', ')}).`),
       },

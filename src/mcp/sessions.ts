@@ -1,19 +1,19 @@
 import { realpath } from 'node:fs/promises';
 import { isAbsolute, relative, resolve } from 'node:path';
 import type { Logger } from 'pino';
+import { pick } from '../common/pick.js';
 import type { RepoConfig } from '../config/repo-config.js';
-import { repoArgument, workspaceDir, workspaceRoot } from '../run/paths.js';
-import { SetupCache } from '../workspace/setup-cache.js';
-import { checkRepoReachable } from '../run/repo-check.js';
-import { sandboxForConfig } from '../run/compose-goal-run.js';
 import { loadGoalSpecFile, parseGoalSpec } from '../goal/parse.js';
 import type { GoalSpec } from '../goal/schema.js';
 import { slugify } from '../goal/slug.js';
 import type { Ledger } from '../ports/ledger.js';
 import type { Sandbox } from '../ports/sandbox.js';
+import { sandboxForConfig } from '../run/compose-goal-run.js';
+import { repoArgument, workspaceDir, workspaceRoot } from '../run/paths.js';
+import { checkRepoReachable } from '../run/repo-check.js';
+import { SetupCache } from '../workspace/setup-cache.js';
+import { type AskHuman, configForMcpGoal, confirmRepository } from './config-source.js';
 import { GoalSession, SessionError } from './goal-session.js';
-import { pick } from '../common/pick.js';
-import { configForMcpGoal, confirmRepository, type AskHuman } from './config-source.js';
 
 export interface SessionsOptions {
   ledger: Ledger;
@@ -57,10 +57,12 @@ export async function loadSpec(source: SpecSource, where?: { roots: readonly str
 async function confirmSpecFile(path: string, roots: readonly string[], ask: AskHuman): Promise<void> {
   const real = await realpath(path).catch(() => path);
   const under = await Promise.all(
-    roots.filter((r) => r.startsWith('/')).map(async (root) => {
-      const rel = relative(await realpath(root).catch(() => root), real);
-      return rel !== '' && !rel.startsWith('..') && !isAbsolute(rel);
-    }),
+    roots
+      .filter((r) => r.startsWith('/'))
+      .map(async (root) => {
+        const rel = relative(await realpath(root).catch(() => root), real);
+        return rel !== '' && !rel.startsWith('..') && !isAbsolute(rel);
+      }),
   );
   if (under.some(Boolean)) return;
   const what = `read the spec file ${path}, which is outside the repository and the server's working directory`;
@@ -147,4 +149,3 @@ export class Sessions {
     return sandbox;
   }
 }
-

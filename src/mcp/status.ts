@@ -1,7 +1,7 @@
-import type { GoalLedger, TaskRecord } from '../ports/goal-ledger.js';
 import type { TaskSnapshot } from '../goal/result.js';
-import type { Sessions } from './sessions.js';
+import type { GoalLedger, TaskRecord } from '../ports/goal-ledger.js';
 import { safeguardOf } from './limits-policy.js';
+import type { Sessions } from './sessions.js';
 
 /** `goal_status`: one goal in detail, or (with none open and no id) the ledger's goals. */
 export async function goalStatus(

@@ -68,7 +68,7 @@ async function stopPayload(session: GoalSession): Promise<Record<string, unknown
     safeguard,
     reason: goal?.stopReason ?? (state === 'LOOP_COMPLETE' ? 'every task verified and the final gate passed' : 'the goal is not running'),
     ...(escalation && state === 'ESCALATED' ? { escalation: { ...escalation, last_error: untrustedOutput(escalation.last_error) } } : {}),
-    ...(waiting.length ? { awaiting_approval: waiting } : {}),
+    ...(waiting.length > 0 ? { awaiting_approval: waiting } : {}),
     tasks_completed: tasks.filter((t) => t.status === 'done' || t.status === 'skipped').length,
     tasks_total: tasks.length,
     branch: session.branch,

@@ -1,5 +1,5 @@
-import type { GoalSnapshot, LoopResult } from '../goal/result.js';
 import type { Escalation } from '../goal/escalation.js';
+import type { GoalSnapshot, LoopResult } from '../goal/result.js';
 
 /**
  * Which outbox effect a call performs: `id` is unique to it, and `retry` says an earlier try may

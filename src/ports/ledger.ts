@@ -6,9 +6,9 @@ import type { Outbox } from './outbox.js';
 
 // The ledger's concerns live in their own ports; these names stay importable from here.
 export type { AttemptRecord, ControlRequest, CounterDelta, Counters, EventRecord, GoalChange, GoalKey, GoalLedger, GoalRecord, TaskPatch, TaskRecord } from './goal-ledger.js';
-export type { EffectInput, GivenUpEffect, Outbox, PendingEffect } from './outbox.js';
 export type { Inbox, InboxEntry } from './inbox.js';
 export type { LeaseRecord, Leases } from './leases.js';
+export type { EffectInput, GivenUpEffect, Outbox, PendingEffect } from './outbox.js';
 
 /** Housekeeping over the ledger's concerns: what a long-running process (the worker pool) drops now and then. */
 export interface LedgerHousekeeping {

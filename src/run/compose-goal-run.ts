@@ -1,5 +1,4 @@
 import type { Logger } from 'pino';
-import { hostEnv } from '../sandbox/host-env.js';
 import type { AgentDeps } from '../agent/select-agent.js';
 import { configLimits, type RepoConfig } from '../config/repo-config.js';
 import { effectiveLimits, ignoredSpecLimits, type LoopLimits } from '../goal/limits.js';
@@ -8,6 +7,7 @@ import type { RunGoalOptions } from '../loop/controller.js';
 import type { TaskAgent } from '../ports/agent.js';
 import type { Sandbox } from '../ports/sandbox.js';
 import type { Workspace } from '../ports/workspace.js';
+import { hostEnv } from '../sandbox/host-env.js';
 import { selectSandbox } from '../sandbox/select-sandbox.js';
 import type { GitOptions } from '../workspace/git.js';
 import { GitWorkspace } from '../workspace/git-workspace.js';
@@ -100,7 +100,7 @@ export function runLimits(config: RepoConfig, spec: GoalSpec, human?: LimitsOver
   const configured = configLimits(config);
   const limits = effectiveLimits(configured, spec.limits, human);
   const ignored = ignoredSpecLimits(configured, spec.limits, human);
-  if (ignored.length) o.logger?.child({ goal: spec.goal_id }).warn({ ignored }, `the goal spec's limits may only tighten the repo config; ignored: ${ignored.join(', ')}`);
+  if (ignored.length > 0) o.logger?.child({ goal: spec.goal_id }).warn({ ignored }, `the goal spec's limits may only tighten the repo config; ignored: ${ignored.join(', ')}`);
   return { limits, spec: o.pin ? { ...spec, limits: { ...limits } } : spec };
 }
 
@@ -114,8 +114,9 @@ export function configCommands(
   logger?: Logger,
 ): Pick<RunGoalOptions, 'gate' | 'setup' | 'setupNetwork' | 'setupEnv'> {
   const env = hostEnv(config.setup_env ?? [], host);
-  if (env.refused.length) logger?.warn({ refused: env.refused, why: env.why }, "setup_env names refused: the bot's own credentials and settings, and secret-looking names, never enter the sandbox");
-  if (env.missing.length && config.setup.length) logger?.warn({ missing: env.missing }, 'setup_env names not set on the host');
+  if (env.refused.length > 0)
+    logger?.warn({ refused: env.refused, why: env.why }, "setup_env names refused: the bot's own credentials and settings, and secret-looking names, never enter the sandbox");
+  if (env.missing.length > 0 && config.setup.length > 0) logger?.warn({ missing: env.missing }, 'setup_env names not set on the host');
   return { gate: config.gate, setup: config.setup, setupNetwork: config.network === 'setup', setupEnv: env.env };
 }
 
@@ -124,8 +125,7 @@ export function sandboxForConfig(logger: Logger): (config: RepoConfig) => Promis
   return (config) => selectSandbox({ mode: config.sandbox, logger });
 }
 
-export interface ComposeGoalRunInput
-  extends Omit<RunGoalOptions, 'spec' | 'workspace' | 'sandbox' | 'agent' | 'limits' | 'gate' | 'setup' | 'setupNetwork' | 'setupEnv'> {
+export interface ComposeGoalRunInput extends Omit<RunGoalOptions, 'spec' | 'workspace' | 'sandbox' | 'agent' | 'limits' | 'gate' | 'setup' | 'setupNetwork' | 'setupEnv'> {
   spec: GoalSpec;
   config: RepoConfig;
   /** The goal's clone: where and how, or a workspace the caller already made (e.g. with goalWorkspace, to plan in it first). */

@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
-import { parseRepoConfig, parseRepoConfigText, REPO_CONFIG_PATH, RepoConfigError, type RepoConfig } from '../config/repo-config.js';
-import { Git } from '../workspace/git.js';
 import { InputError } from '../common/errors.js';
+import { parseRepoConfig, parseRepoConfigText, REPO_CONFIG_PATH, type RepoConfig, RepoConfigError } from '../config/repo-config.js';
+import { Git } from '../workspace/git.js';
 import { localGitDir, refuseOwnWorkspaces } from './local-repo.js';
 
 /**
@@ -24,7 +24,9 @@ export async function loadRepoConfigForCli(repo: string, baseRef: string, file?:
     const head = await git.tryRunGitDir(gitDir, ['symbolic-ref', '--quiet', 'HEAD']);
     // A checkout where the user is looking at a goal branch: its HEAD is what tasks wrote.
     if (head?.startsWith('refs/heads/goal/')) {
-      throw new InputError(`${repo} has ${head.slice('refs/heads/'.length)} checked out, a branch that tasks write: pass --base <branch> to name the branch the goal starts from (and whose .github/goal-loop.yml applies)`);
+      throw new InputError(
+        `${repo} has ${head.slice('refs/heads/'.length)} checked out, a branch that tasks write: pass --base <branch> to name the branch the goal starts from (and whose .github/goal-loop.yml applies)`,
+      );
     }
     // A detached HEAD names no branch: it may be any commit, a goal branch's included.
     if (head === undefined && (await git.tryRunGitDir(gitDir, ['rev-parse', '--verify', '--quiet', 'HEAD^{commit}'])) !== undefined) {

@@ -1,5 +1,5 @@
 import { existsSync, realpathSync } from 'node:fs';
-import { dirname, join, relative, isAbsolute, basename } from 'node:path';
+import { basename, dirname, isAbsolute, join, relative } from 'node:path';
 import { InputError } from '../common/errors.js';
 import { workspaceRoot } from './paths.js';
 

@@ -1,6 +1,6 @@
 import { dirname } from 'node:path';
-import { makeDirs } from '../common/make-dirs.js';
 import { InputError } from '../common/errors.js';
+import { makeDirs } from '../common/make-dirs.js';
 import { FileLock } from '../workspace/file-lock.js';
 
 export class LockedError extends Error {

@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
 import { homedir } from 'node:os';
 import { basename, join, resolve } from 'node:path';
-import { splitRemoteCredentials, type RemoteWithAuth } from '../workspace/remote-auth.js';
 import { InputError } from '../common/errors.js';
+import { type RemoteWithAuth, splitRemoteCredentials } from '../workspace/remote-auth.js';
 
 /** Root of the private clones: `GOAL_LOOP_WORKSPACES`, else the user's cache directory. */
 export function workspaceRoot(env: NodeJS.ProcessEnv = process.env): string {

@@ -2,8 +2,8 @@ import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Git, type GitOptions } from '../workspace/git.js';
 import { InputError, UsageError } from '../common/errors.js';
+import { Git, type GitOptions } from '../workspace/git.js';
 import { refuseOwnWorkspaces } from './local-repo.js';
 
 /**

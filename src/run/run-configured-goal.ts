@@ -1,6 +1,6 @@
 import type { LoopResult } from '../goal/result.js';
 import { runGoal } from '../loop/controller.js';
-import { composeGoalRun, type ComposeGoalRunInput } from './compose-goal-run.js';
+import { type ComposeGoalRunInput, composeGoalRun } from './compose-goal-run.js';
 
 /**
  * The one entry point of a goal run, for `goal-loop run`, the MCP server, the App's worker and the

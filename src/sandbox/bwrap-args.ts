@@ -97,25 +97,21 @@ export function jailArgv(spec: JailSpec): string[] {
     spec.bwrap,
     '--unshare-pid',
     '--die-with-parent',
-    '--cap-drop', 'ALL',
-    '--cap-add', 'CAP_SETUID',
-    '--cap-add', 'CAP_SETGID',
+    '--cap-drop',
+    'ALL',
+    '--cap-add',
+    'CAP_SETUID',
+    '--cap-add',
+    'CAP_SETGID',
     ...layout(spec, 'outer'),
     ...READ_ONLY_ROOT,
     '--clearenv',
-    '--setenv', 'PATH', '/usr/bin:/bin',
+    '--setenv',
+    'PATH',
+    '/usr/bin:/bin',
     '--',
   ];
-  const inner = [
-    spec.bwrap,
-    ...isolation(spec),
-    '--bind', '/', '/',
-    '--proc', '/proc',
-    ...devices(spec, 'jail'),
-    ...privateHome(spec),
-    ...environment(spec),
-    '--',
-  ];
+  const inner = [spec.bwrap, ...isolation(spec), '--bind', '/', '/', '--proc', '/proc', ...devices(spec, 'jail'), ...privateHome(spec), ...environment(spec), '--'];
   return [...outer, ...drop, ...inner, ...run];
 }
 
@@ -134,9 +130,11 @@ function isolation(spec: JailSpec): string[] {
     '--unshare-user',
     '--die-with-parent',
     '--new-session',
-    '--cap-drop', 'ALL',
+    '--cap-drop',
+    'ALL',
     ...STEP_CAPABILITIES.flatMap((c) => ['--cap-add', c]),
-    '--hostname', 'goal-loop-jail',
+    '--hostname',
+    'goal-loop-jail',
   ];
 }
 

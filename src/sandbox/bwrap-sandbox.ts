@@ -4,18 +4,18 @@ import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { availableParallelism } from 'node:os';
 import { isAbsolute, join } from 'node:path';
 import type { Logger } from 'pino';
-import { SandboxUnavailableError, type CommandRequest, type CommandResult, type SandboxProcess, type SpawningSandbox, type SpawnRequest } from '../ports/sandbox.js';
-import { jailArgv, type BwrapFeatures, type JailSpec } from './bwrap-args.js';
-import { createCommandCgroup, detectCgroups, type CgroupSupport, type CommandCgroup } from './cgroup.js';
+import { type CommandRequest, type CommandResult, type SandboxProcess, SandboxUnavailableError, type SpawningSandbox, type SpawnRequest } from '../ports/sandbox.js';
+import { type BwrapFeatures, type JailSpec, jailArgv } from './bwrap-args.js';
+import { type CgroupSupport, type CommandCgroup, createCommandCgroup, detectCgroups } from './cgroup.js';
 import { sandboxEnvironment } from './environment.js';
-import { DEFAULT_CAPTURE, OutputCapture, type CaptureLimits } from './output-capture.js';
+import { bwrapFeatures, checkWorkspace, fnv1a, JAIL_HOME, livePidsOfUid, lstatOrUndefined, mib, realOrUndefined } from './jail-host.js';
+import { explainJailFailure, StartFilter } from './jail-start.js';
+import { type CaptureLimits, DEFAULT_CAPTURE, OutputCapture } from './output-capture.js';
 import { runCaptured } from './run-captured.js';
 import { scratchPath } from './scratch.js';
+import { shellLine, wrapSpawned } from './spawned-process.js';
 import { discoverToolchain, findProgram, type Toolchain } from './toolchain.js';
 import { handOverWorkspace } from './workspace-owner.js';
-import { explainJailFailure, StartFilter } from './jail-start.js';
-import { shellLine, wrapSpawned } from './spawned-process.js';
-import { bwrapFeatures, checkWorkspace, fnv1a, JAIL_HOME, livePidsOfUid, lstatOrUndefined, mib, realOrUndefined } from './jail-host.js';
 
 /** Hard limits of one jailed command. */
 export interface JailLimits {
@@ -145,14 +145,12 @@ export class BwrapSandbox implements SpawningSandbox {
     const jail = await this.openJail(req, true, req.passEnv);
     try {
       const capture = new StartFilter(new OutputCapture(this.capture, req.logPath));
-      const result = await runCaptured(
-        (output) => spawn(this.toolchain.bash, jail.launcherArgs, { cwd: '/', env: LAUNCH_ENV, detached: true, stdio: ['ignore', output, output] }),
-        capture,
-        req,
-      );
+      const result = await runCaptured((output) => spawn(this.toolchain.bash, jail.launcherArgs, { cwd: '/', env: LAUNCH_ENV, detached: true, stdio: ['ignore', output, output] }), capture, req);
       if (!capture.started && !result.aborted) {
         const why = explainJailFailure(result.output);
-        throw new SandboxUnavailableError(`the bwrap jail did not start (exit ${result.exitCode ?? result.signal ?? '?'}): ${result.output.trim() || '(no output)'}${why ? `\n${why.reason}. Fix: ${why.fix}` : ''}`);
+        throw new SandboxUnavailableError(
+          `the bwrap jail did not start (exit ${result.exitCode ?? result.signal ?? '?'}): ${result.output.trim() || '(no output)'}${why ? `\n${why.reason}. Fix: ${why.fix}` : ''}`,
+        );
       }
       if (jail.cgroup?.oomKilled()) {
         result.output += `\n[goal-loop: a process was killed by the sandbox memory limit (${mib(this.limits.memoryBytes)})]`;
@@ -289,7 +287,6 @@ export class BwrapSandbox implements SpawningSandbox {
     }
     this.opts.logger?.warn({ uid }, 'jailed processes still exiting after the command ended');
   }
-
 
   /** The jail's /etc: generated identity files and a few read-only host files with no secrets. */
   private async jailFiles(scratch: string, uid: number, gid: number, network: boolean): Promise<Array<{ src: string; dest: string }>> {

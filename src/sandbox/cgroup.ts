@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, readFileSync, readdirSync, rmdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 /**
@@ -140,11 +140,7 @@ export function createCommandCgroup(support: CgroupSupport, limits: CgroupLimits
   const memoryDir = created[0]!;
   return {
     procsFiles: created.map((d) => join(d, 'cgroup.procs')),
-    pids: () =>
-      readOr(join(memoryDir, 'cgroup.procs'), '')
-        .split('\n')
-        .filter(Boolean)
-        .map(Number),
+    pids: () => readOr(join(memoryDir, 'cgroup.procs'), '').split('\n').filter(Boolean).map(Number),
     oomKilled: () => {
       const file = support.version === 1 ? join(memoryDir, 'memory.oom_control') : join(memoryDir, 'memory.events');
       const m = /^oom_kill (\d+)/m.exec(readOr(file, ''));

@@ -1,5 +1,5 @@
-import { constants, fstatSync, closeSync, openSync, realpathSync, statSync } from 'node:fs';
-import { lstat, mkdir, open, readdir, readlink, rmdir, unlink, type FileHandle } from 'node:fs/promises';
+import { closeSync, constants, fstatSync, openSync, realpathSync, statSync } from 'node:fs';
+import { type FileHandle, lstat, mkdir, open, readdir, readlink, rmdir, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 
 /** A file-tool request the workspace confinement refuses (the agent sees the message). */

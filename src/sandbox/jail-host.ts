@@ -25,16 +25,16 @@ export function bwrapFeatures(bwrap: string, env: NodeJS.ProcessEnv = process.en
   const text = `${help.stdout ?? ''}${help.stderr ?? ''}`;
   const missing = ['--unshare-all', '--die-with-parent', '--new-session', '--cap-drop', '--clearenv', '--perms'].filter((f) => !text.includes(f));
   if (help.error || missing.length > 0) {
-    throw new SandboxUnavailableError(
-      help.error ? `cannot run ${bwrap}: ${help.error.message}` : `${bwrap} is too old (no ${missing.join(', ')}): install bubblewrap 0.5 or newer (0.8 recommended)`,
-    );
+    throw new SandboxUnavailableError(help.error ? `cannot run ${bwrap}: ${help.error.message}` : `${bwrap} is too old (no ${missing.join(', ')}): install bubblewrap 0.5 or newer (0.8 recommended)`);
   }
   const features = { tmpfsSize: text.includes('--size') };
   if (!features.tmpfsSize) {
     const version = bwrapVersion(bwrap);
     const what = `${bwrap} (${version}) cannot size a tmpfs (\`--size\` came in bubblewrap 0.8.0): the jail's /tmp, $HOME and /dev/shm would have no cap, and a task could fill the host's memory`;
     if (env.GOAL_LOOP_ALLOW_UNSIZED_TMPFS !== '1') {
-      throw new SandboxUnavailableError(`${what}.\nFix: install bubblewrap 0.8.0 or newer (e.g. from your distribution's backports, or build it from https://github.com/containers/bubblewrap), or set ${ALLOW_UNSIZED_TMPFS}=1 to run with unsized tmpfs mounts anyway`);
+      throw new SandboxUnavailableError(
+        `${what}.\nFix: install bubblewrap 0.8.0 or newer (e.g. from your distribution's backports, or build it from https://github.com/containers/bubblewrap), or set ${ALLOW_UNSIZED_TMPFS}=1 to run with unsized tmpfs mounts anyway`,
+      );
     }
     logger?.warn({ bwrap, version }, `TMPFS NOT SIZED (${ALLOW_UNSIZED_TMPFS}=1): ${what}. Install bubblewrap 0.8.0 or newer.`);
   }
@@ -102,7 +102,6 @@ export function realOrUndefined(p: string): string | undefined {
     return undefined;
   }
 }
-
 
 export function fnv1a(s: string): number {
   let h = 0x811c9dc5;

@@ -70,7 +70,7 @@ export function explainJailFailure(output: string): { reason: string; fix: strin
   }
   if (/mount: \/dev\/pts|cannot turn off user namespaces/.test(text)) {
     return {
-      reason: 'the kernel refused the jail its own capped /dev/pts or its user-namespace limit (a devpts mount with max= and user.max_user_namespaces, both inside the jail\'s own user namespace)',
+      reason: "the kernel refused the jail its own capped /dev/pts or its user-namespace limit (a devpts mount with max= and user.max_user_namespaces, both inside the jail's own user namespace)",
       fix: 'use a kernel of 4.9 or newer with user namespaces; in a container, run with `--security-opt systempaths=unconfined` (Docker) so that the jail\'s /proc/sys is its own; see README, "Sandbox and threat model"',
     };
   }

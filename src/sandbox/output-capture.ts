@@ -69,10 +69,7 @@ export class OutputCapture {
   text(): string {
     const head = Buffer.concat(this.head).toString('utf8');
     const start = (this.ringEnd - this.tailLen + this.ring.length) % Math.max(1, this.ring.length);
-    const tail =
-      start + this.tailLen <= this.ring.length
-        ? this.ring.subarray(start, start + this.tailLen)
-        : Buffer.concat([this.ring.subarray(start), this.ring.subarray(0, this.ringEnd)]);
+    const tail = start + this.tailLen <= this.ring.length ? this.ring.subarray(start, start + this.tailLen) : Buffer.concat([this.ring.subarray(start), this.ring.subarray(0, this.ringEnd)]);
     const cut = this.total - this.headLen - tail.length;
     if (cut <= 0) return head + tail.toString('utf8');
     const where = this.logPath ? `; full log: ${this.logPath}${this.logCut ? ' (itself cut)' : ''}` : '';

@@ -3,7 +3,7 @@ import { mkdir, rm } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import type { CommandRequest, CommandResult, SandboxProcess, SpawningSandbox, SpawnRequest } from '../ports/sandbox.js';
 import { DEFAULT_SANDBOX_PATH, sandboxEnvironment } from './environment.js';
-import { DEFAULT_CAPTURE, OutputCapture, type CaptureLimits } from './output-capture.js';
+import { type CaptureLimits, DEFAULT_CAPTURE, OutputCapture } from './output-capture.js';
 import { runCaptured } from './run-captured.js';
 import { scratchPath } from './scratch.js';
 import { wrapSpawned } from './spawned-process.js';

@@ -1,5 +1,5 @@
-import { spawnSync, type ChildProcess } from 'node:child_process';
-import { closeSync, fchmodSync, constants, openSync, rmSync } from 'node:fs';
+import { type ChildProcess, spawnSync } from 'node:child_process';
+import { closeSync, constants, fchmodSync, openSync, rmSync } from 'node:fs';
 import { Socket } from 'node:net';
 import type { CommandRequest, CommandResult } from '../ports/sandbox.js';
 import { scratchPath } from './scratch.js';

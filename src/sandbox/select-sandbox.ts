@@ -1,7 +1,7 @@
 import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
-import { type CommandResult, SandboxUnavailableError, type Sandbox } from '../ports/sandbox.js';
+import { type CommandResult, type Sandbox, SandboxUnavailableError } from '../ports/sandbox.js';
 import { BwrapSandbox, type BwrapSandboxOptions } from './bwrap-sandbox.js';
 import { ProcessSandbox } from './process-sandbox.js';
 import { scratchPath } from './scratch.js';
@@ -15,12 +15,11 @@ export interface SelectSandboxOptions extends BwrapSandboxOptions {
   probe?: boolean;
 }
 
-const INSTALL_FIX =
-  'install bubblewrap: `apt-get install bubblewrap` (Debian/Ubuntu), `dnf install bubblewrap` (Fedora/RHEL), `apk add bubblewrap` (Alpine)';
+const INSTALL_FIX = 'install bubblewrap: `apt-get install bubblewrap` (Debian/Ubuntu), `dnf install bubblewrap` (Fedora/RHEL), `apk add bubblewrap` (Alpine)';
 const FALLBACK_HINT = 'To run repository commands WITHOUT isolation instead (not recommended), set `sandbox: process` in .github/goal-loop.yml.';
 
 export const PROCESS_SANDBOX_WARNING =
-  'SANDBOX DISABLED (`sandbox: process`): repository and goal commands run as plain processes with the bot\'s own user and ' +
+  "SANDBOX DISABLED (`sandbox: process`): repository and goal commands run as plain processes with the bot's own user and " +
   'filesystem and the network. Only a cleared environment, a timeout and an output cap protect the host. ' +
   'Use `sandbox: bwrap` for anything you do not fully trust.';
 

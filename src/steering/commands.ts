@@ -50,8 +50,7 @@ export function findCommand(body: string): ParsedCommand | undefined {
 export function parseCommand(line: string): ParsedCommand {
   const [, name = '', ...args] = line.trim().split(/\s+/);
   const arg = args[0];
-  const noArgs = (command: GoalCommand): ParsedCommand =>
-    args.length === 0 ? { ok: true, command } : { ok: false, error: `\`/goal ${name}\` takes no arguments` };
+  const noArgs = (command: GoalCommand): ParsedCommand => (args.length === 0 ? { ok: true, command } : { ok: false, error: `\`/goal ${name}\` takes no arguments` });
   const optionalTask = (make: (taskId?: string) => GoalCommand): ParsedCommand => {
     if (args.length > 1) return { ok: false, error: `\`/goal ${name}\` takes at most one task id` };
     if (arg !== undefined && !TASK_ID.test(arg)) return { ok: false, error: `${code(arg, 64)} is not a task id` };

@@ -59,11 +59,11 @@ export type GoalEvent =
   | (EventBase & PullRef & { type: 'pr_closed'; merged: boolean })
   | (EventBase &
       PullRef & {
-      type: 'review';
-      reviewId: number;
-      state: string;
-      body: string | null;
-    });
+        type: 'review';
+        reviewId: number;
+        state: string;
+        body: string | null;
+      });
 
 /** The events of one or more kinds. */
 export type EventOf<T extends GoalEvent['type']> = Extract<GoalEvent, { type: T }>;

@@ -42,7 +42,7 @@ export const GitHubGoalMetaSchema = CoreGoalMetaSchema.extend({
   planApproved: z.boolean().optional().describe('`/goal approve` accepted the plan.'),
   plannedSpec: GoalSpecSchema.optional().describe('The spec Claude wrote for an issue without a goal block.'),
   templatePosted: z.boolean().optional().describe('The goal-block template was posted once already.'),
-  extraTasks: z.array(TaskSchema).optional().describe('Tasks added to the issue\'s plan by reviews.'),
+  extraTasks: z.array(TaskSchema).optional().describe("Tasks added to the issue's plan by reviews."),
   pendingReviews: z.array(PendingReviewSchema).optional().describe('Reviews whose fix task is not checkpointed yet.'),
   issuePlan: IssuePlanSchema.optional().describe(
     "The issue body's plan, parsed where the goal was last accepted (start, plan, approve, resume, retry, review): `spec` = its ```goal block (plus the reviews' extraTasks) is the goal's spec in the ledger; `none` = no block (Claude's plannedSpec or the template applies); `invalid` = the block's errors.",

@@ -1,6 +1,6 @@
 import { slugify } from '../goal/slug.js';
 import type { GoalKey } from '../ports/ledger.js';
-import { readGitHubMeta, type GitHubGoal } from './goal-meta.js';
+import { type GitHubGoal, readGitHubMeta } from './goal-meta.js';
 
 /** What the worker needs to know about a goal's home on GitHub; kept in the ledger's meta (goal-meta.ts). */
 export type { GitHubGoal } from './goal-meta.js';

@@ -1,15 +1,6 @@
 import type { GoalState } from '../goal/states.js';
 
-export const STATE_LABELS = [
-  'goal:planning',
-  'goal:awaiting-approval',
-  'goal:running',
-  'goal:paused',
-  'goal:escalated',
-  'goal:review',
-  'goal:done',
-  'goal:stopped',
-] as const;
+export const STATE_LABELS = ['goal:planning', 'goal:awaiting-approval', 'goal:running', 'goal:paused', 'goal:escalated', 'goal:review', 'goal:done', 'goal:stopped'] as const;
 export type StateLabel = (typeof STATE_LABELS)[number];
 
 /** The label a goal shows: its state's, except that a merged pull request means done, whatever the state. */

@@ -1,5 +1,5 @@
 import type { GoalKey, GoalLedger } from '../ports/ledger.js';
-import { readGitHubMeta, type GitHubGoalMeta } from './goal-meta.js';
+import { type GitHubGoalMeta, readGitHubMeta } from './goal-meta.js';
 
 export type PendingReview = NonNullable<GitHubGoalMeta['pendingReviews']>[number];
 

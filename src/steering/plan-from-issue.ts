@@ -1,6 +1,6 @@
+import { sanitizeUntrusted } from '../common/untrusted.js';
 import { extractGoalBlock, formatSpecError, parseGoalSpec, SpecValidationError, validateGoalSpec } from '../goal/parse.js';
 import type { GoalSpec, TaskSpec } from '../goal/schema.js';
-import { sanitizeUntrusted } from '../common/untrusted.js';
 
 export type IssuePlan = { kind: 'spec'; spec: GoalSpec } | { kind: 'none' } | { kind: 'invalid'; errors: string[] };
 
@@ -14,9 +14,11 @@ export function planFromIssue(body: string, goalId: string, extraTasks: unknown,
   if (!hasBlock && !plannedSpec) return { kind: 'none' };
   try {
     // A goal block in the issue always wins over a plan Claude wrote earlier.
-    const spec = hasBlock ? parseGoalSpec(clean, { source: `issue #${goalId}.md`, defaultGoalId: goalId }) : validateGoalSpec(plannedSpec, { source: `plan for issue #${goalId}`, defaultGoalId: goalId });
+    const spec = hasBlock
+      ? parseGoalSpec(clean, { source: `issue #${goalId}.md`, defaultGoalId: goalId })
+      : validateGoalSpec(plannedSpec, { source: `plan for issue #${goalId}`, defaultGoalId: goalId });
     const extra = Array.isArray(extraTasks) ? (extraTasks as TaskSpec[]).filter((t) => !spec.tasks.some((s) => s.id === t.id)) : [];
-    const merged = extra.length ? validateGoalSpec({ ...spec, goal_id: goalId, tasks: [...spec.tasks, ...extra] }, { source: `issue #${goalId}` }) : spec;
+    const merged = extra.length > 0 ? validateGoalSpec({ ...spec, goal_id: goalId, tasks: [...spec.tasks, ...extra] }, { source: `issue #${goalId}` }) : spec;
     return { kind: 'spec', spec: { ...merged, goal_id: goalId } };
   } catch (err) {
     if (err instanceof SpecValidationError) return { kind: 'invalid', errors: err.errors.map(formatSpecError) };

@@ -37,19 +37,22 @@ export function keepLease(ledger: Leases, name: string, holder: string, ttlMs: n
     logger.warn({ lease: name, holder }, `lease lost: ${why}`);
     lost.abort();
   };
-  const beat = setInterval(() => {
-    ledger.renewLease(name, holder, ttlMs).then(
-      (ok) => {
-        if (ok) renewedAt = Date.now();
-        else giveUp('another worker took over');
-      },
-      (err: unknown) => {
-        logger.warn({ err, lease: name }, 'lease heartbeat failed; retrying');
-        // Unrenewed for a whole ttl, the lease may be someone else's by now: stop acting on it.
-        if (Date.now() - renewedAt >= ttlMs) giveUp('no heartbeat reached the store for a whole lease');
-      },
-    );
-  }, Math.max(50, Math.floor(ttlMs / 3)));
+  const beat = setInterval(
+    () => {
+      ledger.renewLease(name, holder, ttlMs).then(
+        (ok) => {
+          if (ok) renewedAt = Date.now();
+          else giveUp('another worker took over');
+        },
+        (err: unknown) => {
+          logger.warn({ err, lease: name }, 'lease heartbeat failed; retrying');
+          // Unrenewed for a whole ttl, the lease may be someone else's by now: stop acting on it.
+          if (Date.now() - renewedAt >= ttlMs) giveUp('no heartbeat reached the store for a whole lease');
+        },
+      );
+    },
+    Math.max(50, Math.floor(ttlMs / 3)),
+  );
   beat.unref();
   return {
     lost: lost.signal,

@@ -1,8 +1,8 @@
-import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
+import { hostname } from 'node:os';
 import type { Logger } from 'pino';
-import { GoalAbandonedError } from '../loop/controller.js';
 import { RESTING_STATES } from '../goal/states.js';
+import { GoalAbandonedError } from '../loop/controller.js';
 import type { GoalKey, GoalLedger, GoalRecord } from '../ports/goal-ledger.js';
 import type { Leases } from '../ports/leases.js';
 import type { Ledger } from '../ports/ledger.js';
@@ -59,7 +59,7 @@ export class WorkerPool {
   private sweeper: NodeJS.Timeout | undefined;
   private pumping: Promise<void> | undefined;
   private again = false;
-  private waiters: Array<() => void> = [];
+  private readonly waiters: Array<() => void> = [];
   /** Goals whose pending effects the sweep is performing now (under their lease, see settlingHolder). */
   private readonly settling = new Set<string>();
   /** Goals a job is being started for (between its claim and `active`). */
@@ -97,7 +97,7 @@ export class WorkerPool {
   /** Looks at the queue now (after an enqueue in this process) instead of at the next poll. */
   kick(): void {
     if (!this.running) return;
-    if (this.pumping) {
+    if (this.pumping !== undefined) {
       this.again = true;
       return;
     }
@@ -180,7 +180,7 @@ export class WorkerPool {
 
   /** Resolves when this pool has nothing running and the queue has nothing due. */
   async idle(): Promise<void> {
-    for (;;) {
+    while (true) {
       if (this.active.size === 0 && !this.pumping) {
         const due = (await this.opts.queue.listQueued()).filter((j) => !j.notBefore || Date.parse(j.notBefore) <= Date.now());
         if (due.length === 0 && this.active.size === 0 && !this.pumping) return;
@@ -284,6 +284,7 @@ export class WorkerPool {
           log.error({ err, failures: count, retryInS: waitMs / 1000 }, 'goal work failed');
         },
       )
+      // biome-ignore lint/nursery/noMisusedPromises: finally waits for the returned promise, so `done` settles only after the lock is released
       .finally(async () => {
         log.info({ mode: job.mode }, 'goal work ended');
         await held.release();

@@ -2,14 +2,15 @@ import { existsSync } from 'node:fs';
 import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { crashPoint } from '../common/crash-point.js';
-import { CheckpointRefusedError, type Checkpoint, type CheckpointInput, type DiffStat, type SetupIdentity, type Workspace } from '../ports/workspace.js';
+import { protectedMatches } from '../config/protected-paths.js';
+import { type Checkpoint, type CheckpointInput, CheckpointRefusedError, type SetupIdentity, type Workspace } from '../ports/workspace.js';
 import { Git, GitError, type GitOptions } from './git.js';
 import type { MirrorCache } from './mirror-cache.js';
+import { NestedRepositoryError, refuseNestedRepositories, removeNestedRepositories } from './nested-repos.js';
 import type { SetupCache } from './setup-cache.js';
 import { SetupOutput } from './setup-output.js';
 import { SetupTrust } from './setup-trust.js';
-import { NestedRepositoryError, refuseNestedRepositories, removeNestedRepositories } from './nested-repos.js';
-import { protectedMatches } from '../config/protected-paths.js';
+import { parseStagedDiff } from './staged-diff.js';
 import { CHECKPOINT_LOG_FORMAT, checkpointMessage, parseCheckpointLog } from './trailers.js';
 import { scrubParkedTree } from './warm-scrub.js';
 
@@ -111,17 +112,7 @@ export class GitWorkspace implements Workspace {
   async changedFiles(): Promise<string[]> {
     await this.guardGitDir();
     await refuseNestedRepositories(this.dir);
-    const out = await this.git.run(this.dir, [
-      'status',
-      '--porcelain=v1',
-      '-z',
-      '--untracked-files=all',
-      '--no-renames',
-      '--ignore-submodules=all',
-      '--',
-      '.',
-      ...this.setupOutput.excludes(true),
-    ]);
+    const out = await this.git.run(this.dir, ['status', '--porcelain=v1', '-z', '--untracked-files=all', '--no-renames', '--ignore-submodules=all', '--', '.', ...this.setupOutput.excludes(true)]);
     return out
       .split('\0')
       .filter((e) => e.length > 3)
@@ -144,7 +135,10 @@ export class GitWorkspace implements Workspace {
       await this.git.run(this.dir, ['reset', '--quiet']);
       throw new NestedRepositoryError(gitlinks);
     }
-    const hits = protectedMatches(staged.map((e) => e.path), this.opts.protectedPaths ?? []);
+    const hits = protectedMatches(
+      staged.map((e) => e.path),
+      this.opts.protectedPaths ?? [],
+    );
     if (hits.length > 0) {
       await this.git.run(this.dir, ['reset', '--quiet']);
       throw new CheckpointRefusedError(
@@ -305,7 +299,11 @@ export class GitWorkspace implements Workspace {
       const heads = (await this.git.run(this.dir, ['for-each-ref', '--format=%(objectname)', `refs/remotes/${REMOTE}/`])).split('\n').filter(Boolean);
       if (heads.length === 1 && heads[0]) return heads[0];
     }
-    throw new GitError(['rev-parse', ref], 1, this.opts.baseBranch ? `base branch "${this.opts.baseBranch}" not found on ${this.opts.remote}` : `cannot tell the default branch of ${this.opts.remote}; pass a base branch`);
+    throw new GitError(
+      ['rev-parse', ref],
+      1,
+      this.opts.baseBranch ? `base branch "${this.opts.baseBranch}" not found on ${this.opts.remote}` : `cannot tell the default branch of ${this.opts.remote}; pass a base branch`,
+    );
   }
 
   private async fetchBranch(): Promise<string | undefined> {
@@ -378,29 +376,4 @@ function trustedConfigCopy(dir: string): string {
 /** Where the `.git` for a parked tree is cloned, beside the workspace (same filesystem). */
 function freshCloneDir(dir: string): string {
   return `${dir}.fresh-clone`;
-}
-
-/** `git diff --raw -z` entries: `:<old mode> <new mode> <old> <new> <status>\0<path>\0`. */
-/** `diff --raw --numstat -z`: each staged path with its new mode, then the diffstat. */
-/** A checkpoint names at most this many of its files (the counts cover all). */
-const MAX_STAT_PATHS = 50;
-
-function parseStagedDiff(out: string): { staged: Array<{ newMode: string; path: string }>; stat: DiffStat } {
-  const parts = out.split('\0');
-  const staged: Array<{ newMode: string; path: string }> = [];
-  let i = 0;
-  for (; i + 1 < parts.length && parts[i]!.startsWith(':'); i += 2) {
-    staged.push({ newMode: parts[i]!.slice(1).split(' ')[1] ?? '', path: parts[i + 1]! });
-  }
-  const stat: DiffStat = { files: 0, insertions: 0, deletions: 0, paths: [] };
-  for (; i < parts.length; i++) {
-    const m = /^(\d+|-)\t(\d+|-)\t([\s\S]+)$/.exec(parts[i]!);
-    if (!m) continue;
-    const [added, deleted] = [m[1] === '-' ? null : Number(m[1]), m[2] === '-' ? null : Number(m[2])];
-    stat.files++;
-    stat.insertions += added ?? 0;
-    stat.deletions += deleted ?? 0;
-    if (stat.paths.length < MAX_STAT_PATHS) stat.paths.push({ path: m[3]!, added, deleted });
-  }
-  return { staged, stat };
 }

@@ -1,6 +1,5 @@
 import type { GitOptions } from './git.js';
 
-
 /** A repository location split into what may be stored or shown, and what authenticates. */
 export interface RemoteWithAuth {
   /** The location without credentials: the only form that reaches disk, the ledger or output. */

@@ -65,7 +65,9 @@ export class SetupCache {
    * no key of an earlier version is computed again, so their entries only age out.
    */
   static key(parts: { base: string; commands: readonly string[]; network: boolean; inputs: ReadonlyArray<readonly [path: string, blob: string]> }): string {
-    return createHash('sha256').update(JSON.stringify({ v: 3, ...parts })).digest('hex');
+    return createHash('sha256')
+      .update(JSON.stringify({ v: 3, ...parts }))
+      .digest('hex');
   }
 
   /**
@@ -132,9 +134,7 @@ export class SetupCache {
     await mkdir(this.repoDir(repo), { recursive: true });
     // Read through no link a task or setup planted on the way (it could point at host files).
     const safe = outermost(
-      paths
-        .map((p) => p.replace(/\/$/, ''))
-        .filter((p) => p && !p.startsWith('/') && !p.split('/').includes('..') && p !== '.git' && !p.startsWith('.git/') && parentsAreFolders(dir, p)),
+      paths.map((p) => p.replace(/\/$/, '')).filter((p) => p && !p.startsWith('/') && !p.split('/').includes('..') && p !== '.git' && !p.startsWith('.git/') && parentsAreFolders(dir, p)),
     );
     if (safe.length === 0) return;
     const repoDir = this.repoDir(repo);

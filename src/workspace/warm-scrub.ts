@@ -22,11 +22,57 @@ export async function scrubParkedTree(dir: string): Promise<void> {
   const umask = process.umask();
   const [file, exe] = [0o666 & ~umask, 0o777 & ~umask].map((m) => m.toString(8));
   const args = [
-    '-P', '.',
-    '(', '-name', '.git', '-o', '-name', '.gitattributes', ')', '-prune', '-exec', 'rm', '-rf', '{}', '+',
-    '-o', '-type', 'l',
-    '-o', '-type', 'f', '(', '-links', '+1', '-o', '!', '-perm', file!, '!', '-perm', exe!, ')', '-exec', 'rm', '-f', '{}', '+',
-    '-o', '-type', 'd', '!', '-perm', exe!, '!', '-perm', (0o2000 | (0o777 & ~umask)).toString(8), '-exec', 'chmod', symbolic(0o777 & ~umask), '{}', ';',
+    '-P',
+    '.',
+    '(',
+    '-name',
+    '.git',
+    '-o',
+    '-name',
+    '.gitattributes',
+    ')',
+    '-prune',
+    '-exec',
+    'rm',
+    '-rf',
+    '{}',
+    '+',
+    '-o',
+    '-type',
+    'l',
+    '-o',
+    '-type',
+    'f',
+    '(',
+    '-links',
+    '+1',
+    '-o',
+    '!',
+    '-perm',
+    file!,
+    '!',
+    '-perm',
+    exe!,
+    ')',
+    '-exec',
+    'rm',
+    '-f',
+    '{}',
+    '+',
+    '-o',
+    '-type',
+    'd',
+    '!',
+    '-perm',
+    exe!,
+    '!',
+    '-perm',
+    (0o2000 | (0o777 & ~umask)).toString(8),
+    '-exec',
+    'chmod',
+    symbolic(0o777 & ~umask),
+    '{}',
+    ';',
   ];
   await new Promise<void>((resolve, reject) => {
     execFile('find', args, { cwd: dir, env: { PATH: '/usr/bin:/bin', LC_ALL: 'C' }, maxBuffer: 1024 * 1024 }, (err, _stdout, stderr) => {
@@ -38,6 +84,6 @@ export async function scrubParkedTree(dir: string): Promise<void> {
 
 /** `u=rwx,g=rx,o=rx,u-s,-t` for 0755: symbolic, because numeric chmod keeps a directory's set-id bits. */
 function symbolic(mode: number): string {
-  const bits = (shift: number) => ['r', 'w', 'x'].filter((_, i) => mode & (0o4 << shift >> i)).join('');
+  const bits = (shift: number) => ['r', 'w', 'x'].filter((_, i) => mode & ((0o4 << shift) >> i)).join('');
   return `u=${bits(6)},g=${bits(3)},o=${bits(0)},u-s,-t`;
 }

@@ -1,7 +1,8 @@
 import { describe, expect, it, onTestFinished } from 'vitest';
+import { McpToolHub } from '../../src/agent/mcp/tool-hub.js';
 import { mcpToolFilter } from '../../src/agent/mcp-tools.js';
 import { toolsForTask } from '../../src/agent/tools.js';
-import { McpToolHub } from '../../src/agent/mcp/tool-hub.js';
+import { validateGoalSpec } from '../../src/goal/parse.js';
 import { ProcessSandbox } from '../../src/sandbox/process-sandbox.js';
 import { lastToolResults, promptText, reply, text, toolUse } from '../helpers/fake-anthropic.js';
 import { git } from '../helpers/git.js';
@@ -9,16 +10,11 @@ import { goalHarness, silentLogger } from '../helpers/goal-harness.js';
 import { filesWithFixture, fixtureServer } from '../helpers/mcp-fixture.js';
 import { seedGoalJson } from '../helpers/spec-builders.js';
 import { claudeAgent, fakeApi } from './fixtures.js';
-import { validateGoalSpec } from '../../src/goal/parse.js';
 
 describe('the Claude agent with a repo-configured MCP server (real SDK, fake Messages API)', () => {
-  it('offers the server\'s tools next to the built-in ones, narrowed by mcp_tools, and survives its crash', async () => {
+  it("offers the server's tools next to the built-in ones, narrowed by mcp_tools, and survives its crash", async () => {
     const fake = await fakeApi();
-    fake.push(
-      reply([toolUse('mcp__fixture__crash', {})]),
-      reply([toolUse('mcp__fixture__stamp', { text: 'from-claude' })]),
-      reply([text('Stamped.')]),
-    );
+    fake.push(reply([toolUse('mcp__fixture__crash', {})]), reply([toolUse('mcp__fixture__stamp', { text: 'from-claude' })]), reply([text('Stamped.')]));
     const h = await goalHarness({ files: filesWithFixture() });
     const hub = new McpToolHub([fixtureServer()], { sandbox: new ProcessSandbox(), logger: silentLogger });
     onTestFinished(() => hub.close());
@@ -56,14 +52,20 @@ describe('the Claude agent with a repo-configured MCP server (real SDK, fake Mes
     expect(promptText(first)).toMatch(/Note: MCP server "fixture" is unavailable: failed to start: .*fixture: cannot start \(no config\)/);
   });
 
-  it('the seed\'s tool names resolve to built-ins and select no MCP tool', () => {
+  it("the seed's tool names resolve to built-ins and select no MCP tool", () => {
     const seed = validateGoalSpec(JSON.parse(seedGoalJson()));
     for (const task of seed.tasks) {
       expect(toolsForTask(task.mcp_tools).unknown).toEqual([]);
       expect(mcpToolFilter(task.mcp_tools)('mcp__fixture__stamp')).toBe(false);
     }
     expect(toolsForTask(['ripgrep_search', 'filesystem_replace', 'filesystem_view', 'filesystem_write', 'bash_execute']).tools).toEqual([
-      'list_files', 'read_file', 'search', 'write_file', 'edit_file', 'run_command', 'read_log',
+      'list_files',
+      'read_file',
+      'search',
+      'write_file',
+      'edit_file',
+      'run_command',
+      'read_log',
     ]);
     const filter = mcpToolFilter(['mcp__fixture', 'mcp__other__one', 'mcp__third__*']);
     expect(['mcp__fixture__a', 'mcp__other__one', 'mcp__other__two', 'mcp__third__x', 'mcp__fixturex__a'].filter(filter)).toEqual(['mcp__fixture__a', 'mcp__other__one', 'mcp__third__x']);

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { ContextWindow, historyProblems } from '../../src/agent/context.js';
 import type { AssistantBlock, ToolResultBlock } from '../../src/agent/model.js';
-import { promptText, reply, requestProblems, text, toolUse, type ApiBlock, type MessagesBody } from '../helpers/fake-anthropic.js';
+import { type ApiBlock, type MessagesBody, promptText, reply, requestProblems, text, toolUse } from '../helpers/fake-anthropic.js';
 import { claudeAgent, fakeApi, input, spec, workspace } from './fixtures.js';
 
 const thinking = (n: number): AssistantBlock => ({ type: 'thinking', thinking: `thought ${n}`, signature: `sig-${n}` });

@@ -1,8 +1,8 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { onTestFinished } from 'vitest';
-import { createAnthropicModel, type AnthropicModelOptions } from '../../src/agent/anthropic-model.js';
-import { createClaudeAgent, type ClaudeAgentOptions } from '../../src/agent/claude-agent.js';
+import { type AnthropicModelOptions, createAnthropicModel } from '../../src/agent/anthropic-model.js';
+import { type ClaudeAgentOptions, createClaudeAgent } from '../../src/agent/claude-agent.js';
 import type { Model } from '../../src/agent/model.js';
 import { validateGoalSpec } from '../../src/goal/parse.js';
 import type { GoalSpec } from '../../src/goal/schema.js';

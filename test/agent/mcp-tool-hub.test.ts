@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { onTestFinished, describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished } from 'vitest';
 import { McpToolHub } from '../../src/agent/mcp/tool-hub.js';
 import type { Sandbox } from '../../src/ports/sandbox.js';
 import { ProcessSandbox } from '../../src/sandbox/process-sandbox.js';
@@ -21,12 +21,15 @@ async function hubIn(opts: { sandbox?: Sandbox; servers?: Parameters<typeof fixt
     await writeFile(join(ws, path), content);
   }
   const log = capturingLogger();
-  const hub = new McpToolHub((opts.servers ?? [{}]).map((s) => fixtureServer(s)), {
-    sandbox: opts.sandbox ?? new ProcessSandbox(),
-    logger: log.logger,
-    hostEnv: opts.hostEnv ?? {},
-    callTimeoutMs: 10_000,
-  });
+  const hub = new McpToolHub(
+    (opts.servers ?? [{}]).map((s) => fixtureServer(s)),
+    {
+      sandbox: opts.sandbox ?? new ProcessSandbox(),
+      logger: log.logger,
+      hostEnv: opts.hostEnv ?? {},
+      callTimeoutMs: 10_000,
+    },
+  );
   onTestFinished(() => hub.close());
   return { ws, hub, log, signal: new AbortController().signal };
 }
@@ -47,7 +50,7 @@ describe('repo-configured MCP servers as agent tools', () => {
     expect(await hub.call('mcp__other__x', {}, signal)).toMatchObject({ isError: true, content: 'no MCP tool named "mcp__other__x" is available' });
   });
 
-  it('passes exactly the env names the config lists, never the bot\'s own credentials', async () => {
+  it("passes exactly the env names the config lists, never the bot's own credentials", async () => {
     const { ws, hub, log, signal } = await hubIn({
       servers: [{ env: ['FIXTURE_GREETING', 'ANTHROPIC_API_KEY', 'GITHUB_TOKEN'] }],
       hostEnv: { FIXTURE_GREETING: 'hi', ANTHROPIC_API_KEY: 'sk-ant-secret', GITHUB_TOKEN: 'ghs_secret', OTHER: 'x' },
@@ -109,7 +112,7 @@ describe('repo-configured MCP servers as agent tools', () => {
     expect(crashed.content).toMatch(/crashed while running crash: it exited \(code 3\)/);
   });
 
-  it('a scripted agent uses the server\'s tool during a goal, and the goal survives the server crashing mid-way', async () => {
+  it("a scripted agent uses the server's tool during a goal, and the goal survives the server crashing mid-way", async () => {
     const h = await goalHarness({ files: filesWithFixture() });
     const hub = new McpToolHub([fixtureServer()], { sandbox: new ProcessSandbox(), logger: silentLogger });
     onTestFinished(() => hub.close());

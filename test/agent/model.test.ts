@@ -49,14 +49,18 @@ describe('the Anthropic adapter (real SDK against the fake API)', () => {
   it('does not retry a request the API refuses (400); gives up on a persistent overload after a bounded number of tries', async () => {
     const fake = await fakeApi();
     fake.push(apiError(400, 'invalid_request_error', 'max_tokens: too large'));
-    const err = await fakeModel(fake).complete(request()).catch((e: unknown) => e);
+    const err = await fakeModel(fake)
+      .complete(request())
+      .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ModelError);
     expect(err).toMatchObject({ status: 400, details: { retryable: false, attempts: 1 } });
     expect(fake.requests).toHaveLength(1);
 
     const busy = await fakeApi();
     busy.otherwise(() => overloaded());
-    const err2 = await fakeModel(busy, { retry: { attempts: 2, baseDelayMs: 1, maxDelayMs: 2 } }).complete(request()).catch((e: unknown) => e);
+    const err2 = await fakeModel(busy, { retry: { attempts: 2, baseDelayMs: 1, maxDelayMs: 2 } })
+      .complete(request())
+      .catch((e: unknown) => e);
     expect(err2).toMatchObject({ status: 529, details: { retryable: true, attempts: 2 } });
     expect((err2 as Error).message).toMatch(/overloaded/);
     expect(busy.requests).toHaveLength(2);
@@ -70,7 +74,9 @@ describe('the Anthropic adapter (real SDK against the fake API)', () => {
   ] as const)('a %s storm makes at most N HTTP calls for one request (N = %s: the retry policy, the SDK adds none)', async (status, type, attempts) => {
     const storm = await fakeApi();
     storm.otherwise(() => apiError(status, type, 'storm'));
-    const err = await fakeModel(storm, { retry: { attempts, baseDelayMs: 1, maxDelayMs: 2 } }).complete(request()).catch((e: unknown) => e);
+    const err = await fakeModel(storm, { retry: { attempts, baseDelayMs: 1, maxDelayMs: 2 } })
+      .complete(request())
+      .catch((e: unknown) => e);
     expect(err).toMatchObject({ status, details: { retryable: true, attempts } });
     expect(storm.requests).toHaveLength(attempts);
   });
@@ -106,7 +112,10 @@ describe('prices and the cost cap', () => {
       expect(worstCaseCostUsd(pricing, 10_000, lowered.maxTokens + 1)).toBeGreaterThan(guard.remainingUsd);
     }
     guard.charge({ input: 20_000, output: 500, cache_read: 0, cache_write: 0 }); // $0.045 -> $0.005 left
-    expect(guard.admit(10_000, 16_000)).toEqual({ ok: false, reason: expect.stringMatching(/^cost_cap_usd reached: the next model request could cost up to \$0\.0352 and only \$0\.0050 of the budget is left$/) });
+    expect(guard.admit(10_000, 16_000)).toEqual({
+      ok: false,
+      reason: expect.stringMatching(/^cost_cap_usd reached: the next model request could cost up to \$0\.0352 and only \$0\.0050 of the budget is left$/),
+    });
     // The prompt bound never undercounts: at least one token per byte, plus the API's own additions.
     expect(promptTokenBound(request())).toBeGreaterThan(Buffer.byteLength(JSON.stringify(request().messages)));
   });

@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { checkSpec, planGoal, PlannerError } from '../../src/agent/planner.js';
+import { checkSpec, PlannerError, planGoal } from '../../src/agent/planner.js';
 import { renderScan, scanRepository } from '../../src/agent/repo-scan.js';
 import { createSampleRepo } from '../../src/demo/sample-repo.js';
 import { lastToolResults, promptText, reply, text, toolUse } from '../helpers/fake-anthropic.js';
@@ -102,7 +102,17 @@ describe('the planner', () => {
 
   it('gives up after a bounded number of repairs, with the last errors', async () => {
     const fake = await fakeApi();
-    fake.otherwise(() => reply([toolUse('submit_goal_spec', { objective: 'x', tasks: [{ id: 'a', title: 'a', verification: 'true', dependencies: ['b'] }, { id: 'b', title: 'b', verification: 'true', dependencies: ['a'] }] })]));
+    fake.otherwise(() =>
+      reply([
+        toolUse('submit_goal_spec', {
+          objective: 'x',
+          tasks: [
+            { id: 'a', title: 'a', verification: 'true', dependencies: ['b'] },
+            { id: 'b', title: 'b', verification: 'true', dependencies: ['a'] },
+          ],
+        }),
+      ]),
+    );
     const ws = await workspace(REPO);
     const err = await planGoal({ model: fakeModel(fake), objective: 'x', repoDir: ws.dir, maxRepairs: 2 }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(PlannerError);

@@ -19,7 +19,7 @@ async function oneTurn(calls: ReturnType<typeof toolUse>[], files: Record<string
   return { results: lastToolResults(fake.requests[1]!.body), fake, ...ws };
 }
 
-describe('the agent\'s tools', () => {
+describe("the agent's tools", () => {
   it('refuses path traversal, absolute paths, symlink escapes, .git and protected paths, as is_error results', async () => {
     const { results, root, dir } = await oneTurn(
       [
@@ -36,10 +36,10 @@ describe('the agent\'s tools', () => {
         toolUse('search', { pattern: 'host secret' }),
       ],
       { 'src/index.js': 'export const x = 1;\n' },
-      (root, dir) => {
-        writeFileSync(join(root, 'secret.txt'), 'host secret\n');
-        mkdirSync(join(dir, '.git', 'hooks'), { recursive: true });
-        symlinkSync(root, join(dir, 'outside'));
+      (hostRoot, workDir) => {
+        writeFileSync(join(hostRoot, 'secret.txt'), 'host secret\n');
+        mkdirSync(join(workDir, '.git', 'hooks'), { recursive: true });
+        symlinkSync(hostRoot, join(workDir, 'outside'));
       },
     );
     expect(results.map((r) => r.is_error)).toEqual([true, true, true, true, true, true, true, true, true, true, false]);

@@ -1,12 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { selectAgent } from '../../src/agent/select-agent.js';
-import { withTurnLimitNote } from '../../src/goal/failure-summary.js';
 import { parseRepoConfig, type RepoConfig } from '../../src/config/repo-config.js';
+import { withTurnLimitNote } from '../../src/goal/failure-summary.js';
 import { validateGoalSpec } from '../../src/goal/parse.js';
 import { agentDeps } from '../../src/run/compose-goal-run.js';
 import { runConfiguredGoal } from '../../src/run/run-configured-goal.js';
 import { ProcessSandbox } from '../../src/sandbox/process-sandbox.js';
-import { promptText, reply, text, toolUse, type FakeAnthropic } from '../helpers/fake-anthropic.js';
+import { type FakeAnthropic, promptText, reply, text, toolUse } from '../helpers/fake-anthropic.js';
 import { goalHarness, silentLogger } from '../helpers/goal-harness.js';
 import { claudeAgent, fakeApi, input, spec, workspace } from './fixtures.js';
 
@@ -42,7 +42,7 @@ async function composedRun(fake: FakeAnthropic, config: RepoConfig, raw: object)
 }
 
 describe('the turn limit (max_turns)', () => {
-  it('the tighter of the agent\'s limit and the spec\'s wins; the attempt\'s result says the limit was reached', async () => {
+  it("the tighter of the agent's limit and the spec's wins; the attempt's result says the limit was reached", async () => {
     const fake = await fakeApi();
     fake.otherwise((_b, i) => reply([toolUse('list_files', {}, `toolu_l${i}`)]));
     const ws = await workspace({ 'a.txt': 'a' });
@@ -90,7 +90,7 @@ describe('the turn limit (max_turns)', () => {
     );
   });
 
-  it('a spec cannot loosen the repo config\'s max_turns', async () => {
+  it("a spec cannot loosen the repo config's max_turns", async () => {
     const fake = await fakeApi();
     busyModel(fake);
     const { result } = await composedRun(fake, parseRepoConfig({ max_turns: 3 }), {

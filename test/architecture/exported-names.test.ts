@@ -52,7 +52,11 @@ function exportedNames(source: string, fileName = 'module.ts'): string[] {
     if (!exported(s)) continue;
     if (ts.isVariableStatement(s)) {
       for (const d of s.declarationList.declarations) if (ts.isIdentifier(d.name)) names.add(d.name.text);
-    } else if ((ts.isFunctionDeclaration(s) || ts.isClassDeclaration(s) || ts.isInterfaceDeclaration(s) || ts.isTypeAliasDeclaration(s) || ts.isEnumDeclaration(s) || ts.isModuleDeclaration(s)) && s.name && ts.isIdentifier(s.name)) {
+    } else if (
+      (ts.isFunctionDeclaration(s) || ts.isClassDeclaration(s) || ts.isInterfaceDeclaration(s) || ts.isTypeAliasDeclaration(s) || ts.isEnumDeclaration(s) || ts.isModuleDeclaration(s)) &&
+      s.name &&
+      ts.isIdentifier(s.name)
+    ) {
       names.add(s.name.text);
     }
   }

@@ -64,7 +64,7 @@ async function writeTree(dir: string, files: Record<string, string>): Promise<vo
 describe('the layering of src/ (.dependency-cruiser.cjs)', () => {
   it('holds: no folder cycle, and every folder imports only the layers below it', async () => {
     const lines = (await cruiseRepo()).summary.violations.map(describeViolation);
-    if (lines.length) console.error(`layering violations:\n${lines.join('\n')}`);
+    if (lines.length > 0) console.error(`layering violations:\n${lines.join('\n')}`);
     expect(lines).toEqual([]);
   });
 

@@ -3,20 +3,20 @@ import { readdirSync, readlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { createSampleRepo } from '../../src/demo/sample-repo.js';
+import type { Store } from '../../src/ledger/open-ledger.js';
+import { openPostgresStore } from '../../src/ledger/postgres/open-postgres.js';
 import { goalBranch, goalKeyFor } from '../../src/steering/issue-goal.js';
 import { labelForState } from '../../src/steering/labels.js';
 import { STATUS_MARKER } from '../../src/steering/report/status-comment.js';
-import type { Store } from '../../src/ledger/open-ledger.js';
-import { openPostgresStore } from '../../src/ledger/postgres/open-postgres.js';
+import type { CliResult } from '../helpers/cli.js';
 import { fakeGitHub } from '../helpers/fake-github.js';
-import { githubBridge } from '../helpers/github-bridge.js';
-import { goalBlock, INSTALLATION, OWNER, REPO } from '../helpers/github-app-harness.js';
 import { checkpointCommits } from '../helpers/git.js';
+import { goalBlock, INSTALLATION, OWNER, REPO } from '../helpers/github-app-harness.js';
+import { githubBridge } from '../helpers/github-bridge.js';
 import { freshDatabase } from '../helpers/postgres.js';
-import { startServeProcess, type ServeProcess } from '../helpers/serve-process.js';
+import { type ServeProcess, startServeProcess } from '../helpers/serve-process.js';
 import { tempDir } from '../helpers/temp.js';
 import { issuesLabeled } from '../helpers/webhook-payloads.js';
-import type { CliResult } from '../helpers/cli.js';
 import { startWorkerProcess, type WorkerProcess } from '../helpers/worker-process.js';
 
 /**
@@ -64,7 +64,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
  */
 async function reapStragglers(root: string): Promise<void> {
   const end = Date.now() + 5000;
-  for (;;) {
+  while (true) {
     const pids: number[] = [];
     for (const name of readdirSync('/proc')) {
       if (!/^\d+$/.test(name) || Number(name) === process.pid) continue;
@@ -161,7 +161,7 @@ describe('scale-out chaos: serve + 3 workers on PostgreSQL, workers SIGKILLed at
             `scale-out chaos FAILED with CHAOS_SEED=${SEED} (replay: CHAOS_SEED=${SEED} npx vitest run test/chaos --project sqlite)`,
             'events:',
             ...events.map((e) => `  ${e}`),
-            ...(unexpected.length ? ['workers that exited on their own:', ...unexpected.map((u) => `  ${u}`)] : []),
+            ...(unexpected.length > 0 ? ['workers that exited on their own:', ...unexpected.map((u) => `  ${u}`)] : []),
             `serve: ${served ? `code ${served.code} signal ${served.signal}\n${problems(served.stderr)}` : 'not started'}`,
             ...ends.map((e, i) => `worker ${slots[i]!.id}: errors\n${problems(e.stderr)}`),
           ].join('\n'),
@@ -192,7 +192,12 @@ describe('scale-out chaos: serve + 3 workers on PostgreSQL, workers SIGKILLed at
           if (slot.killed || stopping) return;
           if (unexpected.length >= 20) return; // a worker that cannot start at all: the wait below fails
           // A worker that died on its own (e.g. at startup): recorded, and replaced like a killed one.
-          const tail = r.stderr.split('\n').filter((l) => /"level":(50|60)|Error/.test(l)).slice(-3).join(' | ').slice(0, 800);
+          const tail = r.stderr
+            .split('\n')
+            .filter((l) => /"level":(50|60)|Error/.test(l))
+            .slice(-3)
+            .join(' | ')
+            .slice(0, 800);
           unexpected.push(`${at()} worker ${id} exited (code ${r.code}, signal ${r.signal}, ${slot.ready ? 'after' : 'before'} it was ready): ${tail}`);
           note(`worker ${id} exited on its own; starting a replacement`);
           slots.push(startWorker());
@@ -239,7 +244,7 @@ describe('scale-out chaos: serve + 3 workers on PostgreSQL, workers SIGKILLed at
         }
         const pick = rng();
         const ready = live().filter((s) => s.ready);
-        const candidates = ready.length ? ready : live();
+        const candidates = ready.length > 0 ? ready : live();
         const victim = candidates[Math.floor(pick * candidates.length)];
         if (!victim) continue;
         victim.killed = true;
@@ -276,7 +281,7 @@ describe('scale-out chaos: serve + 3 workers on PostgreSQL, workers SIGKILLed at
           for (const c of checks) if (c.status !== 'completed' || c.conclusion !== 'success') wrong.push(`check run ${c.id} ${c.status}/${c.conclusion ?? '-'}`);
           const tasks = checkpointCommits(repo.bare, branch).map((c) => c.task);
           if (tasks.join(',') !== TASKS.join(',')) wrong.push(`checkpoints [${tasks.join(', ')}]`);
-          if (wrong.length) out.push(`#${n}: ${wrong.join('; ')}`);
+          if (wrong.length > 0) out.push(`#${n}: ${wrong.join('; ')}`);
         });
         return out;
       }
@@ -300,7 +305,7 @@ describe('scale-out chaos: serve + 3 workers on PostgreSQL, workers SIGKILLed at
           break;
         }
       }
-      note(wrong.length ? (quiet ? `not converged, and no request to GitHub for ${QUIET_MS / 1000} s` : `not converged after ${CONVERGE_MS / 1000} s`) : 'converged');
+      note(wrong.length > 0 ? (quiet ? `not converged, and no request to GitHub for ${QUIET_MS / 1000} s` : `not converged after ${CONVERGE_MS / 1000} s`) : 'converged');
       const summary = `seed ${SEED}, ${kills} kills, ${unexpected.length} workers exited on their own`;
       expect(wrong, `${summary}: goals not converged on GitHub after the last kill (${quiet ? `quiet for ${QUIET_MS / 1000} s` : `${CONVERGE_MS / 1000} s`}):\n${wrong.join('\n')}`).toEqual([]);
       expect(fake.violations, `${summary}: violations`).toEqual([]);

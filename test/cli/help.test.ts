@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { createSampleRepo } from '../../src/demo/sample-repo.js';
-import { CLI, runCli, type CliResult } from '../helpers/cli.js';
+import { CLI, type CliResult, runCli } from '../helpers/cli.js';
 import { FakeAnthropic, reply, toolUse } from '../helpers/fake-anthropic.js';
 import { connectGoalLoop } from '../helpers/mcp-client.js';
 import { tempDir } from '../helpers/temp.js';
@@ -82,7 +82,7 @@ describe('goal-loop --help and --version', () => {
   });
 
   it('a mistyped command or flag: one line with the nearest name and where the help is, not the whole usage', async () => {
-    const cases: Array<[string[], RegExp]> = [
+    const cases: [string[], RegExp][] = [
       [['rnu'], /^goal-loop: unknown command 'rnu' \(did you mean run\?\) \(see `goal-loop --help`\)$/],
       [['help', 'stauts'], /^goal-loop: unknown command 'stauts' \(did you mean status\?\) \(see `goal-loop --help`\)$/],
       [['run', '--hepl'], /^goal-loop run: unknown option '--hepl' \(did you mean --help\?\) \(see `goal-loop run --help`\)$/],
@@ -102,11 +102,14 @@ describe('goal-loop --help and --version', () => {
   });
 
   it('a missing required flag or argument, or a value the flag does not take: one line naming it, exit 1', async () => {
-    const cases: Array<[string[], string]> = [
+    const cases: [string[], string][] = [
       [['run', '--goal', 'g.yml'], `goal-loop run: required option '--repo <path|url>' not specified (see \`goal-loop run --help\`)`],
       [['run', '--repo', '.'], `goal-loop run: required option '--goal <file>' not specified (see \`goal-loop run --help\`)`],
       [['logs'], `goal-loop logs: missing required argument 'goal-id' (see \`goal-loop logs --help\`)`],
-      [['run', '--repo', '.', '--goal', 'g.yml', '--agent', 'gpt'], `goal-loop run: option '--agent <agent>' argument 'gpt' is invalid. Allowed choices are auto, scripted, claude (see \`goal-loop run --help\`)`],
+      [
+        ['run', '--repo', '.', '--goal', 'g.yml', '--agent', 'gpt'],
+        `goal-loop run: option '--agent <agent>' argument 'gpt' is invalid. Allowed choices are auto, scripted, claude (see \`goal-loop run --help\`)`,
+      ],
     ];
     for (const [args, line] of cases) {
       const r = await cliWithOpenStdin(args);
@@ -162,7 +165,10 @@ describe('goal-loop --help and --version', () => {
         const target = probe.commands.find((c) => c.name() === name)!;
         target.action(() => undefined); // parse only
         const args = [name, ...(name === 'logs' ? ['g'] : []), flag, ...(value !== undefined ? [value] : [])];
-        const error = await probe.parseAsync(args, { from: 'user' }).then(() => undefined, (e: unknown) => e as { code?: string });
+        const error = await probe.parseAsync(args, { from: 'user' }).then(
+          () => undefined,
+          (e: unknown) => e as { code?: string },
+        );
         // Nothing refused, or only the required flags left out.
         expect([undefined, 'commander.missingMandatoryOptionValue'], `${args.join(' ')}: ${String(error)}`).toContain(error?.code);
       }
@@ -186,7 +192,7 @@ describe('what --help says is true', () => {
 
   it('the overview gives exit 3 for a goal waiting for an approval too, as run exits', async () => {
     const r = await runCli(['--help']);
-    const exit = /^Exit codes:[^]*?(?=\n\n)/m.exec(r.stdout)?.[0].replace(/\s+/g, ' ');
+    const exit = /^Exit codes:[\s\S]*?(?=\n\n)/m.exec(r.stdout)?.[0].replace(/\s+/g, ' ');
     expect(exit).toMatch(/\b3 stopped \(by a safeguard[^)]*\),? paused,? or waiting for an approval\b/);
   });
 

@@ -25,7 +25,7 @@ describe('the process logger', () => {
     expect(JSON.parse(lines()[0]!)).toMatchObject({ remote: 'https://***@host/r.git', msg: 'fetch failed' });
   });
 
-  it('attack: a line carrying megabytes of a stranger\'s text is cut to a bounded, valid JSON line', async () => {
+  it("attack: a line carrying megabytes of a stranger's text is cut to a bounded, valid JSON line", async () => {
     const { lines, log } = capture();
     const body = `{"zen":"${'a'.repeat(8 * 1024 * 1024)}"}`;
     log.error({ event: { payload: body } }, 'signature does not match');

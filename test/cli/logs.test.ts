@@ -35,12 +35,19 @@ describe('goal-loop logs', () => {
     // --json: the output's C1 control (a CSI a terminal would obey) kept as data, escaped.
     const all = await runCli(['logs', 'logs-retry', '--json'], p.env);
     expect(all.stdout).not.toMatch(/[\u0080-\u009f]/);
-    const failed = all.stdout.trim().split('\n').map((l) => JSON.parse(l) as AttemptLogEntry).find((e) => e.entry.kind === 'verify' && !e.entry.passed)!;
+    const failed = all.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as AttemptLogEntry)
+      .find((e) => e.entry.kind === 'verify' && !e.entry.passed)!;
     expect(failed.entry.kind === 'verify' && failed.entry.tail).toContain('\u009b[31m');
 
     const only = await runCli(['logs', 'logs-retry', '--task', 'flaky', '--attempt', '2', '--json'], p.env);
     expect(only.code, only.stderr).toBe(0);
-    const lines = only.stdout.trim().split('\n').map((l) => JSON.parse(l) as AttemptLogEntry);
+    const lines = only.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as AttemptLogEntry);
     expect(lines.every((e) => e.taskId === 'flaky' && e.attempt === 2)).toBe(true);
     expect(lines.map((e) => e.entry.kind)).toEqual(['step', 'verify', 'checkpoint', 'end']);
   });
@@ -98,10 +105,17 @@ tasks:
 describe('renderAttemptEntries', () => {
   it('attack: output with terminal escape sequences prints inert (no colour, no title, no cursor move)', () => {
     const entries: AttemptLogEntry[] = [
-      { seq: 1, at: '', taskId: 't\x1b]0;pwned\x07', attempt: 1, entry: { kind: 'verify', command: 'npm test\x1b[2J', exitCode: 1, durationMs: 5, timedOut: false, passed: false, tail: 'FAIL \x1b[31mred\x1b[0m\r\x1b[1Ahidden\x07' } },
+      {
+        seq: 1,
+        at: '',
+        taskId: 't\x1b]0;pwned\x07',
+        attempt: 1,
+        entry: { kind: 'verify', command: 'npm test\x1b[2J', exitCode: 1, durationMs: 5, timedOut: false, passed: false, tail: 'FAIL \x1b[31mred\x1b[0m\r\x1b[1Ahidden\x07' },
+      },
       { seq: 2, at: '', taskId: 't', attempt: 1, entry: { kind: 'turn', turn: 1, text: 'ok\x1b[8m', tools: [{ name: 'run_command', input: '"rm\x1b[K"', result: 'exit 0\x9b', isError: false }] } },
     ];
     const text = renderAttemptEntries(entries);
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: the test asserts no control character reaches the terminal
     expect(text).not.toMatch(/[\x00-\x08\x0b-\x1f\x7f\u0080-\u009f]/);
     expect(text).toContain('FAIL red');
     expect(text).toContain('hidden');

@@ -16,15 +16,18 @@ describe('goal-loop with Claude (through a local fake of the Messages API)', () 
     const fake = await FakeAnthropic.start();
     onTestFinished(() => fake.close());
     fake.push(
-      reply([
-        toolUse('submit_goal_spec', {
-          objective: 'Add farewell(name)',
-          tasks: [
-            { id: 'farewell', title: 'Add farewell', verification: 'node --test' },
-            { id: 'docs', title: 'Document farewell', dependencies: ['farewell'], verification: 'grep -q farewell README.md' },
-          ],
-        }),
-      ], { input_tokens: 3000, output_tokens: 300 }),
+      reply(
+        [
+          toolUse('submit_goal_spec', {
+            objective: 'Add farewell(name)',
+            tasks: [
+              { id: 'farewell', title: 'Add farewell', verification: 'node --test' },
+              { id: 'docs', title: 'Document farewell', dependencies: ['farewell'], verification: 'grep -q farewell README.md' },
+            ],
+          }),
+        ],
+        { input_tokens: 3000, output_tokens: 300 },
+      ),
     );
     const r = await runCli(['plan', '--repo', repo.bare, '--issue', issue], { ...fake.env() } as Record<string, string>);
     expect(r.stderr).not.toMatch(/internal error/);

@@ -41,7 +41,7 @@ describe('goal-loop plan', () => {
     expect(r.stdout).toContain('1. only  The only task');
   });
 
-  it('accepts the seed document\'s example spec unchanged', async () => {
+  it("accepts the seed document's example spec unchanged", async () => {
     const root = await tempDir();
     const r = await runCli(['plan', '--repo', root, '--goal', SEED_GOAL_FILE, '--json']);
     expect(r.code).toBe(0);
@@ -62,7 +62,7 @@ describe('goal-loop plan', () => {
 });
 
 describe('goal-loop status', () => {
-  it('lists the ledger\'s goals with state, progress and budget', async () => {
+  it("lists the ledger's goals with state, progress and budget", async () => {
     const root = await tempDir();
     const repo = await createSampleRepo(join(root, 'sample'));
     const env = { GOAL_LOOP_DB: join(root, 'ledger.db'), GOAL_LOOP_WORKSPACES: join(root, 'ws') };
@@ -71,9 +71,7 @@ describe('goal-loop status', () => {
     expect(run.code).toBe(0);
     const r = await runCli(['status', '--json'], env);
     expect(r.code).toBe(0);
-    expect(JSON.parse(r.stdout)).toEqual([
-      expect.objectContaining({ goal_id: 'demo-slugify', repo: repo.bare, state: 'LOOP_COMPLETE', tasks_completed: 4, tasks_total: 4, iterations: 5 }),
-    ]);
+    expect(JSON.parse(r.stdout)).toEqual([expect.objectContaining({ goal_id: 'demo-slugify', repo: repo.bare, state: 'LOOP_COMPLETE', tasks_completed: 4, tasks_total: 4, iterations: 5 })]);
     const text = await runCli(['status'], env);
     expect(text.stdout).toMatch(/demo-slugify {2}LOOP_COMPLETE {2}4\/4 tasks {2}5 iterations/);
     expect(text.stdout).toMatch(/idle/);
@@ -102,7 +100,7 @@ describe('goal-loop status', () => {
     await store.ledger.acquireLease(goalLeaseName({ repo: 'o/r', goalId: 'working' }), 'host-a:123:abc', 60_000);
     await store.close();
     const r = await runCli(['status', '--json'], { GOAL_LOOP_DB: path });
-    const rows = JSON.parse(r.stdout) as Array<Record<string, unknown>>;
+    const rows = JSON.parse(r.stdout) as Record<string, unknown>[];
     const byId = new Map(rows.map((x) => [x.goal_id, x]));
     expect(byId.get('waiting')).toMatchObject({ queued: { mode: 'run' }, leased: null, cost_cap_usd: 4 });
     expect(byId.get('working')).toMatchObject({ queued: null, leased: { worker: 'host-a:123:abc' } });
@@ -133,14 +131,16 @@ describe('goal-loop status', () => {
     await store.close();
 
     const r = await runCli(['status', '--json'], { GOAL_LOOP_DB: path });
-    const byId = new Map((JSON.parse(r.stdout) as Array<Record<string, unknown>>).map((x) => [x.goal_id, x]));
+    const byId = new Map((JSON.parse(r.stdout) as Record<string, unknown>[]).map((x) => [x.goal_id, x]));
     expect(byId.get('stuck')).toMatchObject({ on_github: false, pending_effects: { count: 2, kinds: ['finished', 'sync'], tries: 1, last_error: expect.stringMatching(/Bad gateway/) } });
     expect((byId.get('stuck')!.pending_effects as { oldest_age_s: number }).oldest_age_s).toBeLessThan(60);
     expect(byId.get('clean')!.pending_effects).toBeNull();
     const text = await runCli(['status'], { GOAL_LOOP_DB: path });
     expect(text.stdout).toMatch(/^2 effects pending, the oldest \d+s old/);
     // A local goal's report is made by its next run (a GitHub goal's by a worker: "pending on GitHub").
-    expect(text.stdout).toMatch(/stuck .*\n.*\n.*done\n  pending report: finished, sync \(2, oldest \d+s, tried 1 time\); last error: HttpError: Bad gateway.*; the next `goal-loop run` of this goal makes it/);
+    expect(text.stdout).toMatch(
+      /stuck .*\n.*\n.*done\n {2}pending report: finished, sync \(2, oldest \d+s, tried 1 time\); last error: HttpError: Bad gateway.*; the next `goal-loop run` of this goal makes it/,
+    );
   });
 
   it('shows an effect given up after its last try, per goal, with why', async () => {
@@ -162,12 +162,14 @@ describe('goal-loop status', () => {
     await store.close();
 
     const r = await runCli(['status', '--json'], { GOAL_LOOP_DB: path });
-    const row = (JSON.parse(r.stdout) as Array<Record<string, unknown>>)[0]!;
+    const row = (JSON.parse(r.stdout) as Record<string, unknown>[])[0]!;
     expect(row.pending_effects).toBeNull();
-    expect(row.given_up_effects).toEqual([{ kind: 'escalate', tries: MAX_EFFECT_TRIES, given_up_at: expect.any(String), error: expect.stringMatching(/^given up after 20 tries: HttpError: Server Error/) }]);
+    expect(row.given_up_effects).toEqual([
+      { kind: 'escalate', tries: MAX_EFFECT_TRIES, given_up_at: expect.any(String), error: expect.stringMatching(/^given up after 20 tries: HttpError: Server Error/) },
+    ]);
     const text = await runCli(['status'], { GOAL_LOOP_DB: path });
     expect(text.stdout).toMatch(/^1 effect given up after 20 tries \(see each goal\)/);
-    expect(text.stdout).toMatch(/unheard .*\n.*\n.*a escalated\n  given up: escalate at \S+; given up after 20 tries: HttpError: Server Error/);
+    expect(text.stdout).toMatch(/unheard .*\n.*\n.*a escalated\n {2}given up: escalate at \S+; given up after 20 tries: HttpError: Server Error/);
   });
 
   it('status from any folder reads the one ledger of the user, and looking creates nothing', async () => {
@@ -183,6 +185,6 @@ describe('goal-loop status', () => {
     const store = openSqliteStore(join(root, 'state', 'goal-loop', 'ledger.db'));
     await store.ledger.upsertGoal({ repo: 'o/r', goalId: 'mine' }, { spec: validateGoalSpec(rawSpec([rawTask('a')], { goal_id: 'mine' })), branch: 'goal/mine' });
     await store.close();
-    for (const cwd of [root, join(root, 'state')]) expect((await runCli(['status'], env, cwd)).stdout).toMatch(/^mine  INITIALIZING/);
+    for (const cwd of [root, join(root, 'state')]) expect((await runCli(['status'], env, cwd)).stdout).toMatch(/^mine {2}INITIALIZING/);
   });
 });

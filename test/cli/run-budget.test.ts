@@ -2,7 +2,7 @@ import { writeFile } from 'node:fs/promises';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { runCli } from '../helpers/cli.js';
 import { cliProject } from '../helpers/cli-project.js';
-import { FakeAnthropic, reply, toolUse, type MessagesBody } from '../helpers/fake-anthropic.js';
+import { FakeAnthropic, type MessagesBody, reply, toolUse } from '../helpers/fake-anthropic.js';
 import { checkpointCommits } from '../helpers/git.js';
 
 /**

@@ -6,14 +6,25 @@ import { describe, expect, it } from 'vitest';
 import { inspectCommand } from '../../src/cli/commands/run.js';
 import { cliInvocation } from '../../src/cli/invocation.js';
 import { CLI, runCli, startCli } from '../helpers/cli.js';
-import { checkpointCommits, git } from '../helpers/git.js';
 import { cliProject } from '../helpers/cli-project.js';
+import { checkpointCommits, git } from '../helpers/git.js';
 
 const project = cliProject;
 
 const LOOP_RESULT_KEYS = [
-  'goal_id', 'status', 'success', 'tasks_completed', 'tasks_total', 'iterations', 'errors_recovered',
-  'tokens', 'cost_usd', 'duration_s', 'stop_reason', 'branch', 'checkpoints',
+  'goal_id',
+  'status',
+  'success',
+  'tasks_completed',
+  'tasks_total',
+  'iterations',
+  'errors_recovered',
+  'tokens',
+  'cost_usd',
+  'duration_s',
+  'stop_reason',
+  'branch',
+  'checkpoints',
 ];
 
 describe('goal-loop run', () => {
@@ -37,8 +48,15 @@ tasks:
     const result = JSON.parse(r.stdout);
     expect(Object.keys(result)).toEqual(expect.arrayContaining(LOOP_RESULT_KEYS));
     expect(result).toMatchObject({
-      goal_id: 'cli-ok', status: 'LOOP_COMPLETE', success: true, tasks_completed: 2, tasks_total: 2, iterations: 2,
-      branch: 'goal/cli-ok', tokens: { input: 0, output: 0, cache_read: 0, cache_write: 0 }, cost_usd: 0,
+      goal_id: 'cli-ok',
+      status: 'LOOP_COMPLETE',
+      success: true,
+      tasks_completed: 2,
+      tasks_total: 2,
+      iterations: 2,
+      branch: 'goal/cli-ok',
+      tokens: { input: 0, output: 0, cache_read: 0, cache_write: 0 },
+      cost_usd: 0,
     });
     expect(result.escalation).toBeUndefined();
     const commits = checkpointCommits(p.repo.bare, 'goal/cli-ok');
@@ -132,7 +150,9 @@ tasks:
   it('exits 1 on usage errors and on a repository that does not exist', async () => {
     const p = await project('objective: x\ntasks: [{id: a, title: a, verification: "true"}]\n');
     expect((await runCli(['run', '--goal', p.goal], p.env)).code).toBe(1);
-    expect((await runCli(['run', '--repo', p.repo.bare, '--goal', p.goal, '--agent', 'gpt'], p.env)).stderr).toMatch(/'--agent <agent>' argument 'gpt' is invalid. Allowed choices are auto, scripted, claude/);
+    expect((await runCli(['run', '--repo', p.repo.bare, '--goal', p.goal, '--agent', 'gpt'], p.env)).stderr).toMatch(
+      /'--agent <agent>' argument 'gpt' is invalid. Allowed choices are auto, scripted, claude/,
+    );
     expect((await runCli(['run', '--repo', p.repo.bare, '--goal', p.goal, '--bogus'], p.env)).code).toBe(1);
     const missing = await runCli(['run', '--repo', join(p.root, 'nope'), '--goal', p.goal], p.env);
     expect(missing.code).toBe(1);
@@ -213,7 +233,7 @@ tasks:
     };
     while (!started()) {
       if (Date.now() > end) throw new Error('the run step never started');
-      await new Promise((r) => setTimeout(r, 20));
+      await new Promise((resolve) => setTimeout(resolve, 20));
     }
     child.kill('SIGINT');
     const r = await done;
@@ -229,7 +249,7 @@ tasks:
 /** Resolves once a run holds a goal's lock (`<workspace>.lock`) under the workspace root. */
 async function waitForLock(root: string): Promise<void> {
   const end = Date.now() + 30_000;
-  for (;;) {
+  while (true) {
     const dirs = existsSync(root) ? readdirSync(root) : [];
     if (dirs.some((d) => readdirSync(join(root, d)).some((f) => f.endsWith('.lock')))) return;
     if (Date.now() > end) throw new Error('the first run never took its lock');
@@ -285,8 +305,6 @@ tasks:
     expect(inspectCommand({ repo: 'https://github.com/o/app.git', branch: 'goal/g', base: 'main', checkpoints: two, cwd: '/home/me' })).toBe(
       'git fetch https://github.com/o/app.git goal/g && git log --oneline -n 2 FETCH_HEAD',
     );
-    expect(inspectCommand({ repo: 'git@github.com:o/app.git', branch: 'goal/g', checkpoints: [], cwd: '/' })).toBe(
-      'no checkpoint yet, so nothing pushed to goal/g on git@github.com:o/app.git',
-    );
+    expect(inspectCommand({ repo: 'git@github.com:o/app.git', branch: 'goal/g', checkpoints: [], cwd: '/' })).toBe('no checkpoint yet, so nothing pushed to goal/g on git@github.com:o/app.git');
   });
 });

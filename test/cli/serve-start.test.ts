@@ -1,19 +1,29 @@
 import { copyFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { parse } from 'yaml';
 import { describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
 import { loadDotEnv } from '../../src/cli/dotenv.js';
-import { runCli, startCli, type CliResult } from '../helpers/cli.js';
+import { type CliResult, runCli, startCli } from '../helpers/cli.js';
+import { freePort } from '../helpers/free-port.js';
 import { privateKey } from '../helpers/github-app-harness.js';
 import { tempDir } from '../helpers/temp.js';
 import { deliverWebhook } from '../helpers/webhook-payloads.js';
-import { freePort } from '../helpers/free-port.js';
 
 const APP_YML = fileURLToPath(new URL('../../app.yml', import.meta.url));
 
 /** Variables the child must not inherit: it has to find the credentials (or miss them) itself. */
-const UNSET = { APP_ID: undefined, PRIVATE_KEY: undefined, PRIVATE_KEY_PATH: undefined, WEBHOOK_SECRET: undefined, LOG_LEVEL: undefined, LOG_FORMAT: undefined, NODE_ENV: undefined, WEBHOOK_PROXY_URL: undefined, DATABASE_URL: undefined };
+const UNSET = {
+  APP_ID: undefined,
+  PRIVATE_KEY: undefined,
+  PRIVATE_KEY_PATH: undefined,
+  WEBHOOK_SECRET: undefined,
+  LOG_LEVEL: undefined,
+  LOG_FORMAT: undefined,
+  NODE_ENV: undefined,
+  WEBHOOK_PROXY_URL: undefined,
+  DATABASE_URL: undefined,
+};
 
 /** A .env as Probot's setup flow writes it (the key on one line, newlines escaped, in double quotes). */
 function dotEnv(vars: { APP_ID: string; PRIVATE_KEY: string; WEBHOOK_SECRET: string }): string {
@@ -72,7 +82,7 @@ describe('goal-loop serve: start from .env, one start line, refusal in productio
       const lines = serve.stderr().split('\n').filter(Boolean);
       const startLines = lines.filter((l) => l.includes('goal-loop is listening'));
       expect(startLines).toHaveLength(1);
-      for (const l of lines) expect(() => JSON.parse(l), `not a JSON log line: ${l}`).not.toThrow();
+      for (const l of lines) expect((): unknown => JSON.parse(l), `not a JSON log line: ${l}`).not.toThrow();
       const start = JSON.parse(startLines[0]!) as Record<string, unknown>;
       expect(start).toMatchObject({ level: 30, port, host: '127.0.0.1', webhooksPath: '/api/github/webhooks', appId: '4242', store: `SQLite ${join(dir, 'ledger.db')}` });
       expect(start.jail).toMatch(/^bwrap (usable|unusable: .+)$/);
@@ -135,7 +145,7 @@ describe('app.yml, the manifest the setup flow registers', () => {
     expect(manifest.default_permissions).toEqual({ contents: 'write', issues: 'write', pull_requests: 'write', checks: 'write', metadata: 'read' });
   });
 
-  it('.env.example names every variable of the README\'s App table, with no value set', async () => {
+  it(".env.example names every variable of the README's App table, with no value set", async () => {
     const { readFile } = await import('node:fs/promises');
     const readme = await readFile(fileURLToPath(new URL('../../README.md', import.meta.url)), 'utf8');
     const example = await readFile(fileURLToPath(new URL('../../.env.example', import.meta.url)), 'utf8');
@@ -145,7 +155,10 @@ describe('app.yml, the manifest the setup flow registers', () => {
     const names = [...table.matchAll(/^\| (.*?) \|/gm)].flatMap((m) => [...m[1]!.matchAll(/`([A-Z][A-Z0-9_]+)`/g)].map((v) => v[1]!));
     expect(names).toContain('WEBHOOK_PROXY_URL');
     for (const name of names) expect(example, name).toMatch(new RegExp(`^# ${name}=`, 'm'));
-    expect(example.split('\n').filter((l) => /^[A-Z_]+=/.test(l)), 'uncommented settings').toEqual([]);
+    expect(
+      example.split('\n').filter((l) => /^[A-Z_]+=/.test(l)),
+      'uncommented settings',
+    ).toEqual([]);
   });
 
   it('outside a folder with app.yml, refuses the setup flow in one line (it would register an app with no permissions or events)', async () => {
@@ -163,16 +176,11 @@ describe('app.yml, the manifest the setup flow registers', () => {
     await copyFile(APP_YML, join(dir, 'app.yml'));
     const port = await freePort();
     // NO_SMEE_SETUP: no smee.io channel (network) is made; the URL is then the server's.
-    const setup = await startUntil(
-      ['serve'],
-      { ...UNSET, NO_SMEE_SETUP: 'true', PORT: String(port), HOST: '127.0.0.1', GOAL_LOOP_DB: join(dir, 'ledger.db') },
-      dir,
-      /setup flow/,
-    );
+    const setup = await startUntil(['serve'], { ...UNSET, NO_SMEE_SETUP: 'true', PORT: String(port), HOST: '127.0.0.1', GOAL_LOOP_DB: join(dir, 'ledger.db') }, dir, /setup flow/);
     try {
       let page: Response | undefined;
       const end = Date.now() + 30_000;
-      while (!page || page.status !== 200) {
+      while (page?.status !== 200) {
         if (Date.now() > end) throw new Error(`no setup page:\n${setup.stderr()}`);
         page = await fetch(`http://127.0.0.1:${port}/probot`).catch(() => undefined);
         if (!page) await new Promise((r) => setTimeout(r, 100));

@@ -27,7 +27,7 @@ describe('goal-loop serve and worker as processes', () => {
       if (Date.now() > end || child.exitCode !== null) throw new Error(`serve did not start:\n${out}\n${(await Promise.race([done, Promise.resolve(undefined)]))?.stderr ?? ''}`);
       const m = /"port":(\d+)[^\n]*goal-loop is listening/.exec(out);
       if (m) port = Number(m[1]);
-      else await new Promise((r) => setTimeout(r, 50));
+      else await new Promise((resolve) => setTimeout(resolve, 50));
     }
     const health = await fetch(`http://127.0.0.1:${port}/health`);
     expect(health.status).toBe(200);

@@ -6,17 +6,15 @@ import { closingReferences, liveReferences, mentions } from '../helpers/github-r
 const visible = (s: string) => s.replace(/[\u200b\u2060]/g, '');
 
 describe('inert text: references, mentions, cuts', () => {
-  it.each([
-    ['fixes #1, closes org/other#2 @someone'],
-    ['Resolves: https://github.com/o/r/issues/3'],
-    ['closed github.com/o/r/pull/4 and GH-5, see www.evil.io'],
-    ['@org/team and owner/repo@abc1234'],
-  ])('%s: nothing a GitHub parser acts on, the same to a reader', (text) => {
-    expect(closingReferences(text).length + mentions(text).length).toBeGreaterThan(0);
-    const out = inertLine(text, 200);
-    expect(liveReferences(out)).toEqual([]);
-    expect(visible(out)).toBe(text);
-  });
+  it.each([['fixes #1, closes org/other#2 @someone'], ['Resolves: https://github.com/o/r/issues/3'], ['closed github.com/o/r/pull/4 and GH-5, see www.evil.io'], ['@org/team and owner/repo@abc1234']])(
+    '%s: nothing a GitHub parser acts on, the same to a reader',
+    (text) => {
+      expect(closingReferences(text).length + mentions(text).length).toBeGreaterThan(0);
+      const out = inertLine(text, 200);
+      expect(liveReferences(out)).toEqual([]);
+      expect(visible(out)).toBe(text);
+    },
+  );
 
   it('strips what an attacker could pre-insert, and escape sequences, before adding its own joiners', () => {
     expect(visible(inertLine('fix\u2060es #\u200b1 \u001b[31mred\u001b[0m\u202e', 200))).toBe('fixes #1 red');

@@ -51,12 +51,47 @@ function random(seed: number): () => number {
   return () => {
     a = (a + 0x6d2b79f5) | 0;
     let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    t ^= t + Math.imul(t ^ (t >>> 7), 61 | t);
     return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
   };
 }
 
-const PIECES = ['http', 'https', 'HTTPS', '://', ':', '/', '@', '.', 'a', 'b', 'Z', '1', '-', '_', '~', '%', '+', '*', '!', ' ', '"', '<', '\n', 'com', 'io', 'localhost', 'ghp_', 'glpat-', 'npm_', 'github_pat_', 'x'.repeat(33), 'é', 'ssh', 'git'];
+const PIECES = [
+  'http',
+  'https',
+  'HTTPS',
+  '://',
+  ':',
+  '/',
+  '@',
+  '.',
+  'a',
+  'b',
+  'Z',
+  '1',
+  '-',
+  '_',
+  '~',
+  '%',
+  '+',
+  '*',
+  '!',
+  ' ',
+  '"',
+  '<',
+  '\n',
+  'com',
+  'io',
+  'localhost',
+  'ghp_',
+  'glpat-',
+  'npm_',
+  'github_pat_',
+  'x'.repeat(33),
+  'é',
+  'ssh',
+  'git',
+];
 
 describe('redactUrls masks exactly what the old regexes masked', () => {
   it('on 20,000 random URL-like strings', () => {

@@ -41,7 +41,10 @@ function referenceStrip(text: string): string {
 describe('sanitizeUntrusted removes what the iterative removal removed', () => {
   it('on 50,000 random strings of comment fragments', () => {
     let seed = 7;
-    const next = () => ((seed = (seed * 1103515245 + 12345) & 0x7fffffff) / 0x7fffffff);
+    const next = () => {
+      seed = (seed * 1103515245 + 12345) & 0x7fffffff;
+      return seed / 0x7fffffff;
+    };
     const pieces = ['<', '!', '-', '>', 'a', ' ', '<!--', '-->', '<!', '--', '\n'];
     for (let i = 0; i < 50_000; i++) {
       let s = '';

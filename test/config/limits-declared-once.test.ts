@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
+import { goalSpecJsonSchema } from '../../src/config/export-schema.js';
 import { configLimits, parseRepoConfig, RepoConfigSchema, repoConfigJsonSchema } from '../../src/config/repo-config.js';
 import { DEFAULT_LIMITS, LIMIT_KEYS, LimitsSchema, loosenedKeys, strictness, tighten } from '../../src/goal/limits.js';
-import { goalSpecJsonSchema } from '../../src/config/export-schema.js';
 
 describe('the loop limits, declared once', () => {
   it('every declaration has the same keys: defaults, spec override, repo config', () => {

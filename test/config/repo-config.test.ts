@@ -1,12 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import {
-  configLimits,
-  parseRepoConfig,
-  parseRepoConfigText,
-  REPO_CONFIG_PATH,
-  RepoConfigError,
-  repoConfigJsonSchema,
-} from '../../src/config/repo-config.js';
+import { configLimits, parseRepoConfig, parseRepoConfigText, REPO_CONFIG_PATH, RepoConfigError, repoConfigJsonSchema } from '../../src/config/repo-config.js';
 import { resolveLimits } from '../../src/goal/limits.js';
 
 function problems(fn: () => unknown): string[] {

@@ -4,7 +4,7 @@ import { delimiter, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { CLI } from '../helpers/cli.js';
 import { tempDir } from '../helpers/temp.js';
-import { parseMarkdown, readDoc, ROOT, type Fence } from './markdown.js';
+import { type Fence, parseMarkdown, ROOT, readDoc } from './markdown.js';
 
 /**
  * The commands the documents print, run as printed. A ```console block right after the comment
@@ -17,7 +17,12 @@ import { parseMarkdown, readDoc, ROOT, type Fence } from './markdown.js';
  */
 
 const MARKER = '<!-- checked-commands -->';
-const DOCS = ['README.md', ...readdirSync(join(ROOT, 'docs')).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`)];
+const DOCS = [
+  'README.md',
+  ...readdirSync(join(ROOT, 'docs'))
+    .filter((f) => f.endsWith('.md'))
+    .map((f) => `docs/${f}`),
+];
 
 interface Step {
   command: string;
@@ -70,7 +75,12 @@ function shellCommand(command: string): string {
 }
 
 function matches(expected: string, actual: string[]): boolean {
-  const pattern = new RegExp(`^${expected.split('…').map((p) => p.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('.*')}$`);
+  const pattern = new RegExp(
+    `^${expected
+      .split('…')
+      .map((p) => p.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))
+      .join('.*')}$`,
+  );
   return actual.some((line) => pattern.test(line.trimEnd()));
 }
 
@@ -126,12 +136,20 @@ describe('commands the documents print', () => {
   });
 
   it('every console block (a session with `$` prompts) is a checked block', () => {
-    const unchecked = DOCS.flatMap((doc) => parseMarkdown(readDoc(doc)).fences.filter((f) => f.lang === 'console' && f.before !== MARKER).map((f) => `${doc}:${f.no}`));
+    const unchecked = DOCS.flatMap((doc) =>
+      parseMarkdown(readDoc(doc))
+        .fences.filter((f) => f.lang === 'console' && f.before !== MARKER)
+        .map((f) => `${doc}:${f.no}`),
+    );
     expect(unchecked).toEqual([]);
   });
 
   it('every offline goal-loop command in a shell block is run, as printed, in a checked block', () => {
-    const bare = (command: string) => command.replace(/^\$ /, '').replace(/\s+#.*$/, '').trim();
+    const bare = (command: string) =>
+      command
+        .replace(/^\$ /, '')
+        .replace(/\s+#.*$/, '')
+        .trim();
     const checked = new Set(all.flatMap((s) => s.steps.map((step) => bare(step.command))));
     const unchecked: string[] = [];
     for (const doc of DOCS) {
@@ -164,13 +182,18 @@ describe('files the guide shows', () => {
   it('docs/getting-started.md shows examples/first-goal.yml as it is', () => {
     const shown = parseMarkdown(readDoc('docs/getting-started.md')).fences.filter((f) => f.lang === 'yaml' && f.body.some((l) => l.text === 'goal_id: first-goal'));
     expect(shown).toHaveLength(1);
-    expect(shown[0]!.body.map((l) => l.text).join('\n') + '\n').toBe(readFileSync(join(ROOT, 'examples/first-goal.yml'), 'utf8'));
+    expect(`${shown[0]!.body.map((l) => l.text).join('\n')}\n`).toBe(readFileSync(join(ROOT, 'examples/first-goal.yml'), 'utf8'));
   });
 });
 
 describe('the checker itself', () => {
   it('reads commands, exit codes and output lines, and `…` as any text', () => {
-    const fence: Fence = { lang: 'console', no: 1, before: MARKER, body: ['$ goal-loop --version', '0.1.0', '$ goal-loop plan --goal x.yml   # exit 1', 'goal-loop: invalid goal spec …'].map((text, i) => ({ no: i + 2, text })) };
+    const fence: Fence = {
+      lang: 'console',
+      no: 1,
+      before: MARKER,
+      body: ['$ goal-loop --version', '0.1.0', '$ goal-loop plan --goal x.yml   # exit 1', 'goal-loop: invalid goal spec …'].map((text, i) => ({ no: i + 2, text })),
+    };
     expect(steps('x.md', fence)).toEqual([
       { command: 'goal-loop --version', exit: 0, expect: ['0.1.0'], line: 2 },
       { command: 'goal-loop plan --goal x.yml   # exit 1', exit: 1, expect: ['goal-loop: invalid goal spec …'], line: 4 },

@@ -10,7 +10,7 @@ import { workspaceRoot } from '../../src/run/paths.js';
 import { DEFAULT_LEASE_MS } from '../../src/worker/worker-pool.js';
 import { DEFAULT_CACHE_MB } from '../../src/workspace/mirror-cache.js';
 import { SetupCache } from '../../src/workspace/setup-cache.js';
-import { parseMarkdown, readDoc, ROOT } from './markdown.js';
+import { parseMarkdown, ROOT, readDoc } from './markdown.js';
 
 // The README's environment variable table is the whole truth about the environment: every
 // variable the code reads is a row, every row is read (by our code, or by Probot for its own
@@ -51,7 +51,7 @@ interface Row {
 function envTable(): Row[] {
   const md = readDoc('README.md');
   const lines = md.split('\n');
-  const start = lines.findIndex((l) => l === '### Environment variables');
+  const start = lines.indexOf('### Environment variables');
   expect(start, 'README has no "### Environment variables" heading').toBeGreaterThan(0);
   const end = lines.findIndex((l, i) => i > start && /^#{1,3} /.test(l));
   const rows: Row[] = [];
@@ -60,7 +60,10 @@ function envTable(): Row[] {
   for (let i = start + 1; i < end; i++) {
     const line = lines[i]!;
     if (!line.startsWith('|') || inFence.has(i + 1)) continue;
-    const cells = line.slice(1, -1).split(/(?<!\\)\|/).map((c) => c.trim());
+    const cells = line
+      .slice(1, -1)
+      .split(/(?<!\\)\|/)
+      .map((c) => c.trim());
     if (!header) {
       header = cells;
       expect(header, 'the table has columns variable, default, meaning').toEqual(['variable', 'default', 'meaning']);
@@ -102,12 +105,12 @@ function codeDefaults(): Record<string, string[]> {
     GOAL_LOOP_POLL_MS: [literal('src/worker/worker-pool.ts', /opts\.pollMs \?\? ([\d_]+)/)],
     GOAL_LOOP_STATUS_INTERVAL_MS: [literal('src/github/github-forge.ts', /minUpdateIntervalMs \?\? ([\d_]+)/)],
     // Unset, Octokit's throttling spaces writes, and more those that notify; a value spaces both alike.
-    GOAL_LOOP_GITHUB_WRITE_INTERVAL_MS: [
-      'unset',
-      literal(throttling, /groups\.write = [^}]*minTime: ([\de.]+)/),
-      literal(throttling, /groups\.notifications = [^}]*minTime: ([\de.]+)/),
+    GOAL_LOOP_GITHUB_WRITE_INTERVAL_MS: ['unset', literal(throttling, /groups\.write = [^}]*minTime: ([\de.]+)/), literal(throttling, /groups\.notifications = [^}]*minTime: ([\de.]+)/)],
+    LOG_LEVEL: [
+      literal('src/cli/commands/serve.ts', /LOG_LEVEL \?\? '(\w+)'/),
+      literal('src/cli/commands/worker.ts', /LOG_LEVEL \?\? '(\w+)'/),
+      literal('src/cli/logging.ts', /LOG_LEVEL \?\? '(\w+)'/),
     ],
-    LOG_LEVEL: [literal('src/cli/commands/serve.ts', /LOG_LEVEL \?\? '(\w+)'/), literal('src/cli/commands/worker.ts', /LOG_LEVEL \?\? '(\w+)'/), literal('src/cli/logging.ts', /LOG_LEVEL \?\? '(\w+)'/)],
     GOAL_LOOP_DB: [userDbPath({ XDG_STATE_HOME: '$XDG_STATE_HOME' }), tilde(userDbPath({}))],
     XDG_STATE_HOME: [tilde(dirname(dirname(userDbPath({}))))],
     GOAL_LOOP_WORKSPACES: [workspaceRoot({ XDG_CACHE_HOME: '$XDG_CACHE_HOME' }), tilde(workspaceRoot({}))],
@@ -167,12 +170,15 @@ describe("the README's environment variable table", () => {
 });
 
 describe('.env.example', () => {
-  const example = () =>
-    [...readDoc('.env.example').matchAll(/^# ([A-Z][A-Z0-9_]+)=(.*)$/gm)].map((m) => ({ name: m[1]!, value: m[2]!.trim() }));
+  const example = () => [...readDoc('.env.example').matchAll(/^# ([A-Z][A-Z0-9_]+)=(.*)$/gm)].map((m) => ({ name: m[1]!, value: m[2]!.trim() }));
 
   it('names only variables of the table', () => {
     const documented = new Set(envTable().flatMap((r) => r.names));
-    expect(example().map((e) => e.name).filter((n) => !documented.has(n))).toEqual([]);
+    expect(
+      example()
+        .map((e) => e.name)
+        .filter((n) => !documented.has(n)),
+    ).toEqual([]);
     expect(example().length).toBeGreaterThan(10);
   });
 

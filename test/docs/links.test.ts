@@ -1,11 +1,19 @@
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { anchors, githubSlug, links, readDoc, ROOT } from './markdown.js';
+import { anchors, githubSlug, links, ROOT, readDoc } from './markdown.js';
 
 // Every link between the documents resolves: an anchor names a heading that exists (by GitHub's
 // rule for anchors), and a relative path names a file of this repository.
-const DOCS = ['README.md', 'SECURITY.md', 'ARCHITECTURE.md', 'CHANGELOG.md', ...readdirSync(join(ROOT, 'docs')).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`)];
+const DOCS = [
+  'README.md',
+  'SECURITY.md',
+  'ARCHITECTURE.md',
+  'CHANGELOG.md',
+  ...readdirSync(join(ROOT, 'docs'))
+    .filter((f) => f.endsWith('.md'))
+    .map((f) => `docs/${f}`),
+];
 
 function brokenLinks(doc: string): string[] {
   const md = readDoc(doc);

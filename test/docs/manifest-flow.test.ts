@@ -21,7 +21,7 @@ async function offeredWebhookUrl(env: Record<string, string>): Promise<string> {
   const { child, done } = startCli(['serve'], { ...UNSET, PORT: String(port), HOST: '127.0.0.1', GOAL_LOOP_DB: join(dir, 'ledger.db'), ...env }, dir);
   try {
     const end = Date.now() + 30_000;
-    for (;;) {
+    while (true) {
       const page = await fetch(`http://127.0.0.1:${port}/probot`).catch(() => undefined);
       if (page?.status === 200) {
         const m = /name="manifest" id="manifest" value='([^']*)'/.exec(await page.text());

@@ -1,7 +1,7 @@
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { readDoc, ROOT } from './markdown.js';
+import { ROOT, readDoc } from './markdown.js';
 
 // The README's layout paragraph (Development) names every folder of src/ and of the repository,
 // and names no folder that is not there.

@@ -25,7 +25,11 @@ describe('the ledger schema, as "Versions and upgrades" describes it', () => {
     ['SQLite', SQLITE_MIGRATIONS],
     ['PostgreSQL', POSTGRES_MIGRATIONS],
   ] as const)('%s: every migration after the first only adds tables, columns and indexes', (_store, migrations) => {
-    const other = migrations.slice(1).flatMap((m, i) => statements(m).filter((s) => !ADDITIVE.test(s)).map((s) => `v${i + 2}: ${s.split('\n')[0]}`));
+    const other = migrations.slice(1).flatMap((m, i) =>
+      statements(m)
+        .filter((s) => !ADDITIVE.test(s))
+        .map((s) => `v${i + 2}: ${s.split('\n')[0]}`),
+    );
     // A step that drops, renames or rewrites breaks processes of the previous schema that are still
     // running: the README's rule for rolling upgrades must then say so.
     expect(other).toEqual([]);

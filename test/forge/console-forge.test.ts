@@ -23,20 +23,55 @@ sh: 1: ./node_modules/.bin/jest: not found
 
 ${missingSetupHint('npm ci')}`;
 
-describe('summarizeFailure: the one line shown for a task\'s last failure', () => {
+describe("summarizeFailure: the one line shown for a task's last failure", () => {
   const cases: Array<{ name: string; error: string; width?: number; has: string[]; hasNot?: string[]; equals?: string }> = [
-    { name: 'jest: the FAIL and ✕ lines, not the first PASS', error: JEST, has: ['verification `npm test` exited with code 1: ', 'FAIL src/slug.test.ts', '✕ slugifies spaces'], hasNot: ['PASS', '✓'] },
+    {
+      name: 'jest: the FAIL and ✕ lines, not the first PASS',
+      error: JEST,
+      has: ['verification `npm test` exited with code 1: ', 'FAIL src/slug.test.ts', '✕ slugifies spaces'],
+      hasNot: ['PASS', '✓'],
+    },
     { name: 'vitest: × and AssertionError', error: VITEST, width: 400, has: ['× slugify > lowercases', "AssertionError: expected 'A-b' to be 'a-b'"], hasNot: ['src/index.test.ts'] },
-    { name: 'pytest', error: 'verification `pytest` exited with code 1:\n====\ntests/test_a.py .F\nFAILED tests/test_a.py::test_b - assert 1 == 2\n==== 1 failed, 1 passed in 0.1s', has: ['FAILED tests/test_a.py::test_b - assert 1 == 2'], hasNot: ['test_a.py .F'] },
+    {
+      name: 'pytest',
+      error: 'verification `pytest` exited with code 1:\n====\ntests/test_a.py .F\nFAILED tests/test_a.py::test_b - assert 1 == 2\n==== 1 failed, 1 passed in 0.1s',
+      has: ['FAILED tests/test_a.py::test_b - assert 1 == 2'],
+      hasNot: ['test_a.py .F'],
+    },
     { name: 'TAP: not ok, not ok-free lines', error: 'verification `node --test` exited with code 1:\nok 1 - a\nnot ok 2 - b\n# pass 1', has: ['not ok 2 - b'], hasNot: ['ok 1 - a'] },
-    { name: 'a plain command: its last lines', error: 'verification `test -f x` exited with code 1:\nchecking\nx is missing', has: ['verification `test -f x` exited with code 1: ', 'checking | x is missing'] },
+    {
+      name: 'a plain command: its last lines',
+      error: 'verification `test -f x` exited with code 1:\nchecking\nx is missing',
+      has: ['verification `test -f x` exited with code 1: ', 'checking | x is missing'],
+    },
     { name: 'only the very last line when long lines do not fit', error: `run step \`make\` exited with code 2:\n${'a'.repeat(120)}\nthe end`, has: [': the end'], hasNot: ['aaa'] },
     { name: 'no output', error: 'verification `false` exited with code 1 (no output)', equals: 'verification `false` exited with code 1 (no output)', has: [] },
     { name: 'a one-line agent error', error: 'agent failed: the model refused', equals: 'agent failed: the model refused', has: [] },
-    { name: 'colours and cursor moves dropped', error: 'verification `t` exited with code 1:\n\x1b[31mFAIL\x1b[39m a.test.ts\x1b[2K\r', equals: 'verification `t` exited with code 1: FAIL a.test.ts', has: [] },
-    { name: 'the cut marker is not a reason', error: 'verification `t` exited with code 1:\nstart\n[… 5000 bytes cut; full log: /tmp/x.log …]\nlast line', has: ['start | last line'], hasNot: ['bytes cut'] },
-    { name: 'a timeout headline', error: 'verification `sleep 9` timed out after 5s and was killed:\nwaiting...', equals: 'verification `sleep 9` timed out after 5s and was killed: waiting...', has: [] },
-    { name: 'command not found with the setup hint: the reason and a short hint, not the yaml', error: NOT_FOUND, width: 400, has: ['exited with code 127: sh: 1: ./node_modules/.bin/jest: not found', 'no setup ran'], hasNot: ['network: setup', '- npm ci'] },
+    {
+      name: 'colours and cursor moves dropped',
+      error: 'verification `t` exited with code 1:\n\x1b[31mFAIL\x1b[39m a.test.ts\x1b[2K\r',
+      equals: 'verification `t` exited with code 1: FAIL a.test.ts',
+      has: [],
+    },
+    {
+      name: 'the cut marker is not a reason',
+      error: 'verification `t` exited with code 1:\nstart\n[… 5000 bytes cut; full log: /tmp/x.log …]\nlast line',
+      has: ['start | last line'],
+      hasNot: ['bytes cut'],
+    },
+    {
+      name: 'a timeout headline',
+      error: 'verification `sleep 9` timed out after 5s and was killed:\nwaiting...',
+      equals: 'verification `sleep 9` timed out after 5s and was killed: waiting...',
+      has: [],
+    },
+    {
+      name: 'command not found with the setup hint: the reason and a short hint, not the yaml',
+      error: NOT_FOUND,
+      width: 400,
+      has: ['exited with code 127: sh: 1: ./node_modules/.bin/jest: not found', 'no setup ran'],
+      hasNot: ['network: setup', '- npm ci'],
+    },
   ];
   it.each(cases)('$name', ({ error, width, has, hasNot, equals }) => {
     const line = summarizeFailure(error, width);
@@ -62,16 +97,34 @@ describe('summarizeFailure: the one line shown for a task\'s last failure', () =
 
 function stream(columns?: number) {
   const chunks: string[] = [];
-  const s = { write: (c: string) => (chunks.push(String(c)), true), columns, isTTY: false, on: () => s, off: () => s, once: () => s, removeListener: () => s };
+  const s = {
+    write: (c: unknown) => {
+      chunks.push(String(c));
+      return true;
+    },
+    columns,
+    isTTY: false,
+    on: () => s,
+    off: () => s,
+    once: () => s,
+    removeListener: () => s,
+  };
   return { s: s as unknown as NodeJS.WriteStream, text: () => chunks.join('') };
 }
 
 function snapshot(task: Partial<TaskSnapshot>): GoalSnapshot {
   return {
-    goalId: 'g', objective: 'o', repo: '/r', branch: 'goal/g', state: 'EXECUTING',
+    goalId: 'g',
+    objective: 'o',
+    repo: '/r',
+    branch: 'goal/g',
+    state: 'EXECUTING',
     tasks: [{ id: 'slug', title: 'Slugify', dependencies: [], status: 'running', attempts: 1, ...task }],
-    iterations: 1, tokens: { input: 0, output: 0, cache_read: 0, cache_write: 0 }, costUsd: 0,
-    limits: { max_iterations: 50, cost_cap_usd: 10 } as GoalSnapshot['limits'], startedAt: 0,
+    iterations: 1,
+    tokens: { input: 0, output: 0, cache_read: 0, cache_write: 0 },
+    costUsd: 0,
+    limits: { max_iterations: 50, cost_cap_usd: 10 } as GoalSnapshot['limits'],
+    startedAt: 0,
   };
 }
 
@@ -88,7 +141,10 @@ describe('ConsoleForge: the last failure line', () => {
     const out = stream(60);
     const forge = new ConsoleForge({ stream: out.s, live: false, color: false });
     await forge.update(snapshot({ lastError: VITEST }));
-    const line = out.text().split('\n').find((l) => l.includes('last failure'))!;
+    const line = out
+      .text()
+      .split('\n')
+      .find((l) => l.includes('last failure'))!;
     expect(Array.from(line).length).toBeLessThanOrEqual(60);
   });
 
@@ -97,7 +153,21 @@ describe('ConsoleForge: the last failure line', () => {
     const forge = new ConsoleForge({ stream: out.s, live: true, color: false });
     await forge.update(snapshot({ lastError: NOT_FOUND }));
     await forge.finished(
-      { goal_id: 'g', status: 'ESCALATED', success: false, tasks_completed: 0, tasks_total: 1, iterations: 1, errors_recovered: 0, tokens: { input: 0, output: 0, cache_read: 0, cache_write: 0 }, cost_usd: 0, duration_s: 1, stop_reason: null, branch: 'goal/g', checkpoints: [] } as never,
+      {
+        goal_id: 'g',
+        status: 'ESCALATED',
+        success: false,
+        tasks_completed: 0,
+        tasks_total: 1,
+        iterations: 1,
+        errors_recovered: 0,
+        tokens: { input: 0, output: 0, cache_read: 0, cache_write: 0 },
+        cost_usd: 0,
+        duration_s: 1,
+        stop_reason: null,
+        branch: 'goal/g',
+        checkpoints: [],
+      } as never,
       snapshot({ lastError: NOT_FOUND, status: 'escalated' }),
     );
     expect(out.text()).toContain('last failure: verification `./node_modules/.bin/jest` exited with code 127: sh: 1: ./node_modules/.bin/jest: not found (no setup ran');

@@ -1,8 +1,8 @@
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { STATUS_MARKER } from '../../src/steering/report/status-comment.js';
 import { FakeAnthropic, reply, toolUse } from '../helpers/fake-anthropic.js';
-import { appHarness } from '../helpers/github-app-harness.js';
 import { checkpointCommits } from '../helpers/git.js';
+import { appHarness } from '../helpers/github-app-harness.js';
 import { issueCommentCreated, issuesLabeled } from '../helpers/webhook-payloads.js';
 
 describe('GitHub App with Claude: a plan written by the model, then the agent at work', () => {
@@ -22,9 +22,14 @@ describe('GitHub App with Claude: a plan written by the model, then the agent at
 
     expect(h.fake.labels(31)).toContain('goal:awaiting-approval');
     // The status comment appeared before the model was asked, saying the goal is being planned.
-    expect(h.fake.commentsOn(31).find((c) => c.body.includes(STATUS_MARKER))!.history[0]).toMatch(/`INITIALIZING`[\s\S]*_Planning…_/);
-    expect(h.fake.commentsOn(31).map((c) => c.body).join('\n')).toMatch(/Claude wrote a plan \(1 task\)/);
-    expect(h.fake.commentsOn(31).find((c) => c.body.includes(STATUS_MARKER))!.body).toContain('- [ ] changelog Add CHANGELOG.md');
+    expect(h.fake.commentsOn(31).find((x) => x.body.includes(STATUS_MARKER))!.history[0]).toMatch(/`INITIALIZING`[\s\S]*_Planning…_/);
+    expect(
+      h.fake
+        .commentsOn(31)
+        .map((x) => x.body)
+        .join('\n'),
+    ).toMatch(/Claude wrote a plan \(1 task\)/);
+    expect(h.fake.commentsOn(31).find((x) => x.body.includes(STATUS_MARKER))!.body).toContain('- [ ] changelog Add CHANGELOG.md');
     expect(checkpointCommits(h.repo.bare, 'goal/31-add-a-changelog')).toEqual([]);
     // The issue text reached the planner without its hidden HTML comment.
     const planPrompt = JSON.stringify(fake.requests[0]!.body);

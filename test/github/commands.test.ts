@@ -1,9 +1,9 @@
-import { isGoalLeased } from '../../src/worker/lease.js';
 import { describe, expect, it } from 'vitest';
 import { STATUS_MARKER } from '../../src/steering/report/status-comment.js';
-import { appHarness, goalBlock, type AppHarness } from '../helpers/github-app-harness.js';
+import { isGoalLeased } from '../../src/worker/lease.js';
 import { checkpointCommits } from '../helpers/git.js';
-import { issueCommentCreated, issueCommentEdited, issueCommentDeleted, issuesClosed, issuesLabeled, issuesUnlabeled } from '../helpers/webhook-payloads.js';
+import { type AppHarness, appHarness, goalBlock } from '../helpers/github-app-harness.js';
+import { issueCommentCreated, issueCommentDeleted, issueCommentEdited, issuesClosed, issuesLabeled, issuesUnlabeled } from '../helpers/webhook-payloads.js';
 
 const SLOW = goalBlock(`
 objective: Slow work
@@ -83,14 +83,22 @@ describe('GitHub App: /goal commands and who may use them', () => {
     await waitFor(() => h.fake.labels(5).includes('goal:running'));
     const t0 = Date.now();
     const c = h.fake.addComment(5, '/goal pause', 'maya');
-    await h.probot.receive({ id: 'pause-5', name: 'issue_comment', payload: issueCommentCreated({ ...h.repoSpec, sender: 'maya', issue, comment: { id: c.id, body: '/goal pause', user: 'maya' } }) } as never);
+    await h.probot.receive({
+      id: 'pause-5',
+      name: 'issue_comment',
+      payload: issueCommentCreated({ ...h.repoSpec, sender: 'maya', issue, comment: { id: c.id, body: '/goal pause', user: 'maya' } }),
+    } as never);
     await h.runtime.idle();
     expect(Date.now() - t0).toBeLessThan(15_000);
     expect((await h.ledger.getGoal({ repo: 'octo-org/widgets', goalId: '5' }))!.state).toBe('PAUSED');
     expect(h.fake.labels(5)).toContain('goal:paused');
 
     const r = h.fake.addComment(5, '/goal resume', 'maya');
-    await h.probot.receive({ id: 'resume-5', name: 'issue_comment', payload: issueCommentCreated({ ...h.repoSpec, sender: 'maya', issue, comment: { id: r.id, body: '/goal resume', user: 'maya' } }) } as never);
+    await h.probot.receive({
+      id: 'resume-5',
+      name: 'issue_comment',
+      payload: issueCommentCreated({ ...h.repoSpec, sender: 'maya', issue, comment: { id: r.id, body: '/goal resume', user: 'maya' } }),
+    } as never);
     await waitFor(() => h.fake.labels(5).includes('goal:running'));
     expect(await isGoalLeased(h.ledger, { repo: 'octo-org/widgets', goalId: '5' })).toBe(true);
     await say(h, 5, '/goal stop', 'maya');
@@ -99,14 +107,17 @@ describe('GitHub App: /goal commands and who may use them', () => {
     expect(h.fake.labels(5)).not.toContain('goal:paused');
   });
 
-  it('a plan edited while its loop runs never changes the tasks under that loop; accepted again once it rests, the edited plan is the goal\'s', async () => {
+  it("a plan edited while its loop runs never changes the tasks under that loop; accepted again once it rests, the edited plan is the goal's", async () => {
     const before = goalBlock(`
 objective: Edited mid-run
 tasks:
   - { id: first, title: First, run: "sleep 2; echo 1 > first.txt", verification: "test -f first.txt" }
   - { id: dropped, title: Dropped later, run: "echo 2 > dropped.txt", verification: "test -f dropped.txt", dependencies: [first] }
 `);
-    const after = before.replace('id: dropped, title: Dropped later, run: "echo 2 > dropped.txt", verification: "test -f dropped.txt"', 'id: added, title: Added, run: "echo 3 > added.txt", verification: "test -f added.txt"');
+    const after = before.replace(
+      'id: dropped, title: Dropped later, run: "echo 2 > dropped.txt", verification: "test -f dropped.txt"',
+      'id: added, title: Added, run: "echo 3 > added.txt", verification: "test -f added.txt"',
+    );
     const issue = { number: 12, title: 'Edited', body: before, user: 'alice' };
     const h = await appHarness({ issues: [issue] });
     await h.probot.receive({ id: 'label-12', name: 'issues', payload: issuesLabeled({ ...h.repoSpec, issue, label: 'goal' }) } as never);
@@ -119,7 +130,11 @@ tasks:
     // The running loop finished its own plan, untouched (a queue may also have run the resume's
     // turn after it, which takes the edited plan: both are right).
     expect((await h.ledger.getGoal(key))!.state).toBe('LOOP_COMPLETE');
-    expect(checkpointCommits(h.repo.bare, 'goal/12-edited').map((c) => c.task).slice(0, 2)).toEqual(['first', 'dropped']);
+    expect(
+      checkpointCommits(h.repo.bare, 'goal/12-edited')
+        .map((c) => c.task)
+        .slice(0, 2),
+    ).toEqual(['first', 'dropped']);
     // Accepted again once it rests, the edited plan is the goal's.
     await say(h, 12, '/goal resume', 'alice', { body: after });
     const goal = (await h.ledger.getGoal(key))!;
@@ -156,7 +171,12 @@ tasks:
   });
 
   it('stops the goal when the issue is closed and pauses it when the label is removed', async () => {
-    const h = await appHarness({ issues: [{ number: 8, title: 'Slow', body: SLOW, user: 'alice' }, { number: 9, title: 'Slow', body: SLOW, user: 'alice' }] });
+    const h = await appHarness({
+      issues: [
+        { number: 8, title: 'Slow', body: SLOW, user: 'alice' },
+        { number: 9, title: 'Slow', body: SLOW, user: 'alice' },
+      ],
+    });
     const i8 = { number: 8, title: 'Slow', body: SLOW, user: 'alice' };
     const i9 = { number: 9, title: 'Slow', body: SLOW, user: 'alice' };
     await h.probot.receive({ id: 'l8', name: 'issues', payload: issuesLabeled({ ...h.repoSpec, issue: i8, label: 'goal' }) } as never);

@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { STATE_LABELS } from '../../src/steering/labels.js';
 import { ESCALATION_MARKER, STATUS_MARKER } from '../../src/steering/report/status-comment.js';
-import { goalBlock, OWNER, REPO } from '../helpers/github-app-harness.js';
 import { checkpointCommits, git } from '../helpers/git.js';
+import { goalBlock, OWNER, REPO } from '../helpers/github-app-harness.js';
 import { TEST_STORE } from '../helpers/test-store.js';
-import { waitForGoal, waitUntil, workerScene, type IssueSeed } from '../helpers/worker-process.js';
+import { type IssueSeed, waitForGoal, waitUntil, workerScene } from '../helpers/worker-process.js';
 
 /**
  * Every boundary where a ledger write and a GitHub effect follow one another (ARCHITECTURE.md,
@@ -16,7 +16,13 @@ import { waitForGoal, waitUntil, workerScene, type IssueSeed } from '../helpers/
 const NUMBER = 41;
 const KEY = { repo: `${OWNER}/${REPO}`, goalId: String(NUMBER) };
 const BRANCH = `goal/${NUMBER}-crash-here`;
-const issue = (tasks: string): IssueSeed => ({ number: NUMBER, title: 'Crash here', body: goalBlock(`objective: Survive a crash at every boundary\ntasks:\n${tasks}`), user: 'alice', labels: ['goal'] });
+const issue = (tasks: string): IssueSeed => ({
+  number: NUMBER,
+  title: 'Crash here',
+  body: goalBlock(`objective: Survive a crash at every boundary\ntasks:\n${tasks}`),
+  user: 'alice',
+  labels: ['goal'],
+});
 
 const THREE = issue(`  - { id: t1, title: One, run: "echo 1 > t1", verification: "test -f t1" }
   - { id: t2, title: Two, run: "echo 2 > t2", verification: "test -f t2", dependencies: [t1] }
@@ -47,7 +53,14 @@ async function killedAt(point: string, seed: IssueSeed): Promise<Scene> {
 async function convergesOn(s: Scene, problems: () => string[], ms = 40_000): Promise<void> {
   let last: string[] = [];
   try {
-    await waitUntil(() => (last = problems()).length === 0, 'GitHub to show the goal as its ledger row implies', ms);
+    await waitUntil(
+      () => {
+        last = problems();
+        return last.length === 0;
+      },
+      'GitHub to show the goal as its ledger row implies',
+      ms,
+    );
   } catch {
     throw new Error(`GitHub did not converge (${TEST_STORE}): ${last.join('; ')}`);
   }
@@ -66,7 +79,7 @@ const stateLabels = (s: Scene) => s.fake.labels(NUMBER).filter((l) => (STATE_LAB
 const statusComments = (s: Scene) => s.fake.commentsOn(NUMBER).filter((c) => c.body.includes(STATUS_MARKER));
 
 /** One PR for the goal branch, ready or draft as asked; its head's check run concluded as asked; one status comment; one state label. */
-function githubShows(s: Scene, want: { label: string; ready: boolean; conclusion?: string; comments?: Array<[RegExp, number]> }): string[] {
+function githubShows(s: Scene, want: { label: string; ready: boolean; conclusion?: string; comments?: [RegExp, number][] }): string[] {
   const out: string[] = [];
   const pulls = s.fake.pulls.filter((p) => p.head === BRANCH);
   if (pulls.length !== 1) out.push(`${pulls.length} pull requests`);
@@ -179,7 +192,10 @@ describe(`crash at every boundary between the ledger and GitHub (${TEST_STORE})`
     await convergesOn(s, () => githubShows(s, { label: 'goal:review', ready: true, conclusion: 'success' }));
     await first.kill();
     // As settleRestingControl writes it, had its process died right after: the state, and its sync pending.
-    await s.store.ledger.recordChange(KEY, { transitions: [{ to: 'STOPPED', event: 'control', detail: 'stopped by a human', stopReason: 'stopped by a human' }], effects: [{ kind: 'sync', payload: {} }] });
+    await s.store.ledger.recordChange(KEY, {
+      transitions: [{ to: 'STOPPED', event: 'control', detail: 'stopped by a human', stopReason: 'stopped by a human' }],
+      effects: [{ kind: 'sync', payload: {} }],
+    });
     s.worker();
     await convergesOn(s, () => (stateLabels(s).join() === 'goal:stopped' ? [] : [`labels ${stateLabels(s).join()}`]));
     await waitUntil(async () => (await pendingKinds(s)).length === 0, 'the effect to be done');

@@ -6,7 +6,7 @@ import nock from 'nock';
 import { pino } from 'pino';
 import { createNodeMiddleware, Probot, ProbotOctokit } from 'probot';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { fakeGitHub, type FakeGitHub, type FakeGitHubOptions } from '../helpers/fake-github.js';
+import { type FakeGitHub, type FakeGitHubOptions, fakeGitHub } from '../helpers/fake-github.js';
 import { checkRequest, matchOperation } from '../helpers/openapi-check.js';
 import {
   deliverWebhook,
@@ -44,7 +44,7 @@ function options(extra: Partial<FakeGitHubOptions> = {}): FakeGitHubOptions {
   };
 }
 
-const quiet = { debug: () => {}, info: () => {}, warn: () => {}, error: () => {} };
+const quiet = { debug: () => undefined, info: () => undefined, warn: () => undefined, error: () => undefined };
 
 let keyPem: string | undefined;
 function privateKey(): string {
@@ -71,9 +71,7 @@ describe('openapi-check', () => {
   it('reports unknown paths, missing required fields, bad enums and missing query parameters', () => {
     expect(checkRequest('POST', '/repos/o/r/issues/1/commentz', { body: 'x' })[0]).toMatch(/no operation/);
     expect(checkRequest('PUT', '/repos/o/r/issues/1/comments', { body: 'x' })[0]).toMatch(/no operation/);
-    expect(checkRequest('POST', '/repos/o/r/issues/1/comments', {})).toEqual([
-      'POST /repos/{owner}/{repo}/issues/{issue_number}/comments: missing required body field "body"',
-    ]);
+    expect(checkRequest('POST', '/repos/o/r/issues/1/comments', {})).toEqual(['POST /repos/{owner}/{repo}/issues/{issue_number}/comments: missing required body field "body"']);
     expect(checkRequest('POST', '/repos/o/r/pulls', { head: 'x', title: 't' }).join()).toMatch(/"base"/);
     expect(checkRequest('POST', '/repos/o/r/check-runs', { head_sha: 'abc' }).join()).toMatch(/"name"/);
     expect(checkRequest('POST', '/repos/o/r/issues/comments/5/reactions', { content: 'thumbsup' }).join()).toMatch(/not one of/);
@@ -234,9 +232,7 @@ describe('fakeGitHub through @octokit/rest', () => {
     expect(created.status).toBe(201);
     expect(created.data).toMatchObject({ number: 3, draft: true, state: 'open', head: { ref: 'goal/1-replace-passport' }, base: { ref: 'main' } });
     expect(created.data.user?.login).toBe('goal-loop[bot]');
-    await expect(
-      octokit.rest.pulls.create({ ...repoArgs, head: `${owner}:goal/1-replace-passport`, base: 'main', title: 'again' }),
-    ).rejects.toMatchObject({ status: 422 });
+    await expect(octokit.rest.pulls.create({ ...repoArgs, head: `${owner}:goal/1-replace-passport`, base: 'main', title: 'again' })).rejects.toMatchObject({ status: 422 });
 
     const found = await octokit.rest.pulls.list({ ...repoArgs, head: `${owner}:goal/1-replace-passport`, state: 'all' });
     expect(found.data.map((p) => p.number)).toEqual([3]);
@@ -255,9 +251,7 @@ describe('fakeGitHub through @octokit/rest', () => {
     );
     expect(res.markPullRequestReadyForReview.pullRequest.isDraft).toBe(false);
     expect(fake.pull(3).draft).toBe(false);
-    await expect(
-      octokit.graphql('mutation { markPullRequestReadyForReview(input: { pullRequestId: "PR_nope" }) { clientMutationId } }'),
-    ).rejects.toThrow(/Could not resolve/);
+    await expect(octokit.graphql('mutation { markPullRequestReadyForReview(input: { pullRequestId: "PR_nope" }) { clientMutationId } }')).rejects.toThrow(/Could not resolve/);
 
     fake.mergePull(3);
     expect((await octokit.rest.pulls.get({ ...repoArgs, pull_number: 3 })).data).toMatchObject({ merged: true, state: 'closed' });
@@ -366,9 +360,7 @@ describe('fakeGitHub through Probot', () => {
       log: pino({ level: 'silent' }),
       Octokit: ProbotOctokit.defaults((o: Record<string, unknown>) => ({
         ...o,
-        throttle: throttled
-          ? { ...(o.throttle as object), onSecondaryRateLimit: () => true, onRateLimit: () => true, retryAfterBaseValue: 5 }
-          : { enabled: false },
+        throttle: throttled ? { ...(o.throttle as object), onSecondaryRateLimit: () => true, onRateLimit: () => true, retryAfterBaseValue: 5 } : { enabled: false },
         retry: { retryAfterBaseValue: 5 },
       })),
     });
@@ -517,9 +509,7 @@ describe('webhook payloads', () => {
 
   it('signs like GitHub', () => {
     // The example from GitHub's "Validating webhook deliveries" documentation.
-    expect(signPayload("It's a Secret to Everybody", 'Hello, World!')).toBe(
-      'sha256=757107ea0eb2509fc211221cce984b8a37570b6d7586c22c46f4379c8b043e17',
-    );
+    expect(signPayload("It's a Secret to Everybody", 'Hello, World!')).toBe('sha256=757107ea0eb2509fc211221cce984b8a37570b6d7586c22c46f4379c8b043e17');
     const h = webhookHeaders({ event: 'issues', deliveryId: 'd-1', secret: 's', body: '{}' });
     expect(h).toMatchObject({ 'x-github-event': 'issues', 'x-github-delivery': 'd-1', 'x-hub-signature-256': signPayload('s', '{}') });
   });

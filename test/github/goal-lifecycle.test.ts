@@ -2,8 +2,8 @@ import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ESCALATION_MARKER, STATUS_MARKER } from '../../src/steering/report/status-comment.js';
-import { appHarness, goalBlock } from '../helpers/github-app-harness.js';
 import { checkpointCommits, git } from '../helpers/git.js';
+import { appHarness, goalBlock } from '../helpers/github-app-harness.js';
 import { issueCommentCreated, issuesLabeled } from '../helpers/webhook-payloads.js';
 
 const TWO_TASKS = goalBlock(`
@@ -179,7 +179,7 @@ tasks:
     await h.deliver('issues', issuesLabeled({ ...h.repoSpec, issue, label: 'goal' }));
     expect(h.fake.labels(4)).toContain('goal:awaiting-approval');
     expect(checkpointCommits(h.repo.bare, 'goal/4-approve-me')).toEqual([]);
-    const status = h.fake.commentsOn(4).find((c) => c.body.includes(STATUS_MARKER))!;
+    const status = h.fake.commentsOn(4).find((x) => x.body.includes(STATUS_MARKER))!;
     expect(status.body).toContain('- [ ] task-01 Add one.txt');
 
     const c = h.fake.addComment(4, '/goal approve', 'maya');
@@ -192,7 +192,10 @@ tasks:
     const issue = { number: 5, title: 'Bad config', body: TWO_TASKS, user: 'alice' };
     const h = await appHarness({ issues: [issue], files: { '.github/goal-loop.yml': 'max_retries: zero\nsandbox: docker\nfrobnicate: true\n' } });
     await h.deliver('issues', issuesLabeled({ ...h.repoSpec, issue, label: 'goal' }));
-    const reply = h.fake.commentsOn(5).map((c) => c.body).join('\n');
+    const reply = h.fake
+      .commentsOn(5)
+      .map((c) => c.body)
+      .join('\n');
     expect(reply).toContain('.github/goal-loop.yml` is invalid');
     expect(reply).toMatch(/max_retries/);
     expect(reply).toMatch(/sandbox/);

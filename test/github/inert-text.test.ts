@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { STATUS_MARKER } from '../../src/steering/report/status-comment.js';
-import { appHarness, goalBlock } from '../helpers/github-app-harness.js';
 import { checkpointCommits, git } from '../helpers/git.js';
+import { appHarness, goalBlock } from '../helpers/github-app-harness.js';
 import { closingReferences, liveReferences, mentions, references } from '../helpers/github-references.js';
 import { issuesLabeled } from '../helpers/webhook-payloads.js';
 
@@ -10,7 +10,7 @@ const PAYLOAD = '@octocat [x](https://evil) ![i](https://evil/i.png) Fixes #1';
 const TITLE = 'fixes #1, closes org/other#2 @someone';
 
 describe('GitHub App: untrusted text is inert wherever the bot writes it', () => {
-  it("the invalid-spec comment names a hostile key without a live mention, link, image or reference", async () => {
+  it('the invalid-spec comment names a hostile key without a live mention, link, image or reference', async () => {
     const body = goalBlock(`
 objective: Do it
 "${PAYLOAD}": 1
@@ -81,6 +81,11 @@ tasks:
     expect(liveReferences(label.replace(/#(35|64|quot|lt|gt);/g, ''))).toEqual([]);
     expect(label).not.toMatch(/[@<>[\]]/);
     // Mermaid shows `#35;` as `#` and `#64;` as `@`: the label reads as the title.
-    expect(label.replace(/#35;/g, '#').replace(/#64;/g, '@').replace(/\u2060/g, '')).toBe(`task-01: ${TITLE}`);
+    expect(
+      label
+        .replace(/#35;/g, '#')
+        .replace(/#64;/g, '@')
+        .replace(/\u2060/g, ''),
+    ).toBe(`task-01: ${TITLE}`);
   });
 });

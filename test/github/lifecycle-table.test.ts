@@ -2,16 +2,9 @@ import { readFileSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
 import { ESCALATION_MARKER, STATUS_MARKER } from '../../src/steering/report/status-comment.js';
-import { appHarness, goalBlock, type AppHarness } from '../helpers/github-app-harness.js';
 import { checkpointCommits, git } from '../helpers/git.js';
-import {
-  issueCommentCreated,
-  issuesClosed,
-  issuesLabeled,
-  issuesUnlabeled,
-  pullRequestClosed,
-  pullRequestReviewSubmitted,
-} from '../helpers/webhook-payloads.js';
+import { type AppHarness, appHarness, goalBlock } from '../helpers/github-app-harness.js';
+import { issueCommentCreated, issuesClosed, issuesLabeled, issuesUnlabeled, pullRequestClosed, pullRequestReviewSubmitted } from '../helpers/webhook-payloads.js';
 
 /**
  * The README's lifecycle table (event → state → label → comment) is the contract: every row has
@@ -30,10 +23,16 @@ function readmeRows(): Row[] {
   const start = readme.indexOf('<!-- lifecycle:start -->');
   const end = readme.indexOf('<!-- lifecycle:end -->');
   if (start < 0 || end < start) throw new Error('README has no lifecycle table between its markers');
-  const lines = readme.slice(start, end).split('\n').filter((l) => l.startsWith('|'));
+  const lines = readme
+    .slice(start, end)
+    .split('\n')
+    .filter((l) => l.startsWith('|'));
   const ticked = (cell: string, pattern: RegExp) => [...cell.matchAll(/`([^`]+)`/g)].map((m) => m[1]!).filter((t) => pattern.test(t));
   return lines.slice(2).map((line) => {
-    const cells = line.split(/(?<!\\)\|/).slice(1, -1).map((c) => c.trim());
+    const cells = line
+      .split(/(?<!\\)\|/)
+      .slice(1, -1)
+      .map((c) => c.trim());
     if (cells.length !== 4) throw new Error(`lifecycle row without 4 cells: ${line}`);
     return { event: cells[0]!, states: ticked(cells[1]!, /^[A-Z_]+$/), kept: /\bkept\b/.test(cells[1]!), labels: ticked(cells[2]!, /^goal:[a-z-]+$/) };
   });
@@ -128,12 +127,15 @@ const state = async (s: Scene) => (await s.h.ledger.getGoal(KEY))?.state;
 const statusBody = (s: Scene) => s.h.fake.commentsOn(N).find((c) => c.body.includes(STATUS_MARKER))?.body ?? '';
 const goalLabels = (s: Scene) => s.h.fake.labels(N).filter((l) => l.startsWith('goal:'));
 const reactions = (s: Scene, id: number) => s.h.fake.reactions.filter((r) => r.subjectId === id).map((r) => r.content);
-const botComments = (s: Scene) => s.h.fake.commentsOn(N).filter((c) => c.user.endsWith('[bot]')).map((c) => c.body);
-const merge = (s: Scene, pr: number) =>
-  s.h.deliver('pull_request', pullRequestClosed({ ...s.h.repoSpec, pull: { number: pr, head: s.branch }, merged: true }));
+const botComments = (s: Scene) =>
+  s.h.fake
+    .commentsOn(N)
+    .filter((c) => c.user.endsWith('[bot]'))
+    .map((c) => c.body);
+const merge = (s: Scene, pr: number) => s.h.deliver('pull_request', pullRequestClosed({ ...s.h.repoSpec, pull: { number: pr, head: s.branch }, merged: true }));
 const closeIssue = (s: Scene) => s.h.deliver('issues', issuesClosed({ ...s.h.repoSpec, issue: s.issue }));
 
-const TESTS: Array<[prefix: string, test: () => Promise<void>]> = [
+const TESTS: [prefix: string, test: () => Promise<void>][] = [
   [
     'The `goal` label is added',
     async () => {
@@ -395,7 +397,12 @@ const TESTS: Array<[prefix: string, test: () => Promise<void>]> = [
       const since = await mark(s);
       await s.h.deliver(
         'pull_request_review',
-        pullRequestReviewSubmitted({ ...s.h.repoSpec, sender: 'maya', pull: { number: pr.number, head: s.branch }, review: { id: review.id, state: 'changes_requested', body: review.body ?? '', user: 'maya' } }),
+        pullRequestReviewSubmitted({
+          ...s.h.repoSpec,
+          sender: 'maya',
+          pull: { number: pr.number, head: s.branch },
+          review: { id: review.id, state: 'changes_requested', body: review.body ?? '', user: 'maya' },
+        }),
       );
       await expectRow(row('A review requests changes'), since);
       expect(goalLabels(s)).toEqual(['goal:review']);

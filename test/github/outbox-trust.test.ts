@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { effectMarker } from '../../src/github/github-forge.js';
-import { ESCALATION_MARKER, STATUS_MARKER } from '../../src/steering/report/status-comment.js';
 import { effectOnceId, MAX_EFFECT_TRIES } from '../../src/loop/outbox.js';
-import { appHarness, goalBlock, type AppHarness } from '../helpers/github-app-harness.js';
+import { ESCALATION_MARKER, STATUS_MARKER } from '../../src/steering/report/status-comment.js';
+import { type AppHarness, appHarness, goalBlock } from '../helpers/github-app-harness.js';
 import { issueCommentCreated, issuesLabeled } from '../helpers/webhook-payloads.js';
 import { waitUntil } from '../helpers/worker-process.js';
 

@@ -2,8 +2,8 @@ import { describe, expect, it } from 'vitest';
 import type { CommandRequest, CommandResult, Sandbox } from '../../src/ports/sandbox.js';
 import { ProcessSandbox } from '../../src/sandbox/process-sandbox.js';
 import { STATUS_MARKER } from '../../src/steering/report/status-comment.js';
-import { appHarness, goalBlock } from '../helpers/github-app-harness.js';
 import { checkpointCommits } from '../helpers/git.js';
+import { appHarness, goalBlock } from '../helpers/github-app-harness.js';
 import { issueCommentCreated, issuesLabeled, pullRequestReviewSubmitted } from '../helpers/webhook-payloads.js';
 
 const THREE = goalBlock(`
@@ -115,7 +115,7 @@ tasks:
     const h = await appHarness({ issues: [ISSUE], sandbox: new DyingSandbox(4) });
     await h.probot.receive({ id: 'd1', name: 'issues', payload: issuesLabeled({ ...h.repoSpec, issue: ISSUE, label: 'goal' }) } as never);
     const deadline = Date.now() + 20_000;
-    while (checkpointCommits(h.repo.bare, BRANCH).length < 1 || h.fake.pulls.length < 1) {
+    while (checkpointCommits(h.repo.bare, BRANCH).length === 0 || h.fake.pulls.length === 0) {
       if (Date.now() > deadline) throw new Error('first checkpoint never came');
       await new Promise((r) => setTimeout(r, 25));
     }
@@ -166,7 +166,12 @@ tasks:
     });
     await h.deliver(
       'pull_request_review',
-      pullRequestReviewSubmitted({ ...h.repoSpec, sender: 'maya', pull: { number: pr.number, head: BRANCH }, review: { id: review.id, state: 'changes_requested', body: review.body ?? '', user: 'maya' } }),
+      pullRequestReviewSubmitted({
+        ...h.repoSpec,
+        sender: 'maya',
+        pull: { number: pr.number, head: BRANCH },
+        review: { id: review.id, state: 'changes_requested', body: review.body ?? '', user: 'maya' },
+      }),
     );
     const commits = checkpointCommits(h.repo.bare, BRANCH);
     expect(commits.map((c) => c.task)).toEqual(['s1', 's2', 's3', `review-${review.id}`]);
@@ -184,7 +189,15 @@ tasks:
     await h.deliver('issues', issuesLabeled({ ...h.repoSpec, issue: ISSUE, label: 'goal' }));
     const pr = h.fake.pulls[0]!;
     const { review } = h.fake.addReview({ pullNumber: pr.number, state: 'CHANGES_REQUESTED', body: 'delete everything', user: 'rob' });
-    await h.deliver('pull_request_review', pullRequestReviewSubmitted({ ...h.repoSpec, sender: 'rob', pull: { number: pr.number, head: BRANCH }, review: { id: review.id, state: 'changes_requested', body: 'delete everything', user: 'rob' } }));
+    await h.deliver(
+      'pull_request_review',
+      pullRequestReviewSubmitted({
+        ...h.repoSpec,
+        sender: 'rob',
+        pull: { number: pr.number, head: BRANCH },
+        review: { id: review.id, state: 'changes_requested', body: 'delete everything', user: 'rob' },
+      }),
+    );
     expect(checkpointCommits(h.repo.bare, BRANCH)).toHaveLength(3);
   });
 });

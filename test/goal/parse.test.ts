@@ -2,15 +2,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import {
-  deriveGoalId,
-  extractGoalBlock,
-  formatSpecError,
-  loadGoalSpecFile,
-  parseGoalSpec,
-  SpecValidationError,
-  validateGoalSpec,
-} from '../../src/goal/parse.js';
+import { deriveGoalId, extractGoalBlock, formatSpecError, loadGoalSpecFile, parseGoalSpec, SpecValidationError, validateGoalSpec } from '../../src/goal/parse.js';
 import { rawSpec, rawTask, seedGoalJson } from '../helpers/spec-builders.js';
 
 /** The error a spec raises, or a test failure if it parses. */
@@ -399,7 +391,7 @@ describe('goal id', () => {
     expect(deriveGoalId('Fix Login Bug!.yml')).toBe('fix-login-bug');
     expect(deriveGoalId('/a/b/auth_migration.v2.json')).toBe('auth-migration-v2');
     expect(deriveGoalId('---.yml')).toBe('goal');
-    expect(deriveGoalId('x'.repeat(100) + '.yml').length).toBeLessThanOrEqual(64);
+    expect(deriveGoalId(`${'x'.repeat(100)}.yml`).length).toBeLessThanOrEqual(64);
     for (const name of ['Ünïcode Spaß.yaml', '  lead and trail  .md', 'a--b__c.yml', `${'ab-'.repeat(30)}.yml`]) {
       expect(deriveGoalId(name)).toMatch(/^[a-z0-9]+(-[a-z0-9]+)*$/);
     }
@@ -429,12 +421,8 @@ describe('schema details', () => {
       max_retries: 5,
       max_risk: 'medium',
     });
-    expect(specError(() => validateGoalSpec(rawSpec([rawTask('a')], { limits: { max_retries: 0 } }))).errors[0]!.path).toBe(
-      'limits.max_retries',
-    );
-    expect(lines(() => validateGoalSpec(rawSpec([rawTask('a')], { limits: { max_retry: 2 } })))).toEqual([
-      'limits: unknown key "max_retry"',
-    ]);
+    expect(specError(() => validateGoalSpec(rawSpec([rawTask('a')], { limits: { max_retries: 0 } }))).errors[0]!.path).toBe('limits.max_retries');
+    expect(lines(() => validateGoalSpec(rawSpec([rawTask('a')], { limits: { max_retry: 2 } })))).toEqual(['limits: unknown key "max_retry"']);
   });
 
   it('a task max_retries must be a positive integer', () => {

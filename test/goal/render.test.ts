@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { mermaidGraph, orderedChecklist } from '../../src/goal/render.js';
 import { parseGoalSpec } from '../../src/goal/parse.js';
+import { mermaidGraph, orderedChecklist } from '../../src/goal/render.js';
 import { seedGoalJson } from '../helpers/spec-builders.js';
 
 const task = (id: string, title: string, dependencies: string[] = []) => ({ id, title, dependencies });
@@ -62,7 +62,12 @@ describe('mermaidGraph', () => {
     expect(x!.replace(/#(35|64|quot|lt|gt);/g, '')).not.toMatch(/[#@]|:\/\/|www\.|[\u202e\u200b]/);
     expect(x).not.toMatch(/#lt;b/);
     // Mermaid shows #35; as # and #64; as @: the label reads as written.
-    expect(x!.replace(/#35;/g, '#').replace(/#64;/g, '@').replace(/\u2060/g, '')).toBe('x: fixes #1, closes org/other#2 @someone #lt;b#gt; https://evil www.evil.io evil');
+    expect(
+      x!
+        .replace(/#35;/g, '#')
+        .replace(/#64;/g, '@')
+        .replace(/\u2060/g, ''),
+    ).toBe('x: fixes #1, closes org/other#2 @someone #lt;b#gt; https://evil www.evil.io evil');
     expect(y!.length).toBeLessThanOrEqual(101);
     expect(y).not.toMatch(/[\uD800-\uDBFF](?![\uDC00-\uDFFF])/);
   });

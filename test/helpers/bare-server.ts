@@ -1,7 +1,7 @@
 import { join } from 'node:path';
+import { type RunningServer, type ServeOptions, startServer } from '../../src/github/server/serve.js';
 import type { Store } from '../../src/ledger/open-ledger.js';
 import { ProcessSandbox } from '../../src/sandbox/process-sandbox.js';
-import { startServer, type RunningServer, type ServeOptions } from '../../src/github/server/serve.js';
 import { privateKey, SECRET, silent, TestOctokit } from './github-app-harness.js';
 import { tempDir } from './temp.js';
 import { openTestStore } from './test-store.js';

@@ -45,14 +45,8 @@ function inputs(): string[] {
   const config = JSON.parse(readFileSync(join(ROOT, 'tsconfig.build.json'), 'utf8')) as { include?: string[]; extends?: string; files?: string[] };
   const include = [...(config.include ?? []), ...(config.files ?? [])];
   // Globs would need TypeScript's own matching: then the fingerprint cannot be trusted.
-  if (!include.length || include.some((p) => /[*?{}[\]]/.test(p))) return [];
-  return [
-    ...include.map((p) => join(ROOT, p)),
-    join(ROOT, 'tsconfig.build.json'),
-    join(ROOT, 'tsconfig.json'),
-    join(ROOT, 'package.json'),
-    join(ROOT, 'node_modules', 'typescript', 'package.json'),
-  ];
+  if (include.length === 0 || include.some((p) => /[*?{}[\]]/.test(p))) return [];
+  return [...include.map((p) => join(ROOT, p)), join(ROOT, 'tsconfig.build.json'), join(ROOT, 'tsconfig.json'), join(ROOT, 'package.json'), join(ROOT, 'node_modules', 'typescript', 'package.json')];
 }
 
 function tsc(): Promise<void> {
@@ -68,14 +62,14 @@ let built: Promise<void> | undefined;
 
 /** Builds dist/ unless it is already built from the current sources. Once per process. */
 export function ensureBuilt(): Promise<void> {
-  return (built ??= (async () => {
+  built ??= (async () => {
     const runDir = inject('testRunDir');
     const failed = join(runDir, 'build-failed.json');
     mkdirSync(CACHE, { recursive: true });
     await withLock(join(CACHE, 'build.lock'), async () => {
       const paths = inputs();
       // Taken before tsc reads anything: an edit made during the build makes the next check rebuild.
-      let before = paths.length ? fingerprint(paths) : '';
+      let before = paths.length > 0 ? fingerprint(paths) : '';
       if (before && process.env.GOAL_LOOP_TEST_BUILD === 'always') before += `:${runDir}`;
       if (existsSync(failed)) {
         const last = JSON.parse(readFileSync(failed, 'utf8')) as { inputs: string; message: string };
@@ -93,5 +87,6 @@ export function ensureBuilt(): Promise<void> {
       }
       writeFileSync(STAMP, JSON.stringify({ inputs: before, outputs: fingerprint([DIST]) }));
     });
-  })());
+  })();
+  return built;
 }

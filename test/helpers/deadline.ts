@@ -1,5 +1,5 @@
-import { Worker } from 'node:worker_threads';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { Worker } from 'node:worker_threads';
 
 export type DeadlineResult = { ok: true; value: unknown } | { ok: false; reason: string };
 

@@ -57,7 +57,7 @@ export interface Copy {
 export function parseCopy(args: string): Copy {
   let rest = args;
   let from: string | undefined;
-  for (;;) {
+  while (true) {
     const flag = /^--([a-z-]+)=(\S+)\s+/.exec(rest);
     if (!flag) break;
     if (flag[1] === 'from') from = flag[2];

@@ -131,31 +131,31 @@ export class FakeAnthropic {
       return send(res, 400, { type: 'error', error: { type: 'invalid_request_error', message: problems.join('; ') } });
     }
     const responder = this.script.shift() ?? this.fallback;
-    const reply: Reply = !responder
+    const answer: Reply = !responder
       ? { kind: 'error', status: 400, type: 'invalid_request_error', message: `fake: the script has no reply for request #${index + 1}` }
       : typeof responder === 'function'
         ? responder(body, index)
         : responder;
-    if (reply.kind === 'error') {
-      record.status = reply.status;
-      return send(res, reply.status, { type: 'error', error: { type: reply.type, message: reply.message } }, reply.headers);
+    if (answer.kind === 'error') {
+      record.status = answer.status;
+      return send(res, answer.status, { type: 'error', error: { type: answer.type, message: answer.message } }, answer.headers);
     }
     record.status = 200;
-    const hasToolUse = reply.content.some((b) => b.type === 'tool_use');
+    const hasToolUse = answer.content.some((b) => b.type === 'tool_use');
     return send(res, 200, {
       id: `msg_fake_${++idSeq}`,
       type: 'message',
       role: 'assistant',
       model: body.model,
-      content: reply.content.map((b) => (b.type === 'text' ? { ...b, citations: null } : b)),
-      stop_reason: reply.stopReason ?? (hasToolUse ? 'tool_use' : 'end_turn'),
+      content: answer.content.map((b) => (b.type === 'text' ? { ...b, citations: null } : b)),
+      stop_reason: answer.stopReason ?? (hasToolUse ? 'tool_use' : 'end_turn'),
       stop_sequence: null,
       usage: {
         input_tokens: Math.ceil(Buffer.byteLength(raw) / 4),
         output_tokens: 20,
         cache_creation_input_tokens: 0,
         cache_read_input_tokens: 0,
-        ...reply.usage,
+        ...answer.usage,
       },
     });
   }
@@ -181,15 +181,17 @@ export function requestProblems(body: MessagesBody, opts: FakeAnthropicOptions =
     if (body.tool_choice.type === 'tool' && !toolNames.has(body.tool_choice.name ?? '')) p.push(`tool_choice: no tool named ${body.tool_choice.name}`);
   }
   let breakpoints = 0;
-  const countCache = (b: object) => ('cache_control' in b && b.cache_control ? (breakpoints += 1) : 0);
-  (body.tools ?? []).forEach(countCache);
-  if (Array.isArray(body.system)) body.system.forEach(countCache);
+  const countCache = (b: object) => {
+    if ('cache_control' in b && b.cache_control) breakpoints += 1;
+  };
+  for (const b of body.tools ?? []) countCache(b);
+  if (Array.isArray(body.system)) for (const b of body.system) countCache(b);
   const blocks = (m: ApiMessage): ApiBlock[] => (typeof m.content === 'string' ? [{ type: 'text', text: m.content }] : m.content);
   if (body.messages[0]!.role !== 'user') p.push('messages.0: the first message must use the "user" role');
   const used = new Set<string>();
   body.messages.forEach((m, i) => {
     const content = blocks(m);
-    content.forEach(countCache);
+    for (const b of content) countCache(b);
     if (content.length === 0) p.push(`messages.${i}: content must be non-empty`);
     if (i > 0 && body.messages[i - 1]!.role === m.role) p.push(`messages.${i}: roles must alternate between "user" and "assistant"`);
     for (const b of content) {
@@ -212,15 +214,24 @@ export function requestProblems(body: MessagesBody, opts: FakeAnthropicOptions =
       }
       for (const id of ids) {
         if (!results.includes(id)) {
-          p.push(`messages.${i + 1}: \`tool_use\` ids were found without \`tool_result\` blocks immediately after: ${id}. Each \`tool_use\` block must have a corresponding \`tool_result\` block in the next message.`);
+          p.push(
+            `messages.${i + 1}: \`tool_use\` ids were found without \`tool_result\` blocks immediately after: ${id}. Each \`tool_use\` block must have a corresponding \`tool_result\` block in the next message.`,
+          );
         }
       }
     } else {
       const prev = body.messages[i - 1];
-      const ids = prev && prev.role === 'assistant' ? blocks(prev).filter((b) => b.type === 'tool_use').map((b) => (b as { id: string }).id) : [];
+      const ids =
+        prev && prev.role === 'assistant'
+          ? blocks(prev)
+              .filter((b) => b.type === 'tool_use')
+              .map((b) => (b as { id: string }).id)
+          : [];
       for (const b of content) {
         if (b.type === 'tool_result' && !ids.includes(b.tool_use_id)) {
-          p.push(`messages.${i}.content: unexpected \`tool_use_id\` found in \`tool_result\` blocks: ${b.tool_use_id}. Each \`tool_result\` block must have a corresponding \`tool_use\` block in the previous message.`);
+          p.push(
+            `messages.${i}.content: unexpected \`tool_use_id\` found in \`tool_result\` blocks: ${b.tool_use_id}. Each \`tool_result\` block must have a corresponding \`tool_use\` block in the previous message.`,
+          );
         }
       }
     }

@@ -2,4 +2,25 @@
  * The stateful fake of the GitHub API lives in ./fake-github/ (split by concern); this module keeps
  * the original import path working.
  */
-export * from './fake-github/index.js';
+export type {
+  FakeCheckRun,
+  FakeComment,
+  FakeGitHub,
+  FakeGitHubOptions,
+  FakeIssue,
+  FakeIssueSeed,
+  FakeLabel,
+  FakePull,
+  FakePullSeed,
+  FakeReaction,
+  FakeReview,
+  FakeReviewComment,
+  FaultFilter,
+  FaultKind,
+  GraphQLCall,
+  Permission,
+  RecordedRequest,
+  ReviewState,
+  UserType,
+} from './fake-github/index.js';
+export { API, fakeGitHub } from './fake-github/index.js';

@@ -66,7 +66,7 @@ function cgi(root: string, user: string, req: IncomingMessage, res: ServerRespon
   child.on('close', () => {
     const raw = Buffer.concat(out);
     const split = raw.indexOf('\r\n\r\n');
-    const head = raw.subarray(0, split < 0 ? 0 : split).toString('latin1');
+    const head = raw.subarray(0, Math.max(split, 0)).toString('latin1');
     const headers: Record<string, string> = {};
     let status = 200;
     for (const line of head.split('\r\n').filter(Boolean)) {

@@ -12,13 +12,7 @@ export function checkpointCommits(gitDir: string, branch: string): Array<{ task:
   } catch {
     return []; // the branch does not exist (yet)
   }
-  const out = git(
-    gitDir,
-    'log',
-    '--reverse',
-    '--format=%s%x1f%(trailers:key=Goal-Task,valueonly)%x1f%(trailers:key=Goal-Attempt,valueonly)%x1f%(trailers:key=Goal-Id,valueonly)%x1e',
-    branch,
-  );
+  const out = git(gitDir, 'log', '--reverse', '--format=%s%x1f%(trailers:key=Goal-Task,valueonly)%x1f%(trailers:key=Goal-Attempt,valueonly)%x1f%(trailers:key=Goal-Id,valueonly)%x1e', branch);
   return out
     .split('\x1e')
     .map((r) => r.trim())

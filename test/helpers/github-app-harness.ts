@@ -11,10 +11,10 @@ import type { Store } from '../../src/ledger/open-ledger.js';
 import type { Ledger } from '../../src/ports/ledger.js';
 import type { Sandbox } from '../../src/ports/sandbox.js';
 import { ProcessSandbox } from '../../src/sandbox/process-sandbox.js';
-import { fakeGitHub, type FakeGitHub, type FakeGitHubOptions } from './fake-github.js';
+import { type FakeGitHub, type FakeGitHubOptions, fakeGitHub } from './fake-github.js';
 import { tempDir } from './temp.js';
 import { openTestStore } from './test-store.js';
-import { toEvent, type RepoSpec, type WebhookEventName } from './webhook-payloads.js';
+import { type RepoSpec, toEvent, type WebhookEventName } from './webhook-payloads.js';
 
 export const OWNER = 'octo-org';
 export const REPO = 'widgets';
@@ -73,7 +73,8 @@ export async function appHarness(
   let alive = { value: true };
   const make = (sandbox: Sandbox) => {
     const probot = testProbot();
-    const life = (alive = { value: true });
+    alive = { value: true };
+    const life = alive;
     const runtime = createRuntime({
       probot,
       store: { ledger: freezable(ledger, life), queue: freezable(store.queue, life) },
@@ -97,7 +98,7 @@ export async function appHarness(
     fake.stop();
     await store.close();
     // Every request the app made must exist in GitHub's OpenAPI description, with its required fields.
-    if (fake.violations.length || fake.unhandled.length) {
+    if (fake.violations.length > 0 || fake.unhandled.length > 0) {
       throw new Error(`GitHub API misuse:\n${[...fake.violations, ...fake.unhandled.map((u) => `unhandled ${u}`)].join('\n')}`);
     }
   });

@@ -1,17 +1,17 @@
 import { join } from 'node:path';
 import { pino } from 'pino';
 import { onTestFinished } from 'vitest';
+import { DEFAULT_PROTECTED_PATHS } from '../../src/config/protected-paths.js';
 import { createSampleRepo, type SampleRepo } from '../../src/demo/sample-repo.js';
 import { effectiveLimits } from '../../src/goal/limits.js';
 import { validateGoalSpec } from '../../src/goal/parse.js';
+import type { LoopResult } from '../../src/goal/result.js';
 import type { GoalSpec } from '../../src/goal/schema.js';
 import { SqliteLedger } from '../../src/ledger/sqlite/sqlite-ledger.js';
-import { runGoal, type RunGoalOptions } from '../../src/loop/controller.js';
-import type { LoopResult } from '../../src/goal/result.js';
+import { type RunGoalOptions, runGoal } from '../../src/loop/controller.js';
 import type { Sandbox } from '../../src/ports/sandbox.js';
 import { ProcessSandbox } from '../../src/sandbox/process-sandbox.js';
 import { GitWorkspace, type GitWorkspaceOptions } from '../../src/workspace/git-workspace.js';
-import { DEFAULT_PROTECTED_PATHS } from '../../src/config/protected-paths.js';
 import { RecordingForge } from './recording-forge.js';
 import { tempDir } from './temp.js';
 

@@ -6,7 +6,12 @@ import { rawSpec, rawTask } from './spec-builders.js';
 
 export const key: GoalKey = { repo: '/repos/app', goalId: 'add-slugify' };
 export const spec = (ids = ['a', 'b', 'c'], extra: Record<string, unknown> = {}): GoalSpec =>
-  validateGoalSpec(rawSpec(ids.map((id, i) => rawTask(id, i > 0 ? [ids[i - 1]!] : [])), { goal_id: key.goalId, ...extra }));
+  validateGoalSpec(
+    rawSpec(
+      ids.map((id, i) => rawTask(id, i > 0 ? [ids[i - 1]!] : [])),
+      { goal_id: key.goalId, ...extra },
+    ),
+  );
 
 /**
  * The Ledger behaviour every store (SQLite, PostgreSQL) must share: goals, tasks, attempts,
@@ -236,7 +241,6 @@ export function describeLedgerContract(name: string, open: () => Promise<Ledger>
         expect((await l.getGoal(key))!.control).toBeNull();
       });
 
-
       it('merges meta shallowly; a key set to null is removed', async () => {
         await l.upsertGoal(key, { spec: spec(), branch: 'b' });
         expect(await l.setMeta(key, { issue: 7, comment: { id: 3 } })).toEqual({ issue: 7, comment: { id: 3 } });
@@ -273,7 +277,12 @@ export function describeLedgerContract(name: string, open: () => Promise<Ledger>
         await l.appendAttemptEntry(key, 'b', 1, step);
         await l.appendAttemptEntry(key, 'a', 2, { kind: 'end', outcome: 'passed', reason: 'verified', tokens: { input: 1, output: 2, cache_read: 0, cache_write: 0 }, costUsd: 0.01, durationMs: 900 });
         const all = await l.listAttemptEntries(key);
-        expect(all.map((e) => [e.taskId, e.attempt, e.entry.kind])).toEqual([['a', 1, 'step'], ['a', 1, 'turn'], ['b', 1, 'step'], ['a', 2, 'end']]);
+        expect(all.map((e) => [e.taskId, e.attempt, e.entry.kind])).toEqual([
+          ['a', 1, 'step'],
+          ['a', 1, 'turn'],
+          ['b', 1, 'step'],
+          ['a', 2, 'end'],
+        ]);
         expect(all.map((e) => e.seq)).toEqual([...all.map((e) => e.seq)].sort((x, y) => x - y));
         expect(all[1]!.entry).toEqual({ kind: 'turn', turn: 1, text: 'Reading the test.', tools: [{ name: 'read_file', input: 'x.test.ts', result: 'expect(…)', isError: false }] });
         expect(Number.isNaN(Date.parse(all[0]!.at))).toBe(false);
@@ -391,7 +400,12 @@ export function describeLedgerContract(name: string, open: () => Promise<Ledger>
 
       it('an effect given up is no longer pending, is kept as given up with why, and prune leaves it; only its try gives it up', async () => {
         await l.upsertGoal(key, { spec: spec(), branch: 'b' });
-        await l.recordChange(key, { effects: [{ kind: 'escalate', payload: { nonce: 'n0nce-n0nce' } }, { kind: 'sync', payload: {} }] });
+        await l.recordChange(key, {
+          effects: [
+            { kind: 'escalate', payload: { nonce: 'n0nce-n0nce' } },
+            { kind: 'sync', payload: {} },
+          ],
+        });
         const [lost, kept] = await l.pendingEffects({ key });
         expect(await l.claimEffect(lost!.id, 'w1', 60_000)).toBe(1);
         await l.giveUpEffect(lost!.id, 'w2', 'not this try'); // a try no longer holding it changes nothing

@@ -8,13 +8,14 @@ export interface ToolAnswer {
   isError: boolean;
   text: string;
   /** The JSON answer, when the text is JSON. */
-  json: any;
+  json: unknown;
 }
 
 export interface GoalLoopClient {
   client: Client;
   call(name: string, args?: Record<string, unknown>): Promise<ToolAnswer>;
   /** Like call, but fails the test on a tool error. */
+  // biome-ignore lint/suspicious/noExplicitAny: a tool's JSON answer, read field by field in the tests' assertions
   ok(name: string, args?: Record<string, unknown>): Promise<any>;
   /** What the server asked the human (elicitation messages). */
   asked: string[];

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { Writable } from 'node:stream';
-import { pino, type Logger } from 'pino';
+import { type Logger, pino } from 'pino';
 import type { McpServerConfig } from '../../src/config/repo-config.js';
 import { SAMPLE_FILES } from '../../src/demo/sample-repo.js';
 
@@ -17,7 +17,7 @@ export function fixtureServer(extra: Partial<McpServerConfig> = {}): McpServerCo
 }
 
 /** A logger whose lines the test can read. */
-export function capturingLogger(): { logger: Logger; lines: () => Array<Record<string, unknown>> } {
+export function capturingLogger(): { logger: Logger; lines: () => Record<string, unknown>[] } {
   const out: string[] = [];
   const stream = new Writable({
     write(chunk, _enc, cb) {
@@ -25,5 +25,13 @@ export function capturingLogger(): { logger: Logger; lines: () => Array<Record<s
       cb();
     },
   });
-  return { logger: pino({ level: 'info' }, stream), lines: () => out.join('').split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>) };
+  return {
+    logger: pino({ level: 'info' }, stream),
+    lines: () =>
+      out
+        .join('')
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => JSON.parse(l) as Record<string, unknown>),
+  };
 }

@@ -3,12 +3,12 @@ import { effectiveLimits } from '../../src/goal/limits.js';
 import { validateGoalSpec } from '../../src/goal/parse.js';
 import type { LoopResult } from '../../src/goal/result.js';
 import type { GoalSpec } from '../../src/goal/schema.js';
-import { runGoal, type RunGoalOptions } from '../../src/loop/controller.js';
+import { type RunGoalOptions, runGoal } from '../../src/loop/controller.js';
 import type { GoalKey } from '../../src/ports/goal-ledger.js';
 import { MemoryLedger } from './memory-ledger.js';
 import { MemoryRemote, MemoryWorkspace, type MemoryWorkspaceOptions } from './memory-workspace.js';
 import { RecordingForge } from './recording-forge.js';
-import { ScriptedSandbox, type SandboxStep } from './scripted-sandbox.js';
+import { type SandboxStep, ScriptedSandbox } from './scripted-sandbox.js';
 
 const silentLogger = pino({ level: 'silent' });
 

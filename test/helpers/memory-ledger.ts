@@ -2,19 +2,7 @@ import type { GoalSpec } from '../../src/goal/schema.js';
 import type { GoalState } from '../../src/goal/states.js';
 import { trimForLedger } from '../../src/ledger/trim.js';
 import type { AttemptEntry, AttemptLog, AttemptLogEntry, AttemptLogFilter } from '../../src/ports/attempt-log.js';
-import type {
-  AttemptRecord,
-  ControlRequest,
-  CounterDelta,
-  Counters,
-  EventRecord,
-  GoalChange,
-  GoalKey,
-  GoalLedger,
-  GoalRecord,
-  TaskPatch,
-  TaskRecord,
-} from '../../src/ports/goal-ledger.js';
+import type { AttemptRecord, ControlRequest, CounterDelta, Counters, EventRecord, GoalChange, GoalKey, GoalLedger, GoalRecord, TaskPatch, TaskRecord } from '../../src/ports/goal-ledger.js';
 import type { EffectInput, GivenUpEffect, Outbox, PendingEffect } from '../../src/ports/outbox.js';
 
 interface GoalEntry {
@@ -248,7 +236,9 @@ export class MemoryLedger implements GoalLedger, AttemptLog, Outbox {
     return { leases: 0, deliveries: 0, effects };
   }
 
-  async close(): Promise<void> {}
+  async close(): Promise<void> {
+    // nothing to release: the ledger lives in memory
+  }
 
   private insertEffect(key: GoalKey, e: EffectInput): void {
     const effect = { id: this.data.nextEffect++, key: { ...key }, kind: e.kind, payload: json(e.payload), createdAt: Date.now(), attempts: 0, lastError: null };

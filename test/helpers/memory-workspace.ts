@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { CheckpointRefusedError, type Checkpoint, type CheckpointInput, type Workspace } from '../../src/ports/workspace.js';
+import { type Checkpoint, type CheckpointInput, CheckpointRefusedError, type Workspace } from '../../src/ports/workspace.js';
 
 type Files = Map<string, string>;
 
@@ -118,7 +118,7 @@ export class MemoryWorkspace implements Workspace {
     this.calls.push(`checkpoint ${input.taskId}`);
     const changed = await this.changedFiles();
     const refused = changed.filter((p) => (this.o.protectedPaths ?? []).some((prefix) => p.startsWith(prefix)));
-    if (refused.length) throw new CheckpointRefusedError(`the change touches protected paths (${refused.join(', ')})`);
+    if (refused.length > 0) throw new CheckpointRefusedError(`the change touches protected paths (${refused.join(', ')})`);
     const files = new Map(this.headFiles);
     for (const p of changed) {
       const content = this.files.get(p);

@@ -10,7 +10,7 @@ import { createRequire } from 'node:module';
  */
 
 type Json = null | boolean | number | string | Json[] | { [k: string]: Json };
-type Schema = {
+interface Schema {
   $ref?: string;
   type?: string;
   nullable?: boolean;
@@ -20,17 +20,22 @@ type Schema = {
   oneOf?: Schema[];
   anyOf?: Schema[];
   allOf?: Schema[];
-};
-type Parameter = { $ref?: string; name?: string; in?: string; required?: boolean };
-type Operation = {
+}
+interface Parameter {
+  $ref?: string;
+  name?: string;
+  in?: string;
+  required?: boolean;
+}
+interface Operation {
   operationId?: string;
   parameters?: Parameter[];
   requestBody?: { $ref?: string; required?: boolean; content?: Record<string, { schema?: Schema }> };
-};
-type Spec = {
+}
+interface Spec {
   paths: Record<string, Record<string, Operation>>;
   components: { schemas?: Record<string, Schema>; parameters?: Record<string, Parameter>; requestBodies?: Record<string, unknown> };
-};
+}
 
 /** One OpenAPI path template, split into segments (`null` stands for a `{param}` segment). */
 interface Template {
@@ -97,7 +102,10 @@ function buildIndex(): void {
       if (!operation) continue;
       const t: Template = { path, segments, greedyTail, operation };
       let bySize = byMethod.get(method);
-      if (!bySize) byMethod.set(method, (bySize = new Map()));
+      if (!bySize) {
+        bySize = new Map();
+        byMethod.set(method, bySize);
+      }
       const list = bySize.get(segments.length) ?? [];
       list.push(t);
       bySize.set(segments.length, list);
@@ -133,7 +141,7 @@ function matchTemplate(t: Template, parts: string[], allowGreedy: boolean): Reco
       const name = names[p++] ?? `param${p}`;
       if (isLast && allowGreedy) {
         const rest = parts.slice(i);
-        if (rest.length === 0 || rest.some((r) => r === '')) return undefined;
+        if (rest.length === 0 || rest.includes('')) return undefined;
         params[name] = rest.map(safeDecode).join('/');
         return params;
       }
@@ -199,11 +207,7 @@ function schemaProblems(schemaIn: Schema | undefined, body: unknown, where: stri
   if (branches && branches.length > 0) {
     const results = branches.map((b) => schemaProblems(b, body, where));
     if (!results.some((r) => r.length === 0)) {
-      problems.push(
-        `${where}: body matches none of the ${schema.oneOf ? 'oneOf' : 'anyOf'} branches (${results
-          .map((r) => r.join('; '))
-          .join(' | ')})`,
-      );
+      problems.push(`${where}: body matches none of the ${schema.oneOf ? 'oneOf' : 'anyOf'} branches (${results.map((r) => r.join('; ')).join(' | ')})`);
     }
   }
   for (const part of schema.allOf ?? []) problems.push(...schemaProblems(part, body, where));
@@ -289,11 +293,9 @@ export function checkRequest(method: string, urlPathWithQuery: string, body: unk
       // (a string body that is not JSON was sent with another media type: nothing to check)
       problems.push(...schemaProblems(jsonSchema, parsed, where));
     }
-  } else if (parsed !== undefined && !(typeof parsed === 'object' && parsed !== null && Object.keys(parsed).length === 0)) {
-    if (m !== 'get' && m !== 'head' && m !== 'delete') {
-      // Octokit sends leftover parameters as the body; an operation without a body ignores them.
-      problems.push(`${where}: operation takes no request body, got ${JSON.stringify(parsed).slice(0, 200)}`);
-    }
+  } else if (parsed !== undefined && !(typeof parsed === 'object' && parsed !== null && Object.keys(parsed).length === 0) && m !== 'get' && m !== 'head' && m !== 'delete') {
+    // Octokit sends leftover parameters as the body; an operation without a body ignores them.
+    problems.push(`${where}: operation takes no request body, got ${JSON.stringify(parsed).slice(0, 200)}`);
   }
   return problems;
 }

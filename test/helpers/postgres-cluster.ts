@@ -42,8 +42,7 @@ export interface Cluster {
 
 function runner(bin: string): (cmd: string, args: string[]) => Buffer {
   const asRoot = process.getuid?.() === 0;
-  return (cmd, args) =>
-    execFileSync(asRoot ? 'runuser' : join(bin, cmd), asRoot ? ['-u', 'postgres', '--', join(bin, cmd), ...args] : args, { stdio: 'pipe' });
+  return (cmd, args) => execFileSync(asRoot ? 'runuser' : join(bin, cmd), asRoot ? ['-u', 'postgres', '--', join(bin, cmd), ...args] : args, { stdio: 'pipe' });
 }
 
 /** Stops the cluster started in `dir` (if it runs) and removes it: also from another process. */
@@ -116,4 +115,3 @@ export async function adminQuery(url: string, sql: string, values: unknown[] = [
     await client.end();
   }
 }
-

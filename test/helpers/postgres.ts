@@ -6,7 +6,7 @@ import { openPostgresStore } from '../../src/ledger/postgres/open-postgres.js';
 import { adminQuery, startThrowawayCluster, stopThrowawayCluster, TEST_DATABASE_ENV, withDatabase } from './postgres-cluster.js';
 import { withLock } from './run-lock.js';
 
-export { adminQuery, postgresBinDir, startThrowawayCluster, TEST_DATABASE_ENV, withDatabase, type Cluster } from './postgres-cluster.js';
+export { adminQuery, type Cluster, postgresBinDir, startThrowawayCluster, TEST_DATABASE_ENV, withDatabase } from './postgres-cluster.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -88,7 +88,7 @@ export async function freshDatabase(opts: { empty?: boolean } = {}): Promise<str
 
 /** Drops every database whose name starts with `prefix` (the run's own). */
 export async function dropDatabases(url: string, prefix: string): Promise<void> {
-  const { rows } = await adminQuery(url, `SELECT datname FROM pg_database WHERE starts_with(datname, $1)`, [prefix]);
+  const { rows } = await adminQuery(url, 'SELECT datname FROM pg_database WHERE starts_with(datname, $1)', [prefix]);
   for (const { datname } of rows as Array<{ datname: string }>) await adminQuery(url, `DROP DATABASE IF EXISTS "${datname}" WITH (FORCE)`);
 }
 

@@ -1,5 +1,5 @@
-import type { GoalSnapshot, LoopResult } from '../../src/goal/result.js';
 import type { Escalation } from '../../src/goal/escalation.js';
+import type { GoalSnapshot, LoopResult } from '../../src/goal/result.js';
 import type { Forge } from '../../src/ports/forge.js';
 
 /** A Forge that remembers every call, for assertions. */

@@ -16,14 +16,14 @@ function alive(pid: number): boolean {
 /** Runs `fn` holding the lock `dir`; waits up to `timeoutMs` for another holder to finish. */
 export async function withLock<T>(dir: string, fn: () => Promise<T>, timeoutMs = 600_000): Promise<T> {
   const deadline = Date.now() + timeoutMs;
-  for (;;) {
+  while (true) {
     try {
       mkdirSync(dir);
       break;
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
     }
-    let holder = NaN;
+    let holder = Number.NaN;
     try {
       holder = Number(readFileSync(join(dir, 'pid'), 'utf8'));
     } catch {

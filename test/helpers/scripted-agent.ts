@@ -2,6 +2,7 @@ import type { AgentInput, AgentOutcome, TaskAgent } from '../../src/ports/agent.
 
 const NO_USAGE = { input: 0, output: 0, cache_read: 0, cache_write: 0 };
 
+// biome-ignore lint/suspicious/noConfusingVoidType: a script step may be a bare callback that returns nothing
 export type AgentStep = (input: AgentInput) => Promise<Partial<AgentOutcome> | void> | Partial<AgentOutcome> | void;
 
 /** A TaskAgent that plays a script per call and records every input it was given. */

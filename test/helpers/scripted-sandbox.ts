@@ -22,12 +22,14 @@ export class ScriptedSandbox implements Sandbox {
 
   async run(request: CommandRequest): Promise<CommandResult> {
     this.calls.push(request);
-    const answer = await this.step?.(request);
+    const answer = await Promise.resolve(this.step?.(request));
     if (answer === 'hang') return hang(request);
     if (answer) return result(answer);
     let output = '';
     for (const words of request.command.split(' && ')) {
-      const [word = '', ...rest] = substitute(words, request.env ?? {}).trim().split(/\s+/);
+      const [word = '', ...rest] = substitute(words, request.env ?? {})
+        .trim()
+        .split(/\s+/);
       if (word === 'hang') return hang(request, output);
       const { exitCode, text } = this.word(word, rest, request.cwd);
       output += text ? `${text}\n` : '';
@@ -51,7 +53,7 @@ export class ScriptedSandbox implements Sandbox {
       case 'exit':
         return { exitCode: Number(path), text: more.join(' ') };
       case 'write':
-        files?.set(path, more.length ? more.join(' ') : path);
+        files?.set(path, more.length > 0 ? more.join(' ') : path);
         return { exitCode: 0 };
       case 'remove':
         files?.delete(path);

@@ -1,9 +1,9 @@
 import type { ChildProcess } from 'node:child_process';
-import { startCli, type CliResult } from './cli.js';
-import { freePort } from './free-port.js';
-import type { GitHubBridge } from './github-bridge.js';
-import { privateKey, SECRET } from './github-app-harness.js';
 import { DEFAULT_WEBHOOK_PATH } from '../../src/github/server/serve.js';
+import { type CliResult, startCli } from './cli.js';
+import { freePort } from './free-port.js';
+import { privateKey, SECRET } from './github-app-harness.js';
+import type { GitHubBridge } from './github-bridge.js';
 import { deliverWebhook } from './webhook-payloads.js';
 
 export interface ServeProcess {
@@ -65,7 +65,7 @@ export async function startServeProcess(o: { bridge: GitHubBridge; store: Record
     alive: () => !exited && child.exitCode === null && child.signalCode === null,
     async ready(ms = 30_000) {
       const end = Date.now() + ms;
-      for (;;) {
+      while (true) {
         if (exited) {
           const r = await done;
           throw new Error(`goal-loop serve exited before it was ready (code ${r.code}, signal ${r.signal}):\n${r.stderr.slice(-4000)}`);

@@ -69,10 +69,7 @@ export function limits(overrides: Partial<LoopLimits> = {}): LoopLimits {
   return { ...DEFAULT_LIMITS, ...overrides };
 }
 
-export function stateOf(
-  tasks: TaskInput[],
-  opts: { limits?: Partial<LoopLimits>; startedAtMs?: number; counters?: Partial<LoopCounters> } = {},
-): LoopState {
+export function stateOf(tasks: TaskInput[], opts: { limits?: Partial<LoopLimits>; startedAtMs?: number; counters?: Partial<LoopCounters> } = {}): LoopState {
   return initialState({
     tasks,
     limits: limits(opts.limits),

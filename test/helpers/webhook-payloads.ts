@@ -16,6 +16,7 @@ interface ExampleDefinition {
   examples: unknown[];
 }
 
+// biome-ignore lint/suspicious/noExplicitAny: GitHub's example payloads are edited field by field to build each fixture
 type J = Record<string, any>;
 
 let definitions: ExampleDefinition[] | undefined;
@@ -38,7 +39,7 @@ export function exampleOf(event: string, action: string, prefer?: (e: J) => bool
 }
 
 /** Prefer examples of a user-owned repo (no `organization`) that carry an `installation`. */
-const plain = (e: J): boolean => !e.organization && !!e.installation;
+const plain = (e: J): boolean => !e.organization && Boolean(e.installation);
 const noOrg = (e: J): boolean => !e.organization;
 
 // ---------- specs ----------
@@ -136,7 +137,7 @@ function actorOf(a: Actor): { login: string; type: 'User' | 'Bot' } {
 }
 
 function isUser(v: unknown): v is J {
-  return !!v && typeof v === 'object' && typeof (v as J).login === 'string' && typeof (v as J).type === 'string' && 'site_admin' in (v as J);
+  return Boolean(v) && typeof v === 'object' && typeof (v as J).login === 'string' && typeof (v as J).type === 'string' && 'site_admin' in (v as J);
 }
 
 /** Turns a user object of the example into `actor`, rewriting its URLs. */
@@ -146,7 +147,11 @@ function setUser(u: J, actor: Actor): J {
   const id = fakeUserId(login);
   for (const [k, v] of Object.entries(u)) {
     if (typeof v === 'string' && (k === 'url' || k.endsWith('_url'))) {
-      u[k] = v.split(`/users/${old}`).join(`/users/${encodeURIComponent(login)}`).split(`github.com/${old}`).join(`github.com/${login}`);
+      u[k] = v
+        .split(`/users/${old}`)
+        .join(`/users/${encodeURIComponent(login)}`)
+        .split(`github.com/${old}`)
+        .join(`github.com/${login}`);
     }
   }
   u.login = login;
@@ -210,7 +215,7 @@ function applyBase(p: J, spec: RepoSpec): J {
   if (p.installation && typeof p.installation === 'object' && 'account' in p.installation) {
     p.installation.id = spec.installationId;
   } else {
-    p.installation = { ...(p.installation ?? {}), id: spec.installationId, node_id: `IN_fake${spec.installationId}` };
+    p.installation = { ...p.installation, id: spec.installationId, node_id: `IN_fake${spec.installationId}` };
   }
   setUser(p.sender, spec.sender ?? spec.owner);
   return p;
@@ -391,13 +396,11 @@ export function issueCommentCreated(o: RepoSpec & { issue: IssueSpec; comment: C
   return p as IssueCommentCreatedPayload;
 }
 
-export function issueCommentEdited(
-  o: RepoSpec & { issue: IssueSpec; comment: CommentSpec; previousBody?: string },
-): IssueCommentEditedPayload {
+export function issueCommentEdited(o: RepoSpec & { issue: IssueSpec; comment: CommentSpec; previousBody?: string }): IssueCommentEditedPayload {
   const p = applyBase(exampleOf('issue_comment', 'edited', noOrg), o);
   applyIssue(p, o.issue, o);
   applyComment(p, o.comment, o.issue.number, o);
-  p.changes = { ...(p.changes ?? {}), body: { ...(p.changes?.body ?? {}), from: o.previousBody ?? '' } };
+  p.changes = { ...p.changes, body: { ...p.changes?.body, from: o.previousBody ?? '' } };
   return p as IssueCommentEditedPayload;
 }
 
@@ -452,9 +455,7 @@ export function pullRequestReviewSubmitted(o: RepoSpec & { pull: PullSpec; revie
   return p as PullRequestReviewSubmittedPayload;
 }
 
-export function installationCreated(
-  o: Omit<RepoSpec, 'cloneUrl' | 'defaultBranch'> & { repositories?: string[] },
-): InstallationCreatedPayload {
+export function installationCreated(o: Omit<RepoSpec, 'cloneUrl' | 'defaultBranch'> & { repositories?: string[] }): InstallationCreatedPayload {
   const p = exampleOf('installation', 'created', (e) => !e.requester);
   const exampleOwner = String(p.installation.account.login);
   walk(p, (x) => {
@@ -506,10 +507,7 @@ export function webhookHeaders(o: { event: string; deliveryId?: string; secret: 
 }
 
 /** POSTs a signed delivery to `url` (e.g. `http://127.0.0.1:PORT/api/github/webhooks`). */
-export async function deliverWebhook(
-  url: string,
-  o: { event: string; payload: object; secret: string; deliveryId?: string },
-): Promise<Response> {
+export async function deliverWebhook(url: string, o: { event: string; payload: object; secret: string; deliveryId?: string }): Promise<Response> {
   const body = JSON.stringify(o.payload);
   return fetch(url, { method: 'POST', headers: webhookHeaders({ event: o.event, deliveryId: o.deliveryId, secret: o.secret, body }), body });
 }

@@ -2,16 +2,16 @@ import type { ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import { onTestFinished } from 'vitest';
 import { createSampleRepo } from '../../src/demo/sample-repo.js';
-import { openSqliteStore } from '../../src/ledger/open-ledger.js';
-import { openPostgresStore } from '../../src/ledger/postgres/open-postgres.js';
 import { createRuntime, type GoalLoopRuntime } from '../../src/github/runtime.js';
 import type { Store } from '../../src/ledger/open-ledger.js';
+import { openSqliteStore } from '../../src/ledger/open-ledger.js';
+import { openPostgresStore } from '../../src/ledger/postgres/open-postgres.js';
 import type { GoalKey, GoalRecord } from '../../src/ports/ledger.js';
 import { ProcessSandbox } from '../../src/sandbox/process-sandbox.js';
-import { startCli, type CliResult } from './cli.js';
+import { type CliResult, startCli } from './cli.js';
 import { fakeGitHub } from './fake-github.js';
-import { githubBridge, type GitHubBridge } from './github-bridge.js';
 import { INSTALLATION, OWNER, privateKey, REPO, silent, testProbot } from './github-app-harness.js';
+import { type GitHubBridge, githubBridge } from './github-bridge.js';
 import { freshDatabase } from './postgres.js';
 import { tempDir } from './temp.js';
 import { TEST_STORE } from './test-store.js';
@@ -66,7 +66,7 @@ export async function webhookSide(store: Store): Promise<{ runtime: GoalLoopRunt
 /** Polls the ledger until the goal reaches a state in `states` (or throws after `ms`). */
 export async function waitForGoal(store: Store, key: GoalKey, states: string[], ms = 60_000): Promise<GoalRecord> {
   const end = Date.now() + ms;
-  for (;;) {
+  while (true) {
     const goal = await store.ledger.getGoal(key);
     if (goal && states.includes(goal.state)) return goal;
     if (Date.now() > end) throw new Error(`goal ${key.goalId} did not reach ${states.join('/')} (now ${goal?.state ?? 'absent'})`);

@@ -22,17 +22,17 @@ describeLedgerContract(
   async () => PostgresLedger.open(contractUrl),
 );
 
-const versions = async (url: string) =>
-  (await adminQuery(url, 'SELECT version FROM goal_loop.schema_version ORDER BY version')).rows.map((r: { version: number }) => r.version);
+const versions = async (url: string) => (await adminQuery(url, 'SELECT version FROM goal_loop.schema_version ORDER BY version')).rows.map((r: { version: number }) => r.version);
 
 /** Table → sorted column names, for comparing the two schema histories. */
 async function postgresColumns(url: string): Promise<Record<string, string[]>> {
-  const { rows } = await adminQuery(
-    url,
-    `SELECT table_name, column_name FROM information_schema.columns WHERE table_schema = 'goal_loop' AND table_name <> 'schema_version' ORDER BY 1, 2`,
-  );
+  const { rows } = await adminQuery(url, `SELECT table_name, column_name FROM information_schema.columns WHERE table_schema = 'goal_loop' AND table_name <> 'schema_version' ORDER BY 1, 2`);
   const out: Record<string, string[]> = {};
-  for (const r of rows as Array<{ table_name: string; column_name: string }>) (out[r.table_name] ??= []).push(r.column_name);
+  for (const r of rows as Array<{ table_name: string; column_name: string }>) {
+    const columns = out[r.table_name] ?? [];
+    out[r.table_name] = columns;
+    columns.push(r.column_name);
+  }
   return out;
 }
 
@@ -105,9 +105,7 @@ describe('PostgresLedger: migrations', () => {
     for (let round = 1; round <= ROUNDS; round++) {
       const url = await freshDatabase({ empty: true });
       const results = await Promise.allSettled(
-        Array.from({ length: PROCESSES }, () =>
-          run(process.execPath, ['--input-type=module', '-e', script], { env: { ...process.env, DATABASE_URL: url }, timeout: 60_000 }),
-        ),
+        Array.from({ length: PROCESSES }, () => run(process.execPath, ['--input-type=module', '-e', script], { env: { ...process.env, DATABASE_URL: url }, timeout: 60_000 })),
       );
       const outcomes = results.map((r) => (r.status === 'fulfilled' ? r.value.stdout.trim() : String((r.reason as { stderr?: string }).stderr ?? r.reason)));
       expect(outcomes, `round ${round}`).toEqual(Array(PROCESSES).fill('ok'));
@@ -133,7 +131,8 @@ describe('PostgresLedger: migrations', () => {
         settled = true;
       });
       const waiting = async () =>
-        (await probe.query(`SELECT count(*)::int AS n FROM pg_locks WHERE locktype = 'advisory' AND NOT granted AND database = (SELECT oid FROM pg_database WHERE datname = current_database())`)).rows[0].n as number;
+        (await probe.query(`SELECT count(*)::int AS n FROM pg_locks WHERE locktype = 'advisory' AND NOT granted AND database = (SELECT oid FROM pg_database WHERE datname = current_database())`))
+          .rows[0].n as number;
       for (let i = 0; (await waiting()) === 0; i++) {
         if (i > 500) throw new Error('openPostgresStore never waited for the start-up lock');
         await new Promise((r) => setTimeout(r, 20));

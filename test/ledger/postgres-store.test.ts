@@ -1,6 +1,6 @@
 import { openPostgresStore } from '../../src/ledger/postgres/open-postgres.js';
-import { describeStoreContract } from '../helpers/store-contract.js';
 import { freshDatabase } from '../helpers/postgres.js';
+import { describeStoreContract } from '../helpers/store-contract.js';
 
 let url = '';
 describeStoreContract(

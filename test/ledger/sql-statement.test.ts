@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { EPOCH_ZERO, epochTime, flag, FOR_UPDATE, isoTime, join, json, jsonb, list, render, renderDdl, sql, text } from '../../src/ledger/sql/statement.js';
+import { EPOCH_ZERO, epochTime, FOR_UPDATE, flag, isoTime, join, json, jsonb, list, render, renderDdl, sql, text } from '../../src/ledger/sql/statement.js';
 
 describe('a statement written once, rendered per dialect', () => {
   const key = { repo: 'o/r', goalId: 'g' };
@@ -12,7 +12,10 @@ describe('a statement written once, rendered per dialect', () => {
 
   it("reads PostgreSQL's clock in the statement, and SQLite's host clock once per statement (ISO text or epoch milliseconds)", () => {
     const timed = sql`UPDATE t SET at = ${isoTime()}, until = ${epochTime(500)}, since = ${epochTime()}, zero = ${EPOCH_ZERO}`;
-    expect(render(timed, 'postgres')).toEqual({ text: "UPDATE t SET at = clock_timestamp(), until = (clock_timestamp() + $1 * interval '1 millisecond'), since = clock_timestamp(), zero = 'epoch'", params: [500] });
+    expect(render(timed, 'postgres')).toEqual({
+      text: "UPDATE t SET at = clock_timestamp(), until = (clock_timestamp() + $1 * interval '1 millisecond'), since = clock_timestamp(), zero = 'epoch'",
+      params: [500],
+    });
     const before = Date.now();
     const { text: sqliteText, params } = render(timed, 'sqlite');
     expect(sqliteText).toBe('UPDATE t SET at = ?, until = ?, since = ?, zero = 0');

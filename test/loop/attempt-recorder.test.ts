@@ -12,7 +12,11 @@ const NO_USAGE = { input: 0, output: 0, cache_read: 0, cache_write: 0 };
 const repairingAgent: TaskAgent = {
   name: 'repairing',
   async work(input: AgentInput) {
-    await input.onTurn?.({ turn: 1, text: `Attempt ${input.attempt}: reading the failing test.`, tools: [{ name: 'read_file', input: 'sum.test.js', result: 'expect(sum(1, 2)).toBe(3)', isError: false }] });
+    await input.onTurn?.({
+      turn: 1,
+      text: `Attempt ${input.attempt}: reading the failing test.`,
+      tools: [{ name: 'read_file', input: 'sum.test.js', result: 'expect(sum(1, 2)).toBe(3)', isError: false }],
+    });
     if (input.attempt > 1) {
       await input.onTurn?.({ turn: 2, text: 'Writing the fix.', tools: [{ name: 'run_command', input: 'echo fixed > fixed.txt', result: 'exit 0', isError: false }] });
     }
@@ -21,7 +25,7 @@ const repairingAgent: TaskAgent = {
 };
 
 describe('the attempt record, written as the loop goes', () => {
-  it('keeps each attempt\'s run steps, agent turns, verification, diffstat, tokens, cost and why it ended', async () => {
+  it("keeps each attempt's run steps, agent turns, verification, diffstat, tokens, cost and why it ended", async () => {
     const h = await goalHarness();
     const spec = {
       goal_id: 'record',
@@ -63,11 +67,16 @@ describe('the attempt record, written as the loop goes', () => {
   it('setup is an attempt per run; a setup that leaves a nested repository ends refused; a file name cannot forge stat lines; no cut splits an emoji', async () => {
     const h = await goalHarness();
     const key = { repo: h.repo.bare, goalId: 'per-run' };
-    const spec = { goal_id: 'per-run', objective: 'o', tasks: [{ id: 'odd', title: 'Odd name', run: "printf x > \"$(printf 'a\\nREADME.md +9 -0')\"", verification: 'false', max_retries: 1 }] };
+    const spec = { goal_id: 'per-run', objective: 'o', tasks: [{ id: 'odd', title: 'Odd name', run: 'printf x > "$(printf \'a\\nREADME.md +9 -0\')"', verification: 'false', max_retries: 1 }] };
     expect((await h.run(spec, { setup: ['echo one'] })).status).toBe('ESCALATED');
     expect((await h.run(spec, { setup: ['echo two'] })).status).toBe('ESCALATED');
     const setups = await h.ledger.listAttemptEntries(key, { taskId: 'setup' });
-    expect(setups.map((e) => [e.attempt, e.entry.kind])).toEqual([[1, 'step'], [1, 'end'], [2, 'step'], [2, 'end']]);
+    expect(setups.map((e) => [e.attempt, e.entry.kind])).toEqual([
+      [1, 'step'],
+      [1, 'end'],
+      [2, 'step'],
+      [2, 'end'],
+    ]);
 
     const nested = await goalHarness();
     const refused = await nested.run({ ...spec, goal_id: 'nested' }, { setup: ['mkdir -p vendor/x && git init -q vendor/x'] });
@@ -91,7 +100,11 @@ describe('the attempt record, written as the loop goes', () => {
       await ledger.upsertGoal(key, { spec: { goal_id: 'g', objective: 'o', tasks: [{ id: 't', title: 'T', run: [], verification: 'true', dependencies: [] }] } as never, branch: 'goal/g' });
       const rec = new AttemptRecorder(ledger, key, silentLogger);
       for (let turn = 1; turn <= 200; turn++) {
-        await rec.turn('t', 1, { turn, text: `thinking ${'x'.repeat(5000)}`, tools: Array.from({ length: 30 }, (_, i) => ({ name: 'read_file', input: `src/file-${i}.ts`.repeat(50), result: 'y'.repeat(10_000), isError: false })) });
+        await rec.turn('t', 1, {
+          turn,
+          text: `thinking ${'x'.repeat(5000)}`,
+          tools: Array.from({ length: 30 }, (_, i) => ({ name: 'read_file', input: `src/file-${i}.ts`.repeat(50), result: 'y'.repeat(10_000), isError: false })),
+        });
       }
       await rec.verify('t', 1, 'npm test', { exitCode: 1, signal: null, timedOut: false, aborted: false, output: 'FAIL src/a.test.ts:3:1', outputBytes: 22, truncated: false, durationMs: 9 });
       rec.spent('t', 1, { ...NO_USAGE, input: 5 }, 0.5);
@@ -102,10 +115,13 @@ describe('the attempt record, written as the loop goes', () => {
       expect(bytes).toBeLessThanOrEqual(ATTEMPT_MAX_BYTES + 2048);
       expect(entries.filter((e) => e.kind === 'truncated')).toHaveLength(1);
       // The verification and the end survive the bound: they are what a reader needs.
-      expect(entries.slice(-2)).toMatchObject([{ kind: 'verify', tail: 'FAIL src/a.test.ts:3:1' }, { kind: 'end', outcome: 'turn_limit', costUsd: 0.5 }]);
+      expect(entries.slice(-2)).toMatchObject([
+        { kind: 'verify', tail: 'FAIL src/a.test.ts:3:1' },
+        { kind: 'end', outcome: 'turn_limit', costUsd: 0.5 },
+      ]);
       const turn = entries[0]!;
-      expect(turn.kind === 'turn' && turn.tools.length).toBe(21); // 20 calls and a "more" line
-      expect(turn.kind === 'turn' && turn.text.length).toBeLessThanOrEqual(1200);
+      expect(turn.kind === 'turn' ? turn.tools.length : undefined).toBe(21); // 20 calls and a "more" line
+      expect(turn.kind === 'turn' ? turn.text.length : undefined).toBeLessThanOrEqual(1200);
     } finally {
       await ledger.close();
     }

@@ -23,7 +23,17 @@ describe('runGoal, fast tier (in-memory ledger, workspace and sandbox)', () => {
         task('t-b', { run: 'write b', verification: 'exists b && exists a', dependencies: ['t-a'] }),
       ],
     });
-    expect(result).toMatchObject({ goal_id: 'three', status: 'LOOP_COMPLETE', success: true, tasks_completed: 3, tasks_total: 3, iterations: 3, errors_recovered: 0, branch: 'goal/three', stop_reason: null });
+    expect(result).toMatchObject({
+      goal_id: 'three',
+      status: 'LOOP_COMPLETE',
+      success: true,
+      tasks_completed: 3,
+      tasks_total: 3,
+      iterations: 3,
+      errors_recovered: 0,
+      branch: 'goal/three',
+      stop_reason: null,
+    });
     expect(h.remote.checkpointTasks('goal/three')).toEqual(['t-a', 't-b', 't-c']);
     expect(result.checkpoints.map((c) => c.sha)).toEqual(h.remote.log('goal/three').map((c) => c.sha));
     expect(h.forge.checkpoints.map((c) => c.taskId)).toEqual(['t-a', 't-b', 't-c']);
@@ -33,7 +43,9 @@ describe('runGoal, fast tier (in-memory ledger, workspace and sandbox)', () => {
     expect(events.map((e) => e.to)).toEqual(expect.arrayContaining(['DECOMPOSING', 'TASK_PENDING', 'EXECUTING', 'EVALUATING', 'STATE_COMMIT']));
     const attempts = await h.ledger.listAttempts(h.key('three'));
     expect(attempts.filter((a) => a.phase === 'gate')).toMatchObject([{ taskId: 'final-gate', passed: true }]);
-    expect(await h.ledger.listTasks(h.key('three'))).toEqual(expect.arrayContaining([expect.objectContaining({ taskId: 't-b', status: 'done', attempts: 1, checkpointSha: result.checkpoints[1]!.sha })]));
+    expect(await h.ledger.listTasks(h.key('three'))).toEqual(
+      expect.arrayContaining([expect.objectContaining({ taskId: 't-b', status: 'done', attempts: 1, checkpointSha: result.checkpoints[1]!.sha })]),
+    );
   });
 
   it('rolls a failed attempt back and feeds its failure to the next attempt, which repairs it', async () => {
@@ -358,10 +370,7 @@ describe('runGoal, fast tier (in-memory ledger, workspace and sandbox)', () => {
 
   it('escalates on a failing final gate with the failing check named', async () => {
     const h = memoryGoalHarness();
-    const result = await h.run(
-      { goal_id: 'gate', objective: 'gate', acceptance_criteria: [{ description: 'lint is clean', check: 'fail 3 lint errors' }], tasks: [task('a')] },
-      { gate: ['true'] },
-    );
+    const result = await h.run({ goal_id: 'gate', objective: 'gate', acceptance_criteria: [{ description: 'lint is clean', check: 'fail 3 lint errors' }], tasks: [task('a')] }, { gate: ['true'] });
     expect(result.status).toBe('ESCALATED');
     expect(result.escalation).toMatchObject({ task_id: 'final-gate' });
     expect(result.escalation!.last_error).toMatch(/lint is clean .*exited with code 1:\n3 lint errors/s);

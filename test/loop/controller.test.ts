@@ -187,5 +187,4 @@ describe('runGoal with real git, SQLite and processes', () => {
     expect(result.status).toBe('FAILED');
     expect(result.stop_reason).toMatch(/cannot prepare the workspace/);
   });
-
 });

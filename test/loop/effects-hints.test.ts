@@ -55,7 +55,7 @@ describe('the missing-setup hint on a command that was not found', () => {
   });
 
   it('the lockfile table', () => {
-    const cases: Array<[string[], string]> = [
+    const cases: [string[], string][] = [
       [['package-lock.json'], 'npm ci'],
       [['pnpm-lock.yaml'], 'pnpm install --frozen-lockfile'],
       [['yarn.lock'], 'yarn install --frozen-lockfile'],

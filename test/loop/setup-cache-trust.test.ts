@@ -1,10 +1,10 @@
 import { lstatSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { SetupCache } from '../../src/workspace/setup-cache.js';
 import { git } from '../helpers/git.js';
 import { goalHarness } from '../helpers/goal-harness.js';
 import { jail } from '../helpers/sandbox-jail.js';
-import { SetupCache } from '../../src/workspace/setup-cache.js';
 
 // The setup cache across goals, with real git and the real jail: what one goal's tasks wrote must
 // never become what another goal's setup "restored".
@@ -60,7 +60,7 @@ describe('the setup cache trusts only setup that ran on the base commit', () => 
     await setupCache.idle();
   });
 
-  it('attack: a goal started from another goal\'s branch keeps nothing in the cache', async () => {
+  it("attack: a goal started from another goal's branch keeps nothing in the cache", async () => {
     const { h, setupCache, ws, setupRuns } = await harness();
     const poison = {
       goal_id: 'evil',

@@ -3,8 +3,8 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { checkpointCommits, git } from '../helpers/git.js';
 import { SetupCache } from '../../src/workspace/setup-cache.js';
+import { checkpointCommits, git } from '../helpers/git.js';
 import { goalHarness } from '../helpers/goal-harness.js';
 
 /** A repository whose setup really installs with npm (offline: a dependency from a folder of the repo), nothing gitignored. */
@@ -88,12 +88,16 @@ describe('setup output and checkpoints, with a real npm install', () => {
     expect(result.escalation?.last_error).toMatch(/hint: a TLS certificate was refused.*setup_env: \[NODE_EXTRA_CA_CERTS\]/s);
   });
 
-  it('the setup cache: a second goal on the repository gets setup\'s output back without running setup; a changed lockfile runs it again', async () => {
+  it("the setup cache: a second goal on the repository gets setup's output back without running setup; a changed lockfile runs it again", async () => {
     const h = await goalHarness({ files: { ...FILES, 'package-lock.json': '{"lockfileVersion":3}\n' } });
     const setupCache = new SetupCache({ root: join(h.root, 'setup-cache'), maxBytes: 1 << 30 });
     const ws = (id: string) => ({ setupCache, setupInputs: ['package.json', 'package-lock.json'], dir: join(h.root, 'ws', id) });
     const setup = ['npm install --offline --no-audit --no-fund --loglevel=error', 'date +%s%N > node_modules/.installed-at'];
-    const goal = (id: string) => ({ goal_id: id, objective: 'o', tasks: [{ id: 'use', title: 'Use', run: "node -e \"require('left-pad-local')\" && cp node_modules/.installed-at seen.txt", verification: 'test -s seen.txt' }] });
+    const goal = (id: string) => ({
+      goal_id: id,
+      objective: 'o',
+      tasks: [{ id: 'use', title: 'Use', run: 'node -e "require(\'left-pad-local\')" && cp node_modules/.installed-at seen.txt', verification: 'test -s seen.txt' }],
+    });
     const setupRuns = async (id: string) => (await h.ledger.listAttempts({ repo: h.repo.bare, goalId: id })).filter((a) => a.taskId === 'setup').length;
 
     const first = await h.run(goal('one'), { setup }, ws('one'));

@@ -1,14 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { GOAL_STATES, isSettled, RESTING_STATES, TASK_STATUSES } from '../../src/goal/states.js';
-import {
-  decide,
-  FINAL_GATE_TASK,
-  initialState,
-  type Decision,
-  type Effect,
-  type LoopEvent,
-  type LoopState,
-} from '../../src/loop/transition.js';
+import { type Decision, decide, type Effect, FINAL_GATE_TASK, initialState, type LoopEvent, type LoopState } from '../../src/loop/transition.js';
 import { limits, stateOf, view } from '../helpers/spec-builders.js';
 
 // ---------------------------------------------------------------------------------------------
@@ -43,7 +35,7 @@ interface Run {
   decisions: Decision[];
   events: LoopEvent[];
   /** Every `execute` effect, in order. */
-  executed: Array<Extract<Effect, { type: 'execute' }>>;
+  executed: Extract<Effect, { type: 'execute' }>[];
   effects: Effect[];
   now: number;
 }
@@ -116,8 +108,9 @@ const effectTypes = (d: Decision) => d.effects.map((e) => e.type);
 const clone = <T>(v: T): T => structuredClone(v);
 
 /** Decides a sequence of events from a state, returning every decision. */
-function feed(state: LoopState, ...events: LoopEvent[]): Decision[] {
+function feed(from: LoopState, ...events: LoopEvent[]): Decision[] {
   const out: Decision[] = [];
+  let state = from;
   for (const e of events) {
     const d = decide(state, e);
     out.push(d);
@@ -207,10 +200,13 @@ describe('start', () => {
   });
 
   it('with every task checkpointed, goes straight to the final gate without executing anything', () => {
-    const d = decide(stateOf([view('a'), view('b', ['a'])]), start(1000, [
-      { taskId: 'a', sha: 'a1' },
-      { taskId: 'b', sha: 'b1' },
-    ]));
+    const d = decide(
+      stateOf([view('a'), view('b', ['a'])]),
+      start(1000, [
+        { taskId: 'a', sha: 'a1' },
+        { taskId: 'b', sha: 'b1' },
+      ]),
+    );
     expect(d.state.phase).toBe('FINAL_GATE');
     expect(d.effects).toEqual([{ type: 'final_gate' }]);
     expect(d.state.counters.iterations).toBe(0);
@@ -306,12 +302,7 @@ describe('pass -> checkpoint -> next task', () => {
 
 describe('fail -> rollback and retry', () => {
   it('a failed verification rolls back and retries the task, passing the failure along', () => {
-    const [, , d] = feed(
-      stateOf([view('a'), view('b')]),
-      start(),
-      { type: 'executed', at: 2000, ok: true },
-      { type: 'verified', at: 3000, passed: false, output: 'expected 2, got 3' },
-    );
+    const [, , d] = feed(stateOf([view('a'), view('b')]), start(), { type: 'executed', at: 2000, ok: true }, { type: 'verified', at: 3000, passed: false, output: 'expected 2, got 3' });
     expect(d!.transitions.map((t) => t.to)).toEqual(['REPAIR_LOOP', 'EXECUTING']);
     expect(d!.effects).toEqual([{ type: 'rollback' }, { type: 'execute', taskId: 'a', attempt: 2, previousFailure: 'expected 2, got 3' }]);
     expect(task(d!.state, 'a')).toMatchObject({ status: 'running', attempts: 2, lastError: 'expected 2, got 3' });
@@ -372,10 +363,7 @@ describe('escalation', () => {
   });
 
   it('with on_escalation: stop, nothing else starts after an escalation (the old behaviour)', () => {
-    const r = drive(
-      { ...stateOf([view('a'), view('b', ['a'], { maxRetries: 2 }), view('c', ['b']), view('d', ['c']), view('e')]), onEscalation: 'stop' },
-      { tasks: { b: ['fail', 'fail'] } },
-    );
+    const r = drive({ ...stateOf([view('a'), view('b', ['a'], { maxRetries: 2 }), view('c', ['b']), view('d', ['c']), view('e')]), onEscalation: 'stop' }, { tasks: { b: ['fail', 'fail'] } });
     expect(r.state.phase).toBe('ESCALATED');
     expect(executedIds(r)).toEqual(['a', 'b', 'b']);
     expect(task(r.state, 'c').status).toBe('pending');
@@ -429,11 +417,7 @@ describe('an escalated task blocks only its dependents (on_escalation: continue,
     expect(escalates).toHaveLength(1);
     expect(escalates[0]).toBe(r.decisions.at(-1));
     // The last task's checkpoint report, then the one escalation (no rollback: e was just checkpointed).
-    expect(r.decisions.at(-1)!.effects).toEqual([
-      { type: 'checkpointed', taskId: 'e', sha: expect.any(String) },
-      { type: 'escalate', escalation: r.state.escalation },
-      { type: 'finish' },
-    ]);
+    expect(r.decisions.at(-1)!.effects).toEqual([{ type: 'checkpointed', taskId: 'e', sha: expect.any(String) }, { type: 'escalate', escalation: r.state.escalation }, { type: 'finish' }]);
     expect(r.decisions.filter((d) => d.effects.some((e) => e.type === 'finish'))).toHaveLength(1);
   });
 
@@ -504,7 +488,7 @@ describe('an escalated task blocks only its dependents (on_escalation: continue,
 
   it('a human pause while working independent tasks is honoured as before', () => {
     const r = drive(stateOf([view('a', [], { maxRetries: 1 }), view('b'), view('c')]), { tasks: { a: ['fail'] } });
-    const mid = r.decisions.find((d) => d.effects.some((e) => e.type === 'execute' && e.taskId === 'b'))!.state;
+    const mid = r.decisions.find((x) => x.effects.some((e) => e.type === 'execute' && e.taskId === 'b'))!.state;
     const d = decide(mid, { type: 'interrupted', at: 99_000, request: 'pause', reason: 'paused by a human' });
     expect(d.state.phase).toBe('PAUSED');
     expect(effectTypes(d)).not.toContain('escalate');
@@ -512,7 +496,13 @@ describe('an escalated task blocks only its dependents (on_escalation: continue,
 
   it('a new run forgets the escalation and retries the escalated task first', () => {
     const r = drive(stateOf(graph()), { tasks: { a: ['fail'] } });
-    const again = decide(r.state, start(r.now + 1000, [{ taskId: 'b', sha: 'b'.repeat(40) }, { taskId: 'e', sha: 'e'.repeat(40) }]));
+    const again = decide(
+      r.state,
+      start(r.now + 1000, [
+        { taskId: 'b', sha: 'b'.repeat(40) },
+        { taskId: 'e', sha: 'e'.repeat(40) },
+      ]),
+    );
     expect(again.state.escalation).toBeUndefined();
     expect(again.effects).toContainEqual({ type: 'execute', taskId: 'a', attempt: 2 });
   });
@@ -788,7 +778,7 @@ describe('decide is pure', () => {
 
   it('gives the same decision for the same state and event', () => {
     const s = stateOf([view('a'), view('b')]);
-    expect(decide(clone(s), start(5)) ).toEqual(decide(clone(s), start(5)));
+    expect(decide(clone(s), start(5))).toEqual(decide(clone(s), start(5)));
   });
 });
 

@@ -66,7 +66,7 @@ describe('goal-loop mcp: the client does not choose the config that governs it',
     expect(c.asked).toEqual([]);
   });
 
-  it('a repository other than the server\'s own --repo needs the human too', async () => {
+  it("a repository other than the server's own --repo needs the human too", async () => {
     const p = await repoWithEvilBranch();
     const other = await tempDir();
     const elsewhere = await createSampleRepo(join(other, 'elsewhere'), { '.github/goal-loop.yml': `sandbox: process\nsetup:\n  - touch ${p.pwned}\n`, 'README.md': 'x\n' });

@@ -112,9 +112,16 @@ describe('goal-loop mcp driven by a real MCP client', () => {
     expect(item).toMatchObject({ goalId: 'mcp-e2e', state: 'ESCALATED', branch: 'goal/mcp-e2e' });
     expect(item.attempts.filter((a: { phase: string }) => a.phase === 'verify')).toHaveLength(5);
     // The attempt record: each verification the loop ran for the outside agent, and why each attempt ended.
-    const record = JSON.parse(((await c.client.readResource({ uri: 'goal://mcp-e2e/attempts' })).contents[0] as { text: string }).text) as Array<{ taskId: string; attempt: number; entry: { kind: string; outcome?: string } }>;
+    const record = JSON.parse(((await c.client.readResource({ uri: 'goal://mcp-e2e/attempts' })).contents[0] as { text: string }).text) as Array<{
+      taskId: string;
+      attempt: number;
+      entry: { kind: string; outcome?: string };
+    }>;
     expect(record.filter((e) => e.entry.kind === 'verify')).toHaveLength(5);
-    expect(record.filter((e) => e.taskId === 'version' && e.entry.kind === 'end').map((e) => [e.attempt, e.entry.outcome])).toEqual([[1, 'failed'], [2, 'passed']]);
+    expect(record.filter((e) => e.taskId === 'version' && e.entry.kind === 'end').map((e) => [e.attempt, e.entry.outcome])).toEqual([
+      [1, 'failed'],
+      [2, 'passed'],
+    ]);
     const spec = await c.client.readResource({ uri: 'goal://mcp-e2e/spec' });
     expect((spec.contents[0] as { text: string }).text).toContain('objective: Three tasks driven by an external agent');
     const listed = (await c.client.listResources()).resources.map((r) => r.uri);
@@ -146,7 +153,7 @@ describe('goal-loop mcp driven by a real MCP client', () => {
     const r = await c.client.callTool({ name: 'task_complete', arguments: { task_id: 't' } }, undefined, {
       timeout: 11_000,
       resetTimeoutOnProgress: true,
-      onprogress: (p) => ticks.push(p.progress),
+      onprogress: (n) => ticks.push(n.progress),
     });
     expect(r.isError).toBeFalsy();
     expect(JSON.parse((r.content as Array<{ text: string }>)[0]!.text).completed.decision).toBe('CHECKPOINTED');

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_LIMITS } from '../../src/goal/limits.js';
-import { hostEnv } from '../../src/sandbox/host-env.js';
 import { effectiveLimits, liveBudgetTripped, loosenedKeys, safeguardOf } from '../../src/mcp/limits-policy.js';
+import { hostEnv } from '../../src/sandbox/host-env.js';
 
 describe('limits of an externally driven goal', () => {
   it('lets the spec tighten the repo config, never loosen it; goal_config changes apply as given', () => {
@@ -15,7 +15,7 @@ describe('limits of an externally driven goal', () => {
     expect(loosenedKeys({ ...DEFAULT_LIMITS }, { max_iterations: 50, max_risk: 'low' })).toEqual([]);
   });
 
-  it('checks the live budgets with the transition function\'s own words', () => {
+  it("checks the live budgets with the transition function's own words", () => {
     const l = { ...DEFAULT_LIMITS, max_iterations: 2, cost_cap_usd: 1, max_wall_minutes: 1 };
     expect(liveBudgetTripped(l, { iterations: 2, cost_usd: 0 }, 0, 1000)).toBeUndefined();
     expect(liveBudgetTripped(l, { iterations: 3, cost_usd: 0 }, 0, 1000)).toBe('max_iterations reached (2)');
@@ -28,7 +28,7 @@ describe('limits of an externally driven goal', () => {
 });
 
 describe('the environment of an MCP server', () => {
-  it('gets only the listed names, and never the bot\'s credentials or settings', () => {
+  it("gets only the listed names, and never the bot's credentials or settings", () => {
     const host = { A: '1', ANTHROPIC_API_KEY: 'k', PRIVATE_KEY: 'p', GOAL_LOOP_DB: '/x', PATH: '/bin', B: '2' };
     expect(hostEnv(['A', 'ANTHROPIC_API_KEY', 'PRIVATE_KEY', 'GOAL_LOOP_DB', 'PATH', 'MISSING'], host)).toEqual({
       env: { A: '1' },

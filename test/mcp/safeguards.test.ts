@@ -68,15 +68,15 @@ describe('goal-loop mcp keeps every loop rule with an external driver', () => {
     expect(next.next).toMatchObject({ action: 'BUILD', task: { id: 'deploy' } });
   });
 
-  it('max_iterations stops the goal, and a spec cannot loosen the repo config\'s budgets', async () => {
+  it("max_iterations stops the goal, and a spec cannot loosen the repo config's budgets", async () => {
     const p = await mcpProject('sandbox: process\nmax_iterations: 3\n');
     const c = await connectGoalLoop({ env: p.env, args: p.args });
     const started = await c.ok('goal_start', {
       spec: 'goal_id: loops\nobjective: never passes\nlimits: { max_iterations: 100 }\ntasks:\n  - id: t\n    title: T\n    verification: "false"\n    max_retries: 10\n',
     });
     expect(started.limits.max_iterations).toBe(3);
+    await c.ok('task_complete', { task_id: 't' });
     let r = await c.ok('task_complete', { task_id: 't' });
-    r = await c.ok('task_complete', { task_id: 't' });
     expect(r.next).toMatchObject({ action: 'BUILD', attempt: 3 });
     r = await c.ok('task_complete', { task_id: 't' });
     expect(r.completed.decision).toBe('STOPPED');
@@ -90,7 +90,8 @@ describe('goal-loop mcp keeps every loop rule with an external driver', () => {
   it('the cost cap counts what the driver reports, and a lowered budget binds at once', async () => {
     const p = await mcpProject('sandbox: process\ncost_cap_usd: 1\n');
     const c = await connectGoalLoop({ env: p.env, args: p.args });
-    const spec = 'goal_id: costly\nobjective: costs\ntasks:\n  - { id: a, title: A, verification: "true" }\n  - { id: b, title: B, verification: "true", dependencies: [a] }\n  - { id: c, title: C, verification: "true", dependencies: [b] }\n';
+    const spec =
+      'goal_id: costly\nobjective: costs\ntasks:\n  - { id: a, title: A, verification: "true" }\n  - { id: b, title: B, verification: "true", dependencies: [a] }\n  - { id: c, title: C, verification: "true", dependencies: [b] }\n';
     await c.ok('goal_start', { spec });
     const a = await c.ok('task_complete', { task_id: 'a', cost_usd: 0.4, tokens: { input: 1000, output: 100 } });
     expect(a.next).toMatchObject({ action: 'BUILD', task: { id: 'b' }, budget: { cost_usd: 0.4, cost_cap_usd: 1 } });

@@ -86,7 +86,7 @@ function stageNamed(stages: Stage[], name: string): Stage {
   return stage;
 }
 
-describe('the Docker image, rebuilt from exactly the Dockerfile\'s file set', () => {
+describe("the Docker image, rebuilt from exactly the Dockerfile's file set", () => {
   it('compiles in its build stage, ships only dist/src, and its entrypoint answers --version, --help, plan and status', { timeout: 240_000 }, async () => {
     const stages = parseDockerfile(join(ROOT, 'Dockerfile'));
     const build = stageNamed(stages, 'build');
@@ -120,7 +120,13 @@ describe('the Docker image, rebuilt from exactly the Dockerfile\'s file set', ()
       if (keyword === 'COPY') {
         const copy = parseCopy(args);
         if (copy.from === 'build' && copy.sources.length === 1 && copy.sources[0] === `${IMAGE_APP}/node_modules`) productionModules(join(rt, copy.dest));
-        else if (copy.from === 'build') copyInto(copy.sources.map((s) => hostPath(s, { [IMAGE_APP]: app }).slice(app.length + 1)), app, copy.dest, rt);
+        else if (copy.from === 'build')
+          copyInto(
+            copy.sources.map((s) => hostPath(s, { [IMAGE_APP]: app }).slice(app.length + 1)),
+            app,
+            copy.dest,
+            rt,
+          );
         else copyInto(copy.sources, ROOT, copy.dest, rt);
       } else if (keyword === 'RUN') {
         // Only the data folder is made here (apt-get: this machine has the packages).

@@ -17,7 +17,15 @@ import { tempDir } from '../helpers/temp.js';
  */
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-const PKG = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { name: string; version: string; license: string; bin: Record<string, string>; engines: unknown; dependencies: Record<string, string>; overrides?: unknown };
+const PKG = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as {
+  name: string;
+  version: string;
+  license: string;
+  bin: Record<string, string>;
+  engines: unknown;
+  dependencies: Record<string, string>;
+  overrides?: unknown;
+};
 
 function run(file: string, args: string[], opts: { cwd?: string; env?: NodeJS.ProcessEnv } = {}): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
@@ -56,7 +64,10 @@ describe('the npm package', () => {
     const app = join(home, 'app');
     mkdirSync(app);
     copyFileSync(join(home, packed!.filename), join(app, packed!.filename));
-    writeFileSync(join(app, 'package.json'), JSON.stringify({ name: 'try-goal-loop', private: true, dependencies: { [PKG.name]: `file:${packed!.filename}` }, ...(PKG.overrides ? { overrides: PKG.overrides } : {}) }));
+    writeFileSync(
+      join(app, 'package.json'),
+      JSON.stringify({ name: 'try-goal-loop', private: true, dependencies: { [PKG.name]: `file:${packed!.filename}` }, ...(PKG.overrides ? { overrides: PKG.overrides } : {}) }),
+    );
     writeFileSync(join(app, 'package-lock.json'), JSON.stringify(installLock(packed!.filename)));
     const install = await run('npm', ['ci', '--offline', '--ignore-scripts', '--no-audit', '--no-fund'], { cwd: app });
     expect(install.code, `${install.stdout}${install.stderr}`).toBe(0);
@@ -84,7 +95,11 @@ describe('the npm package', () => {
     expect(demo.code, demo.stderr).toBe(0);
     expect(demo.stderr).toMatch(/LOOP_COMPLETE 4\/4 tasks/);
     // Its hint runs as printed, and names the installed CLI.
-    const hint = demo.stdout.split('\n').find((l) => l.startsWith('Each attempt:'))!.slice('Each attempt:'.length).trim();
+    const hint = demo.stdout
+      .split('\n')
+      .find((l) => l.startsWith('Each attempt:'))!
+      .slice('Each attempt:'.length)
+      .trim();
     expect(hint).toContain(join(app, 'node_modules', PKG.name, 'dist/src/cli/main.js'));
     const logs = await run('sh', ['-c', hint], { env });
     expect(logs.code, logs.stderr).toBe(0);

@@ -4,17 +4,16 @@ import { parseRepoConfig } from '../../src/config/repo-config.js';
 import { DEFAULT_LIMITS } from '../../src/goal/limits.js';
 import { parseGoalSpec } from '../../src/goal/parse.js';
 import type { GoalSpec } from '../../src/goal/schema.js';
-import type { Ledger } from '../../src/ports/ledger.js';
-import type { Forge } from '../../src/ports/forge.js';
 import type { TaskAgent } from '../../src/ports/agent.js';
+import type { Forge } from '../../src/ports/forge.js';
+import type { Ledger } from '../../src/ports/ledger.js';
 import type { Sandbox } from '../../src/ports/sandbox.js';
 import type { Workspace } from '../../src/ports/workspace.js';
 import { agentDeps, composeGoalRun, configCommands, goalWorkspace, LOCAL_IDENTITY, runLimits } from '../../src/run/compose-goal-run.js';
 import { rawSpec } from '../helpers/spec-builders.js';
 
 const logger = pino({ level: 'silent' });
-const spec = (limits?: Record<string, unknown>): GoalSpec =>
-  parseGoalSpec(JSON.stringify(rawSpec(undefined, { goal_id: 'g1', ...(limits ? { limits } : {}) })), { source: 'spec' });
+const spec = (limits?: Record<string, unknown>): GoalSpec => parseGoalSpec(JSON.stringify(rawSpec(undefined, { goal_id: 'g1', ...(limits ? { limits } : {}) })), { source: 'spec' });
 
 describe('runLimits', () => {
   const config = parseRepoConfig({ max_iterations: 20, cost_cap_usd: 5 });
@@ -118,7 +117,11 @@ describe('composeGoalRun', () => {
   it('derives the run from the config and spec, and gives the factory the limits in force', async () => {
     let seen: number | undefined;
     let closed = 0;
-    const agent = { close: async () => void (closed += 1) } as unknown as TaskAgent;
+    const agent = {
+      close: async () => {
+        closed += 1;
+      },
+    } as unknown as TaskAgent;
     const run = await composeGoalRun({
       repo: '/r',
       spec: spec({ task_timeout_s: 60 }),
@@ -128,12 +131,27 @@ describe('composeGoalRun', () => {
       logger,
       workspace,
       sandbox: async () => sandbox,
-      agent: (ctx) => ((seen = ctx.limits.task_timeout_s), agent),
+      agent: (ctx) => {
+        seen = ctx.limits.task_timeout_s;
+        return agent;
+      },
       humanLimits: { cost_cap_usd: 9 },
       approve: ['a'],
     });
     expect(seen).toBe(60);
-    expect(run.options).toMatchObject({ repo: '/r', ledger, forge, workspace, sandbox, agent, gate: ['true'], setup: [], setupNetwork: false, limits: { ...DEFAULT_LIMITS, task_timeout_s: 60, cost_cap_usd: 9 }, approve: ['a'] });
+    expect(run.options).toMatchObject({
+      repo: '/r',
+      ledger,
+      forge,
+      workspace,
+      sandbox,
+      agent,
+      gate: ['true'],
+      setup: [],
+      setupNetwork: false,
+      limits: { ...DEFAULT_LIMITS, task_timeout_s: 60, cost_cap_usd: 9 },
+      approve: ['a'],
+    });
     expect(run.limits.cost_cap_usd).toBe(9);
     await run.close();
     expect(closed).toBe(1);
@@ -141,7 +159,11 @@ describe('composeGoalRun', () => {
 
   it('leaves an agent it did not make open, and builds the clone from its description', async () => {
     let closed = 0;
-    const agent = { close: async () => void (closed += 1) } as unknown as TaskAgent;
+    const agent = {
+      close: async () => {
+        closed += 1;
+      },
+    } as unknown as TaskAgent;
     const run = await composeGoalRun({ repo: '/r', spec: spec(), config, ledger, forge, logger, workspace: { remote: '/r', dir: '/tmp/w2', baseBranch: 'main' }, sandbox, agent });
     expect(run.options.workspace.branch).toBe('goal/g1');
     expect(run.options.limits).toEqual({ ...DEFAULT_LIMITS, cost_cap_usd: 5 });

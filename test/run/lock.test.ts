@@ -45,7 +45,10 @@ describe('acquireLock (a goal workspace lock between processes)', () => {
       staleLock(path);
       const startAt = Date.now() + 1_500; // every contender started and spinning by then
       const results = await Promise.all(Array.from({ length: 4 }, () => contend(path, startAt, startAt + 2_000)));
-      expect(results.filter((r) => r === 'won'), `round ${round}: ${results.join(', ')}`).toHaveLength(1);
+      expect(
+        results.filter((r) => r === 'won'),
+        `round ${round}: ${results.join(', ')}`,
+      ).toHaveLength(1);
       expect(results.filter((r) => r === 'locked')).toHaveLength(3);
     }
   });

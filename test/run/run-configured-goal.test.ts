@@ -28,11 +28,13 @@ async function fixture(ledgerOf: (l: SqliteLedger) => Ledger = (l) => l) {
   const seen = { closed: 0, sandboxes: 0, contexts: [] as AgentContext[] };
   const agent: TaskAgent = {
     name: 'scribe',
-    work: async (input) => {
-      await writeFile(join(input.workspaceDir, `${input.task.id}.txt`), 'done\n');
+    work: async (task) => {
+      await writeFile(join(task.workspaceDir, `${task.task.id}.txt`), 'done\n');
       return { ok: true, usage: { ...NO_USAGE }, costUsd: 0 };
     },
-    close: async () => void (seen.closed += 1),
+    close: async () => {
+      seen.closed += 1;
+    },
   };
   const spec = validateGoalSpec({
     goal_id: 'entry',
@@ -48,8 +50,14 @@ async function fixture(ledgerOf: (l: SqliteLedger) => Ledger = (l) => l) {
     forge: new RecordingForge(),
     logger,
     workspace: { remote: repo.bare, dir: join(root, 'ws') },
-    sandbox: async (): Promise<Sandbox> => ((seen.sandboxes += 1), new ProcessSandbox()),
-    agent: (ctx: AgentContext) => (seen.contexts.push(ctx), agent),
+    sandbox: async (): Promise<Sandbox> => {
+      seen.sandboxes += 1;
+      return new ProcessSandbox();
+    },
+    agent: (ctx: AgentContext) => {
+      seen.contexts.push(ctx);
+      return agent;
+    },
     controlPollMs: 50,
   };
   return { input, seen, sqlite };
@@ -92,7 +100,10 @@ describe('runConfiguredGoal', () => {
     const log = pino({ level: 'warn' }, { write: (line: string) => void lines.push(line) });
     const stubborn: TaskAgent = {
       name: 'stubborn',
-      work: async (i) => (await writeFile(join(i.workspaceDir, `${i.task.id}.txt`), 'done\n'), { ok: true, usage: { ...NO_USAGE }, costUsd: 0 }),
+      work: async (i) => {
+        await writeFile(join(i.workspaceDir, `${i.task.id}.txt`), 'done\n');
+        return { ok: true, usage: { ...NO_USAGE }, costUsd: 0 };
+      },
       close: () => Promise.reject(new Error('server hung')),
     };
     const result = await runConfiguredGoal({ ...input, logger: log, agent: () => stubborn });

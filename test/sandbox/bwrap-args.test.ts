@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { DEV_SHM_BYTES, jailArgv, type JailSpec } from '../../src/sandbox/bwrap-args.js';
+import { DEV_SHM_BYTES, type JailSpec, jailArgv } from '../../src/sandbox/bwrap-args.js';
 import { OutputCapture } from '../../src/sandbox/output-capture.js';
 import { installPrefix } from '../../src/sandbox/toolchain.js';
 
@@ -30,7 +30,7 @@ const spec = (extra: Partial<JailSpec> = {}): JailSpec => ({
 });
 
 /** The value after each occurrence of a flag (or the pair after a two-argument flag). */
-function after(argv: string[], flag: string, n = 1): string[][] {
+function flagValues(argv: string[], flag: string, n = 1): string[][] {
   const out: string[][] = [];
   argv.forEach((a, i) => {
     if (a === flag) out.push(argv.slice(i + 1, i + 1 + n));
@@ -48,13 +48,13 @@ describe('jailArgv', () => {
     const stepStart = argv.indexOf('-p') - 1;
     const inner = argv.slice(innerStart, stepStart);
     expect(outer.slice(0, 4)).toEqual(['/usr/bin/bwrap', '--unshare-pid', '--die-with-parent', '--cap-drop']);
-    expect(after(outer, '--cap-add')).toEqual([['CAP_SETUID'], ['CAP_SETGID']]);
+    expect(flagValues(outer, '--cap-add')).toEqual([['CAP_SETUID'], ['CAP_SETGID']]);
     expect(drop).toEqual(['/usr/bin/setpriv', '--reuid=1000123', '--regid=1000123', '--clear-groups', '--no-new-privs', '--']);
     for (const flag of ['--unshare-all', '--unshare-user', '--die-with-parent', '--new-session', '--clearenv']) expect(inner).toContain(flag);
     // bwrap's --disable-userns would put the command in a nested user namespace, where the capped devpts cannot be mounted.
     expect(inner).not.toContain('--disable-userns');
-    expect(after(inner, '--cap-drop')).toEqual([['ALL']]);
-    expect(after(inner, '--cap-add')).toEqual([['CAP_SYS_ADMIN'], ['CAP_SYS_RESOURCE'], ['CAP_SETPCAP']]);
+    expect(flagValues(inner, '--cap-drop')).toEqual([['ALL']]);
+    expect(flagValues(inner, '--cap-add')).toEqual([['CAP_SYS_ADMIN'], ['CAP_SYS_RESOURCE'], ['CAP_SETPCAP']]);
     expect(inner).not.toContain('--share-net');
     // The step that holds those capabilities mounts the capped devpts, turns off user namespaces, and drops every capability.
     const step = argv.slice(stepStart);
@@ -74,27 +74,36 @@ describe('jailArgv', () => {
     expect(git).toBeGreaterThan(ws);
     // The outer shows the inner bwrap the host /proc (the inner mounts its own over it), the
     // workspace is the only read-write bind, and the inner re-binds the outer's root.
-    expect(after(argv, '--bind', 2)).toEqual([['/proc', '/proc'], ['/srv/ws/goal', '/srv/ws/goal'], ['/', '/']]);
-    expect(after(argv, '--ro-bind', 2)).toEqual(
-      expect.arrayContaining([['/usr', '/usr'], ['/opt/node-20', '/opt/node-20'], ['/tmp/scratch/empty', '/opt/node-20/etc/npmrc'], ['/tmp/scratch/passwd', '/etc/passwd']]),
+    expect(flagValues(argv, '--bind', 2)).toEqual([
+      ['/proc', '/proc'],
+      ['/srv/ws/goal', '/srv/ws/goal'],
+      ['/', '/'],
+    ]);
+    expect(flagValues(argv, '--ro-bind', 2)).toEqual(
+      expect.arrayContaining([
+        ['/usr', '/usr'],
+        ['/opt/node-20', '/opt/node-20'],
+        ['/tmp/scratch/empty', '/opt/node-20/etc/npmrc'],
+        ['/tmp/scratch/passwd', '/etc/passwd'],
+      ]),
     );
     const mask = argv.findIndex((a, i) => a === '--ro-bind' && argv[i + 2] === '/opt/node-20/etc/npmrc');
     const tool = argv.findIndex((a, i) => a === '--ro-bind' && argv[i + 1] === '/opt/node-20');
     expect(mask).toBeGreaterThan(tool);
     // Outer and inner each mount a capped /dev/shm over a /dev made read-only; the inner's /dev
     // is its own small tmpfs with the host's harmless nodes bound in, not bwrap's --dev.
-    expect(after(argv, '--tmpfs')).toEqual([['/dev/shm'], ['/tmp'], ['/dev'], ['/dev/shm'], ['/home/goal-loop']]);
-    expect(after(argv, '--size')).toEqual([[String(DEV_SHM_BYTES)], ['1024'], ['65536'], [String(DEV_SHM_BYTES)], ['2048']]);
+    expect(flagValues(argv, '--tmpfs')).toEqual([['/dev/shm'], ['/tmp'], ['/dev'], ['/dev/shm'], ['/home/goal-loop']]);
+    expect(flagValues(argv, '--size')).toEqual([[String(DEV_SHM_BYTES)], ['1024'], ['65536'], [String(DEV_SHM_BYTES)], ['2048']]);
     // The outer's root (which the inner binds as its own) goes read-only after the last mount.
-    expect(after(argv, '--remount-ro')).toEqual([['/dev'], ['/'], ['/dev']]);
-    expect(after(argv, '--dev')).toEqual([['/dev']]);
-    expect(after(argv, '--dev-bind', 2)).toEqual(['null', 'zero', 'full', 'random', 'urandom', 'tty'].map((n) => [`/dev/${n}`, `/dev/${n}`]));
+    expect(flagValues(argv, '--remount-ro')).toEqual([['/dev'], ['/'], ['/dev']]);
+    expect(flagValues(argv, '--dev')).toEqual([['/dev']]);
+    expect(flagValues(argv, '--dev-bind', 2)).toEqual(['null', 'zero', 'full', 'random', 'urandom', 'tty'].map((n) => [`/dev/${n}`, `/dev/${n}`]));
   });
 
   it('gives the command exactly the given environment, and the privileged step only a fixed PATH', () => {
     const argv = jailArgv(spec({ mode: 'direct', dropToUid: false }));
     const clear = argv.lastIndexOf('--clearenv');
-    expect(after(argv.slice(clear), '--setenv', 2)).toEqual([['PATH', '/usr/bin:/bin']]);
+    expect(flagValues(argv.slice(clear), '--setenv', 2)).toEqual([['PATH', '/usr/bin:/bin']]);
     const env = argv.indexOf('/usr/bin/env');
     expect(env).toBeGreaterThan(argv.indexOf('/usr/bin/setpriv'));
     expect(argv.slice(env, env + 7)).toEqual(['/usr/bin/env', '-i', '--', 'PATH=/usr/bin', 'HOME=/home/goal-loop', 'CI=1', 'GOAL_ID=g']);
@@ -107,9 +116,9 @@ describe('jailArgv', () => {
     expect(argv).toContain('--share-net');
     expect(argv).not.toContain('--dev');
     expect(argv).not.toContain('--size');
-    expect(after(argv, '--proc')).toEqual([['/proc']]);
+    expect(flagValues(argv, '--proc')).toEqual([['/proc']]);
     // The root tmpfs (the jail uid's, unsized) goes read-only after the home, its last mount.
-    expect(after(argv, '--remount-ro')).toEqual([['/dev'], ['/']]);
+    expect(flagValues(argv, '--remount-ro')).toEqual([['/dev'], ['/']]);
     expect(argv.indexOf('/', argv.lastIndexOf('--remount-ro'))).toBeGreaterThan(argv.indexOf('/home/goal-loop'));
     expect(argv[0]).toBe('/usr/bin/bwrap');
   });
@@ -122,7 +131,7 @@ describe('jailArgv', () => {
 });
 
 describe('toolchain prefixes', () => {
-  it('binds an installation prefix, never the bot\'s home or an ancestor of it', () => {
+  it("binds an installation prefix, never the bot's home or an ancestor of it", () => {
     expect(installPrefix('/root/.nvm/versions/node/v20.19.0/bin/node', '/root', true)).toBe('/root/.nvm/versions/node/v20.19.0');
     expect(installPrefix('/opt/node/bin/node', '/root', true)).toBe('/opt/node');
     expect(installPrefix('/root/bin/git', '/root', true)).toBe('/root/bin');

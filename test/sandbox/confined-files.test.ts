@@ -22,7 +22,7 @@ beforeEach(async () => {
 
 const refused = (p: Promise<unknown>, message: RegExp) => expect(p).rejects.toThrow(expect.objectContaining({ name: 'ConfinementError', message: expect.stringMatching(message) }));
 
-describe('the agent\'s file tools stay inside the workspace', () => {
+describe("the agent's file tools stay inside the workspace", () => {
   it('read, write (creating directories), list and remove inside the workspace', async () => {
     expect(await files.read('src/index.js')).toBe('export const x = 1;\n');
     expect(await files.read('./src//index.js')).toBe('export const x = 1;\n');

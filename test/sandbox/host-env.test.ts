@@ -51,7 +51,7 @@ const DOCUMENTED = {
   DOCS_INDEX: '/srv/docs',
 };
 
-describe('hostEnv refuses the bot\'s credentials and anything that looks like a secret', () => {
+describe("hostEnv refuses the bot's credentials and anything that looks like a secret", () => {
   it('attack: bot credentials Probot and the host keep in the environment never pass, whatever the config lists', () => {
     const names = Object.keys(BOT_AND_SECRETS);
     const got = hostEnv(names, { ...BOT_AND_SECRETS, ...DOCUMENTED });
@@ -72,7 +72,7 @@ describe('hostEnv refuses the bot\'s credentials and anything that looks like a 
   });
 
   it('the setup warning names each refused variable and why, and the passed ones still reach setup', () => {
-    const logged: Array<Record<string, unknown>> = [];
+    const logged: Record<string, unknown>[] = [];
     const logger = pino({ level: 'warn' }, { write: (line: string) => logged.push(JSON.parse(line)) });
     const config = RepoConfigSchema.parse({ setup: ['npm ci'], setup_env: ['HTTPS_PROXY', 'GITHUB_CLIENT_SECRET', 'PGPASSWORD', 'NPM_TOKEN'] });
     const commands = configCommands(config, { HTTPS_PROXY: DOCUMENTED.HTTPS_PROXY, GITHUB_CLIENT_SECRET: 'cs_123', PGPASSWORD: 'pw', NPM_TOKEN: 'npm_abc' }, logger);

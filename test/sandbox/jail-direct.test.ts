@@ -1,5 +1,5 @@
 import { chmodSync, existsSync } from 'node:fs';
-import { createServer, type AddressInfo } from 'node:net';
+import { type AddressInfo, createServer } from 'node:net';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { jail, jailRoot, nodeScript, processesOfUid, runIn, sampleProcessCount } from '../helpers/sandbox-jail.js';

@@ -16,7 +16,15 @@ describe('the jail filesystem', () => {
     await mkdir(outside);
     chmodSync(outside, 0o777); // writable by any uid, were it visible
     const tag = randomBytes(6).toString('hex');
-    const targets = [join(outside, 'pwned'), join(root, `escape-${tag}`), `/tmp/goal-loop-jail-escape-${tag}`, `/usr/goal-loop-${tag}`, `/etc/goal-loop-${tag}`, `/root/goal-loop-${tag}`, `/goal-loop-${tag}`];
+    const targets = [
+      join(outside, 'pwned'),
+      join(root, `escape-${tag}`),
+      `/tmp/goal-loop-jail-escape-${tag}`,
+      `/usr/goal-loop-${tag}`,
+      `/etc/goal-loop-${tag}`,
+      `/root/goal-loop-${tag}`,
+      `/goal-loop-${tag}`,
+    ];
     const attack = [
       `echo pwned > ${targets[0]}`,
       `echo pwned > ../escape-${tag}`,
@@ -63,7 +71,7 @@ describe('the jail filesystem', () => {
       `printf '#!/bin/sh\\ntouch ${marker}\\n' > .git/hooks/pre-commit`,
       'chmod +x .git/hooks/pre-commit',
       `git config core.fsmonitor "touch ${marker}"`,
-      `git config core.hooksPath /tmp`,
+      'git config core.hooksPath /tmp',
       'mv .git .git-moved',
       'rm -rf .git',
       'echo done',

@@ -86,7 +86,7 @@ describe('the jail limits', () => {
     expect(result.exitCode).toBe(128 + 24); // SIGXCPU
   });
 
-  it('caps the memory of all the command\'s processes through a cgroup, and says so in the output', async () => {
+  it("caps the memory of all the command's processes through a cgroup, and says so in the output", async () => {
     const { ws } = await jailRoot();
     const hog = `node -e 'const a = []; for (let i = 0; i < 32; i++) a.push(Buffer.alloc(16 * 1024 * 1024, 1)); console.log("ALLOCATED", a.length * 16, "MiB")'`;
     const roomy = await runIn(jail(), ws, hog);

@@ -1,5 +1,5 @@
 import { createSocket, type Socket as UdpSocket } from 'node:dgram';
-import { createServer, type AddressInfo, type Server } from 'node:net';
+import { type AddressInfo, createServer, type Server } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ProcessSandbox } from '../../src/sandbox/process-sandbox.js';
 import { jail, jailRoot, nodeScript, runIn } from '../helpers/sandbox-jail.js';
@@ -73,12 +73,11 @@ describe('the jail has no network', () => {
     await new Promise<void>((resolve) => dns.bind(0, '127.0.0.1', resolve));
     closers.push(() => new Promise((resolve) => dns.close(() => resolve())));
     const port = dns.address().port;
-    const probe =
-      nodeScript(
-        `const { Resolver } = require('dns').promises; const r = new Resolver({ timeout: 500, tries: 1 }); ` +
-          `r.setServers(['127.0.0.1:${port}']); ` +
-          `r.resolve4('leak.goal-loop.example').then(() => console.log('RESOLVED'), (e) => console.log('DNS-ERROR', e.code));`,
-      ) + '; getent hosts example.com || echo GETENT-FAILED; test -e /etc/resolv.conf && echo HAS-RESOLV-CONF; cat /proc/net/dev';
+    const probe = `${nodeScript(
+      `const { Resolver } = require('dns').promises; const r = new Resolver({ timeout: 500, tries: 1 }); ` +
+        `r.setServers(['127.0.0.1:${port}']); ` +
+        `r.resolve4('leak.goal-loop.example').then(() => console.log('RESOLVED'), (e) => console.log('DNS-ERROR', e.code));`,
+    )}; getent hosts example.com || echo GETENT-FAILED; test -e /etc/resolv.conf && echo HAS-RESOLV-CONF; cat /proc/net/dev`;
 
     const unjailed = await runIn(new ProcessSandbox(), ws, probe);
     expect(unjailed.output).toContain('DNS-ERROR');

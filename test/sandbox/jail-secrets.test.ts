@@ -1,4 +1,4 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { rmSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
@@ -65,7 +65,7 @@ describe('the jail shows no secret of the bot', () => {
     expect(comms).not.toMatch(/node|vitest/);
   });
 
-  it('cannot read a secret file in the bot user\'s home, nor find it anywhere', async () => {
+  it("cannot read a secret file in the bot user's home, nor find it anywhere", async () => {
     const { ws } = await jailRoot();
     const read = `cat ${homeSecret}; ls -A ${homedir()}; echo probed`;
     const unjailed = await runIn(new ProcessSandbox(), ws, read);

@@ -14,11 +14,24 @@ writeFileSync(caFile, '-----BEGIN CERTIFICATE-----\nMIIcorp\n-----END CERTIFICAT
 afterAll(() => rmSync(caDir, { recursive: true, force: true }));
 
 describe('setup_env: named host variables for setup, and the CA bundle they name', () => {
-  it('passes exactly the named variables, never the bot\'s own credentials, whatever the repo config lists', () => {
+  it("passes exactly the named variables, never the bot's own credentials, whatever the repo config lists", () => {
     const logged: unknown[] = [];
     const logger = pino({ level: 'warn' }, { write: (line: string) => logged.push(JSON.parse(line)) });
-    const config = RepoConfigSchema.parse({ setup: ['npm ci'], setup_env: ['HTTPS_PROXY', 'NODE_EXTRA_CA_CERTS', 'ANTHROPIC_API_KEY', 'GITHUB_TOKEN', 'DATABASE_URL', 'PRIVATE_KEY', 'GOAL_LOOP_DB', 'PATH', 'NOT_SET_ANYWHERE'] });
-    const host = { HTTPS_PROXY: 'http://proxy.corp:3128', NODE_EXTRA_CA_CERTS: caFile, ANTHROPIC_API_KEY: 'sk-secret', GITHUB_TOKEN: 'ghs_secret', DATABASE_URL: 'postgres://u:p@db/x', PRIVATE_KEY: 'k', GOAL_LOOP_DB: '/x', PATH: '/evil', UNLISTED: 'no' };
+    const config = RepoConfigSchema.parse({
+      setup: ['npm ci'],
+      setup_env: ['HTTPS_PROXY', 'NODE_EXTRA_CA_CERTS', 'ANTHROPIC_API_KEY', 'GITHUB_TOKEN', 'DATABASE_URL', 'PRIVATE_KEY', 'GOAL_LOOP_DB', 'PATH', 'NOT_SET_ANYWHERE'],
+    });
+    const host = {
+      HTTPS_PROXY: 'http://proxy.corp:3128',
+      NODE_EXTRA_CA_CERTS: caFile,
+      ANTHROPIC_API_KEY: 'sk-secret',
+      GITHUB_TOKEN: 'ghs_secret',
+      DATABASE_URL: 'postgres://u:p@db/x',
+      PRIVATE_KEY: 'k',
+      GOAL_LOOP_DB: '/x',
+      PATH: '/evil',
+      UNLISTED: 'no',
+    };
     const commands = configCommands(config, host, logger);
     expect(commands.setupEnv).toEqual({ HTTPS_PROXY: 'http://proxy.corp:3128', NODE_EXTRA_CA_CERTS: caFile });
     expect(logged).toEqual(

@@ -31,7 +31,7 @@ describe('selectSandbox', () => {
     await expect(attempt).rejects.toThrow(/sandbox: process/);
   });
 
-  it('refuses when bwrap cannot create namespaces here, with bwrap\'s own message and a fix', async () => {
+  it("refuses when bwrap cannot create namespaces here, with bwrap's own message and a fix", async () => {
     const dir = await tempDir();
     const fake = join(dir, 'bwrap');
     // Answers --help like the real one, then fails the way bwrap does without user namespaces.

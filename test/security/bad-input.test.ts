@@ -3,9 +3,9 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { deriveGoalId, parseGoalSpec } from '../../src/goal/parse.js';
 import { GOAL_ID_MAX } from '../../src/goal/schema.js';
-import { startCli, type CliResult } from '../helpers/cli.js';
-import { checkpointCommits } from '../helpers/git.js';
+import { type CliResult, startCli } from '../helpers/cli.js';
 import { cliProject } from '../helpers/cli-project.js';
+import { checkpointCommits } from '../helpers/git.js';
 
 // Issue 11: bad input ends in exit 1 and one line naming what is wrong, never exit 4, a stack
 // trace, a burnt budget or a hung process.
@@ -122,7 +122,7 @@ describe('bad input: exit 1 and one clear line', () => {
 });
 
 describe('--approve with an unknown task id', () => {
-  it('warns in one line naming the id and the spec\'s ids, and carries on', async () => {
+  it("warns in one line naming the id and the spec's ids, and carries on", async () => {
     const p = await project();
     const r = await run(['run', '--repo', p.repo.bare, '--goal', p.goal, '--agent', 'scripted', '--approve', 'write-c', '--approve', 'all'], p.env);
     expect(r.code).toBe(0);

@@ -127,7 +127,7 @@ function expectConfined(t: Tally, swaps: number, who: string): void {
   expect(t.otherErrors).toEqual([]);
 }
 
-describe('the agent\'s file tools under a concurrent symlink swap', () => {
+describe("the agent's file tools under a concurrent symlink swap", () => {
   it('never read, write, list or remove outside the workspace while a host process swaps a directory for a symlink', async () => {
     const { ws, outside } = await setup();
     const child = spawn(process.execPath, ['-e', attacker(ws, outside)], { stdio: ['ignore', 'pipe', 'inherit'] });

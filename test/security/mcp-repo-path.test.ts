@@ -61,7 +61,7 @@ describe('goal_start never runs git in a repository path the client chose before
     expect(existsSync(p.marker)).toBe(false);
   });
 
-  it('even with the human\'s yes, the layout\'s config is never read by the bot\'s git', async () => {
+  it("even with the human's yes, the layout's config is never read by the bot's git", async () => {
     const p = await project();
     const evil = join(p.root, 'W', 'evil');
     await plantBareLayout(evil, p.marker);
@@ -71,7 +71,7 @@ describe('goal_start never runs git in a repository path the client chose before
     expect(existsSync(p.marker)).toBe(false);
   });
 
-  it('a path under the bot\'s own workspaces is refused before anyone is asked', async () => {
+  it("a path under the bot's own workspaces is refused before anyone is asked", async () => {
     const p = await project();
     const inside = join(p.env.GOAL_LOOP_WORKSPACES, 'sample-0123456789', 'some-goal', 'evil');
     await plantBareLayout(inside, p.marker);

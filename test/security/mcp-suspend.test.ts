@@ -2,11 +2,11 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { McpToolHub } from '../../src/agent/mcp/tool-hub.js';
 import type { CommandRequest, Sandbox, SpawningSandbox, SpawnRequest } from '../../src/ports/sandbox.js';
+import { claudeAgent, fakeApi } from '../agent/fixtures.js';
 import { lastToolResults, reply, text, toolUse } from '../helpers/fake-anthropic.js';
 import { goalHarness, silentLogger } from '../helpers/goal-harness.js';
 import { FIXTURE_PATH, filesWithFixture, fixtureServer } from '../helpers/mcp-fixture.js';
 import { jail } from '../helpers/sandbox-jail.js';
-import { claudeAgent, fakeApi } from '../agent/fixtures.js';
 
 /** Host processes (any jail layer) running the fixture server for this workspace. */
 function liveServers(workspace: string): number[] {
@@ -40,15 +40,10 @@ function observingJail(workspace: () => string, seen: Array<{ command: string; s
 // stopped whenever a task command or the bot's own git is about to work on the tree: a live
 // server could otherwise take a writable handle from a task (a unix socket in the workspace)
 // and change the tree between the bot's checks and their use.
-describe('repo MCP servers never run beside a task command or the bot\'s git', () => {
+describe("repo MCP servers never run beside a task command or the bot's git", () => {
   it('stops the server for run_command and at the end of the turn, and starts it again on the next call', async () => {
     const fake = await fakeApi();
-    fake.push(
-      reply([toolUse('mcp__fixture__whoami', {})]),
-      reply([toolUse('run_command', { command: 'echo ran > ran.txt' })]),
-      reply([toolUse('mcp__fixture__whoami', {})]),
-      reply([text('Done.')]),
-    );
+    fake.push(reply([toolUse('mcp__fixture__whoami', {})]), reply([toolUse('run_command', { command: 'echo ran > ran.txt' })]), reply([toolUse('mcp__fixture__whoami', {})]), reply([text('Done.')]));
     const h = await goalHarness({ files: filesWithFixture() });
     const seen: Array<{ command: string; servers: number }> = [];
     const sandbox = observingJail(() => h.workspaceDir, seen);

@@ -17,7 +17,11 @@ const filterPlanting = (dir: string, marker: string) =>
 /** Every gitlink (mode 160000) in any commit of the repository. */
 function gitlinksIn(bare: string): string[] {
   const shas = git(bare, 'rev-list', '--all').split('\n').filter(Boolean);
-  return shas.flatMap((sha) => git(bare, 'ls-tree', '-r', sha).split('\n').filter((l) => l.startsWith('160000 ')));
+  return shas.flatMap((sha) =>
+    git(bare, 'ls-tree', '-r', sha)
+      .split('\n')
+      .filter((l) => l.startsWith('160000 ')),
+  );
 }
 
 describe('nested repositories never reach the host git', () => {

@@ -7,8 +7,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createSampleRepo } from '../../src/demo/sample-repo.js';
 import { runCli } from '../helpers/cli.js';
 import { git } from '../helpers/git.js';
+import { type GitHttpServer, startGitHttpServer } from '../helpers/git-http-server.js';
 import { connectGoalLoop } from '../helpers/mcp-client.js';
-import { startGitHttpServer, type GitHttpServer } from '../helpers/git-http-server.js';
 import { tempDir } from '../helpers/temp.js';
 
 const USER = 'u';
@@ -63,7 +63,7 @@ function filesHolding(dir: string, needles = [SECRET, BASIC]): string[] {
 const holds = (text: string) => text.includes(SECRET) || text.includes(BASIC);
 
 describe('credentials in a --repo URL', () => {
-  it('authenticate the run\'s git, and are stored and shown nowhere, whatever a task reads', async () => {
+  it("authenticate the run's git, and are stored and shown nowhere, whatever a task reads", async () => {
     const p = await setup();
     const url = p.plainUrl.replace('http://', `http://${USER}:${SECRET}@`);
 
@@ -84,7 +84,9 @@ describe('credentials in a --repo URL', () => {
     // What the task committed, read back over HTTP (the header keeps the clone's config clean).
     const clone = join(await tempDir(), 'clone');
     // Asynchronously: the server answers from this process's event loop.
-    await promisify(execFile)('git', ['-c', `http.extraHeader=Authorization: Basic ${BASIC}`, 'clone', '--quiet', '--branch', 'goal/creds', p.plainUrl, clone], { env: { ...process.env, GIT_CONFIG_NOSYSTEM: '1', GIT_TERMINAL_PROMPT: '0' } });
+    await promisify(execFile)('git', ['-c', `http.extraHeader=Authorization: Basic ${BASIC}`, 'clone', '--quiet', '--branch', 'goal/creds', p.plainUrl, clone], {
+      env: { ...process.env, GIT_CONFIG_NOSYSTEM: '1', GIT_TERMINAL_PROMPT: '0' },
+    });
     expect(git(clone, 'rev-parse', 'HEAD')).toBe(pushed);
     const leak = readFileSync(join(clone, 'leak.txt'), 'utf8');
     // The task did read the remote's configuration: it just holds no secret.

@@ -102,7 +102,7 @@ describe('the repo config comes from the base branch only', () => {
     expect(ok.code).toBe(0);
   });
 
-  it('a --repo under goal-loop\'s own workspaces is refused', async () => {
+  it("a --repo under goal-loop's own workspaces is refused", async () => {
     const p = await project();
     const inside = join(p.env.GOAL_LOOP_WORKSPACES, 'x');
     await mkdir(inside, { recursive: true });
@@ -114,7 +114,7 @@ describe('the repo config comes from the base branch only', () => {
     expect(r.stderr).toMatch(/goal-loop's own workspaces/);
   });
 
-  it('an owner\'s own protected_paths list still protects the repo config', async () => {
+  it("an owner's own protected_paths list still protects the repo config", async () => {
     const p = await project();
     await mkdir(join(p.repo.work, '.github'), { recursive: true });
     await writeFile(join(p.repo.work, '.github', 'goal-loop.yml'), 'protected_paths: ["migrations/**"]\n');

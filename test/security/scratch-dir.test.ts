@@ -69,7 +69,7 @@ import(${JSON.stringify(SCRATCH)}).then((m) => {
 });`;
 
 describe('the scratch directory in a shared TMPDIR', () => {
-  it('a run succeeds next to another user\'s stale scratch directory and a symlink planted at its own path', async () => {
+  it("a run succeeds next to another user's stale scratch directory and a symlink planted at its own path", async () => {
     const { root, shared, home } = await host();
     const foreignStale = ownedDir(join(shared, `goal-loop-run-${DEAD_PID}-xyz`), OTHER);
     const ownLegacy = ownedDir(join(shared, `goal-loop-run-${DEAD_PID}-abc`), BOT);

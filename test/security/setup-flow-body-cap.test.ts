@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startCli, type CliResult } from '../helpers/cli.js';
+import { type CliResult, startCli } from '../helpers/cli.js';
 import { freePort } from '../helpers/free-port.js';
 import { holdBody, statusOf, streamBody } from '../helpers/raw-http.js';
 
@@ -11,7 +11,16 @@ import { holdBody, statusOf, streamBody } from '../helpers/raw-http.js';
 // read request bodies whole with no limit. Anyone who can reach it may post to it.
 const APP_YML = fileURLToPath(new URL('../../app.yml', import.meta.url));
 const MB = 1024 * 1024;
-const UNSET = { APP_ID: undefined, PRIVATE_KEY: undefined, PRIVATE_KEY_PATH: undefined, WEBHOOK_SECRET: undefined, LOG_LEVEL: undefined, NODE_ENV: undefined, WEBHOOK_PROXY_URL: undefined, DATABASE_URL: undefined };
+const UNSET = {
+  APP_ID: undefined,
+  PRIVATE_KEY: undefined,
+  PRIVATE_KEY_PATH: undefined,
+  WEBHOOK_SECRET: undefined,
+  LOG_LEVEL: undefined,
+  NODE_ENV: undefined,
+  WEBHOOK_PROXY_URL: undefined,
+  DATABASE_URL: undefined,
+};
 
 let dir: string;
 let port: number;
@@ -25,7 +34,7 @@ beforeAll(async () => {
   setup = startCli(['serve'], { ...UNSET, NO_SMEE_SETUP: 'true', PORT: String(port), HOST: '127.0.0.1', GOAL_LOOP_DB: join(dir, 'ledger.db') } as unknown as Record<string, string>, dir);
   setup.child.stderr!.on('data', (c: Buffer) => (stderr += c.toString()));
   const end = Date.now() + 30_000;
-  for (;;) {
+  while (true) {
     const page = await fetch(`http://127.0.0.1:${port}/probot`).catch(() => undefined);
     if (page?.status === 200) break;
     if (Date.now() > end) throw new Error(`no setup page:\n${stderr}`);

@@ -1,13 +1,13 @@
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_LIMITS, effectiveLimits, loosenedKeys } from '../../src/goal/limits.js';
 import { createSampleRepo } from '../../src/demo/sample-repo.js';
 import { snapshotFromLedger } from '../../src/github/work-goal.js';
+import { DEFAULT_LIMITS, effectiveLimits, loosenedKeys } from '../../src/goal/limits.js';
 import { SqliteLedger } from '../../src/ledger/sqlite/sqlite-ledger.js';
 import { runCli } from '../helpers/cli.js';
-import { appHarness, goalBlock } from '../helpers/github-app-harness.js';
 import { checkpointCommits } from '../helpers/git.js';
+import { appHarness, goalBlock } from '../helpers/github-app-harness.js';
 import { tempDir } from '../helpers/temp.js';
 import { issuesLabeled } from '../helpers/webhook-payloads.js';
 
@@ -26,7 +26,7 @@ async function project(configYaml: string, goalYaml: string) {
 }
 
 describe('goal-loop run: spec limits only tighten the repo config', () => {
-  it('kills a command at the config\'s task_timeout_s although the spec asks for more', async () => {
+  it("kills a command at the config's task_timeout_s although the spec asks for more", async () => {
     const p = await project(
       'task_timeout_s: 1\n',
       `goal_id: loosen-timeout
@@ -90,8 +90,8 @@ tasks:
   });
 });
 
-describe('GitHub App: an issue\'s spec only tightens the repo config', () => {
-  it('holds a high-risk task for approval when the issue asks for max_risk: critical over the config\'s low', async () => {
+describe("GitHub App: an issue's spec only tightens the repo config", () => {
+  it("holds a high-risk task for approval when the issue asks for max_risk: critical over the config's low", async () => {
     const body = goalBlock(`
 objective: Risky change
 limits: { max_risk: critical }
@@ -112,7 +112,7 @@ tasks:
 });
 
 describe('effectiveLimits (the one rule of the CLI, the App and MCP)', () => {
-  it('applies a spec only where it is stricter, and a human\'s change as given', () => {
+  it("applies a spec only where it is stricter, and a human's change as given", () => {
     const config = { task_timeout_s: 2, max_risk: 'low' as const, cost_cap_usd: 3 };
     const spec = { task_timeout_s: 600, max_risk: 'critical' as const, cost_cap_usd: 1, max_iterations: 500 };
     expect(effectiveLimits(config, spec)).toEqual({ ...DEFAULT_LIMITS, task_timeout_s: 2, max_risk: 'low', cost_cap_usd: 1 });

@@ -1,11 +1,11 @@
 import type { Socket } from 'node:net';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { RunningServer } from '../../src/github/server/serve.js';
 import type { Store } from '../../src/ledger/open-ledger.js';
-import { type RunningServer } from '../../src/github/server/serve.js';
-import { SECRET } from '../helpers/github-app-harness.js';
 import { startBareServer } from '../helpers/bare-server.js';
+import { SECRET } from '../helpers/github-app-harness.js';
+import { type RawExchange, statusOf, streamBody as streamRaw } from '../helpers/raw-http.js';
 import { deliverWebhook, webhookHeaders } from '../helpers/webhook-payloads.js';
-import { statusOf, streamBody as streamRaw, type RawExchange } from '../helpers/raw-http.js';
 
 const MB = 1024 * 1024;
 const CAP = 25 * MB; // GitHub's own limit for a delivery

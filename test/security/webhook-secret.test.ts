@@ -1,13 +1,13 @@
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ProcessSandbox } from '../../src/sandbox/process-sandbox.js';
 import { startServer } from '../../src/github/server/serve.js';
-import { startCli, type CliResult } from '../helpers/cli.js';
+import { ProcessSandbox } from '../../src/sandbox/process-sandbox.js';
+import { type CliResult, startCli } from '../helpers/cli.js';
+import { freePort } from '../helpers/free-port.js';
 import { privateKey, silent, TestOctokit } from '../helpers/github-app-harness.js';
 import { tempDir } from '../helpers/temp.js';
 import { openTestStore } from '../helpers/test-store.js';
 import { deliverWebhook } from '../helpers/webhook-payloads.js';
-import { freePort } from '../helpers/free-port.js';
 
 // Probot falls back to this public secret when none is configured.
 const PROBOT_DEFAULT_SECRET = 'development';
@@ -43,7 +43,7 @@ async function serveWithSecret(secret: string | undefined): Promise<{ exit?: Cli
   void done.then((r) => (exited = r));
   try {
     // Either it exits, or it comes up (old behaviour): then see whether a forgery gets in.
-    for (;;) {
+    while (true) {
       if (exited) return { exit: exited, port };
       const health = await fetch(`http://127.0.0.1:${port}/health`).catch(() => undefined);
       if (health?.status === 200) return { forgedStatus: (await forgedPing(port)).status, port };

@@ -1,12 +1,12 @@
 import { Writable } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/cli/logging.js';
-import type { Store } from '../../src/ledger/open-ledger.js';
 import { ByteBudget, MAX_BODY_BYTES_IN_FLIGHT } from '../../src/github/server/body-cap.js';
-import { type RunningServer } from '../../src/github/server/serve.js';
+import type { RunningServer } from '../../src/github/server/serve.js';
+import type { Store } from '../../src/ledger/open-ledger.js';
+import { startBareServer } from '../helpers/bare-server.js';
 import { SECRET, silent } from '../helpers/github-app-harness.js';
 import { holdBody, postFrom, statusOf } from '../helpers/raw-http.js';
-import { startBareServer } from '../helpers/bare-server.js';
 import { webhookHeaders } from '../helpers/webhook-payloads.js';
 
 // Without the secret, a client can still send a well-formed signature header and then its body

@@ -1,17 +1,17 @@
 import { writeFile } from 'node:fs/promises';
 import type { Socket } from 'node:net';
-import { Writable } from 'node:stream';
 import { join } from 'node:path';
+import { Writable } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/cli/logging.js';
-import type { Store } from '../../src/ledger/open-ledger.js';
 import { ByteBudget } from '../../src/github/server/body-cap.js';
-import { type RunningServer } from '../../src/github/server/serve.js';
-import { privateKey, SECRET, silent } from '../helpers/github-app-harness.js';
+import type { RunningServer } from '../../src/github/server/serve.js';
+import type { Store } from '../../src/ledger/open-ledger.js';
+import { startBareServer } from '../helpers/bare-server.js';
 import { startCli } from '../helpers/cli.js';
 import { freePort } from '../helpers/free-port.js';
+import { privateKey, SECRET, silent } from '../helpers/github-app-harness.js';
 import { holdBody, statusOf, streamBody } from '../helpers/raw-http.js';
-import { startBareServer } from '../helpers/bare-server.js';
 import { tempDir } from '../helpers/temp.js';
 import { deliverWebhook, webhookHeaders } from '../helpers/webhook-payloads.js';
 

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { findCommand, parseCommand } from '../../src/steering/commands.js';
-import { priorityFromLabels, labelForState } from '../../src/steering/labels.js';
-import { goalBranch } from '../../src/steering/issue-goal.js';
 import { quoteUntrusted, sanitizeUntrusted } from '../../src/common/untrusted.js';
+import { findCommand, parseCommand } from '../../src/steering/commands.js';
+import { goalBranch } from '../../src/steering/issue-goal.js';
+import { labelForState, priorityFromLabels } from '../../src/steering/labels.js';
 import { inlineUntrusted } from '../../src/steering/report/status-comment.js';
 import { liveReferences } from '../helpers/github-references.js';
 import { prose } from './report/markdown-structure.js';

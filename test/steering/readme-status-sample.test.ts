@@ -2,8 +2,8 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_LIMITS } from '../../src/goal/limits.js';
-import { renderStatus, STATUS_MARKER } from '../../src/steering/report/status-comment.js';
 import type { GoalSnapshot } from '../../src/goal/result.js';
+import { renderStatus, STATUS_MARKER } from '../../src/steering/report/status-comment.js';
 
 // The README shows the status comment the bot posts, as GitHub renders it. It is the renderer's
 // output for this snapshot, quoted line by line (`> `), so the README cannot drift from the code:
@@ -59,7 +59,10 @@ function readmeSample(readme: string): string {
   const end = readme.indexOf(END);
   expect(start, `README has no ${START}`).toBeGreaterThanOrEqual(0);
   expect(end, `README has no ${END} after ${START}`).toBeGreaterThan(start);
-  const quoted = readme.slice(start + START.length, end).trim().split('\n');
+  const quoted = readme
+    .slice(start + START.length, end)
+    .trim()
+    .split('\n');
   for (const line of quoted) expect(line, 'every line of the sample is quoted').toMatch(/^>( |$)/);
   return quoted.map((line) => line.replace(/^> ?/, '')).join('\n');
 }

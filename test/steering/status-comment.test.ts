@@ -12,8 +12,8 @@ describe('the status comment: bounded, and inert outside its own markup', () => 
   it.each([
     ['long titles of #', (i: number) => ({ id: `t${i}`, title: '#'.repeat(300) })],
     ['long ids, each depending on the ones before', (i: number) => ({ id: `${'x'.repeat(90)}-${i}`, title: 'a', dependencies: i ? [`${'x'.repeat(90)}-${i - 1}`, `${'x'.repeat(90)}-0`] : [] })],
-  ])('%s: 800 tasks stay within GitHub\'s 65,536 bytes, the graph within its own room', (_, make) => {
-    const s = snapshot(Array.from({ length: 800 }, (_, i) => make(i)));
+  ])("%s: 800 tasks stay within GitHub's 65,536 bytes, the graph within its own room", (_, make) => {
+    const s = snapshot(Array.from({ length: 800 }, (_slot, i) => make(i)));
     const md = renderStatus({ ...s, objective: '@octocat '.repeat(500) }, LINKS);
     expect(bytes(md)).toBeLessThanOrEqual(65_536);
     const graph = graphOf(md);
@@ -30,7 +30,10 @@ describe('the status comment: bounded, and inert outside its own markup', () => 
 
   it('a small graph keeps its titles, and the prose around it mentions and references nothing', () => {
     const evil = '@octocat [x](https://evil) ![i](https://evil/i.png) Fixes #1';
-    const s = snapshot([{ id: 'a', title: evil }, { id: 'b', title: evil, dependencies: ['a'] }]);
+    const s = snapshot([
+      { id: 'a', title: evil },
+      { id: 'b', title: evil, dependencies: ['a'] },
+    ]);
     const md = renderStatus({ ...s, objective: evil, stopReason: evil, state: 'STOPPED' }, LINKS);
     expect(graphOf(md)).toMatch(/t0\["a: #64;octocat/);
     expect(liveReferences(prose(md).replace(/\(https:\/\/github\.com\/octo-org\/widgets\/[^)]*\)/g, ''))).toEqual([]);

@@ -1,12 +1,12 @@
 import { join } from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { createSampleRepo } from '../../src/demo/sample-repo.js';
-import { STATUS_MARKER } from '../../src/steering/report/status-comment.js';
 import { openPostgresStore } from '../../src/ledger/postgres/open-postgres.js';
+import { STATUS_MARKER } from '../../src/steering/report/status-comment.js';
 import { fakeGitHub } from '../helpers/fake-github.js';
-import { githubBridge } from '../helpers/github-bridge.js';
-import { goalBlock, INSTALLATION, OWNER, REPO } from '../helpers/github-app-harness.js';
 import { checkpointCommits } from '../helpers/git.js';
+import { goalBlock, INSTALLATION, OWNER, REPO } from '../helpers/github-app-harness.js';
+import { githubBridge } from '../helpers/github-bridge.js';
 import { freshDatabase } from '../helpers/postgres.js';
 import { tempDir } from '../helpers/temp.js';
 import { issuesLabeled } from '../helpers/webhook-payloads.js';

@@ -1,8 +1,8 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { goalBlock, OWNER, REPO } from '../helpers/github-app-harness.js';
 import { checkpointCommits } from '../helpers/git.js';
+import { goalBlock, OWNER, REPO } from '../helpers/github-app-harness.js';
 import { waitForGoal, waitUntil, workerScene } from '../helpers/worker-process.js';
 
 const BODY = goalBlock(`
@@ -15,7 +15,7 @@ const ISSUE = { number: 41, title: 'Steer me', body: BODY, user: 'alice', labels
 const KEY = { repo: `${OWNER}/${REPO}`, goalId: '41' };
 
 describe('commands reach a goal running in a worker process', () => {
-  it('a /goal pause to the webhook side stops the worker\'s loop within seconds; /goal stop then ends it', async () => {
+  it("a /goal pause to the webhook side stops the worker's loop within seconds; /goal stop then ends it", async () => {
     const s = await workerScene(ISSUE);
     s.worker();
     await s.label();

@@ -2,8 +2,8 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { STATUS_MARKER } from '../../src/steering/report/status-comment.js';
-import { goalBlock, OWNER, REPO } from '../helpers/github-app-harness.js';
 import { checkpointCommits } from '../helpers/git.js';
+import { goalBlock, OWNER, REPO } from '../helpers/github-app-harness.js';
 import { waitForGoal, waitUntil, workerScene } from '../helpers/worker-process.js';
 
 const BODY = goalBlock(`
@@ -25,7 +25,7 @@ type Scene = Awaited<ReturnType<typeof scene>>;
 /** A fresh worker finishes the goal; then everything happened exactly once. */
 async function finishesExactlyOnce(s: Scene): Promise<void> {
   const second = s.worker();
-  await waitForGoal(s.store, KEY, ["LOOP_COMPLETE"], 50_000);
+  await waitForGoal(s.store, KEY, ['LOOP_COMPLETE'], 50_000);
   await second.kill('SIGTERM');
   expect(checkpointCommits(s.repo.bare, BRANCH).map((c) => c.task)).toEqual(['t1', 't2', 't3', 't4']);
   expect(s.fake.commentsOn(31).filter((c) => c.body.includes(STATUS_MARKER))).toHaveLength(1);
@@ -70,7 +70,7 @@ describe('goal-loop worker processes: SIGKILL at the worst moments, then a new w
 
   it('during a status update: GitHub made the comment, the worker died before it heard back', async () => {
     const s = await scene();
-    const held = s.bridge.holdResponse((r) => r.method === 'POST' && /\/issues\/31\/comments$/.test(r.path) && r.body.includes('goal-loop:status'));
+    const held = s.bridge.holdResponse((r) => r.method === 'POST' && r.path.endsWith('/issues/31/comments') && r.body.includes('goal-loop:status'));
     const first = s.worker();
     await s.label();
     await held;

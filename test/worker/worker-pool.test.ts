@@ -5,7 +5,7 @@ import { openSqliteStore, type Store } from '../../src/ledger/open-ledger.js';
 import type { GoalKey } from '../../src/ports/ledger.js';
 import type { QueuedJob } from '../../src/ports/queue.js';
 import { goalLeaseName } from '../../src/worker/lease.js';
-import { WorkerPool, type JobContext } from '../../src/worker/worker-pool.js';
+import { type JobContext, WorkerPool } from '../../src/worker/worker-pool.js';
 import { silent } from '../helpers/github-app-harness.js';
 import { rawSpec, rawTask } from '../helpers/spec-builders.js';
 import { tempDir } from '../helpers/temp.js';
@@ -28,13 +28,22 @@ async function setup(): Promise<{ store: Store; path: string; goal(n: number, pr
 }
 
 function pool(store: Store, work: (job: QueuedJob, ctx: JobContext) => Promise<void>, opts: { concurrency?: number; leaseMs?: number; workerId?: string } = {}): WorkerPool {
-  const p = new WorkerPool({ ledger: store.ledger, queue: store.queue, logger: silent, concurrency: opts.concurrency ?? 1, leaseMs: opts.leaseMs ?? 600, pollMs: 20, work, ...(opts.workerId ? { workerId: opts.workerId } : {}) });
+  const p = new WorkerPool({
+    ledger: store.ledger,
+    queue: store.queue,
+    logger: silent,
+    concurrency: opts.concurrency ?? 1,
+    leaseMs: opts.leaseMs ?? 600,
+    pollMs: 20,
+    work,
+    ...(opts.workerId ? { workerId: opts.workerId } : {}),
+  });
   onTestFinished(() => p.close(0));
   return p;
 }
 
 describe('WorkerPool', () => {
-  it('works at most `concurrency` goals at once, P0 first, and holds each goal\'s lease while it works', async () => {
+  it("works at most `concurrency` goals at once, P0 first, and holds each goal's lease while it works", async () => {
     const s = await setup();
     for (let n = 1; n <= 5; n++) await s.store.queue.enqueue({ key: await s.goal(n), mode: 'run', priority: n === 4 ? 'P0' : 'P2' });
     let running = 0;

@@ -3,10 +3,10 @@ import { existsSync, readFileSync, statSync } from 'node:fs';
 import { appendFile, chmod, mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { DEFAULT_PROTECTED_PATHS } from '../../src/config/protected-paths.js';
 import { createSampleRepo } from '../../src/demo/sample-repo.js';
 import { CheckpointRefusedError } from '../../src/ports/workspace.js';
 import { GitWorkspace } from '../../src/workspace/git-workspace.js';
-import { DEFAULT_PROTECTED_PATHS } from '../../src/config/protected-paths.js';
 import { git } from '../helpers/git.js';
 import { jail, runIn } from '../helpers/sandbox-jail.js';
 import { tempDir } from '../helpers/temp.js';
@@ -52,7 +52,7 @@ async function tattler(path: string, ran: string, label: string): Promise<void> 
 
 const checkpoint = (ws: GitWorkspace, taskId: string) => ws.checkpoint({ goalId: 'g', taskId, title: `task ${taskId}`, attempt: 1 });
 
-describe('the bot\'s git never runs what a task planted in the clone', () => {
+describe("the bot's git never runs what a task planted in the clone", () => {
   it('ignores planted hooks, hooksPath, fsmonitor, pager, external diff and filter drivers through checkpoint, rollback and sync', async () => {
     const { root, ws, ran } = await workspace();
     const gitDir = join(ws.dir, '.git');

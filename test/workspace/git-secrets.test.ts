@@ -19,10 +19,7 @@ describe('remote credentials', () => {
     const bin = join(root, 'bin');
     const log = join(root, 'git-calls.log');
     await import('node:fs/promises').then((fs) => fs.mkdir(bin));
-    writeFileSync(
-      join(bin, 'git'),
-      `#!/bin/sh\n{ echo "ARGV $*"; env | grep '^GIT_CONFIG_VALUE' | sed 's/^/ENV /'; } >> ${log}\nexec /usr/bin/git "$@"\n`,
-    );
+    writeFileSync(join(bin, 'git'), `#!/bin/sh\n{ echo "ARGV $*"; env | grep '^GIT_CONFIG_VALUE' | sed 's/^/ENV /'; } >> ${log}\nexec /usr/bin/git "$@"\n`);
     chmodSync(join(bin, 'git'), 0o755);
     process.env.PATH = `${bin}:${savedPath}`;
 
@@ -41,7 +38,12 @@ describe('remote credentials', () => {
     const calls = readFileSync(log, 'utf8');
     expect(calls).toMatch(/ARGV clone /);
     expect(calls).toMatch(/ARGV push /);
-    expect(calls.split('\n').filter((l) => l.startsWith('ARGV')).join('\n')).not.toContain(TOKEN);
+    expect(
+      calls
+        .split('\n')
+        .filter((l) => l.startsWith('ARGV'))
+        .join('\n'),
+    ).not.toContain(TOKEN);
     // The header is there for clone and push, and only for remote commands.
     const blocks = calls.split(/(?=^ARGV )/m);
     for (const b of blocks) {

@@ -192,7 +192,7 @@ describe('GitWorkspace', () => {
     expect(await ws.head()).toBe(git(repo.bare, 'rev-parse', 'main'));
   });
 
-  it('never touches the user\'s branches or working tree', async () => {
+  it("never touches the user's branches or working tree", async () => {
     const { repo, make } = await setup();
     await writeFile(join(repo.work, 'uncommitted.txt'), 'mine');
     const before = { main: git(repo.bare, 'rev-parse', 'main'), status: git(repo.work, 'status', '--porcelain'), head: git(repo.work, 'rev-parse', 'HEAD') };
@@ -230,7 +230,7 @@ describe('GitWorkspace', () => {
     expect(git(repo.bare, 'rev-parse', 'goal/g1~1')).toBe(humanSha);
   });
 
-  it('restores .git/config when a task rewrites it, so planted settings never reach the bot\'s git', async () => {
+  it("restores .git/config when a task rewrites it, so planted settings never reach the bot's git", async () => {
     const { make } = await setup();
     const ws = make();
     await ws.prepare();

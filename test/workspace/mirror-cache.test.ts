@@ -141,7 +141,7 @@ describe('workspaces prepared from a mirror', () => {
     });
     expect(result.exitCode, result.output).toBe(0);
 
-    mirrorPacks.forEach((n, i) => expect(readFileSync(join(mirror, 'objects', 'pack', n)).equals(before[i]!)).toBe(true));
+    for (const [i, n] of mirrorPacks.entries()) expect(readFileSync(join(mirror, 'objects', 'pack', n)).equals(before[i]!)).toBe(true);
     expect(git(mirror, 'fsck', '--no-progress')).toBe('');
     const next = make('g2');
     await next.prepare();

@@ -14,7 +14,7 @@ async function threeRepos() {
   const s = await mirrorSetup({ warmPerRemote: 0 });
   const remotes = [s.repo.bare];
   for (const name of ['two', 'three']) remotes.push((await createSampleRepo(join(s.root, name))).bare);
-  const workspaces = [];
+  const workspaces: GitWorkspace[] = [];
   for (const [i, remote] of remotes.entries()) {
     const ws = s.make(`g${i}`, { remote });
     await ws.prepare();

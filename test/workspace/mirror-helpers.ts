@@ -1,4 +1,4 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { readdirSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
@@ -41,7 +41,12 @@ export function packs(gitDir: string): Map<string, number> {
   const dir = join(gitDir, 'objects', 'pack');
   const out = new Map<string, number>();
   for (const n of readdirSync(dir).filter((f) => f.endsWith('.idx'))) {
-    out.set(n, git(dir, 'verify-pack', '-v', n).split('\n').filter((l) => /^[0-9a-f]{40} /.test(l)).length);
+    out.set(
+      n,
+      git(dir, 'verify-pack', '-v', n)
+        .split('\n')
+        .filter((l) => /^[0-9a-f]{40} /.test(l)).length,
+    );
   }
   return out;
 }

@@ -19,7 +19,7 @@ async function setup() {
 }
 
 describe('GitWorkspace push: --force-with-lease against the last known checkpoint', () => {
-  it("rejects our push when a human pushed to the goal branch since we looked; theirs survives and the retry builds on it", async () => {
+  it('rejects our push when a human pushed to the goal branch since we looked; theirs survives and the retry builds on it', async () => {
     const { repo, ws, human } = await setup();
     await ws.prepare();
     await writeFile(join(ws.dir, 'one.txt'), '1\n');

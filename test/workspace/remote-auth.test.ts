@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { repoArgument, workspaceDir } from '../../src/run/paths.js';
 import { redactError, redactUrls } from '../../src/common/redact-urls.js';
+import { repoArgument, workspaceDir } from '../../src/run/paths.js';
 import { splitRemoteCredentials } from '../../src/workspace/remote-auth.js';
 
 const header = (user: string, password: string) => `AUTHORIZATION: basic ${Buffer.from(`${user}:${password}`).toString('base64')}`;
@@ -67,7 +67,7 @@ describe('redactUrls', () => {
     expect(redactUrls('{"remote":"https://u:pw@host/r.git"}')).toBe('{"remote":"https://***@host/r.git"}');
   });
 
-  it('masks an error\'s message and stack in place', () => {
+  it("masks an error's message and stack in place", () => {
     const err = new Error('cannot reach https://u:pw@host/r.git');
     redactError(err);
     expect(err.message).toBe('cannot reach https://***@host/r.git');

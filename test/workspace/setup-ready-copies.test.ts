@@ -36,7 +36,7 @@ async function freshWorkspace(root: string, name: string): Promise<string> {
 }
 
 describe('SetupCache ready copies', () => {
-  it('a hit moves a ready copy in (never the entry\'s own files) and the next copy is made', async () => {
+  it("a hit moves a ready copy in (never the entry's own files) and the next copy is made", async () => {
     const root = await tempDir();
     const { cache, entry } = await primed(root);
     expect(await readyCopies(entry)).toHaveLength(1);

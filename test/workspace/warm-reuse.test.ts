@@ -12,7 +12,7 @@ const FILES = {
   '.gitignore': 'dist/\n',
   'package.json': '{ "name": "x" }\n',
   'README.md': 'same\n',
-  'LICENSE': 'same\n',
+  LICENSE: 'same\n',
   'src/a.js': 'export const a = 1;\n',
   'src/b.js': 'export const b = 2;\n',
   'src/lib/c.js': 'export const c = 3;\n',

@@ -1,8 +1,8 @@
 import { ReadBuffer, serializeMessage } from '@modelcontextprotocol/sdk/shared/stdio.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
-import type { SandboxProcess } from '../../ports/sandbox.js';
 import { errorMessage } from '../../common/errors.js';
+import type { SandboxProcess } from '../../ports/sandbox.js';
 
 /** The server wrote something that is not a JSON-RPC message: it is broken, and is stopped. */
 export class MalformedOutputError extends Error {

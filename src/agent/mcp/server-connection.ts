@@ -1,11 +1,11 @@
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { CallToolResultSchema, type CallToolResult, type Tool } from '@modelcontextprotocol/sdk/types.js';
+import { type CallToolResult, CallToolResultSchema, type Tool } from '@modelcontextprotocol/sdk/types.js';
 import type { Logger } from 'pino';
 import type { McpServerConfig } from '../../config/repo-config.js';
 import { canSpawn, type Sandbox, type SandboxProcess } from '../../ports/sandbox.js';
-import { SandboxTransport } from './sandbox-transport.js';
 import { hostEnv } from '../../sandbox/host-env.js';
+import { SandboxTransport } from './sandbox-transport.js';
 
 export interface ConnectionDeps {
   sandbox: Sandbox;
@@ -62,7 +62,8 @@ export class McpServerConnection {
     const { deps, config } = this;
     if (!canSpawn(deps.sandbox)) return this.fail('the sandbox cannot run long-lived processes');
     const env = hostEnv(config.env, deps.hostEnv);
-    if (env.refused.length > 0) this.log.warn({ refused: env.refused, why: env.why }, 'mcp_servers env names refused: the bot\'s own credentials and settings, and secret-looking names, never enter the sandbox');
+    if (env.refused.length > 0)
+      this.log.warn({ refused: env.refused, why: env.why }, "mcp_servers env names refused: the bot's own credentials and settings, and secret-looking names, never enter the sandbox");
     if (env.missing.length > 0) this.log.warn({ missing: env.missing }, 'mcp_servers env names not set on the host');
     try {
       const proc = await deps.sandbox.spawn({

@@ -1,13 +1,13 @@
 import { createHash } from 'node:crypto';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { Logger } from 'pino';
-import { MCP_PREFIX, type ExternalToolSource } from '../mcp-tools.js';
-import type { ToolDefinition } from '../model.js';
-import { failure, firstLine, type ToolOutcome } from '../tools.js';
+import { errorMessage } from '../../common/errors.js';
 import type { McpServerConfig } from '../../config/repo-config.js';
 import type { Sandbox } from '../../ports/sandbox.js';
+import { type ExternalToolSource, MCP_PREFIX } from '../mcp-tools.js';
+import type { ToolDefinition } from '../model.js';
+import { failure, firstLine, type ToolOutcome } from '../tools.js';
 import { McpServerConnection, McpToolError } from './server-connection.js';
-import { errorMessage } from '../../common/errors.js';
 
 export interface McpToolHubOptions {
   sandbox: Sandbox;

@@ -1,12 +1,12 @@
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { InputError } from '../../common/errors.js';
+import { redactUrls } from '../../common/redact-urls.js';
 import { RESTING_STATES } from '../../goal/states.js';
 import { openStore, resolveDbPath } from '../../ledger/open-ledger.js';
 import type { AttemptLogFilter } from '../../ports/attempt-log.js';
 import type { GoalKey, GoalLedger } from '../../ports/goal-ledger.js';
-import { redactUrls } from '../../common/redact-urls.js';
-import { wholeNumberFrom1, type CliCommand } from '../cli-command.js';
+import { type CliCommand, wholeNumberFrom1 } from '../cli-command.js';
 import { renderAttemptEntries } from '../render-attempts.js';
 
 interface LogsValues {
@@ -64,7 +64,7 @@ export async function logsCommand(goalId: string, values: LogsValues): Promise<n
       return 0;
     }
     // Until the goal rests: then one last read, for what its last step wrote.
-    for (;;) {
+    while (true) {
       const goal = await store.ledger.getGoal(key);
       await drain();
       if (!goal || RESTING_STATES.has(goal.state)) {

@@ -1,10 +1,10 @@
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { openStore } from '../../ledger/open-ledger.js';
-import { createLogger } from '../logging.js';
 import { createGoalLoopMcpServer } from '../../mcp/mcp-server.js';
 import { normalizeRepo } from '../../run/paths.js';
+import { type CliCommand, repeatable } from '../cli-command.js';
+import { createLogger } from '../logging.js';
 import { packageVersion } from '../version.js';
-import { repeatable, type CliCommand } from '../cli-command.js';
 
 interface McpValues {
   repo?: string;
@@ -16,7 +16,7 @@ export const MCP: CliCommand = {
   name: 'mcp',
   summary: 'serve the goal loop over MCP on stdio, for an agent',
   description:
-    'Serves the goal loop over MCP on stdio for an external agent (Claude Code, an IDE agent): tools goal_plan, goal_start, next_task, task_complete, goal_status, goal_config; resources goal://<goal_id>/ledger, goal://<goal_id>/attempts and goal://<goal_id>/spec. Same workspace, branch, checkpoints and ledger as `run` (DATABASE_URL\'s PostgreSQL when set, else GOAL_LOOP_DB or your own). --approve pre-approves risky tasks; other approvals ask the human.',
+    "Serves the goal loop over MCP on stdio for an external agent (Claude Code, an IDE agent): tools goal_plan, goal_start, next_task, task_complete, goal_status, goal_config; resources goal://<goal_id>/ledger, goal://<goal_id>/attempts and goal://<goal_id>/spec. Same workspace, branch, checkpoints and ledger as `run` (DATABASE_URL's PostgreSQL when set, else GOAL_LOOP_DB or your own). --approve pre-approves risky tasks; other approvals ask the human.",
   example: 'claude mcp add goal-loop -- goal-loop mcp --repo /path/to/repo   # after npm install -g .',
   define: (cmd) =>
     cmd

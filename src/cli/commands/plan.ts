@@ -1,12 +1,12 @@
 import { readFile } from 'node:fs/promises';
+import { PlannerError } from '../../agent/index.js';
+import { UsageError } from '../../common/errors.js';
 import { extractGoalBlock, loadGoalSpecFile, parseGoalSpec, SpecValidationError } from '../../goal/parse.js';
 import { mermaidGraph, orderedChecklist } from '../../goal/render.js';
 import type { GoalSpec } from '../../goal/schema.js';
-import { PlannerError } from '../../agent/index.js';
-import { UsageError } from '../../common/errors.js';
 import { loadRepoConfigForCli } from '../../run/load-repo-config.js';
-import { planIssueWithClaude, plannerExitCode } from '../plan-with-claude.js';
 import type { CliCommand } from '../cli-command.js';
+import { planIssueWithClaude, plannerExitCode } from '../plan-with-claude.js';
 
 interface PlanValues {
   repo?: string;
@@ -20,7 +20,7 @@ export const PLAN: CliCommand = {
   name: 'plan',
   summary: 'check a goal spec (or plan an issue) and print its tasks',
   description:
-    'Validates a goal spec (or the ```goal block of an issue) and prints the ordered checklist and the task graph as mermaid. --json prints the normalized spec instead. An issue without a goal block is planned by Claude from --repo, with the repo config\'s model and cost cap.',
+    "Validates a goal spec (or the ```goal block of an issue) and prints the ordered checklist and the task graph as mermaid. --json prints the normalized spec instead. An issue without a goal block is planned by Claude from --repo, with the repo config's model and cost cap.",
   example: 'goal-loop plan --goal examples/demo-goal.yml',
   usage: '[--repo <path|url>] (--goal <file> | --issue <file.md>) [--config <goal-loop.yml>] [--json]',
   define: (cmd) =>
@@ -71,7 +71,7 @@ export async function planCommand(values: PlanValues): Promise<number> {
       '',
       'tasks, in order:',
       orderedChecklist(spec.tasks),
-      ...(checks.length ? ['', 'acceptance criteria:', ...checks] : []),
+      ...(checks.length > 0 ? ['', 'acceptance criteria:', ...checks] : []),
       '',
       '```mermaid',
       mermaidGraph(spec.tasks),

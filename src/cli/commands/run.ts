@@ -1,31 +1,31 @@
-import { shellWord } from '../../common/shell-word.js';
 import { isAbsolute, relative, resolve, sep } from 'node:path';
 import { InvalidArgumentError, Option } from 'commander';
-import { checkAgentChoice, selectAgent, type AgentChoice } from '../../agent/select-agent.js';
+import { type AgentChoice, checkAgentChoice, selectAgent } from '../../agent/select-agent.js';
+import { pick } from '../../common/pick.js';
+import { redactUrls } from '../../common/redact-urls.js';
+import { shellWord } from '../../common/shell-word.js';
 import { ConsoleForge } from '../../forge/console-forge.js';
+import type { LimitsOverride } from '../../goal/limits.js';
+import { readCoreMeta } from '../../goal/meta.js';
 import { loadGoalSpecFile } from '../../goal/parse.js';
-import { openStore } from '../../ledger/open-ledger.js';
-import { createLogger } from '../logging.js';
+import type { LoopResult } from '../../goal/result.js';
 import { exitCodeFor } from '../../goal/result.js';
-import { MirrorCache } from '../../workspace/mirror-cache.js';
-import { SetupCache } from '../../workspace/setup-cache.js';
+import { openStore } from '../../ledger/open-ledger.js';
+import type { Ledger } from '../../ports/ledger.js';
+import { agentDeps } from '../../run/compose-goal-run.js';
+import { loadRepoConfigForCli } from '../../run/load-repo-config.js';
+import { localGitDir } from '../../run/local-repo.js';
 import { acquireLock } from '../../run/lock.js';
 import { repoArgument, workspaceDir, workspaceRoot } from '../../run/paths.js';
 import { checkRepoReachable } from '../../run/repo-check.js';
-import { unknownApprovalsWarning } from '../approvals.js';
-import { loadRepoConfigForCli } from '../../run/load-repo-config.js';
-import { localGitDir } from '../../run/local-repo.js';
-import { agentDeps } from '../../run/compose-goal-run.js';
 import { runConfiguredGoal } from '../../run/run-configured-goal.js';
 import { Git } from '../../workspace/git.js';
-import { pick } from '../../common/pick.js';
-import { readCoreMeta } from '../../goal/meta.js';
-import type { LimitsOverride } from '../../goal/limits.js';
-import type { Ledger } from '../../ports/ledger.js';
-import type { LoopResult } from '../../goal/result.js';
-import { redactUrls } from '../../common/redact-urls.js';
+import { MirrorCache } from '../../workspace/mirror-cache.js';
+import { SetupCache } from '../../workspace/setup-cache.js';
+import { unknownApprovalsWarning } from '../approvals.js';
+import { type CliCommand, repeatable } from '../cli-command.js';
 import { cliInvocation } from '../invocation.js';
-import { repeatable, type CliCommand } from '../cli-command.js';
+import { createLogger } from '../logging.js';
 
 interface RunValues {
   repo: string;
@@ -192,4 +192,3 @@ export function inspectCommand(o: { repo: string; branch: string; base?: string;
   const range = o.base ? `${shellWord(o.base)}..${shellWord(o.branch)}` : `${last} ${shellWord(o.branch)}`;
   return `git -C ${shellWord(dir)} log --oneline ${range}`;
 }
-

@@ -1,19 +1,19 @@
 import { existsSync } from 'node:fs';
+import { redactUrls } from '../../common/redact-urls.js';
+import { readCoreMeta } from '../../goal/meta.js';
 import { openStore, resolveDbPath } from '../../ledger/open-ledger.js';
+import { MAX_EFFECT_TRIES } from '../../loop/outbox.js';
 import type { GoalRecord } from '../../ports/goal-ledger.js';
 import type { PendingEffect } from '../../ports/outbox.js';
-import { readCoreMeta } from '../../goal/meta.js';
-import { MAX_EFFECT_TRIES } from '../../loop/outbox.js';
 import { readGitHubGoal } from '../../steering/issue-goal.js';
 import { goalLeaseName } from '../../worker/lease.js';
-import { redactUrls } from '../../common/redact-urls.js';
 import type { CliCommand } from '../cli-command.js';
 
 export const STATUS: CliCommand = {
   name: 'status',
   summary: "the ledger's goals: state, progress, budget, queue",
   description:
-    'Lists the goals in the ledger (GOAL_LOOP_DB, DATABASE_URL, or your own: ~/.local/state/goal-loop/ledger.db) with their state, progress and budget, whether each is queued or leased (by which worker, and how old its heartbeat is), and the effects still pending on GitHub (a comment, a label, a ready PR) with the oldest one\'s age, and those given up after their last try (with why).',
+    "Lists the goals in the ledger (GOAL_LOOP_DB, DATABASE_URL, or your own: ~/.local/state/goal-loop/ledger.db) with their state, progress and budget, whether each is queued or leased (by which worker, and how old its heartbeat is), and the effects still pending on GitHub (a comment, a label, a ready PR) with the oldest one's age, and those given up after their last try (with why).",
   example: 'GOAL_LOOP_DB=/srv/goal-loop/ledger.db goal-loop status --json',
   define: (cmd) => cmd.option('--json', 'print the goals as a JSON array'),
   run: (cmd) => statusCommand(cmd.opts<{ json?: boolean }>()),
@@ -32,13 +32,7 @@ export async function statusCommand(values: { json?: boolean }): Promise<number>
   const store = await openStore();
   const { ledger } = store;
   try {
-    const [goals, leases, queued, effects, givenUp] = await Promise.all([
-      ledger.listGoals(),
-      ledger.listLeases(),
-      store.queue.listQueued(),
-      ledger.pendingEffects(),
-      ledger.givenUpEffects(),
-    ]);
+    const [goals, leases, queued, effects, givenUp] = await Promise.all([ledger.listGoals(), ledger.listLeases(), store.queue.listQueued(), ledger.pendingEffects(), ledger.givenUpEffects()]);
     const now = Date.now();
     const ageS = (at: string) => Math.max(0, Math.round((now - Date.parse(at)) / 1000));
     const rows = await Promise.all(
@@ -64,7 +58,10 @@ export async function statusCommand(values: { json?: boolean }): Promise<number>
           queued: job ? { mode: job.mode, since: job.enqueuedAt, not_before: job.notBefore } : null,
           leased: lease ? { worker: lease.holder, heartbeat_age_s: Math.max(0, Math.round((now - Date.parse(lease.heartbeatAt)) / 100) / 10) } : null,
           on_github: readGitHubGoal(g.meta) !== undefined,
-          pending_effects: pendingOf(effects.filter((e) => e.key.repo === g.repo && e.key.goalId === g.goalId), ageS),
+          pending_effects: pendingOf(
+            effects.filter((e) => e.key.repo === g.repo && e.key.goalId === g.goalId),
+            ageS,
+          ),
           given_up_effects: givenUp
             .filter((e) => e.key.repo === g.repo && e.key.goalId === g.goalId)
             .map((e) => ({ kind: e.kind, tries: e.attempts, given_up_at: e.givenUpAt, error: e.lastError && redactUrls(e.lastError) })),
@@ -81,7 +78,7 @@ export async function statusCommand(values: { json?: boolean }): Promise<number>
     }
     const all = pendingOf(effects, ageS);
     if (all) process.stdout.write(`${all.count} effect${all.count === 1 ? '' : 's'} pending, the oldest ${all.oldest_age_s}s old (see each goal)\n\n`);
-    if (givenUp.length) process.stdout.write(`${givenUp.length} effect${givenUp.length === 1 ? '' : 's'} given up after ${MAX_EFFECT_TRIES} tries (see each goal)\n\n`);
+    if (givenUp.length > 0) process.stdout.write(`${givenUp.length} effect${givenUp.length === 1 ? '' : 's'} given up after ${MAX_EFFECT_TRIES} tries (see each goal)\n\n`);
     for (const r of rows) {
       const work = r.leased
         ? `leased by ${r.leased.worker} (heartbeat ${r.leased.heartbeat_age_s}s ago)`
@@ -97,7 +94,7 @@ export async function statusCommand(values: { json?: boolean }): Promise<number>
           '\n',
       );
     }
-    process.stdout.write(`\nwhat each attempt did: goal-loop logs <goal-id> [--follow]\n`);
+    process.stdout.write('\nwhat each attempt did: goal-loop logs <goal-id> [--follow]\n');
     return 0;
   } finally {
     await store.close();

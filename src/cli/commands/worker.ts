@@ -1,9 +1,9 @@
-import { createLogger } from '../logging.js';
-import { startWorker } from '../../github/server/work.js';
 import { UsageError } from '../../common/errors.js';
+import { startWorker } from '../../github/server/work.js';
+import { type CliCommand, wholeNumberFrom1 } from '../cli-command.js';
 import { loadDotEnv, missingAppCredentials } from '../dotenv.js';
+import { createLogger } from '../logging.js';
 import { runService } from '../service.js';
-import { wholeNumberFrom1, type CliCommand } from '../cli-command.js';
 
 export const WORKER: CliCommand = {
   name: 'worker',

@@ -1,11 +1,11 @@
 import type { Context } from 'probot';
 import type { EventBase, GoalEvent, PullRef, RepoRef } from '../../steering/events.js';
 
-type RepoPayload = {
+interface RepoPayload {
   repository: EventBase['repository'];
   installation?: { id: number };
   sender: { login: string; type: string };
-};
+}
 
 /** Where a handler hands its event (the App's intake records it in the inbox). */
 export type AcceptEvent = (event: GoalEvent) => Promise<void>;
@@ -13,7 +13,7 @@ export type AcceptEvent = (event: GoalEvent) => Promise<void>;
 /** Bots (including this app) never steer a goal. */
 export function fromBot(context: Context): boolean {
   const sender = (context.payload as { sender?: { type?: string; login?: string } }).sender;
-  return sender?.type === 'Bot' || /\[bot\]$/.test(sender?.login ?? '');
+  return sender?.type === 'Bot' || (sender?.login ?? '').endsWith('[bot]');
 }
 
 export function eventBase(context: Context): EventBase | undefined {

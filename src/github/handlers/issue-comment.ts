@@ -1,6 +1,6 @@
 import type { Context } from 'probot';
 import { findCommand } from '../../steering/commands.js';
-import { eventBase, fromBot, type AcceptEvent } from './base.js';
+import { type AcceptEvent, eventBase, fromBot } from './base.js';
 
 /** issue_comment.created: a `/goal` command on an issue or a goal PR. Edits and deletions are ignored. */
 export function onIssueComment(intake: AcceptEvent) {

@@ -1,5 +1,5 @@
 import type { Context } from 'probot';
-import { eventBase, fromBot, type AcceptEvent } from './base.js';
+import { type AcceptEvent, eventBase, fromBot } from './base.js';
 
 /** issues.labeled / unlabeled / closed: hand the event over; the worker authorizes and acts. */
 export function onIssues(intake: AcceptEvent) {

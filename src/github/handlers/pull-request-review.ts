@@ -1,5 +1,5 @@
 import type { Context } from 'probot';
-import { eventBase, fromBot, pullRef, type AcceptEvent } from './base.js';
+import { type AcceptEvent, eventBase, fromBot, pullRef } from './base.js';
 
 /** pull_request_review.submitted on a goal PR: changes requested (or line comments) become a task. */
 export function onPullRequestReview(intake: AcceptEvent) {

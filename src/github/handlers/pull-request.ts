@@ -1,5 +1,5 @@
 import type { Context } from 'probot';
-import { eventBase, pullRef, type AcceptEvent } from './base.js';
+import { type AcceptEvent, eventBase, pullRef } from './base.js';
 
 /**
  * pull_request.closed on a goal branch: merged -> done, closed unmerged -> stopped. Whether it is

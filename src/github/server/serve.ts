@@ -1,8 +1,8 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
 import { createNodeMiddleware, type Probot } from 'probot';
-import { createAppRuntime, type AppServiceOptions, type GoalLoopRuntime } from '../runtime.js';
-import { BODY_BUDGET, MAX_WEBHOOK_BODY_BYTES, readCappedBody, refuseUnread, type ByteBudget } from './body-cap.js';
+import { type AppServiceOptions, createAppRuntime, type GoalLoopRuntime } from '../runtime.js';
+import { BODY_BUDGET, type ByteBudget, MAX_WEBHOOK_BODY_BYTES, readCappedBody, refuseUnread } from './body-cap.js';
 import { refusedDelivery, signatureMatches, signatureOf } from './signature.js';
 import { startWebhookRelay } from './webhook-relay.js';
 

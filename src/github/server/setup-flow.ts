@@ -1,6 +1,6 @@
-import type { IncomingMessage, Server as HttpServer, ServerResponse } from 'node:http';
+import type { Server as HttpServer, IncomingMessage, ServerResponse } from 'node:http';
 import { run, Server } from 'probot';
-import { BODY_BUDGET, hasBody, MAX_WEBHOOK_BODY_BYTES, readCappedBody, type BodyLimits } from './body-cap.js';
+import { BODY_BUDGET, type BodyLimits, hasBody, MAX_WEBHOOK_BODY_BYTES, readCappedBody } from './body-cap.js';
 
 type RunOptions = NonNullable<Parameters<typeof run>[1]>;
 type Listener = (req: IncomingMessage, res: ServerResponse) => void;

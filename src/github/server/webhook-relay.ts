@@ -22,10 +22,16 @@ export async function startWebhookRelay(source: string, target: string, log: Log
   try {
     ({ SmeeClient } = (await import(specifier)) as { SmeeClient: typeof SmeeClient });
   } catch {
-    log.warn(`WEBHOOK_PROXY_URL is set but smee-client is not installed, so nothing is relayed from it: run \`npm install --save-dev smee-client\`, or \`npx smee-client --url ${source} --target ${target}\` beside serve`);
+    log.warn(
+      `WEBHOOK_PROXY_URL is set but smee-client is not installed, so nothing is relayed from it: run \`npm install --save-dev smee-client\`, or \`npx smee-client --url ${source} --target ${target}\` beside serve`,
+    );
     return undefined;
   }
-  const client = new SmeeClient({ source, target, logger: { info: (...a: unknown[]) => log.debug(a.map(String).join(' ')), error: (...a: unknown[]) => log.warn(a.map(String).join(' ')) } as Pick<Logger, 'info' | 'error'> });
+  const client = new SmeeClient({
+    source,
+    target,
+    logger: { info: (...a: unknown[]) => log.debug(a.map(String).join(' ')), error: (...a: unknown[]) => log.warn(a.map(String).join(' ')) } as Pick<Logger, 'info' | 'error'>,
+  });
   const events = (await client.start()) as { close?: () => void } | undefined;
   return {
     async stop() {

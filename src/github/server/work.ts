@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import { createAppRuntime, type AppServiceOptions, type GoalLoopRuntime } from '../runtime.js';
+import { type AppServiceOptions, createAppRuntime, type GoalLoopRuntime } from '../runtime.js';
 
 export type WorkerOptions = AppServiceOptions;
 

@@ -1,6 +1,6 @@
-import { PgBossWorkQueue } from './pgboss-queue.js';
 import type { Store } from '../open-ledger.js';
 import { applyPendingMigrations, withStartupLock } from './migrations.js';
+import { PgBossWorkQueue } from './pgboss-queue.js';
 import { createPool } from './pool.js';
 import { PostgresLedger } from './postgres-ledger.js';
 

@@ -1,8 +1,8 @@
 import type pg from 'pg';
 import PgBoss from 'pg-boss';
-import { withTransaction } from './pool.js';
 import type { GoalKey } from '../../ports/goal-ledger.js';
-import { MODE_RANK, type GoalJob, type GoalMode, type QueuedJob, type WorkQueue } from '../../ports/queue.js';
+import { type GoalJob, type GoalMode, MODE_RANK, type QueuedJob, type WorkQueue } from '../../ports/queue.js';
+import { withTransaction } from './pool.js';
 
 /** pg-boss keeps its tables in its own schema, apart from the ledger's. */
 export const PGBOSS_SCHEMA = 'pgboss';
@@ -121,7 +121,7 @@ export class PgBossWorkQueue implements WorkQueue {
   }
 
   async claim(): Promise<QueuedJob | undefined> {
-    for (;;) {
+    while (true) {
       const outcome = await withTransaction(this.pool, async (c) => {
         const [job] = await this.boss.fetch(QUEUE, { batchSize: 1, db: onClient(c) });
         if (!job) return 'empty' as const;
@@ -135,10 +135,7 @@ export class PgBossWorkQueue implements WorkQueue {
   }
 
   async cancel(key: GoalKey): Promise<void> {
-    const { rows } = await this.pool.query<{ job_id: string }>('DELETE FROM goal_jobs WHERE repo = $1 AND goal_id = $2 RETURNING job_id', [
-      key.repo,
-      key.goalId,
-    ]);
+    const { rows } = await this.pool.query<{ job_id: string }>('DELETE FROM goal_jobs WHERE repo = $1 AND goal_id = $2 RETURNING job_id', [key.repo, key.goalId]);
     // Best effort: a job left behind is skipped by the claim that fetches it.
     if (rows[0]) await this.boss.cancel(QUEUE, rows[0].job_id);
   }

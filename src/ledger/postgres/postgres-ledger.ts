@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import { runAsync, type Program, type SqlDriver, type Step } from '../sql/program.js';
+import { type Program, runAsync, type SqlDriver, type Step } from '../sql/program.js';
 import { SqlLedger } from '../sql/sql-ledger.js';
 import { render } from '../sql/statement.js';
 import { migratePostgres } from './migrations.js';

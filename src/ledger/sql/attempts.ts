@@ -1,9 +1,9 @@
 import type { AttemptEntry, AttemptLogEntry, AttemptLogFilter } from '../../ports/attempt-log.js';
 import type { AttemptRecord, GoalKey } from '../../ports/goal-ledger.js';
-import { toAttempt, toAttemptLogEntry, unknownGoal, type AttemptEntryRow, type AttemptRow } from '../rows.js';
+import { type AttemptEntryRow, type AttemptRow, toAttempt, toAttemptLogEntry, unknownGoal } from '../rows.js';
 import { trimForLedger } from '../trim.js';
 import { requireGoalId } from './goals.js';
-import { count, rows, type Program } from './program.js';
+import { count, type Program, rows } from './program.js';
 import { flag, isoTime, jsonb, sql, text } from './statement.js';
 
 /** What attempts did: their results (GoalLedger) and their running record (ports/attempt-log.ts), as programs for either store. */
@@ -34,8 +34,8 @@ export function* appendAttemptEntry(key: GoalKey, taskId: string, attempt: numbe
 
 export function* listAttemptEntries(key: GoalKey, filter: AttemptLogFilter): Program<AttemptLogEntry[]> {
   const goal = yield* requireGoalId(key);
-  const ofTask = filter.taskId != null ? sql`AND task_id = ${filter.taskId}` : sql``;
-  const ofAttempt = filter.attempt != null ? sql`AND attempt = ${filter.attempt}` : sql``;
+  const ofTask = filter.taskId !== undefined && filter.taskId !== null ? sql`AND task_id = ${filter.taskId}` : sql``;
+  const ofAttempt = filter.attempt !== undefined && filter.attempt !== null ? sql`AND attempt = ${filter.attempt}` : sql``;
   const found = yield* rows<AttemptEntryRow>(sql`SELECT * FROM attempt_entries WHERE goal = ${goal} AND seq > ${filter.afterSeq ?? 0} ${ofTask} ${ofAttempt} ORDER BY seq`);
   return found.map(toAttemptLogEntry);
 }

@@ -1,10 +1,10 @@
 import type { GoalSpec } from '../../goal/schema.js';
 import type { GoalState } from '../../goal/states.js';
 import type { ControlRequest, CounterDelta, Counters, EventRecord, GoalChange, GoalKey, GoalRecord, TaskPatch, TaskRecord } from '../../ports/goal-ledger.js';
-import { counterDeltas, TASK_COLUMNS, toEvent, toGoal, toTask, unknownGoal, type EventRow, type GoalRow, type TaskRow } from '../rows.js';
+import { counterDeltas, type EventRow, type GoalRow, TASK_COLUMNS, type TaskRow, toEvent, toGoal, toTask, unknownGoal } from '../rows.js';
 import { trimForLedger } from '../trim.js';
-import { count, firstRow, rows, type Program } from './program.js';
-import { epochTime, FOR_UPDATE, flag, identifier, isoTime, join, jsonb, list, sql, text, type Sql } from './statement.js';
+import { count, firstRow, type Program, rows } from './program.js';
+import { epochTime, FOR_UPDATE, flag, identifier, isoTime, join, jsonb, list, type Sql, sql, text } from './statement.js';
 
 /** The goal ledger's operations (ports/goal-ledger.ts), as programs for either store. */
 
@@ -41,7 +41,7 @@ export function* upsertGoal(key: GoalKey, input: { spec: GoalSpec; branch: strin
         RETURNING *`,
   ))!;
   const ids = spec.tasks.map((t) => t.id);
-  yield* count(sql`DELETE FROM tasks WHERE goal = ${row.id} ${ids.length ? sql`AND task_id NOT IN ${list(ids)}` : sql``}`);
+  yield* count(sql`DELETE FROM tasks WHERE goal = ${row.id} ${ids.length > 0 ? sql`AND task_id NOT IN ${list(ids)}` : sql``}`);
   for (const [position, task] of spec.tasks.entries()) {
     yield* count(
       sql`INSERT INTO tasks (goal, task_id, position, title, status, updated_at) VALUES (${row.id}, ${task.id}, ${position}, ${text(task.title)}, 'pending', ${isoTime()})
@@ -53,7 +53,7 @@ export function* upsertGoal(key: GoalKey, input: { spec: GoalSpec; branch: strin
 
 export function* listGoals(filter: { exceptStates?: Iterable<GoalState> }): Program<GoalRecord[]> {
   const except = [...(filter.exceptStates ?? [])];
-  const where = except.length ? sql`WHERE state NOT IN ${list(except)}` : sql``;
+  const where = except.length > 0 ? sql`WHERE state NOT IN ${list(except)}` : sql``;
   return (yield* rows<GoalRow>(sql`SELECT * FROM goals ${where} ORDER BY updated_at DESC, id DESC`)).map(toGoal);
 }
 
@@ -65,9 +65,7 @@ export function* recordChange(key: GoalKey, change: GoalChange): Program<void> {
     const [{ updated_at: at }] = (yield* rows<{ updated_at: string }>(
       sql`UPDATE goals SET state = ${t.to}, stop_reason = ${text(stopReason)}, updated_at = ${isoTime()} WHERE id = ${row.id} RETURNING updated_at`,
     )) as [{ updated_at: string }];
-    yield* count(
-      sql`INSERT INTO events (goal, at, from_state, to_state, event, detail) VALUES (${row.id}, ${at}, ${row.state}, ${t.to}, ${t.event}, ${text(t.detail ?? null)})`,
-    );
+    yield* count(sql`INSERT INTO events (goal, at, from_state, to_state, event, detail) VALUES (${row.id}, ${at}, ${row.state}, ${t.to}, ${t.event}, ${text(t.detail ?? null)})`);
     row = { ...row, state: t.to, stop_reason: stopReason };
   }
   for (const t of change.tasks ?? []) yield* patchTask(key, row.id, t.taskId, t.patch);

@@ -1,16 +1,14 @@
 import type { InboxEntry } from '../../ports/inbox.js';
 import type { LeaseRecord } from '../../ports/leases.js';
-import { timeText, toInboxEntry, type DeliveryRow } from '../rows.js';
-import { count, rows, type Program } from './program.js';
+import { type DeliveryRow, timeText, toInboxEntry } from '../rows.js';
+import { count, type Program, rows } from './program.js';
 import { BYTEWISE, dialectSql, epochTime, isoTime, json, sql } from './statement.js';
 
 /** The webhook inbox (ports/inbox.ts) and the leases (ports/leases.ts), as programs for either store. */
 
 /** False when the id was seen before (a redelivery): nothing is stored then. */
 export function* recordDelivery(id: string, event?: unknown): Program<boolean> {
-  const stored = yield* count(
-    sql`INSERT INTO deliveries (id, received_at, event_json) VALUES (${id}, ${isoTime()}, ${event === undefined ? null : json(event)}) ON CONFLICT (id) DO NOTHING`,
-  );
+  const stored = yield* count(sql`INSERT INTO deliveries (id, received_at, event_json) VALUES (${id}, ${isoTime()}, ${event === undefined ? null : json(event)}) ON CONFLICT (id) DO NOTHING`);
   return stored === 1;
 }
 
@@ -22,9 +20,7 @@ export function* markDeliveryHandled(id: string): Program<void> {
 const RECEIVED_TIE = dialectSql('rowid', 'id');
 
 export function* unhandledDeliveries(): Program<InboxEntry[]> {
-  const found = yield* rows<DeliveryRow>(
-    sql`SELECT id, event_json, received_at FROM deliveries WHERE event_json IS NOT NULL AND handled_at IS NULL ORDER BY received_at, ${RECEIVED_TIE}`,
-  );
+  const found = yield* rows<DeliveryRow>(sql`SELECT id, event_json, received_at FROM deliveries WHERE event_json IS NOT NULL AND handled_at IS NULL ORDER BY received_at, ${RECEIVED_TIE}`);
   return found.map(toInboxEntry);
 }
 

@@ -154,7 +154,7 @@ export const migrationsIn = (dialect: Dialect): readonly string[] => MIGRATIONS.
  * The migrations a schema at version `current` still needs, as [version reached, SQL]; a schema
  * newer than this code is refused before anything is changed.
  */
-export function pendingMigrations(current: number, migrations: readonly string[]): Array<[number, string]> {
+export function pendingMigrations(current: number, migrations: readonly string[]): [number, string][] {
   if (current > migrations.length) {
     throw new Error(`ledger schema version ${current} is newer than this goal-loop (${migrations.length}); upgrade goal-loop`);
   }

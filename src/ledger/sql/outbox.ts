@@ -1,9 +1,9 @@
 import type { GoalKey } from '../../ports/goal-ledger.js';
 import type { GivenUpEffect, PendingEffect } from '../../ports/outbox.js';
-import { toEffect, toGivenUpEffect, type EffectRow } from '../rows.js';
+import { type EffectRow, toEffect, toGivenUpEffect } from '../rows.js';
 import { trimForLedger } from '../trim.js';
-import { count, firstRow, rows, type Program } from './program.js';
-import { EPOCH_ZERO, epochTime, join, sql, text, type Sql } from './statement.js';
+import { count, firstRow, type Program, rows } from './program.js';
+import { EPOCH_ZERO, epochTime, join, type Sql, sql, text } from './statement.js';
 
 /** The outbox's rules (ports/outbox.ts), as programs for either store. Its times are `epoch` columns. */
 

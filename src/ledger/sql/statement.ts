@@ -24,11 +24,18 @@ export function join(parts: readonly Sql[], separator: string): Sql {
 export const identifier = (name: string): Sql => new Sql([name], []);
 
 /** `(?, ?, ?)` for a non-empty list of values. */
-export const list = (values: readonly unknown[]): Sql => sql`(${join(values.map((v) => sql`${v}`), ', ')})`;
+export const list = (values: readonly unknown[]): Sql =>
+  sql`(${join(
+    values.map((v) => sql`${v}`),
+    ', ',
+  )})`;
 
 /** SQL text that differs between the dialects. */
 export class DialectSql {
-  constructor(readonly text: Record<Dialect, string>) {}
+  readonly text: Record<Dialect, string>;
+  constructor(byDialect: Record<Dialect, string>) {
+    this.text = byDialect;
+  }
 }
 export const dialectSql = (sqlite: string, postgres: string) => new DialectSql({ sqlite, postgres });
 
@@ -124,6 +131,6 @@ export function render(statement: Sql, dialect: Dialect): Rendered {
 /** DDL text: a statement with no parameters. */
 export function renderDdl(statement: Sql, dialect: Dialect): string {
   const { text: ddl, params } = render(statement, dialect);
-  if (params.length) throw new Error('DDL takes no parameters');
+  if (params.length > 0) throw new Error('DDL takes no parameters');
   return ddl;
 }

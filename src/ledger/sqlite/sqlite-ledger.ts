@@ -1,5 +1,5 @@
 import type Database from 'better-sqlite3';
-import { runSync, type Program, type SqlDriver, type Step } from '../sql/program.js';
+import { type Program, runSync, type SqlDriver, type Step } from '../sql/program.js';
 import { SqlLedger } from '../sql/sql-ledger.js';
 import { render } from '../sql/statement.js';
 import { openSqlite } from './database.js';

@@ -1,6 +1,6 @@
 import type Database from 'better-sqlite3';
 import type { GoalKey } from '../../ports/goal-ledger.js';
-import { MODE_RANK, type GoalJob, type GoalMode, type QueuedJob, type WorkQueue } from '../../ports/queue.js';
+import { type GoalJob, type GoalMode, MODE_RANK, type QueuedJob, type WorkQueue } from '../../ports/queue.js';
 
 interface JobRow {
   id: number;
@@ -33,6 +33,7 @@ export class SqliteWorkQueue implements WorkQueue {
         return;
       }
       const mode = MODE_RANK[job.mode] > MODE_RANK[prev.mode as GoalMode] ? job.mode : prev.mode;
+      // biome-ignore lint/complexity/useMathMinMax: a priority is a string, compared as text; Math.min would turn it into NaN
       const priority = job.priority < prev.priority ? job.priority : prev.priority;
       // A request without delay makes a delayed one due now; a delayed one never postpones it.
       this.db.prepare('UPDATE goal_jobs SET mode = ?, priority = ?, not_before = ? WHERE id = ?').run(mode, priority, Math.min(prev.not_before, notBefore), prev.id);

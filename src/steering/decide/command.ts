@@ -44,7 +44,7 @@ export function decideCommand(e: EventOf<'command'>, facts: CommandFacts): Event
     return 'refusal' in start ? refuse(start.refusal) : done(start);
   }
   const goal = facts.goal;
-  if (!goal || !goal.meta.github) return refuse(NO_GOAL);
+  if (!goal?.meta.github) return refuse(NO_GOAL);
   if (isMerged(goal.meta) && cmd.name !== 'status') return refuse(doneRefusal(goal.meta));
   const applied = apply(goal, cmd, facts.issueBody, facts.running ?? false);
   return 'refusal' in applied ? refuse(applied.refusal) : done({ key: goal.key, actions: applied.actions });

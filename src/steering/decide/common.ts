@@ -1,8 +1,8 @@
-import { RESTING_STATES } from '../../goal/states.js';
 import type { TaskSpec } from '../../goal/schema.js';
+import { RESTING_STATES } from '../../goal/states.js';
 import type { PullRef } from '../events.js';
 import type { GitHubGoal, GitHubGoalMeta } from '../goal-meta.js';
-import { planFromIssue, type IssuePlan } from '../plan-from-issue.js';
+import { type IssuePlan, planFromIssue } from '../plan-from-issue.js';
 import type { Action, ConfigFact, GoalView } from './actions.js';
 
 /** The sender may not steer: say so on the issue or pull request, and log it. */

@@ -1,4 +1,4 @@
-import { RESTING_STATES, type GoalState } from '../../goal/states.js';
+import { type GoalState, RESTING_STATES } from '../../goal/states.js';
 import type { ControlRequest } from '../../ports/ledger.js';
 
 /**
@@ -6,9 +6,11 @@ import type { ControlRequest } from '../../ports/ledger.js';
  * yet; a pause holds one that is mid-way, or waiting for approval or help. The state it moves to
  * and why, or undefined when the request changes nothing.
  */
-export function restingSettlement(
-  goal: { state: GoalState; control: ControlRequest | null; controlReason?: string | undefined },
-): { state: 'PAUSED' | 'STOPPED'; event: ControlRequest; reason: string } | undefined {
+export function restingSettlement(goal: {
+  state: GoalState;
+  control: ControlRequest | null;
+  controlReason?: string | undefined;
+}): { state: 'PAUSED' | 'STOPPED'; event: ControlRequest; reason: string } | undefined {
   const request = goal.control;
   if (!request) return undefined;
   const applies = request === 'stop' ? goal.state !== 'STOPPED' : !RESTING_STATES.has(goal.state) || goal.state === 'AWAITING_APPROVAL' || goal.state === 'ESCALATED';

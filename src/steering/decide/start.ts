@@ -1,5 +1,5 @@
 import type { EventOf } from '../events.js';
-import { goalKeyFor, githubGoalFrom } from '../issue-goal.js';
+import { githubGoalFrom, goalKeyFor } from '../issue-goal.js';
 import { priorityFromLabels } from '../labels.js';
 import { planFromIssue } from '../plan-from-issue.js';
 import type { Action, EventDecision, GoalView } from './actions.js';

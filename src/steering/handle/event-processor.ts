@@ -1,4 +1,3 @@
-import { act, type ActDeps } from './act.js';
 import type { EventDecision } from '../decide/actions.js';
 import { decideCommand } from '../decide/command.js';
 import { decideIssueClosed } from '../decide/issue-closed.js';
@@ -6,8 +5,9 @@ import { decideLabel } from '../decide/label.js';
 import { decidePrClosed } from '../decide/pr-closed.js';
 import { decideReview } from '../decide/review.js';
 import type { GoalEvent } from '../events.js';
-import { gatherCommand, gatherIssueClosed, gatherLabel, gatherPrClosed, gatherReview } from './gather.js';
 import type { IssueForge, IssueForgeFor } from '../issue-forge.js';
+import { type ActDeps, act } from './act.js';
+import { gatherCommand, gatherIssueClosed, gatherLabel, gatherPrClosed, gatherReview } from './gather.js';
 
 /** What act.ts needs, which covers what gather.ts needs (GatherDeps). */
 export interface EventProcessorDeps extends ActDeps {

@@ -59,9 +59,7 @@ export async function gatherCommand(deps: GatherDeps, forge: IssueForge, e: Even
     const goal = await goalAt(deps.ledger, goalKeyFor(e.owner, e.repo, e.issue.number));
     return { maySteer, config, goal, running: goal ? await deps.isRunning(goal.key) : false };
   }
-  const goal = e.isPullRequest
-    ? await goalWhere(deps.ledger, e.owner, e.repo, (m) => m.prNumber === e.issue.number)
-    : await goalAt(deps.ledger, goalKeyFor(e.owner, e.repo, e.issue.number));
+  const goal = e.isPullRequest ? await goalWhere(deps.ledger, e.owner, e.repo, (m) => m.prNumber === e.issue.number) : await goalAt(deps.ledger, goalKeyFor(e.owner, e.repo, e.issue.number));
   if (!goal || !ACCEPTING_COMMANDS.has(name)) return { maySteer, goal };
   // A pull request's comment carries the pull request's body: the goal's issue is read instead.
   const issueBody = e.isPullRequest ? await issueBodyOf(deps, forge, goal) : (e.issue.body ?? '');

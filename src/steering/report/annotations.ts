@@ -1,7 +1,7 @@
 import { posix } from 'node:path';
 import { plainText } from '../../common/plain-text.js';
-import { headChars, sanitizeProse } from '../../common/untrusted.js';
 import { redactUrls } from '../../common/redact-urls.js';
+import { headChars, sanitizeProse } from '../../common/untrusted.js';
 
 /** A check-run annotation as the Checks API takes it (`output.annotations[]`). */
 export interface CheckAnnotation {
@@ -64,31 +64,33 @@ export function parseAnnotations(output: string, opts: AnnotationParseOptions = 
 
   for (const raw of plainText(output).split('\n')) {
     const line = raw.replace(/\s+$/, '');
-    let m: RegExpMatchArray | null;
 
-    // tsc: src/a.ts(12,5): error TS2322: …
-    if ((m = line.match(/^\s*([^\s()][^()]*?)\((\d+),(\d+)\): (error) (TS\d+: .*)$/))) {
-      add(m[1]!, m[2]!, m[3], `${m[4]} ${m[5]}`);
+    const tsc = firstMatch(
+      line,
+      // tsc: src/a.ts(12,5): error TS2322: …
+      /^\s*([^\s()][^()]*?)\((\d+),(\d+)\): (error) (TS\d+: .*)$/,
+      // tsc --pretty: src/a.ts:12:5 - error TS2322: …
+      /^\s*(\S+?):(\d+):(\d+) - (error) (TS\d+: .*)$/,
+    );
+    if (tsc) {
+      add(tsc[1]!, tsc[2]!, tsc[3], `${tsc[4]} ${tsc[5]}`);
       continue;
     }
-    // tsc --pretty: src/a.ts:12:5 - error TS2322: …
-    if ((m = line.match(/^\s*(\S+?):(\d+):(\d+) - (error) (TS\d+: .*)$/))) {
-      add(m[1]!, m[2]!, m[3], `${m[4]} ${m[5]}`);
-      continue;
-    }
-    // eslint --format unix: file:12:5: message [Error/rule]
-    if ((m = line.match(/^(\S+?):(\d+):(\d+): (.*\[Error(?:\/[^\]]*)?\])$/))) {
-      add(m[1]!, m[2]!, m[3], m[4]!);
-      continue;
-    }
-    // eslint --format compact: file: line 12, col 5, Error - message (rule)
-    if ((m = line.match(/^(\S+?): line (\d+), col (\d+), (Error - .*)$/))) {
-      add(m[1]!, m[2]!, m[3], m[4]!);
+    const eslint = firstMatch(
+      line,
+      // eslint --format unix: file:12:5: message [Error/rule]
+      /^(\S+?):(\d+):(\d+): (.*\[Error(?:\/[^\]]*)?\])$/,
+      // eslint --format compact: file: line 12, col 5, Error - message (rule)
+      /^(\S+?): line (\d+), col (\d+), (Error - .*)$/,
+    );
+    if (eslint) {
+      add(eslint[1]!, eslint[2]!, eslint[3], eslint[4]!);
       continue;
     }
     // eslint stylish: a path line, then "  12:5  error  message  rule"
-    if ((m = line.match(/^\s+(\d+):(\d+)\s+error\s+(.+)$/)) && eslintFile) {
-      add(eslintFile, m[1]!, m[2], `error ${m[3]!.trim()}`);
+    const stylish = line.match(/^\s+(\d+):(\d+)\s+error\s+(.+)$/);
+    if (stylish && eslintFile) {
+      add(eslintFile, stylish[1]!, stylish[2], `error ${stylish[3]!.trim()}`);
       continue;
     }
     if (/^(?:\/|\.{1,2}\/)?[\w@.\-+/]+\.[A-Za-z0-9]+$/.test(line) && !/^\s/.test(line)) {
@@ -98,20 +100,23 @@ export function parseAnnotations(output: string, opts: AnnotationParseOptions = 
     if (line.trim() === '') eslintFile = undefined;
 
     // node:test (TAP and spec reporters): "not ok 1 - name" / "✖ name", then "location: '/abs/file.js:12:5'"
-    if ((m = line.match(/^\s*not ok \d+ - (.*)$/)) || (m = line.match(/^\s*✖ (.*?)(?: \([\d.]+m?s\))?$/))) {
-      nodeTest = { name: m[1]!, errorNext: false };
-      failing = m[1]!;
+    const notOk = firstMatch(line, /^\s*not ok \d+ - (.*)$/, /^\s*✖ (.*?)(?: \([\d.]+m?s\))?$/);
+    if (notOk) {
+      nodeTest = { name: notOk[1]!, errorNext: false };
+      failing = notOk[1]!;
       error = undefined;
       located = false;
       continue;
     }
-    if ((m = line.match(/^\s*location: '(.+):(\d+):(\d+)'$/))) {
-      const a = add(m[1]!, m[2]!, m[3], nodeTest ? `not ok: ${nodeTest.name}` : 'failed');
+    const location = line.match(/^\s*location: '(.+):(\d+):(\d+)'$/);
+    if (location) {
+      const a = add(location[1]!, location[2]!, location[3], nodeTest ? `not ok: ${nodeTest.name}` : 'failed');
       if (nodeTest && a) nodeTest.annotation = a;
       continue;
     }
-    if (nodeTest?.annotation && (m = line.match(/^\s*error: (.*)$/))) {
-      const text = m[1]!.replace(/^'(.*)'$/, '$1');
+    const nodeError = nodeTest?.annotation ? line.match(/^\s*error: (.*)$/) : null;
+    if (nodeTest?.annotation && nodeError) {
+      const text = nodeError[1]!.replace(/^'(.*)'$/, '$1');
       if (text === '|-' || text === '|' || text === '>-') nodeTest.errorNext = true;
       else nodeTest.annotation.message = messageText(`${nodeTest.annotation.message}: ${text}`);
       continue;
@@ -123,30 +128,38 @@ export function parseAnnotations(output: string, opts: AnnotationParseOptions = 
     }
 
     // jest / vitest: the failing test, its error, then where.
-    if ((m = line.match(/^\s*(?:FAIL|×|✕|●)\s+(.+)$/))) {
-      failing = m[1]!.trim();
+    const jestFail = line.match(/^\s*(?:FAIL|×|✕|●)\s+(.+)$/);
+    if (jestFail) {
+      failing = jestFail[1]!.trim();
       error = undefined;
       located = false;
       continue;
     }
-    if ((m = line.match(/^\s*((?:\w*Error|AssertionError)(?: \[\w+\])?: .*|Expected: .*|expected .*)$/))) {
+    const jestError = line.match(/^\s*((?:\w*Error|AssertionError)(?: \[\w+\])?: .*|Expected: .*|expected .*)$/);
+    if (jestError) {
       if (!error || located) {
-        error = m[1]!;
+        error = jestError[1]!;
         located = false;
       }
       continue;
     }
     // ❯ src/a.test.ts:12:5   /   at Object.<anonymous> (src/a.test.ts:12:5)   /   at src/a.test.ts:12:5
-    if (
-      (m = line.match(/^\s*❯ (.+?):(\d+):(\d+)$/)) ||
-      (m = line.match(/^\s*at .*\((.+?):(\d+):(\d+)\)$/)) ||
-      (m = line.match(/^\s*at (\S+?):(\d+):(\d+)$/))
-    ) {
+    const frame = firstMatch(line, /^\s*❯ (.+?):(\d+):(\d+)$/, /^\s*at .*\((.+?):(\d+):(\d+)\)$/, /^\s*at (\S+?):(\d+):(\d+)$/);
+    if (frame) {
       if (located || (!failing && !error)) continue;
-      if (add(m[1]!, m[2]!, m[3], [failing, error].filter(Boolean).join(' — '))) located = true;
+      if (add(frame[1]!, frame[2]!, frame[3], [failing, error].filter(Boolean).join(' — '))) located = true;
     }
   }
   return out;
+}
+
+/** The match of the first pattern that matches `line`, tried in order. */
+function firstMatch(line: string, ...patterns: RegExp[]): RegExpMatchArray | null {
+  for (const re of patterns) {
+    const m = line.match(re);
+    if (m) return m;
+  }
+  return null;
 }
 
 /**
@@ -163,6 +176,7 @@ export function repoPath(raw: string, root?: string): string | undefined {
     }
   }
   // Format characters (bidi overrides such as U+202E, zero-width ones) would make a path read as another.
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: refusing control characters in an untrusted path is the point
   if (!p || /[\u0000-\u001f\u007f\\]/.test(p) || /\p{Cf}/u.test(p) || /^[a-z][a-z0-9+.-]*:/i.test(p)) return undefined;
   if (p.split('/').includes('..')) return undefined;
   if (p.startsWith('/')) {
@@ -182,7 +196,11 @@ function messageText(s: string): string {
 }
 
 /** The first `max` annotations not already on the check run (by path, line and message). */
-export function newAnnotations(found: readonly CheckAnnotation[], existing: ReadonlyArray<{ path: string; start_line: number; message?: string | null }>, max = ANNOTATIONS_PER_REQUEST): CheckAnnotation[] {
+export function newAnnotations(
+  found: readonly CheckAnnotation[],
+  existing: ReadonlyArray<{ path: string; start_line: number; message?: string | null }>,
+  max = ANNOTATIONS_PER_REQUEST,
+): CheckAnnotation[] {
   const have = new Set(existing.map((a) => `${a.path}:${a.start_line}`));
   return found.filter((a) => !have.has(`${a.path}:${a.start_line}`)).slice(0, max);
 }

@@ -1,10 +1,10 @@
-import type { AttemptEntry, EndEntry, TurnEntry } from '../../ports/attempt-log.js';
-import { utf8Bytes } from '../../common/untrusted.js';
-import { inlineUntrusted } from './status-comment.js';
 import { duration, exitText } from '../../common/run-words.js';
+import { utf8Bytes } from '../../common/untrusted.js';
 import { spendText } from '../../goal/usage.js';
+import type { AttemptEntry, EndEntry, TurnEntry } from '../../ports/attempt-log.js';
 import { code, commitLink, fenced, htmlText, lastLines } from './inert.js';
-import { attemptFailed, type AttemptView } from './record.js';
+import { type AttemptView, attemptFailed } from './record.js';
+import { inlineUntrusted } from './status-comment.js';
 
 /** Most of one attempt's block by default (UTF-8 bytes): turns in the middle are left out beyond it. */
 const ATTEMPT_MAX_CHARS = 40_000;
@@ -50,7 +50,7 @@ const COMPACT: Scale = { tailLines: 15, toolsPerTurn: 4, textChars: 120 };
 
 function turnBlock(t: TurnEntry, scale: Scale): string {
   const head = `**Turn ${t.turn}**${t.text.trim() ? ` — ${inlineUntrusted(t.text, scale.textChars)}` : ''}`;
-  if (!t.tools.length) return head;
+  if (t.tools.length === 0) return head;
   const shown = t.tools.slice(0, scale.toolsPerTurn);
   const calls = shown.map((c) => `- ${c.isError ? '✘' : '↳'} ${code(c.name, 64)}${c.input ? ` ${code(c.input, 120)}` : ''}${c.result ? ` → ${code(c.result, scale === COMPACT ? 80 : 160)}` : ''}`);
   if (t.tools.length > shown.length) calls.push(`- … ${t.tools.length - shown.length} more tool call(s)`);
@@ -136,7 +136,7 @@ function briefBody(v: AttemptView, ctx: RenderContext): string {
     }
   }
   if (calls > TOOL_CALLS_BRIEF) tried.push(`- … ${calls - TOOL_CALLS_BRIEF} more tool call(s): ${logsHint(ctx.goalId)}`);
-  out.push(tried.length ? `**What was tried**\n\n${tried.join('\n')}` : '_No run step or tool call was recorded._');
+  out.push(tried.length > 0 ? `**What was tried**\n\n${tried.join('\n')}` : '_No run step or tool call was recorded._');
   if (lastWords) out.push(`**The agent's last words:** ${inlineUntrusted(lastWords, 300)}`);
   for (const e of v.entries) {
     if (e.kind === 'verify' && !e.passed) out.push(`**What failed:** ${code(e.command, 200)} · ${exitText(e.exitCode, e.timedOut)}\n\n${fenced(lastLines(e.tail, 30))}`);

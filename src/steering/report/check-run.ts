@@ -1,11 +1,11 @@
-import type { GoalSnapshot } from '../../goal/result.js';
-import { parseAnnotations, type CheckAnnotation } from './annotations.js';
-import { escalatedAncestors } from './status-comment.js';
-import { attemptDetails, attemptLine, endText, logsHint, type RenderContext } from './attempt-markdown.js';
 import { utf8Bytes } from '../../common/untrusted.js';
-import { code } from './inert.js';
+import type { GoalSnapshot } from '../../goal/result.js';
+import { type CheckAnnotation, parseAnnotations } from './annotations.js';
+import { attemptDetails, attemptLine, endText, logsHint, type RenderContext } from './attempt-markdown.js';
 import { fitBlocks, fitLines, SEPARATOR } from './fit.js';
-import { attemptFailed, failedVerifications, taskOrder, type AttemptView } from './record.js';
+import { code } from './inert.js';
+import { type AttemptView, attemptFailed, failedVerifications, taskOrder } from './record.js';
+import { escalatedAncestors } from './status-comment.js';
 
 /** GitHub's limit for a check run's `output.summary` and `output.text`, in UTF-8 bytes. */
 export const CHECK_OUTPUT_MAX = 65_535;
@@ -29,11 +29,11 @@ export function renderCheckRun(s: GoalSnapshot, views: readonly AttemptView[], c
     const t = s.tasks.find((x) => x.id === id);
     const mine = views.filter((v) => v.taskId === id);
     const lastEnd = last.get(id)?.end;
-    const outcome = mine.length ? ` · ${mine.length} attempt(s) recorded, last: ${lastEnd ? endText(lastEnd) : 'running'}` : '';
+    const outcome = mine.length > 0 ? ` · ${mine.length} attempt(s) recorded, last: ${lastEnd ? endText(lastEnd) : 'running'}` : '';
     if (!t) return `- ${mine.some(attemptFailed) && lastEnd?.outcome !== 'passed' ? '❌' : '✅'} ${code(id, 64)}${outcome}`;
     const blockedBy = t.status === 'pending' ? (blockers.get(t.id) ?? []) : [];
-    const icon = t.status === 'done' ? '✅' : t.status === 'escalated' ? '❌' : t.status === 'skipped' ? '⏭️' : blockedBy.length ? '⛔' : '⏳';
-    return `- ${icon} \`${t.id}\` ${blockedBy.length ? `blocked by ${blockedBy.map((b) => `\`${b}\``).join(', ')}` : t.status}${t.attempts ? ` (attempt ${t.attempts})` : ''}${outcome}`;
+    const icon = t.status === 'done' ? '✅' : t.status === 'escalated' ? '❌' : t.status === 'skipped' ? '⏭️' : blockedBy.length > 0 ? '⛔' : '⏳';
+    return `- ${icon} \`${t.id}\` ${blockedBy.length > 0 ? `blocked by ${blockedBy.map((b) => `\`${b}\``).join(', ')}` : t.status}${t.attempts ? ` (attempt ${t.attempts})` : ''}${outcome}`;
   });
   const summary = fitLines(lines, CHECK_OUTPUT_MAX - 200, (n) => `- … ${n} more task(s): ${logsHint(ctx.goalId)}`).join('\n');
   return { title, summary, text: renderAttempts(s, views, ctx, CHECK_OUTPUT_MAX) };
@@ -41,7 +41,7 @@ export function renderCheckRun(s: GoalSnapshot, views: readonly AttemptView[], c
 
 /** Every attempt as a `<details>` block, within `budget` UTF-8 bytes. */
 export function renderAttempts(s: GoalSnapshot, views: readonly AttemptView[], ctx: RenderContext, budget: number): string {
-  if (!views.length) return '_No attempt has been recorded yet._';
+  if (views.length === 0) return '_No attempt has been recorded yet._';
   const head = `### Attempts\n\nEach task's attempts, oldest first: what ran, what the agent did, what verification said, and why the attempt ended.`;
   const order = taskOrder(views, s);
   const sorted = [...views].sort((a, b) => order.indexOf(a.taskId) - order.indexOf(b.taskId) || a.firstSeq - b.firstSeq);
@@ -80,7 +80,7 @@ export function checkAnnotations(s: GoalSnapshot, views: readonly AttemptView[],
   const seen = new Set<string>();
   for (const id of taskOrder(views, s)) {
     if (done.has(id)) continue;
-    const failing = views.filter((v) => v.taskId === id && failedVerifications(v).length).at(-1);
+    const failing = views.filter((v) => v.taskId === id && failedVerifications(v).length > 0).at(-1);
     if (!failing) continue;
     for (const verify of failedVerifications(failing)) {
       for (const a of parseAnnotations(verify.tail, workspaceRoot ? { workspaceRoot } : {})) {

@@ -1,12 +1,12 @@
+import { tailChars, utf8Bytes } from '../../common/untrusted.js';
 import type { Escalation } from '../../goal/escalation.js';
 import { MISSING_SETUP_HINT_HEAD } from '../../goal/failure-summary.js';
 import type { GoalSnapshot } from '../../goal/result.js';
-import { ESCALATION_MARKER, unlinked } from './status-comment.js';
 import { attemptDetails, attemptLine, logsHint, type RenderContext } from './attempt-markdown.js';
-import { tailChars, utf8Bytes } from '../../common/untrusted.js';
-import { code, fenced } from './inert.js';
 import { fitBlocks, SEPARATOR } from './fit.js';
+import { code, fenced } from './inert.js';
 import type { AttemptView } from './record.js';
+import { ESCALATION_MARKER, unlinked } from './status-comment.js';
 
 /** GitHub's limit for a comment's body, in UTF-8 bytes. */
 export const COMMENT_MAX = 65_536;
@@ -39,7 +39,7 @@ export function renderEscalation(s: GoalSnapshot, e: Escalation, views: readonly
     const t = s.tasks.find((x) => x.id === id);
     return `${code(id, 64)}${t?.attempts ? ` (attempt ${t.attempts})` : ''}`;
   });
-  const went = e.done_meanwhile?.length || e.also_escalated?.length;
+  const went = (e.done_meanwhile?.length ?? 0) > 0 || (e.also_escalated?.length ?? 0) > 0;
   const skippable = escalated.filter((id) => id !== 'final-gate' && id !== 'setup');
   const tail = tailChars(e.last_error.trim().split('\n').slice(-40).join('\n'), 6000);
   const before = [
@@ -52,26 +52,27 @@ export function renderEscalation(s: GoalSnapshot, e: Escalation, views: readonly
     `What was tried: ${e.attempts} attempt(s), each rolled back to the last checkpoint and retried with the previous failure fed back.`,
   ];
   const after = [
-    ...(also.length ? [`Also escalated (out of attempts): ${bounded(also)}.`] : []),
+    ...(also.length > 0 ? [`Also escalated (out of attempts): ${bounded(also)}.`] : []),
     ...(e.done_meanwhile?.length ? [`Done meanwhile (verified and checkpointed): ${ids(e.done_meanwhile)}.`] : []),
     ...(e.blocked?.length ? [`Still blocked (not run: they depend on an escalated task): ${ids(e.blocked)}.`] : []),
     ...(e.last_error.includes(MISSING_SETUP_HINT_HEAD)
       ? ['No `setup` ran, so the dependencies were never installed: add the `setup` the hint in the output shows to `.github/goal-loop.yml` on the default branch, then comment `/goal retry`.']
       : []),
     'To continue: push a fix to the goal branch and comment `/goal resume`, or comment `/goal retry` to try again with fresh retries' +
-      (skippable.length ? `, or ${bounded(skippable.map((id) => code(`/goal skip ${id}`, 80)))} to go on without ${skippable.length > 1 ? 'them' : 'it'}.` : '.'),
+      (skippable.length > 0 ? `, or ${bounded(skippable.map((id) => code(`/goal skip ${id}`, 80)))} to go on without ${skippable.length > 1 ? 'them' : 'it'}.` : '.'),
   ];
   const mine = views.filter((v) => escalated.includes(v.taskId)).sort((a, b) => escalated.indexOf(a.taskId) - escalated.indexOf(b.taskId) || a.firstSeq - b.firstSeq);
   const fixed = utf8Bytes([...before, ...after].join(SEPARATOR)) + SEPARATOR.length * 2;
-  const attempts = mine.length
-    ? [
-        '#### Each attempt',
-        ...fitBlocks(
-          mine.map((v, i) => ({ full: attemptDetails(v, ctx, 'brief'), line: attemptLine(v), importance: i, protect: v === mine.filter((x) => x.taskId === v.taskId).at(-1) })),
-          COMMENT_MAX - RESERVED - fixed - 40,
-          (n) => `_${n} attempt(s) left out here for GitHub's size limit; the whole record: ${logsHint(ctx.goalId)}_`,
-        ),
-      ]
-    : [];
+  const attempts =
+    mine.length > 0
+      ? [
+          '#### Each attempt',
+          ...fitBlocks(
+            mine.map((v, i) => ({ full: attemptDetails(v, ctx, 'brief'), line: attemptLine(v), importance: i, protect: v === mine.filter((x) => x.taskId === v.taskId).at(-1) })),
+            COMMENT_MAX - RESERVED - fixed - 40,
+            (n) => `_${n} attempt(s) left out here for GitHub's size limit; the whole record: ${logsHint(ctx.goalId)}_`,
+          ),
+        ]
+      : [];
   return [...before, ...attempts, ...after].join(SEPARATOR);
 }

@@ -1,7 +1,7 @@
-import { plainText } from '../../common/plain-text.js';
-import { headChars, sanitizeCode, sanitizeProse } from '../../common/untrusted.js';
-import { redactUrls } from '../../common/redact-urls.js';
 import { unlinked, unmentioned } from '../../common/inert-text.js';
+import { plainText } from '../../common/plain-text.js';
+import { redactUrls } from '../../common/redact-urls.js';
+import { headChars, sanitizeCode, sanitizeProse } from '../../common/untrusted.js';
 
 /**
  * Untrusted text (a repository's output, a task's command, a model's words) made inert in our
@@ -70,4 +70,3 @@ export function lastLines(text: string, n: number): string {
 export function commitLink(sha: string, repoUrl: string): string {
   return /^[0-9a-f]{7,64}$/.test(sha) ? `[\`${sha.slice(0, 7)}\`](${repoUrl}/commit/${sha})` : code(sha, 64);
 }
-

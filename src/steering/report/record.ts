@@ -1,5 +1,5 @@
-import type { AttemptEntry, AttemptLogEntry, CheckpointEntry, EndEntry, VerifyEntry } from '../../ports/attempt-log.js';
 import type { GoalSnapshot } from '../../goal/result.js';
+import type { AttemptEntry, AttemptLogEntry, CheckpointEntry, EndEntry, VerifyEntry } from '../../ports/attempt-log.js';
 
 /** One attempt of one task, from the attempt record. */
 export interface AttemptView {

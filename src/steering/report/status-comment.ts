@@ -1,11 +1,11 @@
+import { unlinked, unmentioned } from '../../common/inert-text.js';
+import { plainText } from '../../common/plain-text.js';
+import { redactUrls } from '../../common/redact-urls.js';
+import { headChars, sanitizeProse, utf8Bytes } from '../../common/untrusted.js';
 import { mermaidGraph } from '../../goal/render.js';
 import type { GoalSnapshot, TaskSnapshot } from '../../goal/result.js';
-import { plainText } from '../../common/plain-text.js';
-import { headChars, sanitizeProse, utf8Bytes } from '../../common/untrusted.js';
-import { unlinked, unmentioned } from '../../common/inert-text.js';
-import { redactUrls } from '../../common/redact-urls.js';
-import { fitLines } from './fit.js';
 import { totalTokens } from '../../goal/usage.js';
+import { fitLines } from './fit.js';
 
 /** Kept here too: the report and older callers import it from this module. */
 export { unlinked } from '../../common/inert-text.js';
@@ -49,7 +49,7 @@ const REPORTS: Record<string, string> = {
  * `goal-loop status` shows to whoever runs the App.
  */
 export function undeliveredNotice(undelivered: readonly Undelivered[]): string | undefined {
-  if (!undelivered.length) return undefined;
+  if (undelivered.length === 0) return undefined;
   const why = "`goal-loop status` on the App's server says why";
   const item = (u: Undelivered) => `${REPORTS[u.kind] ?? 'a report'} (given up ${u.givenUpAt.replace(/\.\d+Z$/, 'Z')})`;
   if (undelivered.length === 1) return `> [!WARNING]\n> A report could not be delivered: ${item(undelivered[0]!)}, every try failed. ${why}.`;
@@ -63,7 +63,9 @@ export function undeliveredNotice(undelivered: readonly Undelivered[]): string |
  * reference anything, show a credential, or break our markdown.
  */
 export function inlineUntrusted(text: string, max = 120): string {
-  const one = redactUrls(sanitizeProse(plainText(text))).replace(/\s+/g, ' ').trim();
+  const one = redactUrls(sanitizeProse(plainText(text)))
+    .replace(/\s+/g, ' ')
+    .trim();
   const cut = one.length > max ? `${headChars(one, max)}…` : one;
   return unlinked(unmentioned(cut).replace(/([\\`*_[\]<>|&])/g, '\\$1'));
 }
@@ -72,7 +74,7 @@ export function inlineUntrusted(text: string, max = 120): string {
 export function checklistLine(t: TaskSnapshot, links: Links, blockedBy: readonly string[] = []): string {
   const box = t.status === 'done' || t.status === 'skipped' ? 'x' : ' ';
   const sha = t.checkpointSha ? ` ([${t.checkpointSha.slice(0, 7)}](${links.repoUrl}/commit/${t.checkpointSha}))` : '';
-  const blocked = t.status === 'pending' && blockedBy.length ? ` — blocked by ${unlinked(blockedBy.join(', '))}` : '';
+  const blocked = t.status === 'pending' && blockedBy.length > 0 ? ` — blocked by ${unlinked(blockedBy.join(', '))}` : '';
   const state =
     t.status === 'done'
       ? ''
@@ -129,9 +131,10 @@ export function renderStatus(s: GoalSnapshot, links: Links, undelivered: readonl
     STATUS_MARKER,
     `### goal-loop: ${inlineUntrusted(s.objective, 200)}`,
     `**State:** \`${s.state}\` · **Branch:** [\`${s.branch}\`](${branchUrl})${pr}${reason}`,
-    s.tasks.length ? checklist(s, links) : '_Planning…_',
+
+    s.tasks.length > 0 ? checklist(s, links) : '_Planning…_',
   ];
-  if (s.tasks.length) parts.push(taskGraph(s.tasks));
+  if (s.tasks.length > 0) parts.push(taskGraph(s.tasks));
   parts.push(budgetLine(s));
   const notice = undeliveredNotice(undelivered);
   if (notice) parts.push(notice);

@@ -2,7 +2,7 @@ import type { RepoConfig } from '../../config/repo-config.js';
 import type { GoalSpec } from '../../goal/schema.js';
 import type { GoalState } from '../../goal/states.js';
 import type { GoalMode } from '../../ports/queue.js';
-import { TEMPLATE_COMMENT, type IssuePlan } from '../plan-from-issue.js';
+import { type IssuePlan, TEMPLATE_COMMENT } from '../plan-from-issue.js';
 import { inlineUntrusted } from '../report/status-comment.js';
 
 /**
@@ -48,7 +48,11 @@ export type TurnStep =
 /** Decides the next step of a goal's turn from what is known; pure (the worker does the I/O). */
 export function decideTurn(f: TurnFacts): TurnStep {
   if (!f.config.ok) {
-    return rest('STOPPED', 'invalid .github/goal-loop.yml', `goal-loop cannot run: \`.github/goal-loop.yml\` is invalid.\n\n${f.config.problems.map((p) => `- ${p}`).join('\n')}\n\nFix the file and comment \`/goal start\`.`);
+    return rest(
+      'STOPPED',
+      'invalid .github/goal-loop.yml',
+      `goal-loop cannot run: \`.github/goal-loop.yml\` is invalid.\n\n${f.config.problems.map((p) => `- ${p}`).join('\n')}\n\nFix the file and comment \`/goal start\`.`,
+    );
   }
   const config = f.config.config;
   if (f.mode === 'status') return { kind: 'status', config };
@@ -58,7 +62,11 @@ export function decideTurn(f: TurnFacts): TurnStep {
   if (plan.kind === 'none' && f.hasPlanner) {
     if (!f.written) return { kind: 'write-plan', config };
     if (!f.written.ok) {
-      return rest('STOPPED', 'the planner failed', `goal-loop could not write a plan for this issue:\n\n${inlineUntrusted(f.written.message, LINE_MAX)}\n\nAdd a \`\`\`goal block to the issue and comment \`/goal start\`.`);
+      return rest(
+        'STOPPED',
+        'the planner failed',
+        `goal-loop could not write a plan for this issue:\n\n${inlineUntrusted(f.written.message, LINE_MAX)}\n\nAdd a \`\`\`goal block to the issue and comment \`/goal start\`.`,
+      );
     }
     plan = f.written.plan;
   }

@@ -2,7 +2,7 @@ import { effectiveLimits, type LoopLimits } from '../../goal/limits.js';
 import type { GoalSnapshot } from '../../goal/result.js';
 import type { LimitsOverride } from '../../goal/schema.js';
 import type { GoalKey, GoalLedger, GoalRecord } from '../../ports/goal-ledger.js';
-import { readGitHubMeta, type GitHubGoal } from '../goal-meta.js';
+import { type GitHubGoal, readGitHubMeta } from '../goal-meta.js';
 
 /** A maintainer's `/goal budget`: it may raise what the issue's spec may only lower. */
 export function humanLimits(goal: GoalRecord): LimitsOverride | undefined {

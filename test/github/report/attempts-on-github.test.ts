@@ -1,8 +1,8 @@
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { ESCALATION_MARKER } from '../../../src/steering/report/status-comment.js';
-import { FakeAnthropic, promptText, reply, text, toolUse, type MessagesBody } from '../../helpers/fake-anthropic.js';
-import { appHarness, goalBlock } from '../../helpers/github-app-harness.js';
+import { FakeAnthropic, type MessagesBody, promptText, reply, text, toolUse } from '../../helpers/fake-anthropic.js';
 import { checkpointCommits, git } from '../../helpers/git.js';
+import { appHarness, goalBlock } from '../../helpers/github-app-harness.js';
 import { issuesLabeled } from '../../helpers/webhook-payloads.js';
 import { markdownProblems, prose } from '../../steering/report/markdown-structure.js';
 
@@ -29,7 +29,7 @@ function expectInert(md: string): void {
 }
 
 describe('every attempt on GitHub: the check run, the escalation comment, the PR body', () => {
-  it('a task that fails once then passes: the check run shows each attempt\'s tool calls and verification tail; the PR body lists its commit and change', async () => {
+  it("a task that fails once then passes: the check run shows each attempt's tool calls and verification tail; the PR body lists its commit and change", async () => {
     const fake = await FakeAnthropic.start();
     onTestFinished(() => fake.close());
     greeter(fake, true);
@@ -71,7 +71,7 @@ tasks:
     expect(pr.body).toContain(`### Changes per task\n\n- \`greet\` ([\`${sha.slice(0, 7)}\`](https://github.com/octo-org/widgets/commit/${sha})): 1 file(s), +1 -0 — \`greeting.txt\``);
   });
 
-  it('an escalating task: the comment shows each attempt\'s tool calls and verification tail; the check run annotates the file the output names', async () => {
+  it("an escalating task: the comment shows each attempt's tool calls and verification tail; the check run annotates the file the output names", async () => {
     const fake = await FakeAnthropic.start();
     onTestFinished(() => fake.close());
     greeter(fake, false);

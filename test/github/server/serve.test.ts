@@ -1,11 +1,11 @@
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ProcessSandbox } from '../../../src/sandbox/process-sandbox.js';
-import { startServer } from '../../../src/github/server/serve.js';
 import { createSampleRepo } from '../../../src/demo/sample-repo.js';
+import { startServer } from '../../../src/github/server/serve.js';
+import { ProcessSandbox } from '../../../src/sandbox/process-sandbox.js';
 import { fakeGitHub } from '../../helpers/fake-github.js';
-import { goalBlock, INSTALLATION, OWNER, privateKey, REPO, SECRET, silent, TestOctokit } from '../../helpers/github-app-harness.js';
 import { checkpointCommits } from '../../helpers/git.js';
+import { goalBlock, INSTALLATION, OWNER, privateKey, REPO, SECRET, silent, TestOctokit } from '../../helpers/github-app-harness.js';
 import { tempDir } from '../../helpers/temp.js';
 import { openTestStore } from '../../helpers/test-store.js';
 import { deliverWebhook, issuesLabeled } from '../../helpers/webhook-payloads.js';

@@ -1,7 +1,7 @@
-import { type FaultKind } from './types.js';
-import { type Reply } from './util.js';
 import type { Responses } from './responses.js';
 import type { State } from './state.js';
+import type { FaultKind } from './types.js';
+import type { Reply } from './util.js';
 
 export function createFaults(ctx: State & Responses) {
   const { installationId, faults, json } = ctx;

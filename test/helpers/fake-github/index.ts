@@ -1,38 +1,38 @@
 import nock from 'nock';
 import { checkRequest, matchOperation } from '../openapi-check.js';
-import { API, type FakeGitHubOptions, type FakeIssue, type FakePull, type RecordedRequest, type FakeGitHub } from './types.js';
-import { METHODS, now, errorBody, parseBody, type Reply } from './util.js';
 import { createFaults } from './faults.js';
-import { createResponses, type Ctx } from './responses.js';
+import { type Ctx, createResponses } from './responses.js';
 import { createCheckRoutes } from './routes-checks.js';
 import { createIssueRoutes } from './routes-issues.js';
 import { createPullRoutes } from './routes-pulls.js';
 import { createRepoRoutes } from './routes-repo.js';
 import { createShapes } from './shapes.js';
 import { createState } from './state.js';
+import { API, type FakeGitHub, type FakeGitHubOptions, type FakeIssue, type FakePull, type RecordedRequest } from './types.js';
+import { errorBody, METHODS, now, parseBody, type Reply } from './util.js';
 
-export { API } from './types.js';
 export type {
-  Permission,
-  FaultKind,
-  UserType,
-  FakeIssueSeed,
-  FakePullSeed,
+  FakeCheckRun,
+  FakeComment,
+  FakeGitHub,
   FakeGitHubOptions,
   FakeIssue,
+  FakeIssueSeed,
+  FakeLabel,
   FakePull,
-  FakeComment,
+  FakePullSeed,
   FakeReaction,
-  ReviewState,
   FakeReview,
   FakeReviewComment,
-  FakeCheckRun,
-  FakeLabel,
-  RecordedRequest,
   FaultFilter,
+  FaultKind,
   GraphQLCall,
-  FakeGitHub,
+  Permission,
+  RecordedRequest,
+  ReviewState,
+  UserType,
 } from './types.js';
+export { API } from './types.js';
 
 /**
  * A stateful fake of the GitHub REST and GraphQL API at the network edge, built on nock.
@@ -88,13 +88,16 @@ export function fakeGitHub(opts: FakeGitHubOptions): FakeGitHub {
   // ---------- routing ----------
 
   function route(method: string, url: URL, body: unknown, headers: Record<string, string>): Reply | undefined {
-    const segs = url.pathname.split('/').slice(1).map((s) => {
-      try {
-        return decodeURIComponent(s);
-      } catch {
-        return s;
-      }
-    });
+    const segs = url.pathname
+      .split('/')
+      .slice(1)
+      .map((s) => {
+        try {
+          return decodeURIComponent(s);
+        } catch {
+          return s;
+        }
+      });
     const at = (i: number): string | undefined => segs[i];
 
     const app = routeApp(method, url, body, segs);
@@ -108,12 +111,7 @@ export function fakeGitHub(opts: FakeGitHubOptions): FakeGitHub {
     }
     const rest = segs.slice(3);
 
-    return (
-      routeRepo(method, url, body, headers, rest) ??
-      routeIssues(method, url, body, rest) ??
-      routePulls(method, url, body, rest) ??
-      routeChecks(method, url, body, rest)
-    );
+    return routeRepo(method, url, body, headers, rest) ?? routeIssues(method, url, body, rest) ?? routePulls(method, url, body, rest) ?? routeChecks(method, url, body, rest);
   }
 
   // ---------- nock wiring ----------
@@ -129,13 +127,16 @@ export function fakeGitHub(opts: FakeGitHubOptions): FakeGitHub {
     const problems = checkRequest(method, path, body);
     violations.push(...problems);
     if (opts.strictAuth) {
-      const auth = headers['authorization'] ?? '';
+      const auth = headers.authorization ?? '';
       if (isTokenExchange || url.pathname === '/app' || url.pathname.startsWith('/app/')) {
         if (!/^bearer\s+\S+\.\S+\.\S+$/i.test(auth)) violations.push(`${method} ${url.pathname}: expected an app JWT (Bearer), got "${auth.slice(0, 12)}…"`);
       } else {
         const token = auth.replace(/^(token|bearer)\s+/i, '');
         const exp = tokenExpiry.get(token);
-        if (exp === undefined) violations.push(`${method} ${url.pathname}: not authenticated with an installation token from the fake${/^ghs_f\d+i/.test(token) ? ' (a token of another fake: a request left running by an earlier test)' : ''}`);
+        if (exp === undefined)
+          violations.push(
+            `${method} ${url.pathname}: not authenticated with an installation token from the fake${/^ghs_f\d+i/.test(token) ? ' (a token of another fake: a request left running by an earlier test)' : ''}`,
+          );
         else if (exp < Date.now()) violations.push(`${method} ${url.pathname}: installation token expired`);
       }
     }
@@ -165,7 +166,10 @@ export function fakeGitHub(opts: FakeGitHubOptions): FakeGitHub {
     const matched = rec.template !== undefined;
     if (matched && problems.length > 0) {
       // GitHub rejects a request that lacks required fields: so does the fake (after recording it).
-      const reply = invalid('Validation Failed', problems.map((message) => ({ code: 'invalid', message })));
+      const reply = invalid(
+        'Validation Failed',
+        problems.map((message) => ({ code: 'invalid', message })),
+      );
       rec.status = reply[0];
       return reply;
     }
@@ -192,9 +196,13 @@ export function fakeGitHub(opts: FakeGitHubOptions): FakeGitHub {
   nock.enableNetConnect(/127\.0\.0\.1|localhost|\[::1\]/);
   const scope = nock(API).persist();
   for (const m of METHODS) {
-    scope.intercept(() => true, m).reply(function (uri, body) {
-      return handle(m, uri, body, this.req.headers) as unknown as nock.ReplyFnResult;
-    });
+    scope
+      .intercept(() => true, m)
+      .reply(function (uri, body) {
+        // biome-ignore lint/nursery/noInvalidThis: nock calls a reply function with its interceptor context as `this`
+        // biome-ignore lint/nursery/noThisOutsideOfClass: same: `this` is nock's reply context
+        return handle(m, uri, body, this.req.headers) as unknown as nock.ReplyFnResult;
+      });
   }
 
   function issue(n: number): FakeIssue {
@@ -230,12 +238,7 @@ export function fakeGitHub(opts: FakeGitHubOptions): FakeGitHub {
     pull,
     labels: (n) => [...issue(n).labels],
     commentsOn: (n) => comments.filter((c) => c.issueNumber === n && !c.deleted),
-    calls: (method, path) =>
-      requests.filter(
-        (q) =>
-          q.method === method.toUpperCase() &&
-          (path === undefined || (typeof path === 'string' ? q.pathname === path : path.test(q.path))),
-      ),
+    calls: (method, path) => requests.filter((q) => q.method === method.toUpperCase() && (path === undefined || (typeof path === 'string' ? q.pathname === path : path.test(q.path)))),
     addIssue,
     addComment,
     addPull,

@@ -1,7 +1,7 @@
-import { API, type FakeIssue } from './types.js';
-import { now, errorBody, type Reply } from './util.js';
 import type { Shapes } from './shapes.js';
 import type { State } from './state.js';
+import { API, type FakeIssue } from './types.js';
+import { errorBody, now, type Reply } from './util.js';
 
 export function createResponses(ctx: State) {
   const { requests } = ctx;
@@ -19,11 +19,7 @@ export function createResponses(ctx: State) {
     'x-github-request-id': `FAKE:${requests.length}`,
   });
 
-  const json = (status: number, body: unknown, headers: Record<string, string> = {}): Reply => [
-    status,
-    JSON.stringify(body),
-    { ...baseHeaders(), ...headers },
-  ];
+  const json = (status: number, body: unknown, headers: Record<string, string> = {}): Reply => [status, JSON.stringify(body), { ...baseHeaders(), ...headers }];
   const notFound = (message = 'Not Found'): Reply => json(404, errorBody(message, 404));
   const invalid = (message: string, errors: unknown[] = []): Reply => json(422, { ...errorBody(message, 422), errors });
   const noContent = (): Reply => [204, '', { ...baseHeaders(), 'content-type': 'text/plain' }];
@@ -44,7 +40,7 @@ export function createResponses(ctx: State) {
     if (page > 1) links.push(link(page - 1, 'prev'));
     if (page < last) links.push(link(page + 1, 'next'), link(last, 'last'));
     if (page > 1) links.push(link(1, 'first'));
-    return json(200, wrap ? wrap(items) : items, links.length ? { link: links.join(', ') } : {});
+    return json(200, wrap ? wrap(items) : items, links.length > 0 ? { link: links.join(', ') } : {});
   }
 
   function touch(i: FakeIssue): void {

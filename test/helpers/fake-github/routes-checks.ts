@@ -1,6 +1,6 @@
-import { type FakeCheckRun } from './types.js';
-import { now, obj, str, type Reply } from './util.js';
 import type { Ctx } from './responses.js';
+import type { FakeCheckRun } from './types.js';
+import { now, obj, type Reply, str } from './util.js';
 
 export function createCheckRoutes(ctx: Ctx) {
   const { newId, pulls, checkRuns, checkRunJson, json, notFound, invalid, paged, violations } = ctx;
@@ -19,7 +19,7 @@ export function createCheckRoutes(ctx: Ctx) {
       if (!Array.isArray(list)) problems.push('output.annotations is not an array');
       else {
         if (list.length > 50) problems.push(`output.annotations has ${list.length} items (at most 50 per request)`);
-        for (const a of list as Array<Record<string, unknown>>) {
+        for (const a of list as Record<string, unknown>[]) {
           for (const f of ['path', 'start_line', 'end_line', 'annotation_level', 'message']) if (a?.[f] === undefined) problems.push(`an annotation lacks "${f}"`);
           if (!['notice', 'warning', 'failure'].includes(String(a?.annotation_level))) problems.push(`annotation_level ${String(a?.annotation_level)}`);
           if (typeof a?.start_line !== 'number' || typeof a?.end_line !== 'number') problems.push('annotation lines must be integers');
@@ -27,9 +27,12 @@ export function createCheckRoutes(ctx: Ctx) {
         }
       }
     }
-    if (!problems.length) return undefined;
+    if (problems.length === 0) return undefined;
     violations.push(...problems.map((p) => `${method} check-runs: ${p}`));
-    return invalid('Invalid request.', problems.map((message) => ({ resource: 'CheckRun', code: 'custom', message })));
+    return invalid(
+      'Invalid request.',
+      problems.map((message) => ({ resource: 'CheckRun', code: 'custom', message })),
+    );
   }
 
   function routeChecks(method: string, url: URL, body: unknown, rest: string[]): Reply | undefined {
@@ -77,7 +80,10 @@ export function createCheckRoutes(ctx: Ctx) {
       }
       if (rest.length === 3 && r(2) === 'annotations' && method === 'GET') {
         if (!c) return notFound();
-        return paged(url, c.annotations.map((a) => ({ start_column: null, end_column: null, title: null, raw_details: null, blob_href: `https://github.com/fake/blob/${c.headSha}/${String(a.path)}`, ...a })));
+        return paged(
+          url,
+          c.annotations.map((a) => ({ start_column: null, end_column: null, title: null, raw_details: null, blob_href: `https://github.com/fake/blob/${c.headSha}/${String(a.path)}`, ...a })),
+        );
       }
       return undefined;
     }
@@ -106,8 +112,8 @@ export function createCheckRoutes(ctx: Ctx) {
     if (typeof b.external_id === 'string') c.externalId = b.external_id;
     if (b.output && typeof b.output === 'object') {
       const { annotations, ...rest } = b.output as Record<string, unknown>;
-      c.output = { ...(c.output ?? {}), ...rest };
-      if (Array.isArray(annotations)) c.annotations.push(...(annotations as Array<Record<string, unknown>>));
+      c.output = { ...c.output, ...rest };
+      if (Array.isArray(annotations)) c.annotations.push(...(annotations as Record<string, unknown>[]));
     }
   }
 

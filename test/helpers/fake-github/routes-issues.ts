@@ -1,29 +1,10 @@
-import { type FakeIssue, type FakeReaction } from './types.js';
-import { REACTIONS, now, userJson, obj, str, type Reply } from './util.js';
 import type { Ctx } from './responses.js';
+import type { FakeIssue, FakeReaction } from './types.js';
+import { now, obj, REACTIONS, type Reply, str, userJson } from './util.js';
 
 export function createIssueRoutes(ctx: Ctx) {
-  const {
-    botLogin,
-    repoApi,
-    newId,
-    issues,
-    comments,
-    reactions,
-    ensureLabel,
-    addIssue,
-    nextNumber,
-    addComment,
-    labelJson,
-    issueJson,
-    commentJson,
-    json,
-    notFound,
-    invalid,
-    noContent,
-    paged,
-    touch,
-  } = ctx;
+  const { botLogin, repoApi, newId, issues, comments, reactions, ensureLabel, addIssue, nextNumber, addComment, labelJson, issueJson, commentJson, json, notFound, invalid, noContent, paged, touch } =
+    ctx;
 
   function findIssue(n: string | undefined): FakeIssue | undefined {
     return issues.get(Number(n));
@@ -32,7 +13,7 @@ export function createIssueRoutes(ctx: Ctx) {
   function labelNames(body: unknown): string[] | undefined {
     const raw = Array.isArray(body) ? body : obj(body).labels;
     if (!Array.isArray(raw)) return undefined;
-    return raw.map((l) => (typeof l === 'string' ? l : str(obj(l).name) ?? '')).filter((l) => l !== '');
+    return raw.map((l) => (typeof l === 'string' ? l : (str(obj(l).name) ?? ''))).filter((l) => l !== '');
   }
 
   function addLabelsTo(i: FakeIssue, names: string[]): void {
@@ -46,7 +27,7 @@ export function createIssueRoutes(ctx: Ctx) {
   function react(subject: FakeReaction['subject'], subjectId: number, body: unknown): Reply {
     const content = str(obj(body).content) ?? '';
     if (!REACTIONS.has(content)) return invalid('Validation Failed', [{ resource: 'Reaction', field: 'content', code: 'invalid' }]);
-    const existing = reactions.find((r) => r.subject === subject && r.subjectId === subjectId && r.content === content && r.user === botLogin);
+    const existing = reactions.find((x) => x.subject === subject && x.subjectId === subjectId && x.content === content && x.user === botLogin);
     const r = existing ?? { id: newId(), subject, subjectId, content, user: botLogin };
     if (!existing) reactions.push(r);
     return json(existing ? 200 : 201, { id: r.id, node_id: `REA_fake${r.id}`, user: userJson(r.user), content: r.content, created_at: now() });
@@ -113,7 +94,10 @@ export function createIssueRoutes(ctx: Ctx) {
     if (r(0) === 'issues' && rest.length === 1) {
       if (method === 'GET') {
         const state = url.searchParams.get('state') ?? 'open';
-        const want = (url.searchParams.get('labels') ?? '').split(',').map((s) => s.trim().toLowerCase()).filter(Boolean);
+        const want = (url.searchParams.get('labels') ?? '')
+          .split(',')
+          .map((s) => s.trim().toLowerCase())
+          .filter(Boolean);
         const list = [...issues.values()]
           .filter((i) => state === 'all' || i.state === state)
           .filter((i) => want.every((w) => i.labels.some((l) => l.toLowerCase() === w)))

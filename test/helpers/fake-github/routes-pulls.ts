@@ -1,7 +1,7 @@
-import { type FakePull, type ReviewState } from './types.js';
-import { obj, str, type Reply } from './util.js';
 import type { Ctx } from './responses.js';
 import type { IssueRoutes } from './routes-issues.js';
+import type { FakePull, ReviewState } from './types.js';
+import { obj, type Reply, str } from './util.js';
 
 export function createPullRoutes(ctx: Ctx & IssueRoutes) {
   const {
@@ -73,7 +73,7 @@ export function createPullRoutes(ctx: Ctx & IssueRoutes) {
           return invalid('Validation Failed', [{ resource: 'PullRequest', field: 'title', code: 'missing_field' }]);
         }
         if (head === baseRef) return invalid('Validation Failed', [{ resource: 'PullRequest', code: 'custom', message: `No commits between ${baseRef} and ${head}` }]);
-        if (pulls.some((p) => p.state === 'open' && p.head === head && p.headOwner === owner && p.base === baseRef)) {
+        if (pulls.some((x) => x.state === 'open' && x.head === head && x.headOwner === owner && x.base === baseRef)) {
           return invalid('Validation Failed', [{ resource: 'PullRequest', code: 'custom', message: `A pull request already exists for ${owner}:${head}.` }]);
         }
         const p = addPull({ title: str(b.title) ?? '', body: str(b.body) ?? null, head, base: baseRef, draft: b.draft === true });
@@ -103,16 +103,13 @@ export function createPullRoutes(ctx: Ctx & IssueRoutes) {
         if (rest.length === 3 && method === 'POST') {
           const b = obj(body);
           const event = str(b.event);
-          const state: ReviewState =
-            event === 'APPROVE' ? 'APPROVED' : event === 'REQUEST_CHANGES' ? 'CHANGES_REQUESTED' : event === 'COMMENT' ? 'COMMENTED' : 'PENDING';
+          const state: ReviewState = event === 'APPROVE' ? 'APPROVED' : event === 'REQUEST_CHANGES' ? 'CHANGES_REQUESTED' : event === 'COMMENT' ? 'COMMENTED' : 'PENDING';
           const added = addReview({
             pullNumber: p.number,
             state,
             body: str(b.body) ?? null,
             user: botLogin,
-            comments: Array.isArray(b.comments)
-              ? (b.comments as unknown[]).map((c) => ({ body: str(obj(c).body) ?? '', path: str(obj(c).path) ?? '', line: Number(obj(c).line) || undefined }))
-              : [],
+            comments: Array.isArray(b.comments) ? (b.comments as unknown[]).map((c) => ({ body: str(obj(c).body) ?? '', path: str(obj(c).path) ?? '', line: Number(obj(c).line) || undefined })) : [],
           });
           return json(200, reviewJson(added.review));
         }
@@ -129,7 +126,7 @@ export function createPullRoutes(ctx: Ctx & IssueRoutes) {
           return paged(url, reviewComments.filter((c) => c.pullNumber === p.number).map(reviewCommentJson));
         }
         if (rest.length === 5 && r(4) === 'replies' && method === 'POST') {
-          const parent = reviewComments.find((c) => c.id === Number(r(3)) && c.pullNumber === p.number);
+          const parent = reviewComments.find((x) => x.id === Number(r(3)) && x.pullNumber === p.number);
           if (!parent) return notFound();
           const text = str(obj(body).body);
           if (text === undefined) return invalid('Invalid request.\n\n"body" wasn\'t supplied.');

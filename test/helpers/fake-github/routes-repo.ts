@@ -1,5 +1,5 @@
-import { fakeSha, userJson, obj, str, ROLE, type Reply } from './util.js';
 import type { Ctx } from './responses.js';
+import { fakeSha, obj, type Reply, ROLE, str, userJson } from './util.js';
 
 /** Numbers each fake, so a token one fake handed out is never valid at another (an earlier test's). */
 let fakeInstances = 0;
@@ -77,7 +77,7 @@ export function createRepoRoutes(ctx: Ctx) {
       const path = rest.slice(1).join('/');
       const content = files.get(path);
       if (content === undefined) return notFound();
-      const accept = headers['accept'] ?? '';
+      const accept = headers.accept ?? '';
       if (/\.raw\b|\braw\b/.test(accept)) {
         return [200, content, { ...baseHeaders(), 'content-type': 'application/vnd.github.raw; charset=utf-8' }];
       }
@@ -112,7 +112,11 @@ export function createRepoRoutes(ctx: Ctx) {
 
     // --- repo labels ---
     if (r(0) === 'labels') {
-      if (method === 'GET' && rest.length === 1) return paged(url, [...repoLabels.values()].map((l) => labelJson(l.name)));
+      if (method === 'GET' && rest.length === 1)
+        return paged(
+          url,
+          [...repoLabels.values()].map((label) => labelJson(label.name)),
+        );
       if (method === 'POST' && rest.length === 1) {
         const b = obj(body);
         const name = str(b.name) ?? '';

@@ -1,25 +1,10 @@
 import { fakeId, fakeUserId } from '../webhook-payloads.js';
-import { API, type FakeIssue, type FakePull, type FakeComment, type FakeReview, type FakeReviewComment, type FakeCheckRun } from './types.js';
-import { fakeSha, userJson } from './util.js';
 import type { State } from './state.js';
+import { API, type FakeCheckRun, type FakeComment, type FakeIssue, type FakePull, type FakeReview, type FakeReviewComment } from './types.js';
+import { fakeSha, userJson } from './util.js';
 
 export function createShapes(ctx: State) {
-  const {
-    owner,
-    repo,
-    installationId,
-    defaultBranch,
-    appSlug,
-    appId,
-    repoId,
-    fullName,
-    repoApi,
-    repoHtml,
-    collaborators,
-    pulls,
-    comments,
-    ensureLabel,
-  } = ctx;
+  const { owner, repo, installationId, defaultBranch, appSlug, appId, repoId, fullName, repoApi, repoHtml, collaborators, pulls, comments, ensureLabel } = ctx;
 
   // ---------- JSON shapes ----------
 

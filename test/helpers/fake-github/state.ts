@@ -1,6 +1,23 @@
 import { fakeId } from '../webhook-payloads.js';
-import { API, type Permission, type FakeIssueSeed, type FakePullSeed, type FakeGitHubOptions, type FakeIssue, type FakePull, type FakeComment, type FakeReaction, type ReviewState, type FakeReview, type FakeReviewComment, type FakeCheckRun, type FakeLabel, type RecordedRequest, type GraphQLCall } from './types.js';
-import { now, fakeSha, type Fault } from './util.js';
+import {
+  API,
+  type FakeCheckRun,
+  type FakeComment,
+  type FakeGitHubOptions,
+  type FakeIssue,
+  type FakeIssueSeed,
+  type FakeLabel,
+  type FakePull,
+  type FakePullSeed,
+  type FakeReaction,
+  type FakeReview,
+  type FakeReviewComment,
+  type GraphQLCall,
+  type Permission,
+  type RecordedRequest,
+  type ReviewState,
+} from './types.js';
+import { type Fault, fakeSha, now } from './util.js';
 
 export function createState(opts: FakeGitHubOptions) {
   const { owner, repo, installationId } = opts;
@@ -136,13 +153,10 @@ export function createState(opts: FakeGitHubOptions) {
     return c;
   }
 
-  function addReview(r: {
-    pullNumber: number;
-    state: ReviewState;
-    body?: string | null;
-    user: string;
-    comments?: Array<{ body: string; path: string; line?: number }>;
-  }): { review: FakeReview; comments: FakeReviewComment[] } {
+  function addReview(r: { pullNumber: number; state: ReviewState; body?: string | null; user: string; comments?: Array<{ body: string; path: string; line?: number }> }): {
+    review: FakeReview;
+    comments: FakeReviewComment[];
+  } {
     const pull = pulls.find((p) => p.number === r.pullNumber);
     if (!pull) throw new Error(`fakeGitHub: no pull request #${r.pullNumber}`);
     const id = newId();
@@ -161,15 +175,7 @@ export function createState(opts: FakeGitHubOptions) {
     return { review, comments: added };
   }
 
-  function addReviewComment(
-    pullNumber: number,
-    reviewId: number | null,
-    body: string,
-    user: string,
-    path: string,
-    line: number | null,
-    inReplyToId: number | null,
-  ): FakeReviewComment {
+  function addReviewComment(pullNumber: number, reviewId: number | null, body: string, user: string, path: string, line: number | null, inReplyToId: number | null): FakeReviewComment {
     const id = newId();
     const c: FakeReviewComment = { id, nodeId: `PRRC_fake${id}`, pullNumber, reviewId, body, user, path, line, inReplyToId, createdAt: now() };
     reviewComments.push(c);

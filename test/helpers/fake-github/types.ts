@@ -158,9 +158,9 @@ export interface FakeCheckRun {
   startedAt: string | null;
   completedAt: string | null;
   /** Every create/update body, in order. */
-  history: Array<Record<string, unknown>>;
+  history: Record<string, unknown>[];
   /** Annotations as GitHub keeps them: each request's are appended to those already there. */
-  annotations: Array<Record<string, unknown>>;
+  annotations: Record<string, unknown>[];
 }
 
 export interface FakeLabel {
@@ -234,13 +234,10 @@ export interface FakeGitHub {
   addComment(issueNumber: number, body: string, user: string): FakeComment;
   addPull(seed: FakePullSeed): FakePull;
   /** A submitted review, with optional line comments attached to it. */
-  addReview(r: {
-    pullNumber: number;
-    state: ReviewState;
-    body?: string | null;
-    user: string;
-    comments?: Array<{ body: string; path: string; line?: number }>;
-  }): { review: FakeReview; comments: FakeReviewComment[] };
+  addReview(r: { pullNumber: number; state: ReviewState; body?: string | null; user: string; comments?: Array<{ body: string; path: string; line?: number }> }): {
+    review: FakeReview;
+    comments: FakeReviewComment[];
+  };
   setPermission(login: string, permission: Permission): void;
   setFile(path: string, content: string | undefined): void;
   /** Marks a PR merged (and closed), as a human merge would. */

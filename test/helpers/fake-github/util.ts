@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { fakeUserId } from '../webhook-payloads.js';
-import { API, type Permission, type FaultKind, type UserType, type FaultFilter } from './types.js';
+import { API, type FaultFilter, type FaultKind, type Permission, type UserType } from './types.js';
 
 export type Reply = [number, string | Buffer | Record<string, unknown> | unknown[]] | [number, string | Buffer | Record<string, unknown> | unknown[], Record<string, string>] | [number];
 

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { GOAL_COMMAND_TABLE } from '../../../src/steering/commands.js';
 import type { Action } from '../../../src/steering/decide/actions.js';
-import { decideCommand, type CommandFacts } from '../../../src/steering/decide/command.js';
-import { command, controlActions, goal, GOAL_BLOCK, github, invalid, INVALID_BLOCK, INVALID_CONFIG_BODY, KEY, ok, REFUSED_BODY } from './fixtures.js';
+import { type CommandFacts, decideCommand } from '../../../src/steering/decide/command.js';
+import { command, controlActions, GOAL_BLOCK, github, goal, INVALID_BLOCK, INVALID_CONFIG_BODY, invalid, KEY, ok, REFUSED_BODY } from './fixtures.js';
 
 const eyes: Action = { type: 'react', content: 'eyes' };
 const plus: Action = { type: 'react', content: '+1' };
@@ -29,7 +29,12 @@ describe('decideCommand: (event, facts) -> actions', () => {
     ],
     ['unparsable command: the error and the help', command({ error: 'unknown command `/goal deploy`' }), { maySteer: true }, refused(`unknown command \`/goal deploy\`.\n\n${GOAL_COMMAND_TABLE}`)],
     ['help', command({ name: 'help' }), { maySteer: true }, [eyes, reply(GOAL_COMMAND_TABLE), plus]],
-    ['start on a pull request: refused', command({ name: 'start' }, { isPullRequest: true }), { maySteer: true }, refused('`/goal start` works on issues; on a goal pull request use `/goal resume`.', 9)],
+    [
+      'start on a pull request: refused',
+      command({ name: 'start' }, { isPullRequest: true }),
+      { maySteer: true },
+      refused('`/goal start` works on issues; on a goal pull request use `/goal resume`.', 9),
+    ],
     ['start with an invalid config: reported', command({ name: 'start' }), { maySteer: true, config: invalid }, [eyes, reply(INVALID_CONFIG_BODY), confused]],
     [
       'start: started, spec at acceptance',
@@ -50,8 +55,18 @@ describe('decideCommand: (event, facts) -> actions', () => {
     ['a record without its GitHub home is no goal here', command({ name: 'resume' }), { maySteer: true, goal: { ...goal(), meta: {} } }, refused(NO_GOAL)],
     ['merged goal: commands refused', command({ name: 'resume' }), steering(merged), refused(DONE)],
     ['merged goal: status still answered', command({ name: 'status' }), steering(merged), [eyes, status, plus]],
-    ['plan: rebuilt and shown', command({ name: 'plan' }), steering(), [eyes, ...accepted, { type: 'setMeta', patch: { planApproved: false } }, { type: 'schedule', mode: 'plan', priority: 'P1' }, plus]],
-    ['approve: the plan, and a go-ahead newer than any pause', command({ name: 'approve' }), steering(goal('AWAITING_APPROVAL')), [eyes, { type: 'setMeta', patch: { planApproved: true } }, ...accepted, { type: 'setControl', control: null }, run, plus]],
+    [
+      'plan: rebuilt and shown',
+      command({ name: 'plan' }),
+      steering(),
+      [eyes, ...accepted, { type: 'setMeta', patch: { planApproved: false } }, { type: 'schedule', mode: 'plan', priority: 'P1' }, plus],
+    ],
+    [
+      'approve: the plan, and a go-ahead newer than any pause',
+      command({ name: 'approve' }),
+      steering(goal('AWAITING_APPROVAL')),
+      [eyes, { type: 'setMeta', patch: { planApproved: true } }, ...accepted, { type: 'setControl', control: null }, run, plus],
+    ],
     [
       'approve a task',
       command({ name: 'approve', taskId: 'task-02' }),
@@ -64,17 +79,42 @@ describe('decideCommand: (event, facts) -> actions', () => {
     ['resume', command({ name: 'resume' }), steering(goal('PAUSED')), [eyes, ...accepted, { type: 'setControl', control: null }, run, plus]],
     ['retry a task', command({ name: 'retry', taskId: 'task-01' }), steering(goal('ESCALATED')), [eyes, ...accepted, { type: 'setControl', control: null }, run, plus]],
     ['retry an unknown task: refused', command({ name: 'retry', taskId: 'nope' }), steering(), refused(NO_TASK('nope'))],
-    ['resume with an issue without a block: plan none, the spec kept', command({ name: 'resume' }, { body: 'words' }), steering(goal('PAUSED'), { issueBody: 'words' }), [eyes, { type: 'acceptPlan', branch: github.branch, issuePlan: { kind: 'none' } }, { type: 'setControl', control: null }, run, plus]],
+    [
+      'resume with an issue without a block: plan none, the spec kept',
+      command({ name: 'resume' }, { body: 'words' }),
+      steering(goal('PAUSED'), { issueBody: 'words' }),
+      [eyes, { type: 'acceptPlan', branch: github.branch, issuePlan: { kind: 'none' } }, { type: 'setControl', control: null }, run, plus],
+    ],
     [
       'resume with an invalid block: plan invalid, the spec kept',
       command({ name: 'resume' }),
       steering(goal('PAUSED'), { issueBody: INVALID_BLOCK }),
       [eyes, { type: 'acceptPlan', branch: github.branch, issuePlan: { kind: 'invalid', errors: [expect.any(String)] } }, { type: 'setControl', control: null }, run, plus],
     ],
-    ['resume on a pull request whose issue could not be read: the worker reads the plan', command({ name: 'resume' }, { isPullRequest: true }), steering(goal('PAUSED'), { issueBody: undefined }), [eyes, { type: 'setMeta', patch: { issuePlan: null } }, { type: 'setControl', control: null }, run, plus]],
-    ['resume while a loop runs the goal: the plan is left to the next turn', command({ name: 'resume' }), steering(goal('EXECUTING'), { issueBody: 'edited', running: true }), [eyes, { type: 'setMeta', patch: { issuePlan: null } }, { type: 'setControl', control: null }, run, plus]],
-    ['skip on a resting goal: it goes on', command({ name: 'skip', taskId: 'task-01' }), steering(goal('ESCALATED')), [eyes, { type: 'updateTask', taskId: 'task-01', patch: { status: 'skipped' } }, { type: 'setControl', control: null }, run, plus]],
-    ['skip on a running goal: the loop picks it up', command({ name: 'skip', taskId: 'task-01' }), steering(goal('EXECUTING')), [eyes, { type: 'updateTask', taskId: 'task-01', patch: { status: 'skipped' } }, plus]],
+    [
+      'resume on a pull request whose issue could not be read: the worker reads the plan',
+      command({ name: 'resume' }, { isPullRequest: true }),
+      steering(goal('PAUSED'), { issueBody: undefined }),
+      [eyes, { type: 'setMeta', patch: { issuePlan: null } }, { type: 'setControl', control: null }, run, plus],
+    ],
+    [
+      'resume while a loop runs the goal: the plan is left to the next turn',
+      command({ name: 'resume' }),
+      steering(goal('EXECUTING'), { issueBody: 'edited', running: true }),
+      [eyes, { type: 'setMeta', patch: { issuePlan: null } }, { type: 'setControl', control: null }, run, plus],
+    ],
+    [
+      'skip on a resting goal: it goes on',
+      command({ name: 'skip', taskId: 'task-01' }),
+      steering(goal('ESCALATED')),
+      [eyes, { type: 'updateTask', taskId: 'task-01', patch: { status: 'skipped' } }, { type: 'setControl', control: null }, run, plus],
+    ],
+    [
+      'skip on a running goal: the loop picks it up',
+      command({ name: 'skip', taskId: 'task-01' }),
+      steering(goal('EXECUTING')),
+      [eyes, { type: 'updateTask', taskId: 'task-01', patch: { status: 'skipped' } }, plus],
+    ],
     ['skip an unknown task: refused', command({ name: 'skip', taskId: 'nope' }), steering(), refused(NO_TASK('nope'))],
     ['status', command({ name: 'status' }), steering(), [eyes, status, plus]],
     ['budget', command({ name: 'budget', usd: 12.5 }), steering(), [eyes, { type: 'setMeta', patch: { budgetUsd: 12.5 } }, status, plus]],
@@ -87,7 +127,7 @@ describe('decideCommand: (event, facts) -> actions', () => {
     expect(decideCommand(command({ name: 'help' }), { maySteer: true }).key).toBeUndefined();
   });
 
-  it('carries the reviews\' tasks into the accepted spec', () => {
+  it("carries the reviews' tasks into the accepted spec", () => {
     const extra = { id: 'review-1', title: 'Address review 1', description: '', dependencies: ['task-02'], run: [], verification: 'true', risk: 'low' as const, requires_approval: false };
     const d = decideCommand(command({ name: 'resume' }), steering(goal('PAUSED', { extraTasks: [extra] })));
     const accept = d.actions.find((a) => a.type === 'acceptPlan');

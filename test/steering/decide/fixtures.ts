@@ -1,11 +1,10 @@
-import type { Action } from '../../../src/steering/decide/actions.js';
 import { parseRepoConfig } from '../../../src/config/repo-config.js';
 import type { GoalState } from '../../../src/goal/states.js';
-import type { ConfigFact, GoalView } from '../../../src/steering/decide/actions.js';
-import type { EventBase, GoalEvent, IssueRef } from '../../../src/steering/events.js';
-import { githubGoalFrom } from '../../../src/steering/issue-goal.js';
-import type { GitHubGoalMeta } from '../../../src/steering/goal-meta.js';
 import type { GoalCommand } from '../../../src/steering/commands.js';
+import type { Action, ConfigFact, GoalView } from '../../../src/steering/decide/actions.js';
+import type { EventBase, GoalEvent, IssueRef } from '../../../src/steering/events.js';
+import type { GitHubGoalMeta } from '../../../src/steering/goal-meta.js';
+import { githubGoalFrom } from '../../../src/steering/issue-goal.js';
 
 /** Pure builders for decide/ table tests: events as the handlers make them, facts as gather.ts finds them. */
 

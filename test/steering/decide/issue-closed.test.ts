@@ -19,9 +19,21 @@ describe('decideIssueClosed: (event, facts) -> actions', () => {
       { goal: goal('LOOP_COMPLETE', { prNumber: 9 }), prMerged: true, running: false },
       [mergedMark, { type: 'cancel' }, { type: 'schedule', mode: 'status', priority: 'P1' }],
     ],
-    ['pull request merged, goal stopped: done', { goal: goal('STOPPED', { prNumber: 9 }), prMerged: true, running: false }, [mergedMark, { type: 'cancel' }, { type: 'schedule', mode: 'status', priority: 'P1' }]],
-    ['pull request merged mid-way: done and stopped', { goal: goal('AWAITING_APPROVAL', { prNumber: 9 }), prMerged: true, running: false }, [mergedMark, ...stop('pull request #9 was merged before the goal was complete')]],
-    ['pull request merged while a worker runs it: done and stopped', { goal: goal('LOOP_COMPLETE', { prNumber: 9 }), prMerged: true, running: true }, [mergedMark, ...stop('pull request #9 was merged before the goal was complete')]],
+    [
+      'pull request merged, goal stopped: done',
+      { goal: goal('STOPPED', { prNumber: 9 }), prMerged: true, running: false },
+      [mergedMark, { type: 'cancel' }, { type: 'schedule', mode: 'status', priority: 'P1' }],
+    ],
+    [
+      'pull request merged mid-way: done and stopped',
+      { goal: goal('AWAITING_APPROVAL', { prNumber: 9 }), prMerged: true, running: false },
+      [mergedMark, ...stop('pull request #9 was merged before the goal was complete')],
+    ],
+    [
+      'pull request merged while a worker runs it: done and stopped',
+      { goal: goal('LOOP_COMPLETE', { prNumber: 9 }), prMerged: true, running: true },
+      [mergedMark, ...stop('pull request #9 was merged before the goal was complete')],
+    ],
   ])('%s', (_name, facts, actions) => {
     expect(decideIssueClosed(closed, facts).actions).toEqual(actions);
   });

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { Action } from '../../../src/steering/decide/actions.js';
 import { decideLabel, type LabelFacts } from '../../../src/steering/decide/label.js';
 import type { GoalEvent } from '../../../src/steering/events.js';
-import { base, controlActions, goal, GOAL_BLOCK, github, invalid, INVALID_BLOCK, INVALID_CONFIG_BODY, issue, KEY, ok, REFUSED_BODY } from './fixtures.js';
+import { base, controlActions, GOAL_BLOCK, github, goal, INVALID_BLOCK, INVALID_CONFIG_BODY, invalid, issue, KEY, ok, REFUSED_BODY } from './fixtures.js';
 
 type LabelEvent = Extract<GoalEvent, { type: 'labeled' | 'unlabeled' }>;
 const labeled = (label = 'goal', body: string | null = GOAL_BLOCK): LabelEvent => ({ ...base, type: 'labeled', label, issue: issue(body, [{ name: 'goal' }, { name: 'P0' }]) });
@@ -35,7 +35,12 @@ describe('decideLabel: (event, facts) -> actions', () => {
     ],
     ['new goal with a goal block: started, spec at acceptance', labeled(), { config: ok, maySteer: true, goal: undefined, running: false }, freshStart({ kind: 'spec' }, ['task-01', 'task-02'])],
     ['new goal without a block: a placeholder spec, plan none', labeled('goal', 'just words'), { config: ok, maySteer: true, goal: undefined, running: false }, freshStart({ kind: 'none' }, [])],
-    ['new goal with an invalid block: placeholder, plan invalid', labeled('goal', INVALID_BLOCK), { config: ok, maySteer: true, goal: undefined, running: false }, freshStart({ kind: 'invalid', errors: [expect.stringMatching(/task/)] }, [])],
+    [
+      'new goal with an invalid block: placeholder, plan invalid',
+      labeled('goal', INVALID_BLOCK),
+      { config: ok, maySteer: true, goal: undefined, running: false },
+      freshStart({ kind: 'invalid', errors: [expect.stringMatching(/task/)] }, []),
+    ],
     ['resting goal: restarted', labeled(), { config: ok, maySteer: true, goal: goal('STOPPED'), running: false }, freshStart({ kind: 'spec' }, ['task-01', 'task-02'])],
     ['mid-way goal no worker runs: restarted', labeled(), { config: ok, maySteer: true, goal: goal('EXECUTING'), running: false }, freshStart({ kind: 'spec' }, ['task-01', 'task-02'])],
     [

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { Action } from '../../../src/steering/decide/actions.js';
 import { decidePrClosed, type PrClosedFacts } from '../../../src/steering/decide/pr-closed.js';
 import type { GoalEvent } from '../../../src/steering/events.js';
-import { base, controlActions, forkPull, goal as anyGoal, KEY, ownPull } from './fixtures.js';
+import { goal as anyGoal, base, controlActions, forkPull, KEY, ownPull } from './fixtures.js';
 
 type Closed = Extract<GoalEvent, { type: 'pr_closed' }>;
 const closed = (merged: boolean, pull: typeof ownPull = ownPull): Closed => ({ ...base, ...pull, type: 'pr_closed', merged });
@@ -22,7 +22,7 @@ describe('decidePrClosed: (event, facts) -> actions', () => {
   ])('%s', (_name, merged, facts, actions) => {
     const d = decidePrClosed(closed(merged), facts);
     expect(d.actions).toEqual(actions);
-    if (actions.length) expect(d.key).toEqual(KEY);
+    if (actions.length > 0) expect(d.key).toEqual(KEY);
   });
 
   it.each<[string, Closed, PrClosedFacts]>([

@@ -2,10 +2,17 @@ import { describe, expect, it } from 'vitest';
 import type { Action } from '../../../src/steering/decide/actions.js';
 import { decideReview, type ReviewFacts } from '../../../src/steering/decide/review.js';
 import type { GoalEvent } from '../../../src/steering/events.js';
-import { base, forkPull, goal as anyGoal, GOAL_BLOCK, github, invalid, INVALID_CONFIG_BODY, KEY, ok, okWithGate, ownPull, REFUSED_BODY } from './fixtures.js';
+import { goal as anyGoal, base, forkPull, GOAL_BLOCK, github, INVALID_CONFIG_BODY, invalid, KEY, ok, okWithGate, ownPull, REFUSED_BODY } from './fixtures.js';
 
 type ReviewEvent = Extract<GoalEvent, { type: 'review' }>;
-const review = (state = 'changes_requested', body: string | null = 'Please rename foo.', pull: typeof ownPull = ownPull): ReviewEvent => ({ ...base, ...pull, type: 'review', reviewId: 31, state, body });
+const review = (state = 'changes_requested', body: string | null = 'Please rename foo.', pull: typeof ownPull = ownPull): ReviewEvent => ({
+  ...base,
+  ...pull,
+  type: 'review',
+  reviewId: 31,
+  state,
+  body,
+});
 /** A goal whose recorded pull request is #9. */
 const goal: typeof anyGoal = (state, meta = {}) => anyGoal(state, { prNumber: 9, ...meta });
 const lineComment = { path: 'src/a.ts', line: 3, body: 'not like this' };
@@ -39,7 +46,12 @@ describe('decideReview: (event, facts) -> actions', () => {
     expect(d.actions).toEqual([
       { type: 'setMeta', patch: { extraTasks: [task] } },
       { type: 'addPendingReview', review: { taskId: 'review-31', prNumber: 9, reviewId: 31 } },
-      { type: 'acceptPlan', branch: github.branch, spec: expect.objectContaining({ tasks: [expect.objectContaining({ id: 'task-01' }), expect.objectContaining({ id: 'task-02' }), task] }), issuePlan: { kind: 'spec' } },
+      {
+        type: 'acceptPlan',
+        branch: github.branch,
+        spec: expect.objectContaining({ tasks: [expect.objectContaining({ id: 'task-01' }), expect.objectContaining({ id: 'task-02' }), task] }),
+        issuePlan: { kind: 'spec' },
+      },
       { type: 'setControl', control: null },
       { type: 'schedule', mode: 'run', priority: 'P1' },
     ]);

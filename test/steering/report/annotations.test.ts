@@ -4,9 +4,9 @@ import { newAnnotations, parseAnnotations, repoPath } from '../../../src/steerin
 const ROOT = '/var/lib/goal-loop/workspaces/octo-org-widgets/7';
 
 /** [format, output, expected (path, line, column, message fragment)] */
-const TABLE: Array<[string, string, Array<[string, number, number | undefined, string]>]> = [
+const TABLE: [string, string, [string, number, number | undefined, string][]][] = [
   ['tsc', "src/a.ts(12,5): error TS2322: Type 'string' is not assignable to type 'number'.\n", [['src/a.ts', 12, 5, "error TS2322: Type 'string'"]]],
-  ['tsc --pretty', 'src/b.ts:3:14 - error TS2304: Cannot find name \'foo\'.\n\n3 const x = foo;\n               ~~~\n\nFound 1 error.', [['src/b.ts', 3, 14, "error TS2304: Cannot find name 'foo'."]]],
+  ['tsc --pretty', "src/b.ts:3:14 - error TS2304: Cannot find name 'foo'.\n\n3 const x = foo;\n               ~~~\n\nFound 1 error.", [['src/b.ts', 3, 14, "error TS2304: Cannot find name 'foo'."]]],
   [
     'eslint stylish',
     `\n${ROOT}/src/index.js\n  1:7   error    'unused' is assigned a value but never used  no-unused-vars\n  4:1   warning  Unexpected console statement  no-console\n\nsrc/other.js\n  9:3  error  Missing semicolon  semi\n\n✖ 3 problems (2 errors, 1 warning)\n`,
@@ -15,7 +15,11 @@ const TABLE: Array<[string, string, Array<[string, number, number | undefined, s
       ['src/other.js', 9, 3, 'Missing semicolon'],
     ],
   ],
-  ['eslint unix', 'src/c.js:2:10: Missing semicolon. [Error/semi]\nsrc/c.js:5:1: Unexpected console statement. [Warning/no-console]\n\n1 problem', [['src/c.js', 2, 10, 'Missing semicolon. [Error/semi]']]],
+  [
+    'eslint unix',
+    'src/c.js:2:10: Missing semicolon. [Error/semi]\nsrc/c.js:5:1: Unexpected console statement. [Warning/no-console]\n\n1 problem',
+    [['src/c.js', 2, 10, 'Missing semicolon. [Error/semi]']],
+  ],
   ['eslint compact', 'src/d.js: line 8, col 2, Error - Unexpected var. (no-var)\n\n1 problem', [['src/d.js', 8, 2, 'Error - Unexpected var. (no-var)']]],
   [
     'vitest',
@@ -24,7 +28,7 @@ const TABLE: Array<[string, string, Array<[string, number, number | undefined, s
   ],
   [
     'jest',
-    `FAIL src/sum.test.js\n  ● sum › adds\n\n    expect(received).toBe(expected) // Object.is equality\n\n    Expected: 3\n    Received: 4\n\n      at Object.<anonymous> (node_modules/jest-circus/build/x.js:1:1)\n      at Object.<anonymous> (src/sum.test.js:4:17)\n      at Object.<anonymous> (src/other.js:9:9)\n`,
+    'FAIL src/sum.test.js\n  ● sum › adds\n\n    expect(received).toBe(expected) // Object.is equality\n\n    Expected: 3\n    Received: 4\n\n      at Object.<anonymous> (node_modules/jest-circus/build/x.js:1:1)\n      at Object.<anonymous> (src/sum.test.js:4:17)\n      at Object.<anonymous> (src/other.js:9:9)\n',
     [['src/sum.test.js', 4, 17, 'sum › adds — Expected: 3']],
   ],
   [

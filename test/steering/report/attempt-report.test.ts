@@ -1,11 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { checkAnnotations, CHECK_OUTPUT_MAX, renderCheckRun } from '../../../src/steering/report/check-run.js';
-import { COMMENT_MAX, renderEscalation } from '../../../src/steering/report/escalation.js';
-import { renderChanges } from '../../../src/steering/report/pull-request.js';
-import { groupAttempts } from '../../../src/steering/report/record.js';
 import { AttemptRecorder } from '../../../src/loop/attempt-recorder.js';
 import type { AttemptEntry, AttemptLog, AttemptLogEntry } from '../../../src/ports/attempt-log.js';
 import type { CommandResult } from '../../../src/ports/sandbox.js';
+import { CHECK_OUTPUT_MAX, checkAnnotations, renderCheckRun } from '../../../src/steering/report/check-run.js';
+import { COMMENT_MAX, renderEscalation } from '../../../src/steering/report/escalation.js';
+import { renderChanges } from '../../../src/steering/report/pull-request.js';
+import { groupAttempts } from '../../../src/steering/report/record.js';
 import { silentLogger } from '../../helpers/goal-harness.js';
 import { snapshot } from './fixtures.js';
 import { markdownProblems, prose } from './markdown-structure.js';
@@ -51,7 +51,7 @@ function expectInert(md: string): void {
 }
 
 describe('the attempt report (check run, escalation comment, PR body)', () => {
-  it('a 200-turn attempt at the recorder\'s bounds, and many attempts, stay within GitHub\'s limits with every <details> and fence closed', async () => {
+  it("a 200-turn attempt at the recorder's bounds, and many attempts, stay within GitHub's limits with every <details> and fence closed", async () => {
     const log = memoryLog();
     const rec = new AttemptRecorder(log, KEY, silentLogger);
     const tasks = ['setup', 'api', 'ui', 'docs'];
@@ -64,7 +64,12 @@ describe('the attempt report (check run, escalation comment, PR body)', () => {
           await rec.turn(task, attempt, {
             turn,
             text: big ? `thinking ${EVIL} ${'y'.repeat(5000)}` : `turn ${turn}: ${'s'.repeat(250)}`,
-            tools: Array.from({ length: big ? 30 : 3 }, (_, i) => ({ name: 'run_command', input: big ? `cat src/file-${i}.ts ${'`'.repeat(7)} ${'z'.repeat(500)}` : `src/f${i}.ts ${'p'.repeat(90)}`, result: big ? `${EVIL}${'r'.repeat(1000)}` : 'ok', isError: i % 7 === 0 })),
+            tools: Array.from({ length: big ? 30 : 3 }, (_, i) => ({
+              name: 'run_command',
+              input: big ? `cat src/file-${i}.ts ${'`'.repeat(7)} ${'z'.repeat(500)}` : `src/f${i}.ts ${'p'.repeat(90)}`,
+              result: big ? `${EVIL}${'r'.repeat(1000)}` : 'ok',
+              isError: i % 7 === 0,
+            })),
           });
         }
         await rec.verify(task, attempt, 'npm test', failing(`src/${task}.ts(3,1): error TS2322: bad\n${EVIL}\n${'v'.repeat(3000)}`));
@@ -74,7 +79,11 @@ describe('the attempt report (check run, escalation comment, PR body)', () => {
     }
     const views = groupAttempts(await log.listAttemptEntries(KEY));
     expect(views).toHaveLength(24);
-    const s = snapshot([{ id: 'api', status: 'escalated', attempts: 6 }, { id: 'ui', status: 'escalated', attempts: 6 }, { id: 'docs', status: 'pending', attempts: 6, dependencies: ['api'] }]);
+    const s = snapshot([
+      { id: 'api', status: 'escalated', attempts: 6 },
+      { id: 'ui', status: 'escalated', attempts: 6 },
+      { id: 'docs', status: 'pending', attempts: 6, dependencies: ['api'] },
+    ]);
 
     const out = renderCheckRun(s, views, CTX);
     expect(out.text.length).toBeLessThanOrEqual(CHECK_OUTPUT_MAX);
@@ -100,7 +109,7 @@ describe('the attempt report (check run, escalation comment, PR body)', () => {
   it('annotations come from the last failing verification of each task not verified', () => {
     const verify = (tail: string, passed = false): AttemptEntry => ({ kind: 'verify', command: 'npx tsc', exitCode: passed ? 0 : 2, durationMs: 5, timedOut: false, passed, tail });
     const end = (outcome: 'failed' | 'passed'): AttemptEntry => ({ kind: 'end', outcome, reason: outcome, tokens: NO_USAGE, costUsd: 0, durationMs: 5 });
-    const rows: Array<[string, number, AttemptEntry]> = [
+    const rows: [string, number, AttemptEntry][] = [
       ['api', 1, verify('src/api.ts(1,1): error TS1: first try')],
       ['api', 1, end('failed')],
       ['api', 2, verify('/ws/src/api.ts(2,1): error TS1: second try\n/elsewhere/x.ts(1,1): error TS1: outside')],
@@ -113,7 +122,10 @@ describe('the attempt report (check run, escalation comment, PR body)', () => {
       ['final-gate', 1, end('failed')],
     ];
     const views = groupAttempts(rows.map(([taskId, attempt, entry], i) => ({ seq: i + 1, at: '', taskId, attempt, entry })));
-    const s = snapshot([{ id: 'api', status: 'escalated', attempts: 2 }, { id: 'ui', status: 'done', attempts: 2 }]);
+    const s = snapshot([
+      { id: 'api', status: 'escalated', attempts: 2 },
+      { id: 'ui', status: 'done', attempts: 2 },
+    ]);
     expect(checkAnnotations(s, views, '/ws')).toEqual([
       { path: 'src/api.ts', start_line: 2, end_line: 2, start_column: 1, end_column: 1, annotation_level: 'failure', message: 'error TS1: second try' },
       { path: 'src/gate.ts', start_line: 3, end_line: 3, start_column: 1, end_column: 1, annotation_level: 'failure', message: 'error TS2: gate' },
@@ -169,9 +181,14 @@ describe('the attempt report (check run, escalation comment, PR body)', () => {
       { kind: 'end', outcome: 'passed', reason: '5 file(s) changed, +40 -2', tokens: NO_USAGE, costUsd: 0, durationMs: 5 },
     ];
     const views = groupAttempts(entries.map((entry, i) => ({ seq: i + 1, at: '', taskId: 'api', attempt: 2, entry })));
-    const md = renderChanges(snapshot([{ id: 'api', status: 'done', attempts: 2, checkpointSha: sha }, { id: 'ui', status: 'pending' }]), views, CTX);
-    expect(md).toBe(
-      `### Changes per task\n\n- \`api\` ([\`abcdef0\`](https://github.com/octo-org/widgets/commit/${sha})): 5 file(s), +40 -2 — \`src/a.ts\`, \`src/b.ts\`, \`README.md\` and 2 more`,
+    const md = renderChanges(
+      snapshot([
+        { id: 'api', status: 'done', attempts: 2, checkpointSha: sha },
+        { id: 'ui', status: 'pending' },
+      ]),
+      views,
+      CTX,
     );
+    expect(md).toBe(`### Changes per task\n\n- \`api\` ([\`abcdef0\`](https://github.com/octo-org/widgets/commit/${sha})): 5 file(s), +40 -2 — \`src/a.ts\`, \`src/b.ts\`, \`README.md\` and 2 more`);
   });
 });

@@ -1,14 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import { neutraliseComments, sanitizeCode, sanitizeProse, sanitizeUntrusted } from '../../../src/common/untrusted.js';
+import type { GoalSnapshot } from '../../../src/goal/result.js';
+import type { AttemptEntry, AttemptLogEntry } from '../../../src/ports/attempt-log.js';
 import { parseAnnotations, repoPath } from '../../../src/steering/report/annotations.js';
-import { checkAnnotations, CHECK_OUTPUT_MAX, renderCheckRun } from '../../../src/steering/report/check-run.js';
+import { CHECK_OUTPUT_MAX, checkAnnotations, renderCheckRun } from '../../../src/steering/report/check-run.js';
 import { COMMENT_MAX, renderEscalation } from '../../../src/steering/report/escalation.js';
 import { code, fenced, htmlText } from '../../../src/steering/report/inert.js';
 import { renderChanges } from '../../../src/steering/report/pull-request.js';
-import { groupAttempts, type AttemptView } from '../../../src/steering/report/record.js';
-import { checklist, CHECKLIST_MAX_BYTES, inlineUntrusted } from '../../../src/steering/report/status-comment.js';
-import type { GoalSnapshot } from '../../../src/goal/result.js';
-import type { AttemptEntry, AttemptLogEntry } from '../../../src/ports/attempt-log.js';
+import { type AttemptView, groupAttempts } from '../../../src/steering/report/record.js';
+import { CHECKLIST_MAX_BYTES, checklist, inlineUntrusted } from '../../../src/steering/report/status-comment.js';
 import { snapshot } from './fixtures.js';
 import { markdownProblems, prose } from './markdown-structure.js';
 
@@ -16,11 +16,11 @@ const CTX = { repoUrl: 'https://github.com/octo-org/widgets', goalId: '7' };
 const NO_USAGE = { input: 0, output: 0, cache_read: 0, cache_write: 0 };
 const bytes = (s: string) => Buffer.byteLength(s, 'utf8');
 
-const views = (rows: Array<[string, number, AttemptEntry]>): AttemptView[] => groupAttempts(rows.map(([taskId, attempt, entry], i): AttemptLogEntry => ({ seq: i + 1, at: '', taskId, attempt, entry })));
+const views = (rows: [string, number, AttemptEntry][]): AttemptView[] => groupAttempts(rows.map(([taskId, attempt, entry], i): AttemptLogEntry => ({ seq: i + 1, at: '', taskId, attempt, entry })));
 
 /** 20 tasks x 3 attempts, every field as long as the record keeps it, filled with `ch`. */
 function filledRecord(ch: string): { s: GoalSnapshot; v: AttemptView[] } {
-  const rows: Array<[string, number, AttemptEntry]> = [];
+  const rows: [string, number, AttemptEntry][] = [];
   const fill = (n: number) => ch.repeat(n);
   const lines = (n: number, w: number) => Array.from({ length: n }, () => fill(w)).join('\n');
   for (let t = 0; t < 20; t++) {
@@ -39,7 +39,7 @@ function filledRecord(ch: string): { s: GoalSnapshot; v: AttemptView[] } {
 }
 
 describe('untrusted text on GitHub: sizes in bytes, comments, markers, credentials, references, locations, cuts', () => {
-  it.each([['é'], ['中'], ['@'], ['😀']])('a record filled with %s stays within GitHub\'s byte limits (check run, escalation comment, PR body)', (ch) => {
+  it.each([['é'], ['中'], ['@'], ['😀']])("a record filled with %s stays within GitHub's byte limits (check run, escalation comment, PR body)", (ch) => {
     const { s, v } = filledRecord(ch);
     const out = renderCheckRun(s, v, CTX);
     expect(bytes(out.summary)).toBeLessThanOrEqual(CHECK_OUTPUT_MAX);
@@ -139,7 +139,10 @@ describe('untrusted text on GitHub: sizes in bytes, comments, markers, credentia
     expect(list).toMatch(/- … \d+ more task\(s\)/);
     // With the changes list's 40,000 bytes and the PR body's own lines, within GitHub's 65,536.
     expect(CHECKLIST_MAX_BYTES + 40_000 + 1_000).toBeLessThan(65_536);
-    const ids = snapshot([{ id: 'GH-12', status: 'escalated', attempts: 1 }, { id: 'www.evil.io', status: 'pending', dependencies: ['GH-12'] }]);
+    const ids = snapshot([
+      { id: 'GH-12', status: 'escalated', attempts: 1 },
+      { id: 'www.evil.io', status: 'pending', dependencies: ['GH-12'] },
+    ]);
     const md = checklist(ids, { repoUrl: CTX.repoUrl });
     expect(md).not.toMatch(/GH-\d|www\./);
     const comment = renderEscalation(ids, { task_id: 'GH-12', attempts: 1, last_error: 'x' }, [], { ...CTX, mention: '@alice' });

@@ -9,7 +9,7 @@ const ledger = spec([task('task-01'), task('review-9', ['task-01'])]);
 const planned = spec([task('p-1')]);
 
 describe('acceptedPlan', () => {
-  const table: Array<[string, Parameters<typeof acceptedPlan>, ReturnType<typeof acceptedPlan>]> = [
+  const table: [string, Parameters<typeof acceptedPlan>, ReturnType<typeof acceptedPlan>][] = [
     ['no issuePlan (accepted by an older release): read the issue', [undefined, ledger, '7', undefined, undefined], undefined],
     ['a goal block: the ledger spec', [{ kind: 'spec' }, ledger, '7', [task('review-9', ['task-01'])], undefined], { plan: { kind: 'spec', spec: ledger }, hasBlock: true }],
     ['a goal block wins over a plan Claude wrote', [{ kind: 'spec' }, ledger, '7', undefined, planned], { plan: { kind: 'spec', spec: ledger }, hasBlock: true }],
