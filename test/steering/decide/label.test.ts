@@ -9,7 +9,12 @@ const labeled = (label = 'goal', body: string | null = GOAL_BLOCK): LabelEvent =
 const unlabeled = (label = 'goal'): LabelEvent => ({ ...base, type: 'unlabeled', label, issue: issue() });
 
 const freshStart = (issuePlan: unknown, tasks: string[]): Action[] => [
-  expect.objectContaining({ type: 'upsertGoal', branch: github.branch, priority: 'P0', spec: expect.objectContaining({ goal_id: '7', tasks: tasks.map((id) => expect.objectContaining({ id })) }) }),
+  expect.objectContaining({
+    type: 'upsertGoal',
+    branch: github.branch,
+    priority: 'P0',
+    spec: expect.objectContaining({ goal_id: '7', tasks: tasks.map((id): unknown => expect.objectContaining({ id })) }),
+  }),
   { type: 'setMeta', patch: { github, issuePlan } },
   { type: 'setControl', control: null },
   { type: 'setState', state: 'INITIALIZING', event: 'start', detail: 'started by @alice', stopReason: null },
