@@ -4,7 +4,7 @@ import { LimitsSchema } from './schema.js';
 /**
  * A goal's facts beyond its spec, state and counters live in the ledger as one JSON object,
  * `meta`, shallow-merged by `setMeta`. These are the keys every wiring shares; the GitHub App
- * extends them (github/goal-meta.ts). Read meta through a schema, never by casting.
+ * extends them (steering/goal-meta.ts). Read meta through a schema, never by casting.
  */
 export const CoreGoalMetaSchema = z.looseObject({
   controlReason: z.string().optional().describe("Why the newest pause or stop was asked for; becomes the goal's stop reason."),
