@@ -1,12 +1,6 @@
 import { CommanderError } from 'commander';
-import { InputError, UsageError } from '../common/errors.js';
 import { redactError, redactUrls } from '../common/redact-urls.js';
-import { RepoConfigError } from '../config/repo-config.js';
-import { formatSpecError, SpecValidationError } from '../goal/parse.js';
 import { EXIT } from '../goal/result.js';
-import { LedgerOpenError } from '../ports/ledger.js';
-import { SandboxUnavailableError } from '../ports/sandbox.js';
-import { LockedError } from '../run/lock.js';
 import { buildProgram, CLI_COMMANDS } from './program.js';
 
 export async function main(argv: string[]): Promise<number> {
@@ -22,34 +16,9 @@ export async function main(argv: string[]): Promise<number> {
   } catch (err) {
     redactError(err); // a URL given with credentials may be quoted in it
     if (err instanceof CommanderError) return commanderExit(err, name);
-    if (err instanceof SpecValidationError) {
-      const [only] = err.errors;
-      if (err.errors.length === 1 && only) process.stderr.write(`goal-loop: invalid goal spec ${err.source}: ${formatSpecError(only)}\n`);
-      else process.stderr.write(`goal-loop: invalid goal spec ${err.source}\n${err.errors.map((e) => `  ${formatSpecError(e)}`).join('\n')}\n`);
-      return EXIT.badInput;
-    }
-    if (err instanceof UsageError) {
-      process.stderr.write(`goal-loop: ${err.message.replace(/^goal-loop /, '')} ${helpHint(name)}\n`);
-      return EXIT.badInput;
-    }
-    if (err instanceof RepoConfigError) {
-      process.stderr.write(`goal-loop: ${err.message}\n`);
-      return EXIT.badInput;
-    }
-    if (err instanceof InputError || err instanceof LedgerOpenError) {
-      process.stderr.write(`goal-loop: ${err.message}\n`);
-      return EXIT.badInput;
-    }
-    if (err instanceof SandboxUnavailableError) {
-      process.stderr.write(`goal-loop: ${err.message}\n`);
-      return EXIT.badInput;
-    }
-    if (err instanceof LockedError) {
-      process.stderr.write(`goal-loop: ${err.message}\n`);
-      return EXIT.badInput;
-    }
-    process.stderr.write(`goal-loop: internal error: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
-    return EXIT.internal;
+    // Loaded only on this path: the error classes bring the spec and config parsers (zod, yaml) with them.
+    const { exitForError } = await import('./exit-for-error.js');
+    return exitForError(err, helpHint(name));
   }
 }
 

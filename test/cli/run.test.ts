@@ -3,7 +3,7 @@ import { existsSync, readdirSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { inspectCommand } from '../../src/cli/commands/run.js';
+import { inspectCommand } from '../../src/cli/actions/run.js';
 import { cliInvocation } from '../../src/cli/invocation.js';
 import { CLI, runCli, startCli } from '../helpers/cli.js';
 import { cliProject } from '../helpers/cli-project.js';

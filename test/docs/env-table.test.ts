@@ -106,11 +106,7 @@ function codeDefaults(): Record<string, string[]> {
     GOAL_LOOP_STATUS_INTERVAL_MS: [literal('src/github/github-forge.ts', /minUpdateIntervalMs \?\? ([\d_]+)/)],
     // Unset, Octokit's throttling spaces writes, and more those that notify; a value spaces both alike.
     GOAL_LOOP_GITHUB_WRITE_INTERVAL_MS: ['unset', literal(throttling, /groups\.write = [^}]*minTime: ([\de.]+)/), literal(throttling, /groups\.notifications = [^}]*minTime: ([\de.]+)/)],
-    LOG_LEVEL: [
-      literal('src/cli/commands/serve.ts', /LOG_LEVEL \?\? '(\w+)'/),
-      literal('src/cli/commands/worker.ts', /LOG_LEVEL \?\? '(\w+)'/),
-      literal('src/cli/logging.ts', /LOG_LEVEL \?\? '(\w+)'/),
-    ],
+    LOG_LEVEL: [literal('src/cli/actions/serve.ts', /LOG_LEVEL \?\? '(\w+)'/), literal('src/cli/actions/worker.ts', /LOG_LEVEL \?\? '(\w+)'/), literal('src/cli/logging.ts', /LOG_LEVEL \?\? '(\w+)'/)],
     GOAL_LOOP_DB: [userDbPath({ XDG_STATE_HOME: '$XDG_STATE_HOME' }), tilde(userDbPath({}))],
     XDG_STATE_HOME: [tilde(dirname(dirname(userDbPath({}))))],
     GOAL_LOOP_WORKSPACES: [workspaceRoot({ XDG_CACHE_HOME: '$XDG_CACHE_HOME' }), tilde(workspaceRoot({}))],

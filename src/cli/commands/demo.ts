@@ -1,6 +1,4 @@
-import { runDemo } from '../../demo/demo.js';
 import type { CliCommand } from '../cli-command.js';
-import { CLI_MAIN, cliInvocation } from '../invocation.js';
 
 export const DEMO: CliCommand = {
   name: 'demo',
@@ -9,5 +7,5 @@ export const DEMO: CliCommand = {
     'Runs the bundled goal (examples/demo-goal.yml: four tasks, one repaired on its second attempt) end to end on a fresh sample repository, with the scripted agent: no API key, no database server. It keeps the repository, its own ledger and the workspaces in one temporary folder, and prints the commands that show the checkpoints and each attempt, and how to delete it.',
   example: 'goal-loop demo',
   define: () => undefined,
-  run: () => runDemo({ cli: CLI_MAIN, prog: cliInvocation() }),
+  run: async () => (await import('../actions/demo.js')).demoCommand(),
 };

@@ -1,0 +1,69 @@
+import { existsSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { InputError } from '../../common/errors.js';
+import { redactUrls } from '../../common/redact-urls.js';
+import { RESTING_STATES } from '../../goal/states.js';
+import { openStore, resolveDbPath } from '../../ledger/open-ledger.js';
+import type { AttemptLogFilter } from '../../ports/attempt-log.js';
+import type { GoalKey, GoalLedger } from '../../ports/goal-ledger.js';
+import type { LogsValues } from '../commands/logs.js';
+import { renderAttemptEntries } from '../render-attempts.js';
+
+/** How often --follow asks the ledger for new entries. */
+const FOLLOW_POLL_MS = 400;
+
+export async function logsCommand(goalId: string, values: LogsValues): Promise<number> {
+  const filter: AttemptLogFilter = {
+    ...(values.task !== undefined ? { taskId: values.task } : {}),
+    ...(values.attempt !== undefined ? { attempt: values.attempt } : {}),
+  };
+  if (!process.env.DATABASE_URL) {
+    const { path } = resolveDbPath();
+    if (!existsSync(path)) throw new InputError(`no goal "${goalId}": the ledger ${path} does not exist yet (GOAL_LOOP_DB or DATABASE_URL name another)`);
+  }
+  const store = await openStore();
+  try {
+    const key = await findGoal(store.ledger, goalId, values.repo);
+    const print = (text: string) => process.stdout.write(text);
+    const header = { attempt: undefined as string | undefined };
+    let afterSeq = 0;
+    const drain = async () => {
+      const entries = await store.ledger.listAttemptEntries(key, { ...filter, afterSeq });
+      if (entries.length === 0) return;
+      afterSeq = entries.at(-1)!.seq;
+      print(values.json ? entries.map((e) => `${jsonLine(e)}\n`).join('') : renderAttemptEntries(entries, header));
+    };
+    await drain();
+    if (!values.follow) {
+      if (afterSeq === 0 && !values.json) print(`no attempts recorded for ${goalId}${values.task ? ` task ${values.task}` : ''}${values.attempt ? ` attempt ${values.attempt}` : ''} yet\n`);
+      return 0;
+    }
+    // Until the goal rests: then one last read, for what its last step wrote.
+    while (true) {
+      const goal = await store.ledger.getGoal(key);
+      await drain();
+      if (!goal || RESTING_STATES.has(goal.state)) {
+        if (!values.json && goal) print(`${goalId} is ${goal.state}${goal.stopReason ? `: ${redactUrls(goal.stopReason)}` : ''}\n`);
+        return 0;
+      }
+      await new Promise((r) => setTimeout(r, FOLLOW_POLL_MS));
+    }
+  } finally {
+    await store.close();
+  }
+}
+
+/** JSON escapes C0 controls but prints C1 ones (U+0080–U+009F) raw, which some terminals obey. */
+function jsonLine(value: unknown): string {
+  return JSON.stringify(value).replace(/[\u0080-\u009f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+}
+
+/** The goal with this id; --repo picks one when several repositories have it (a path or a URL, as run was given it). */
+async function findGoal(ledger: GoalLedger, goalId: string, repo: string | undefined): Promise<GoalKey> {
+  const matches = (await ledger.listGoals()).filter((g) => g.goalId === goalId);
+  const chosen = repo === undefined ? matches : matches.filter((g) => g.repo === repo || g.repo === resolve(repo) || redactUrls(g.repo) === repo);
+  if (chosen.length === 1) return { repo: chosen[0]!.repo, goalId };
+  if (matches.length === 0) throw new InputError(`no goal "${goalId}" in the ledger (see \`goal-loop status\`)`);
+  if (chosen.length === 0) throw new InputError(`no goal "${goalId}" on ${repo}; it is on: ${matches.map((g) => redactUrls(g.repo)).join(', ')}`);
+  throw new InputError(`goal "${goalId}" is on several repositories; name one with --repo: ${chosen.map((g) => redactUrls(g.repo)).join(', ')}`);
+}
