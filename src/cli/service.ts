@@ -50,10 +50,12 @@ export async function runService(
   start: (common: { store: Store; workspaceRoot: string; sandboxFor: (config: RepoConfig) => Promise<Sandbox>; env: NodeJS.ProcessEnv }) => Promise<RunningService>,
   shutdownMessage: string,
 ): Promise<number> {
+  // Listening before the start: a stop sent as soon as the start line shows closes in order, not by the default action.
+  const stopped = untilSignal();
   const store = await openStore(env);
   try {
     const running = await start({ store, workspaceRoot: workspaceRoot(env), sandboxFor: sandboxForConfig(logger), env });
-    await untilSignal();
+    await stopped;
     running.log.info(shutdownMessage);
     await running.close();
     return 0;
