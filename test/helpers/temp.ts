@@ -11,14 +11,15 @@ import { afterAll, onTestFinished, TestRunner } from 'vitest';
  */
 export async function tempDir(prefix = 'goal-loop-test-'): Promise<string> {
   // Attached before the first await: a describe block's collection may end at it.
-  const dirs: string[] = [];
-  whenDone(() => Promise.all(dirs.map(remove)));
-  const dir = await mkdtemp(join(tmpdir(), prefix));
-  dirs.push(dir);
+  let dir: string | undefined;
+  whenDone(async () => {
+    if (dir) await remove(dir);
+  });
+  dir = await mkdtemp(join(tmpdir(), prefix));
   return dir;
 }
 
-function whenDone(cleanup: () => Promise<unknown>): void {
+function whenDone(cleanup: () => Promise<void>): void {
   if (TestRunner.getCurrentTest()) onTestFinished(cleanup);
   else if (TestRunner.getCurrentSuite().suite) afterAll(cleanup);
   else throw new Error('tempDir() outside a test or describe block (in beforeAll?): nothing would remove the directory');
