@@ -4,7 +4,7 @@ import { defineConfig } from 'vitest/config';
 /**
  * The GitHub App's integration suites, and the steering policy's one store-dependent suite (the
  * review hand-off's atomic meta updates), which run once per store. The rest of test/steering/ is
- * pure policy (no store at all): it runs once, in the sqlite project.
+ * pure policy (no store at all): it runs once, in the pure project.
  */
 const INTEGRATION = ['test/github/**/*.test.ts', 'test/steering/pending-reviews.test.ts'];
 /**
