@@ -4,7 +4,7 @@ import { defineConfig } from 'vitest/config';
 /**
  * The GitHub App's integration suites, and the steering policy's one store-dependent suite (the
  * review hand-off's atomic meta updates), which run once per store. The rest of test/steering/ is
- * pure policy (no store at all): it runs once, in the sqlite project.
+ * pure policy (no store at all): it runs once, in the pure project.
  */
 const INTEGRATION = ['test/github/**/*.test.ts', 'test/steering/pending-reviews.test.ts'];
 /**
@@ -14,18 +14,30 @@ const INTEGRATION = ['test/github/**/*.test.ts', 'test/steering/pending-reviews.
 const STORE_AGNOSTIC = ['test/github/lifecycle-table.test.ts'];
 
 /**
- * Pure tests: no child process, server or store, no module state or environment they change, and
- * no helper that registers hooks when first imported (test/helpers/temp.ts does). A worker runs
- * these files one after another in one module graph (isolate: false): about half the time and CPU
- * of a fresh worker per file. A file listed here that moves simply runs in the isolated project.
+ * Pure tests: no child process, server or store (an in-memory port fake is fine), no module state
+ * or environment they change; temporary directories only through test/helpers/temp.ts, which
+ * removes each when its test ends and registers no hook on import. A worker runs these files one
+ * after another in one module graph (isolate: false): about half the time and CPU of a fresh worker
+ * per file. They run once: a store-agnostic file in test/github/ is not run again on PostgreSQL.
+ * A file listed here that moves simply runs in the isolated projects.
  */
 const PURE = [
   'test/goal/**/*.test.ts',
   'test/common/**/*.test.ts',
   'test/forge/**/*.test.ts',
   'test/config/**/*.test.ts',
+  'test/architecture/**/*.test.ts',
+  // Not test/steering/pending-reviews.test.ts: it needs a store and runs on both.
+  'test/steering/{decide,report,turn}/**/*.test.ts',
+  'test/steering/{commands-parse,readme-status-sample,status-comment,undelivered-notice}.test.ts',
+  'test/loop/{controller-fast,memory-ledger,transition}.test.ts',
+  'test/ledger/{migrations,sql-statement}.test.ts',
+  'test/mcp/limits-policy.test.ts',
+  'test/run/compose-goal-run.test.ts',
+  'test/github/{git-auth,server/body-cap}.test.ts',
   'test/docs/{links,readme-layout,env-table,versions}.test.ts',
   'test/sandbox/{bwrap-args,host-env}.test.ts',
+  'test/security/confined-files-links.test.ts',
   'test/workspace/remote-auth.test.ts',
 ];
 
@@ -43,7 +55,7 @@ export default defineConfig({
     projects: [
       { extends: true, test: { name: 'pure', include: PURE, isolate: false } },
       { extends: true, test: { name: 'sqlite', include: ['test/**/*.test.ts'], exclude: PURE } },
-      { extends: true, test: { name: 'postgres', include: INTEGRATION, exclude: STORE_AGNOSTIC, env: { GOAL_LOOP_TEST_STORE: 'postgres' } } },
+      { extends: true, test: { name: 'postgres', include: INTEGRATION, exclude: [...STORE_AGNOSTIC, ...PURE], env: { GOAL_LOOP_TEST_STORE: 'postgres' } } },
     ],
   },
 });

@@ -56,6 +56,23 @@ export interface MatchedOperation {
 
 const METHODS = ['get', 'post', 'put', 'patch', 'delete', 'head'] as const;
 
+/** The work done so far: what makes the check cheap is counted, not timed (see checkWork). */
+interface CheckWork {
+  /** Reads and parses of the description (a large JSON file). */
+  specReads: number;
+  indexBuilds: number;
+  /** Operations in the index. */
+  operations: number;
+  /** Path templates a request was compared with, over all requests. */
+  templatesTried: number;
+}
+const work: CheckWork = { specReads: 0, indexBuilds: 0, operations: 0, templatesTried: 0 };
+
+/** A copy of the work counters, for the test that the check stays cheap enough for every request. */
+export function checkWork(): CheckWork {
+  return { ...work };
+}
+
 let spec: Spec | undefined;
 /** method → segment count → templates, most specific (most literal segments first) first. */
 let index: Map<string, Map<number, Template[]>> | undefined;
@@ -66,6 +83,7 @@ function loadSpec(): Spec {
   if (!spec) {
     const require = createRequire(import.meta.url);
     const file = require.resolve('@octokit/openapi/generated/api.github.com.json');
+    work.specReads++;
     spec = JSON.parse(readFileSync(file, 'utf8')) as Spec;
   }
   return spec;
@@ -87,6 +105,7 @@ function compareSpecificity(a: Template, b: Template): number {
 
 function buildIndex(): void {
   if (index) return;
+  work.indexBuilds++;
   const s = loadSpec();
   const byMethod = new Map<string, Map<number, Template[]>>();
   const greedyByMethod = new Map<string, Template[]>();
@@ -101,6 +120,7 @@ function buildIndex(): void {
       const operation = item[method];
       if (!operation) continue;
       const t: Template = { path, segments, greedyTail, operation };
+      work.operations++;
       let bySize = byMethod.get(method);
       if (!bySize) {
         bySize = new Map();
@@ -159,11 +179,13 @@ function findTemplate(method: string, pathname: string): { template: Template; p
   buildIndex();
   const parts = pathname.split('/').slice(1);
   for (const t of index?.get(method)?.get(parts.length) ?? []) {
+    work.templatesTried++;
     const params = matchTemplate(t, parts, false);
     if (params) return { template: t, params };
   }
   for (const t of greedy?.get(method) ?? []) {
     if (parts.length <= t.segments.length) continue;
+    work.templatesTried++;
     const params = matchTemplate(t, parts, true);
     if (params) return { template: t, params };
   }

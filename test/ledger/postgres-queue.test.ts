@@ -109,9 +109,8 @@ describe('PgBossWorkQueue (beyond the store contract)', () => {
     try {
       await claimer.query('BEGIN');
       await claimer.query(`SELECT id FROM pgboss.job WHERE name = 'goal-work' FOR UPDATE`);
-      const started = Date.now();
+      // A wait for that lock would end only in the pool's query timeout, an error: the claimer lets go after this returns.
       await s.queue.enqueue({ key: goal(1), mode: 'run', priority: 'P0' });
-      expect(Date.now() - started).toBeLessThan(2_000);
       await claimer.query('ROLLBACK');
     } finally {
       await claimer.end();

@@ -245,7 +245,8 @@ describe('runGoal, fast tier (in-memory ledger, workspace and sandbox)', () => {
     const result = await h.run({ goal_id: 'wall-timer', objective: 'wall', tasks: [task('long', { run: 'write partial && hang' })], limits: { max_wall_minutes: 0.002 } });
     expect(result).toMatchObject({ status: 'STOPPED', stop_reason: 'max_wall_minutes reached (0.002)' });
     expect(h.workspace().files.has('partial')).toBe(false);
-    expect(result.duration_s).toBeLessThan(5);
+    // Ended by the run's signal, not the command's own timeout (600 s, past the test's).
+    expect(h.sandbox.calls.find((c) => c.command.includes('hang'))?.signal?.aborted).toBe(true);
   });
 
   it('waits for approval of a risky task, then runs it once approved', async () => {
@@ -270,7 +271,7 @@ describe('runGoal, fast tier (in-memory ledger, workspace and sandbox)', () => {
     const result = await h.run({ goal_id: 'pausable', objective: 'pause', tasks: [task('long', { run: 'write partial && hang' })] });
     expect(result.status).toBe('PAUSED');
     expect(result.stop_reason).toBe('paused by a human');
-    expect(result.duration_s).toBeLessThan(15);
+    expect(h.sandbox.calls.find((c) => c.command.includes('hang'))?.signal?.aborted).toBe(true);
     expect(h.workspace().files.has('partial')).toBe(false);
     expect((await h.ledger.getGoal(h.key('pausable')))!.control).toBe('pause'); // the human's last word, until a newer one
   });

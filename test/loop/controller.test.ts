@@ -2,11 +2,26 @@ import { existsSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import type { CommandRequest, CommandResult } from '../../src/ports/sandbox.js';
+import { ProcessSandbox } from '../../src/sandbox/process-sandbox.js';
 import { checkpointCommits, git } from '../helpers/git.js';
 import { goalHarness } from '../helpers/goal-harness.js';
 import { ScriptedAgent } from '../helpers/scripted-agent.js';
 
 const task = (id: string, extra: Record<string, unknown> = {}) => ({ id, title: `Task ${id}`, verification: 'true', ...extra });
+
+/** The process sandbox, keeping how each command ended: a kill is checked, not the run's duration. */
+class RecordingSandbox extends ProcessSandbox {
+  private readonly results: Array<{ command: string; result: CommandResult }> = [];
+  override async run(request: CommandRequest): Promise<CommandResult> {
+    const result = await super.run(request);
+    this.results.push({ command: request.command, result });
+    return result;
+  }
+  ended(command: string): CommandResult[] {
+    return this.results.filter((r) => r.command === command).map((r) => r.result);
+  }
+}
 
 // What only real git, SQLite and processes can show: checkpoints on a real branch, rollback of
 // real files, a human's push, a resume from git, a killed command, setup output kept by git.
@@ -126,7 +141,8 @@ describe('runGoal with real git, SQLite and processes', () => {
   });
 
   it('counts a timeout as a failed attempt and kills the command', async () => {
-    const h = await goalHarness();
+    const sandbox = new RecordingSandbox();
+    const h = await goalHarness({ sandbox });
     const result = await h.run({
       goal_id: 'slow',
       objective: 'timeout',
@@ -135,17 +151,20 @@ describe('runGoal with real git, SQLite and processes', () => {
     });
     expect(result.status).toBe('ESCALATED');
     expect(result.escalation!.last_error).toMatch(/timed out after 1s/);
-    expect(result.duration_s).toBeLessThan(20);
+    const sleeps = sandbox.ended('sleep 30');
+    expect(sleeps.length).toBeGreaterThan(0);
+    for (const r of sleeps) expect(r).toMatchObject({ timedOut: true, exitCode: null }); // killed, not waited for
   });
 
   it('pauses within moments when a pause is requested through the ledger, rolling back the attempt', async () => {
-    const h = await goalHarness();
+    const sandbox = new RecordingSandbox();
+    const h = await goalHarness({ sandbox });
     h.forge.onUpdate = (s) => {
       if (s.state === 'EXECUTING') void h.ledger.setControl({ repo: h.repo.bare, goalId: 'pausable' }, 'pause');
     };
     const result = await h.run({ goal_id: 'pausable', objective: 'pause', tasks: [task('long', { run: 'touch partial; sleep 30' })] });
     expect(result.status).toBe('PAUSED');
-    expect(result.duration_s).toBeLessThan(15);
+    expect(sandbox.ended('touch partial; sleep 30')).toMatchObject([{ aborted: true, exitCode: null }]); // stopped by the pause, not waited for
     expect(existsSync(join(h.workspaceDir, 'partial'))).toBe(false);
     expect((await h.ledger.getGoal({ repo: h.repo.bare, goalId: 'pausable' }))!.control).toBe('pause'); // the human's last word, until a newer one
   });

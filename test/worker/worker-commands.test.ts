@@ -20,10 +20,9 @@ describe('commands reach a goal running in a worker process', () => {
     s.worker();
     await s.label();
     await waitUntil(() => existsSync(join(s.workspaces, `${OWNER}-${REPO}`, '41', 'started-t2')), 'task t2 to start');
-    const t0 = Date.now();
     await s.comment('/goal pause');
+    // Within 15 s while the task sleeps 30 s: only an interrupted loop pauses in time.
     await waitForGoal(s.store, KEY, ['PAUSED'], 15_000);
-    expect(Date.now() - t0).toBeLessThan(10_000); // the task sleeps 30 s: the loop was interrupted
     expect(checkpointCommits(s.repo.bare, 'goal/41-steer-me').map((c) => c.task)).toEqual(['t1']);
     await s.comment('/goal stop');
     const stopped = await waitForGoal(s.store, KEY, ['STOPPED'], 15_000);

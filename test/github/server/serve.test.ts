@@ -46,12 +46,10 @@ tasks:
       await server.runtime.idle();
       expect(fake.requests).toEqual([]);
 
-      const t0 = Date.now();
       const ok = await deliverWebhook(`${base}/api/github/webhooks`, { event: 'issues', payload, secret: SECRET });
       expect(ok.status).toBe(200);
       // The answer comes before the goal's work: the handler only records and enqueues.
       expect(checkpointCommits(repo.bare, 'goal/21-served')).toEqual([]);
-      expect(Date.now() - t0).toBeLessThan(5000);
       await server.runtime.idle();
       expect(checkpointCommits(repo.bare, 'goal/21-served').map((c) => c.task)).toEqual(['one']);
       expect(fake.violations).toEqual([]);
