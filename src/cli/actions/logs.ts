@@ -6,8 +6,15 @@ import { RESTING_STATES } from '../../goal/states.js';
 import { openStore, resolveDbPath } from '../../ledger/open-ledger.js';
 import type { AttemptLogFilter } from '../../ports/attempt-log.js';
 import type { GoalKey, GoalLedger } from '../../ports/goal-ledger.js';
-import type { LogsValues } from '../commands/logs.js';
 import { renderAttemptEntries } from '../render-attempts.js';
+
+export interface LogsValues {
+  repo?: string;
+  task?: string;
+  attempt?: number;
+  follow?: boolean;
+  json?: boolean;
+}
 
 /** How often --follow asks the ledger for new entries. */
 const FOLLOW_POLL_MS = 400;

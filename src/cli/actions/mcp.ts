@@ -2,9 +2,14 @@ import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js'
 import { openStore } from '../../ledger/open-ledger.js';
 import { createGoalLoopMcpServer } from '../../mcp/mcp-server.js';
 import { normalizeRepo } from '../../run/paths.js';
-import type { McpValues } from '../commands/mcp.js';
 import { createLogger } from '../logging.js';
 import { packageVersion } from '../version.js';
+
+export interface McpValues {
+  repo?: string;
+  config?: string;
+  approve?: string[];
+}
 
 export async function mcpCommand(values: McpValues): Promise<number> {
   const store = await openStore();

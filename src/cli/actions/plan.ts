@@ -4,7 +4,14 @@ import { extractGoalBlock, loadGoalSpecFile, parseGoalSpec, SpecValidationError 
 import { mermaidGraph, orderedChecklist } from '../../goal/render.js';
 import type { GoalSpec } from '../../goal/schema.js';
 import { loadRepoConfigForCli } from '../../run/load-repo-config.js';
-import type { PlanValues } from '../commands/plan.js';
+
+export interface PlanValues {
+  repo?: string;
+  goal?: string;
+  issue?: string;
+  config?: string;
+  json?: boolean;
+}
 
 export async function planCommand(values: PlanValues): Promise<number> {
   if (!values.goal === !values.issue) throw new UsageError('plan: give exactly one of --goal <file> or --issue <file.md>');

@@ -23,9 +23,19 @@ import { Git } from '../../workspace/git.js';
 import { MirrorCache } from '../../workspace/mirror-cache.js';
 import { SetupCache } from '../../workspace/setup-cache.js';
 import { unknownApprovalsWarning } from '../approvals.js';
-import type { RunValues } from '../commands/run.js';
 import { cliInvocation } from '../invocation.js';
 import { createLogger } from '../logging.js';
+
+export interface RunValues {
+  repo: string;
+  goal: string;
+  agent: AgentChoice;
+  json?: boolean;
+  base?: string;
+  approve?: string[];
+  config?: string;
+  budget?: number;
+}
 
 export async function runGoalCommand(values: RunValues): Promise<number> {
   const budget = values.budget;

@@ -1,12 +1,5 @@
+import type { LogsValues } from '../actions/logs.js';
 import { type CliCommand, wholeNumberFrom1 } from '../cli-command.js';
-
-export interface LogsValues {
-  repo?: string;
-  task?: string;
-  attempt?: number;
-  follow?: boolean;
-  json?: boolean;
-}
 
 export const LOGS: CliCommand = {
   name: 'logs',

@@ -1,10 +1,5 @@
+import type { McpValues } from '../actions/mcp.js';
 import { type CliCommand, repeatable } from '../cli-command.js';
-
-export interface McpValues {
-  repo?: string;
-  config?: string;
-  approve?: string[];
-}
 
 export const MCP: CliCommand = {
   name: 'mcp',

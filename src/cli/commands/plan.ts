@@ -1,12 +1,5 @@
+import type { PlanValues } from '../actions/plan.js';
 import type { CliCommand } from '../cli-command.js';
-
-export interface PlanValues {
-  repo?: string;
-  goal?: string;
-  issue?: string;
-  config?: string;
-  json?: boolean;
-}
 
 export const PLAN: CliCommand = {
   name: 'plan',

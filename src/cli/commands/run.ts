@@ -1,17 +1,7 @@
 import { InvalidArgumentError, Option } from 'commander';
 import type { AgentChoice } from '../../agent/select-agent.js';
+import type { RunValues } from '../actions/run.js';
 import { type CliCommand, repeatable } from '../cli-command.js';
-
-export interface RunValues {
-  repo: string;
-  goal: string;
-  agent: AgentChoice;
-  json?: boolean;
-  base?: string;
-  approve?: string[];
-  config?: string;
-  budget?: number;
-}
 
 export const RUN: CliCommand = {
   name: 'run',
