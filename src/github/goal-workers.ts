@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
-import type { Ledger } from '../ports/ledger.js';
+import type { LoopLedger } from '../loop/controller.js';
+import type { Leases, LedgerHousekeeping } from '../ports/ledger.js';
 import type { WorkQueue } from '../ports/queue.js';
 import { readGitHubGoal } from '../steering/issue-goal.js';
 import { DEFAULT_LEASE_MS, WorkerPool } from '../worker/worker-pool.js';
@@ -7,7 +8,8 @@ import { settleGoalEffects } from './outbox-effects.js';
 import { type WorkGoalDeps, workGoal } from './work-goal.js';
 
 export interface GoalWorkersOptions extends Omit<WorkGoalDeps, 'ledger' | 'logger' | 'workerId' | 'effectClaimMs'> {
-  ledger: Ledger;
+  /** What a goal's turn uses, and what the pool leases and prunes. */
+  ledger: LoopLedger & Leases & LedgerHousekeeping;
   queue: WorkQueue;
   logger: Logger;
   concurrency: number;

@@ -4,8 +4,9 @@ import { extractGoalBlock } from '../goal/parse.js';
 import type { LoopResult } from '../goal/result.js';
 import type { GoalSpec } from '../goal/schema.js';
 import type { Usage } from '../goal/usage.js';
+import type { LoopLedger } from '../loop/controller.js';
 import type { TaskAgent } from '../ports/agent.js';
-import type { GoalKey, GoalRecord, Ledger } from '../ports/ledger.js';
+import type { GoalKey, GoalRecord } from '../ports/ledger.js';
 import type { GoalMode } from '../ports/queue.js';
 import { type Sandbox, SandboxUnavailableError } from '../ports/sandbox.js';
 import type { AgentContext } from '../run/compose-goal-run.js';
@@ -27,7 +28,8 @@ export { snapshotFromLedger } from '../steering/turn/snapshot.js';
 export { releaseGoalWorkspace } from './goal-workspace.js';
 
 export interface WorkGoalDeps extends GoalWorkspaceDeps {
-  ledger: Ledger;
+  /** The goal's record, its attempts and its effects. */
+  ledger: LoopLedger;
   logger: Logger;
   /** An Octokit authenticated as the installation. */
   auth: (installationId: number) => Promise<Octokit>;
