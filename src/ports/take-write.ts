@@ -44,7 +44,7 @@ const realSleep = (ms: number, signal?: AbortSignal) => delay(ms, undefined, sig
 export async function takeWrite(store: WriteBudgetStore, installation: string, priority: WritePriority, opts: TakeWriteOptions = {}): Promise<void> {
   const { limits = DEFAULT_WRITE_LIMITS, signal, maxWaitMs = DEFAULT_MAX_WRITE_WAIT_MS, clock, sleep = realSleep, jitterMs = () => Math.random() * 250 } = opts;
   let waitedMs = 0;
-  for (;;) {
+  while (true) {
     signal?.throwIfAborted();
     const decision = await store.tryTakeWrite({ installation, priority, limits, ...(clock ? { atMs: clock() } : {}) });
     if (decision.take) return;

@@ -91,7 +91,7 @@ export function decideWrite(input: { nowMs: number; pausedUntilMs: number; recen
     const ceiling = ceilingOf(window, share);
     if (inWindow.length < ceiling) continue;
     // The oldest writes must leave the window until one fewer than the ceiling remain.
-    const leaving = inWindow[inWindow.length - ceiling]!;
+    const leaving = inWindow.at(-ceiling)!;
     waitMs = Math.max(waitMs, leaving + window.ms - nowMs);
   }
   return waitMs > 0 ? { take: false, waitMs: Math.ceil(waitMs) } : { take: true };
