@@ -33,7 +33,15 @@ export interface TakeWriteOptions {
 
 export const DEFAULT_MAX_WRITE_WAIT_MS = 3_660_000;
 
-const realSleep = (ms: number, signal?: AbortSignal) => delay(ms, undefined, signal ? { signal } : {});
+/** A timer that rejects with the signal's own reason when aborted (node's rejects with a generic AbortError). */
+async function realSleep(ms: number, signal?: AbortSignal): Promise<void> {
+  try {
+    await delay(ms, undefined, signal ? { signal } : {});
+  } catch (err) {
+    signal?.throwIfAborted();
+    throw err;
+  }
+}
 
 /**
  * Takes one write of `priority` from `installation`'s budget, waiting as long as the store says

@@ -139,7 +139,7 @@ export class SqlLedger implements Ledger {
   }
 
   async tryTakeWrite(request: WriteRequest): Promise<WriteDecision> {
-    return this.db.transaction(writeBudget.takeWrite(request));
+    return this.db.transaction(writeBudget.tryTakeWrite(request));
   }
 
   async pauseWrites(installation: string, forMs: number, atMs?: number): Promise<void> {

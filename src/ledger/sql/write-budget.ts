@@ -3,7 +3,7 @@ import { count, firstRow, type Program, rows } from './program.js';
 import { EPOCH_ZERO, epochAt, epochTime, FOR_UPDATE, sql } from './statement.js';
 
 /**
- * The write budget (ports/write-budget.ts) as programs for either store. `takeWrite` runs in one
+ * The write budget (ports/write-budget.ts) as programs for either store. `tryTakeWrite` runs in one
  * transaction that locks the installation's row in write_budgets (SQLite: the IMMEDIATE
  * transaction's file lock; PostgreSQL: FOR UPDATE), so deciders in every process take turns.
  */
@@ -14,7 +14,7 @@ const toMs = (t: number | string): number => (typeof t === 'number' ? t : Date.p
 /** The caller's instant, or the store's clock. */
 const instant = (atMs: number | undefined, offsetMs = 0) => (atMs === undefined ? epochTime(offsetMs) : epochAt(atMs + offsetMs));
 
-export function* takeWrite({ installation, priority, limits, atMs }: WriteRequest): Program<WriteDecision> {
+export function* tryTakeWrite({ installation, priority, limits, atMs }: WriteRequest): Program<WriteDecision> {
   // The row exists before it is locked; racing first inserts serialize on its key.
   yield* count(sql`INSERT INTO write_budgets (installation, paused_until) VALUES (${installation}, ${EPOCH_ZERO}) ON CONFLICT (installation) DO NOTHING`);
   const budget = yield* firstRow<{ paused_until: number | string; now: number | string }>(
