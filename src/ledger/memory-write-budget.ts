@@ -19,8 +19,9 @@ export class MemoryWriteBudget implements WriteBudgetStore {
   }
 
   async tryTakeWrite({ installation, priority, limits, atMs }: WriteRequest): Promise<WriteDecision> {
-    const nowMs = atMs ?? Date.now();
     const budget = this.budgetOf(installation);
+    // Never before the latest write: a caller whose clock lags decides, and writes, at that time.
+    const nowMs = budget.writesMs.reduce((latest, t) => Math.max(latest, t), atMs ?? Date.now());
     const horizon = nowMs - longestWindowMs(limits);
     budget.writesMs = budget.writesMs.filter((t) => t > horizon);
     const decision = decideWrite({ nowMs, pausedUntilMs: budget.pausedUntilMs, recentMs: budget.writesMs, priority, limits });

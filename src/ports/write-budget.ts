@@ -53,7 +53,11 @@ export interface WriteRequest {
   installation: string;
   priority: WritePriority;
   limits: WriteLimits;
-  /** The time of the decision (epoch ms); omitted, the store's clock (the database's for PostgreSQL). */
+  /**
+   * The time of the decision (epoch ms); omitted, the store's clock (the database's for
+   * PostgreSQL). A time before the installation's latest write counts as that write's time: a
+   * caller whose clock lags cannot place a write in a window others have filled (or trimmed).
+   */
   atMs?: number;
 }
 

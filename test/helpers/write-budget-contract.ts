@@ -107,6 +107,21 @@ export function describeWriteBudgetContract(name: string, open: () => Promise<Cl
       ]);
     });
 
+    it('decides for a caller whose clock lags at the latest write’s time, so its write cannot fill a window again', async () => {
+      const [a, b] = await connections(2);
+      for (let i = 0; i < 10; i++) expect(await ask(a!, 'urgent', T0 + 5000)).toEqual({ take: true });
+      // At T0 the writes at T0 + 5 s would not count yet; it waits as if it were T0 + 5 s.
+      expect(await ask(b!, 'urgent', T0)).toEqual({ take: false, waitMs: 1000 });
+      // Ten writes at T0 are dropped by a write ten seconds later; a lagging caller's write at T0 + 1
+      // would make eleven in that second. It is counted at the latest write's time instead.
+      for (let i = 0; i < 10; i++) await ask(a!, 'urgent', T0 + 20_000);
+      expect(await ask(a!, 'urgent', T0 + 30_000)).toEqual({ take: true });
+      expect(await ask(b!, 'urgent', T0 + 20_001)).toEqual({ take: true });
+      const more: boolean[] = [];
+      for (let i = 0; i < 10; i++) more.push((await ask(a!, 'urgent', T0 + 30_000)).take);
+      expect(more.filter(Boolean)).toHaveLength(8); // 10 a second, two of them taken at T0 + 30 s
+    });
+
     it('pauses every write of the installation, from every connection, until the pause ends', async () => {
       const [a, b] = await connections(2);
       await a!.pauseWrites(INSTALLATION, 60_000, T0);

@@ -20,7 +20,9 @@ export function* tryTakeWrite({ installation, priority, limits, atMs }: WriteReq
   const budget = yield* firstRow<{ paused_until: number | string; now: number | string }>(
     sql`SELECT paused_until, ${instant(atMs)} AS now FROM write_budgets WHERE installation = ${installation} ${FOR_UPDATE}`,
   );
-  const nowMs = toMs(budget!.now);
+  // Never before the latest write: a caller whose clock lags decides, and writes, at that time.
+  const latest = yield* firstRow<{ at: number | string | null }>(sql`SELECT max(at) AS at FROM write_events WHERE installation = ${installation}`);
+  const nowMs = Math.max(toMs(budget!.now), latest?.at == null ? Number.NEGATIVE_INFINITY : toMs(latest.at));
   const horizon = epochAt(nowMs - longestWindowMs(limits));
   // Older writes never count again: dropped here, so an installation's rows stay within one window.
   yield* count(sql`DELETE FROM write_events WHERE installation = ${installation} AND at <= ${horizon}`);
