@@ -22,7 +22,7 @@ export function* tryTakeWrite({ installation, priority, limits, atMs }: WriteReq
   );
   // Never before the latest write: a caller whose clock lags decides, and writes, at that time.
   const latest = yield* firstRow<{ at: number | string | null }>(sql`SELECT max(at) AS at FROM write_events WHERE installation = ${installation}`);
-  const nowMs = Math.max(toMs(budget!.now), latest?.at == null ? Number.NEGATIVE_INFINITY : toMs(latest.at));
+  const nowMs = Math.max(toMs(budget!.now), latest?.at === null || latest?.at === undefined ? Number.NEGATIVE_INFINITY : toMs(latest.at));
   const horizon = epochAt(nowMs - longestWindowMs(limits));
   // Older writes never count again: dropped here, so an installation's rows stay within one window.
   yield* count(sql`DELETE FROM write_events WHERE installation = ${installation} AND at <= ${horizon}`);
