@@ -53,17 +53,22 @@ describe('the write budget in Octokit', () => {
     const { data: comment } = await octokit.rest.issues.createComment({ owner, repo, issue_number: 1, body: 'status' });
     await octokit.rest.issues.updateComment({ owner, repo, comment_id: comment.id, body: 'status, later' });
     await octokit.rest.issues.createComment({ owner, repo, issue_number: 1, body: 'needs you', request: { writePriority: 'urgent' } });
+    const pr = fake.addPull({ title: 'Goal', head: 'goal/1', draft: true });
+    await octokit.graphql('mutation($id: ID!) { markPullRequestReadyForReview(input: { pullRequestId: $id }) { pullRequest { isDraft } } }', { id: pr.nodeId });
     expect(budget.asked.map((a) => [a.installation, a.priority, a.took])).toEqual([
       ['4242', 'normal', true],
       ['4242', 'background', true],
       ['4242', 'urgent', true],
+      ['4242', 'normal', true],
     ]);
+    expect(fake.pulls[0]!.draft).toBe(false);
     expect(fake.requests.map((r) => `${r.method} ${r.template ?? r.pathname}`)).toEqual([
       'POST /app/installations/{installation_id}/access_tokens',
       'GET /repos/{owner}/{repo}/issues/{issue_number}',
       'POST /repos/{owner}/{repo}/issues/{issue_number}/comments',
       'PATCH /repos/{owner}/{repo}/issues/comments/{comment_id}',
       'POST /repos/{owner}/{repo}/issues/{issue_number}/comments',
+      'POST /graphql',
     ]);
   });
 
