@@ -1,6 +1,6 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import { type TakeWriteOptions, takeWrite } from '../ports/take-write.js';
-import type { WriteBudgetStore, WriteLimits, WritePriority } from '../ports/write-budget.js';
+import { checkWriteLimits, type WriteBudgetStore, type WriteLimits, type WritePriority } from '../ports/write-budget.js';
 
 /** The store and limits every installation client of this process takes its writes from. */
 export interface WriteBudgetWiring {
@@ -54,6 +54,7 @@ export function writePriorityOf(options: RequestOptions): WritePriority | undefi
  * each write. Clients without an installation (the App's JWT client) are not budgeted.
  */
 export function writeBudgetPlugin(wiring: WriteBudgetWiring) {
+  checkWriteLimits(wiring.limits); // a bad setting fails at start, not at the first write
   return (octokit: HookableOctokit, options: { auth?: unknown }): Record<string, never> => {
     const id = (options.auth as { installationId?: number | string } | undefined)?.installationId;
     if (id === undefined) return {};

@@ -33,10 +33,10 @@ export interface WriteLimits {
 
 /**
  * 70 a minute and 450 an hour: a margin under GitHub's 80 and 500, which are guidance, not an
- * exact count it publishes. Status edits may fill half of each window: they
- * coalesce, so holding them back loses nothing but staleness. PRs, check runs and labels may fill
- * 80 %: the last fifth (14 a minute, 90 an hour) stays for escalations and approval requests, which
- * a person is waiting on.
+ * exact count it publishes. Status edits may fill half of each window: they coalesce, so holding
+ * them back loses nothing but staleness. PRs, check runs and labels may fill 80 %: the last fifth
+ * (14 a minute, 90 an hour) stays for escalations and approval requests, which a person is
+ * waiting on.
  */
 export const DEFAULT_WRITE_LIMITS: WriteLimits = {
   windows: [
