@@ -126,7 +126,8 @@ export type AppServiceOptions = Pick<RuntimeOptions, 'store' | 'workspaceRoot' |
 /** A ready Probot (credentials from the environment) and the app's runtime in the given role, Claude included when configured. */
 export async function createAppRuntime(opts: AppServiceOptions, role: RuntimeRole, logName: string): Promise<{ probot: Probot; runtime: GoalLoopRuntime; log: Logger; concurrency: number }> {
   const env = opts.env ?? process.env;
-  const settings = serviceSettings(env);
+  // Every write of an installation takes a slot of the budget this store shares with all processes.
+  const settings = serviceSettings(env, opts.store.ledger);
   const probot = createProbot({ env, ...opts.probotOverrides, overrides: { Octokit: settings.Octokit, ...opts.probotOverrides?.overrides } });
   await probot.ready(); // Probot 14 builds its logger and auth asynchronously
   const log = probot.log.child({ name: logName });

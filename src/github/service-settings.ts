@@ -1,4 +1,5 @@
 import type { ProbotOctokit } from 'probot';
+import { DEFAULT_WRITE_LIMITS, type WriteBudgetStore, type WriteLimits } from '../ports/write-budget.js';
 import { GoalLoopOctokit, goalLoopOctokit } from './octokit.js';
 
 /** Tuning a service reads from its environment (all optional; production defaults otherwise). */
@@ -11,11 +12,17 @@ export interface ServiceSettings {
   pollMs?: number;
   /** GOAL_LOOP_STATUS_INTERVAL_MS: least time between two status-comment edits (3 s). */
   minUpdateIntervalMs?: number;
+  /**
+   * GOAL_LOOP_GITHUB_WRITES_PER_MINUTE, GOAL_LOOP_GITHUB_WRITES_PER_HOUR: the write budget each
+   * installation shares across every process on one ledger (70 and 450; ports/write-budget.ts).
+   */
+  writeLimits: WriteLimits;
   /** The Octokit class; GOAL_LOOP_GITHUB_WRITE_INTERVAL_MS spaces write requests (GitHub asks ~1 s). */
   Octokit: typeof ProbotOctokit;
 }
 
-export function serviceSettings(env: NodeJS.ProcessEnv): ServiceSettings {
+/** The settings in `env`; with `writeBudget` (the store's), the Octokit class takes every write from it. */
+export function serviceSettings(env: NodeJS.ProcessEnv, writeBudget?: WriteBudgetStore): ServiceSettings {
   const num = (v: string | undefined, min: number) => {
     const n = Number.parseInt(v ?? '', 10);
     return Number.isFinite(n) && n >= min ? n : undefined;
@@ -24,11 +31,28 @@ export function serviceSettings(env: NodeJS.ProcessEnv): ServiceSettings {
   const pollMs = num(env.GOAL_LOOP_POLL_MS, 1);
   const minUpdateIntervalMs = num(env.GOAL_LOOP_STATUS_INTERVAL_MS, 0);
   const writeMinTimeMs = num(env.GOAL_LOOP_GITHUB_WRITE_INTERVAL_MS, 0);
+  const writeLimits = writeLimitsFrom(num(env.GOAL_LOOP_GITHUB_WRITES_PER_MINUTE, 1), num(env.GOAL_LOOP_GITHUB_WRITES_PER_HOUR, 1));
+  const tuned = writeMinTimeMs !== undefined || writeBudget !== undefined;
   return {
     concurrency: num(env.GOAL_LOOP_CONCURRENCY, 1) ?? 2,
     ...(leaseMs ? { leaseMs } : {}),
     ...(pollMs ? { pollMs } : {}),
     ...(minUpdateIntervalMs !== undefined ? { minUpdateIntervalMs } : {}),
-    Octokit: writeMinTimeMs !== undefined ? goalLoopOctokit({ writeMinTimeMs }) : GoalLoopOctokit,
+    writeLimits,
+    Octokit: tuned
+      ? goalLoopOctokit({ ...(writeMinTimeMs !== undefined ? { writeMinTimeMs } : {}), ...(writeBudget ? { writeBudget: { store: writeBudget, limits: writeLimits } } : {}) })
+      : GoalLoopOctokit,
+  };
+}
+
+/** The default limits with the minute's and the hour's maximum replaced where given. */
+function writeLimitsFrom(perMinute: number | undefined, perHour: number | undefined): WriteLimits {
+  const [minute, hour] = DEFAULT_WRITE_LIMITS.windows as [{ ms: number; max: number }, { ms: number; max: number }];
+  return {
+    ...DEFAULT_WRITE_LIMITS,
+    windows: [
+      { ms: minute.ms, max: perMinute ?? minute.max },
+      { ms: hour.ms, max: perHour ?? hour.max },
+    ],
   };
 }

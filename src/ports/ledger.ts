@@ -3,12 +3,14 @@ import type { GoalLedger } from './goal-ledger.js';
 import type { Inbox } from './inbox.js';
 import type { Leases } from './leases.js';
 import type { Outbox } from './outbox.js';
+import type { WriteBudgetStore } from './write-budget.js';
 
 // The ledger's concerns live in their own ports; these names stay importable from here.
 export type { AttemptRecord, ControlRequest, CounterDelta, Counters, EventRecord, GoalChange, GoalKey, GoalLedger, GoalRecord, TaskPatch, TaskRecord } from './goal-ledger.js';
 export type { Inbox, InboxEntry } from './inbox.js';
 export type { LeaseRecord, Leases } from './leases.js';
 export type { EffectInput, GivenUpEffect, Outbox, PendingEffect } from './outbox.js';
+export type { WriteBudgetStore } from './write-budget.js';
 
 /** Housekeeping over the ledger's concerns: what a long-running process (the worker pool) drops now and then. */
 export interface LedgerHousekeeping {
@@ -22,10 +24,10 @@ export interface LedgerHousekeeping {
 
 /**
  * The durable store, one database: the goals (GoalLedger), what each attempt did (AttemptLog), the effects their changes imply
- * (Outbox), the webhook inbox (Inbox) and the leases (Leases), plus housekeeping over them. Only the code that opens and
+ * (Outbox), the webhook inbox (Inbox), the leases (Leases) and the GitHub write budget (WriteBudgetStore), plus housekeeping over them. Only the code that opens and
  * closes the store holds all of it; a consumer takes the narrow port(s) it uses.
  */
-export interface Ledger extends GoalLedger, AttemptLog, Outbox, Inbox, Leases, LedgerHousekeeping {
+export interface Ledger extends GoalLedger, AttemptLog, Outbox, Inbox, Leases, WriteBudgetStore, LedgerHousekeeping {
   close(): Promise<void>;
 }
 

@@ -36,6 +36,9 @@ export function startWorkerProcess(o: { bridge: GitHubBridge; store: Record<stri
     GOAL_LOOP_CONCURRENCY: '1',
     GOAL_LOOP_STATUS_INTERVAL_MS: '0',
     GOAL_LOOP_GITHUB_WRITE_INTERVAL_MS: '0',
+    // The shared write budget runs, with room for the tests' bursts (test/ledger/*write-budget* test its limits).
+    GOAL_LOOP_GITHUB_WRITES_PER_MINUTE: '100000',
+    GOAL_LOOP_GITHUB_WRITES_PER_HOUR: '1000000',
     LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'warn',
     ...o.env,
   });

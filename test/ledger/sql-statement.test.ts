@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { EPOCH_ZERO, epochTime, FOR_UPDATE, flag, isoTime, join, json, jsonb, list, render, renderDdl, sql, text } from '../../src/ledger/sql/statement.js';
+import { EPOCH_ZERO, epochAt, epochTime, FOR_UPDATE, flag, isoTime, join, json, jsonb, list, render, renderDdl, sql, text } from '../../src/ledger/sql/statement.js';
 
 describe('a statement written once, rendered per dialect', () => {
   const key = { repo: 'o/r', goalId: 'g' };
@@ -23,6 +23,12 @@ describe('a statement written once, rendered per dialect', () => {
     expect(until - since).toBe(500);
     expect(Date.parse(at)).toBe(since);
     expect(since).toBeGreaterThanOrEqual(before);
+  });
+
+  it("binds a caller's instant for an epoch column: milliseconds in SQLite, a timestamptz in PostgreSQL", () => {
+    const at = sql`SELECT * FROM t WHERE at > ${epochAt(Date.UTC(2026, 0, 1, 0, 0, 1, 5))}`;
+    expect(render(at, 'sqlite')).toEqual({ text: 'SELECT * FROM t WHERE at > ?', params: [Date.UTC(2026, 0, 1, 0, 0, 1, 5)] });
+    expect(render(at, 'postgres')).toEqual({ text: 'SELECT * FROM t WHERE at > $1', params: ['2026-01-01T00:00:01.005Z'] });
   });
 
   it('binds free text, documents and flags as each store keeps them', () => {

@@ -145,6 +145,18 @@ export const MIGRATIONS: readonly Sql[] = [
   // v6: an effect given up after its last try is kept as such (ports/outbox.ts giveUpEffect).
   sql`ALTER TABLE effects ADD COLUMN given_up_at ${EPOCH};
    CREATE INDEX effects_given_up ON effects (goal, id) WHERE given_up_at IS NOT NULL;`,
+  // v7: the write budget per GitHub installation (ports/write-budget.ts): its pause, and the row a
+  // decision locks; the writes of its longest window, older ones dropped as it goes.
+  sql`CREATE TABLE write_budgets (
+     installation TEXT PRIMARY KEY,
+     paused_until ${EPOCH} NOT NULL DEFAULT ${EPOCH_ZERO}
+   );
+   CREATE TABLE write_events (
+     id ${ID},
+     installation TEXT NOT NULL,
+     at ${EPOCH} NOT NULL
+   );
+   CREATE INDEX write_events_by_installation ON write_events (installation, at);`,
 ];
 
 /** The history in `dialect`'s SQL. */

@@ -6,12 +6,14 @@ import type { InboxEntry } from '../../ports/inbox.js';
 import type { LeaseRecord } from '../../ports/leases.js';
 import type { Ledger } from '../../ports/ledger.js';
 import type { GivenUpEffect, PendingEffect } from '../../ports/outbox.js';
+import type { WriteDecision, WriteRequest } from '../../ports/write-budget.js';
 import * as attempts from './attempts.js';
 import * as goals from './goals.js';
 import * as inbox from './inbox-leases.js';
 import * as outbox from './outbox.js';
 import { count, type Program, type SqlDriver } from './program.js';
 import { epochTime, isoTime, sql } from './statement.js';
+import * as writeBudget from './write-budget.js';
 
 /**
  * The ledger over SQL, written once: SQLite and PostgreSQL differ only in their driver (how a
@@ -134,6 +136,18 @@ export class SqlLedger implements Ledger {
 
   async listLeases(): Promise<LeaseRecord[]> {
     return this.db.run(inbox.listLeases());
+  }
+
+  async tryTakeWrite(request: WriteRequest): Promise<WriteDecision> {
+    return this.db.transaction(writeBudget.tryTakeWrite(request));
+  }
+
+  async pauseWrites(installation: string, forMs: number, atMs?: number): Promise<void> {
+    await this.db.run(writeBudget.pauseWrites(installation, forMs, atMs));
+  }
+
+  async trimWrites(keepMs: number, atMs?: number): Promise<number> {
+    return this.db.run(writeBudget.trimWrites(keepMs, atMs));
   }
 
   async prune(opts: { expiredLeasesMs: number; handledDeliveriesMs: number }): Promise<{ leases: number; deliveries: number; effects: number }> {

@@ -69,7 +69,7 @@ export const EPOCH_ZERO = dialectSql('0', "'epoch'");
  */
 class Bound {
   constructor(
-    readonly kind: 'text' | 'json' | 'jsonb' | 'flag',
+    readonly kind: 'text' | 'json' | 'jsonb' | 'flag' | 'epoch',
     readonly value: unknown,
   ) {}
 }
@@ -77,6 +77,8 @@ export const text = (value: string | null) => new Bound('text', value);
 export const json = (value: unknown) => new Bound('json', value);
 export const jsonb = (value: unknown) => new Bound('jsonb', value);
 export const flag = (value: boolean) => new Bound('flag', value);
+/** A given instant (epoch ms) for an epoch column: the number in SQLite, a timestamptz in PostgreSQL (a caller's clock, not the store's). */
+export const epochAt = (ms: number) => new Bound('epoch', ms);
 
 /**
  * PostgreSQL text cannot hold U+0000, which tool output sometimes does: it becomes U+FFFD
@@ -98,6 +100,8 @@ function bind(dialect: Dialect, { kind, value }: Bound): unknown {
       return dialect === 'postgres' ? toJsonb(value) : JSON.stringify(value);
     case 'flag':
       return dialect === 'postgres' ? value : Number(value);
+    case 'epoch':
+      return dialect === 'postgres' ? new Date(value as number).toISOString() : value;
   }
 }
 
