@@ -12,6 +12,8 @@ export const LOCKFILE_INSTALLS: ReadonlyArray<readonly [lockfile: string, instal
   ['yarn.lock', 'yarn install --frozen-lockfile'],
   ['requirements.txt', 'pip install -r requirements.txt'],
   ['Cargo.lock', 'cargo fetch'],
+  // No lockfile: a package.json alone still names its dependencies.
+  ['package.json', 'npm install'],
 ];
 
 /** The first line of the missing-setup hint; it also marks where a failure's own text ends. */
@@ -20,6 +22,17 @@ export const MISSING_SETUP_HINT_HEAD = 'hint: no setup ran in this run';
 /** Exit 126 (not executable) or 127 (command not found): a tool that was never installed, typically. */
 export function isCommandNotFound(exitCode: number | null): boolean {
   return exitCode === 126 || exitCode === 127;
+}
+
+// A module or package the program imports is not installed (Node's ESM and CommonJS loaders, Python).
+const MISSING_MODULE = /\bERR_MODULE_NOT_FOUND\b|\bError: Cannot find module '|\bModuleNotFoundError: No module named /;
+
+/**
+ * A failure that says the dependencies were never installed: a command not found or not
+ * executable, or a program whose imports are missing.
+ */
+export function isMissingDependency(result: { exitCode: number | null; output: string }): boolean {
+  return isCommandNotFound(result.exitCode) || (result.exitCode !== 0 && result.exitCode !== null && MISSING_MODULE.test(result.output));
 }
 
 /** The install command the lockfiles present suggest, else a placeholder. */

@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
-import { guessInstallCommand, isCommandNotFound, missingSetupHint, setupNetworkHint, withTurnLimitNote } from '../goal/failure-summary.js';
+import { guessInstallCommand, isMissingDependency, missingSetupHint, setupNetworkHint, withTurnLimitNote } from '../goal/failure-summary.js';
 import type { GoalSnapshot } from '../goal/result.js';
 import type { GoalSpec, TaskSpec } from '../goal/schema.js';
 import type { TaskAgent } from '../ports/agent.js';
@@ -277,11 +277,11 @@ export class EffectPerformer {
   }
 
   /**
-   * A command not found (exit 126/127) while no setup ran: the dependencies were never installed.
+   * A command not found (exit 126/127) or a missing import while no setup ran: the dependencies were never installed.
    * The install to suggest comes from the lockfiles at the workspace's top level (fixed names).
    */
   private hintFor(result: CommandResult): string | undefined {
-    if (this.setupRan || !isCommandNotFound(result.exitCode) || result.timedOut) return undefined;
+    if (this.setupRan || !isMissingDependency(result) || result.timedOut) return undefined;
     return missingSetupHint(guessInstallCommand((lockfile) => existsSync(join(this.deps.workspace.dir, lockfile))));
   }
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { guessInstallCommand, isCommandNotFound, LOCKFILE_INSTALLS, MISSING_SETUP_HINT_HEAD } from '../../src/goal/failure-summary.js';
+import { guessInstallCommand, isCommandNotFound, isMissingDependency, LOCKFILE_INSTALLS, MISSING_SETUP_HINT_HEAD } from '../../src/goal/failure-summary.js';
 import { goalHarness } from '../helpers/goal-harness.js';
 
 const JEST_GOAL = (where: 'run' | 'verification') => ({
@@ -27,12 +27,12 @@ describe('the missing-setup hint on a command that was not found', () => {
     expect(h.forge.escalations[0]!.last_error).toBe(error);
   });
 
-  it('guesses from the lockfile present, else a placeholder', async () => {
+  it('guesses from the lockfile present, else from package.json (the sample repository has one, no lockfile)', async () => {
     const h = await goalHarness({ files: { 'yarn.lock': '# yarn\n' } });
     const result = await h.run(JEST_GOAL('verification'));
     expect(result.escalation!.last_error).toContain('    - yarn install --frozen-lockfile\n');
     const none = await goalHarness();
-    expect((await none.run(JEST_GOAL('verification'))).escalation!.last_error).toContain('    - <your install command>\n');
+    expect((await none.run(JEST_GOAL('verification'))).escalation!.last_error).toContain('    - npm install\n');
   });
 
   it('no hint when setup ran a command, or when the exit code is not 126/127', async () => {
@@ -54,6 +54,33 @@ describe('the missing-setup hint on a command that was not found', () => {
     expect(result.escalation!.last_error).toContain('    - cargo fetch\n');
   });
 
+  it('a program whose import is not installed (exit 1) gets the hint: npm install from a package.json without a lockfile', async () => {
+    // As sindresorhus/slugify: a package.json, no lockfile, an ES module importing its dependency.
+    const h = await goalHarness({
+      files: { 'package.json': '{"type": "module", "dependencies": {"escape-string-regexp": "^5.0.0"}}\n', 'index.js': "import escape from 'escape-string-regexp';\nconsole.log(escape('a.b'));\n" },
+    });
+    const result = await h.run({ goal_id: 'nodeps', objective: 'x', tasks: [{ id: 't', title: 't', verification: 'node index.js', max_retries: 1 }] });
+    const error = result.escalation!.last_error;
+    expect(error).toMatch(/exited with code 1/);
+    expect(error).toMatch(/ERR_MODULE_NOT_FOUND/);
+    expect(error).toContain(MISSING_SETUP_HINT_HEAD);
+    expect(error).toContain('    - npm install\n');
+  });
+
+  it('which failures say the dependencies are missing', () => {
+    const cases: [number | null, string, boolean][] = [
+      [127, 'sh: jest: not found', true],
+      [1, "Error [ERR_MODULE_NOT_FOUND]: Cannot find package 'x' imported from /w/index.js", true],
+      [1, "Error: Cannot find module 'lodash'\nRequire stack:", true],
+      [1, "ModuleNotFoundError: No module named 'requests'", true],
+      [1, 'AssertionError: expected 1 to be 2', false],
+      // A test that itself checks the message, and passed, or a command killed: not a missing install.
+      [0, "Error: Cannot find module 'x'", false],
+      [null, 'ERR_MODULE_NOT_FOUND', false],
+    ];
+    for (const [exitCode, output, missing] of cases) expect(isMissingDependency({ exitCode, output }), output).toBe(missing);
+  });
+
   it('the lockfile table', () => {
     const cases: [string[], string][] = [
       [['package-lock.json'], 'npm ci'],
@@ -62,11 +89,13 @@ describe('the missing-setup hint on a command that was not found', () => {
       [['requirements.txt'], 'pip install -r requirements.txt'],
       [['Cargo.lock'], 'cargo fetch'],
       [['yarn.lock', 'package-lock.json'], 'npm ci'],
+      [['package.json'], 'npm install'],
+      [['package.json', 'yarn.lock'], 'yarn install --frozen-lockfile'],
       [[], '<your install command>'],
       [['Gemfile.lock'], '<your install command>'],
     ];
     for (const [files, install] of cases) expect(guessInstallCommand((f) => files.includes(f))).toBe(install);
-    expect(LOCKFILE_INSTALLS.map(([f]) => f)).toEqual(['package-lock.json', 'pnpm-lock.yaml', 'yarn.lock', 'requirements.txt', 'Cargo.lock']);
+    expect(LOCKFILE_INSTALLS.map(([f]) => f)).toEqual(['package-lock.json', 'pnpm-lock.yaml', 'yarn.lock', 'requirements.txt', 'Cargo.lock', 'package.json']);
     expect([0, 1, 2, 125, 126, 127, 128, null].map(isCommandNotFound)).toEqual([false, false, false, false, true, true, false, false]);
   });
 });
