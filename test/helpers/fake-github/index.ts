@@ -9,7 +9,7 @@ import { createRepoRoutes } from './routes-repo.js';
 import { createShapes } from './shapes.js';
 import { createState } from './state.js';
 import { API, type FakeGitHub, type FakeGitHubOptions, type FakeIssue, type FakePull, type RecordedRequest } from './types.js';
-import { errorBody, METHODS, now, parseBody, type Reply } from './util.js';
+import { errorBody, graphqlOperation, graphqlQuery, METHODS, now, parseBody, type Reply } from './util.js';
 
 export type {
   FakeCheckRun,
@@ -150,12 +150,17 @@ export function fakeGitHub(opts: FakeGitHubOptions): FakeGitHub {
       headers,
       template: matchOperation(method, path)?.template ?? (url.pathname === '/graphql' ? '/graphql' : undefined),
       status: 0,
+      write: isWrite(method, url.pathname, body),
     };
     requests.push(rec);
 
+    let performedThen502 = false;
     if (!isTokenExchange) {
       const fault = takeFault(method, path);
-      if (fault !== undefined) {
+      if (fault === 'performed-then-502') {
+        rec.fault = fault;
+        performedThen502 = true;
+      } else if (fault !== undefined) {
         rec.fault = fault;
         const reply = faultReply(fault);
         rec.status = reply[0];
@@ -185,6 +190,8 @@ export function fakeGitHub(opts: FakeGitHubOptions): FakeGitHub {
       unhandled.push(`${method} ${path}`);
       reply = notFound();
     }
+    // Done, and the answer lost on the way back.
+    if (performedThen502) reply = faultReply('performed-then-502');
     rec.status = reply[0];
     return reply;
   }
@@ -203,6 +210,13 @@ export function fakeGitHub(opts: FakeGitHubOptions): FakeGitHub {
         // biome-ignore lint/nursery/noThisOutsideOfClass: same: `this` is nock's reply context
         return handle(m, uri, body, this.req.headers) as unknown as nock.ReplyFnResult;
       });
+  }
+
+  /** A write as GitHub's guidance counts them: token exchanges are auth, a GraphQL query is a read. */
+  function isWrite(method: string, pathname: string, body: unknown): boolean {
+    if (/^\/app\/installations\/[^/]+\/access_tokens$/.test(pathname)) return false;
+    if (pathname === '/graphql') return /^\s*mutation\b/.test(graphqlQuery(body));
+    return method !== 'GET' && method !== 'HEAD';
   }
 
   function issue(n: number): FakeIssue {
@@ -238,6 +252,15 @@ export function fakeGitHub(opts: FakeGitHubOptions): FakeGitHub {
     pull,
     labels: (n) => [...issue(n).labels],
     commentsOn: (n) => comments.filter((c) => c.issueNumber === n && !c.deleted),
+    writes: () => requests.filter((r) => r.write),
+    writesByKind() {
+      const kinds: Record<string, number> = {};
+      for (const r of requests.filter((q) => q.write)) {
+        const kind = r.pathname === '/graphql' ? `mutation ${graphqlOperation(r.body)}` : `${r.method} ${r.template ?? r.pathname}`;
+        kinds[kind] = (kinds[kind] ?? 0) + 1;
+      }
+      return kinds;
+    },
     calls: (method, path) => requests.filter((q) => q.method === method.toUpperCase() && (path === undefined || (typeof path === 'string' ? q.pathname === path : path.test(q.path)))),
     addIssue,
     addComment,
