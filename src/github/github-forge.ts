@@ -108,14 +108,14 @@ export class GitHubForge implements Forge {
     await this.comment(this.g.issueNumber, body, once && { marker: effectMarker(once.id), retry: once.retry }, 'urgent');
   }
 
-  async finished(r: LoopResult, s: GoalSnapshot, once?: EffectOnce): Promise<void> {
+  async finished(r: LoopResult, s: GoalSnapshot, _once?: EffectOnce): Promise<void> {
     this.cancelTimer();
     await this.flush(s);
     const pr = await this.findPullRequest();
     if (pr && r.checkpoints.length > 0) {
       const head = r.checkpoints.at(-1)!.sha;
       const record = await this.record();
-      await reportCheckRun(this.checkRunContext(), s, head, r, once?.retry ?? false, record);
+      await reportCheckRun(this.checkRunContext(), s, head, r, record);
       await this.updatePullRequestBody(pr, this.prBody(s, record));
       if (r.status === 'LOOP_COMPLETE' && pr.draft) {
         await this.o.graphql('mutation($id: ID!) { markPullRequestReadyForReview(input: { pullRequestId: $id }) { pullRequest { isDraft } } }', { id: pr.node_id, ...writeOptions('normal') });

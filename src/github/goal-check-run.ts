@@ -23,11 +23,12 @@ export interface CheckRunContext {
 }
 
 /**
- * The goal's one `goal-loop` check run on the head a run rested at, written once, concluded: a
- * check run is never left in progress. One whose head moved on since (an older release opened one
- * at every checkpoint) is concluded as superseded. `retry`: an earlier try may have created it.
+ * The goal's one `goal-loop` check run on the head a run rested at, concluded: a check run is never
+ * left in progress. It is looked for before it is created (an earlier try or run may have made it),
+ * and sent again only when it would change. One whose head moved on since (an older release opened
+ * one at every checkpoint) is concluded as superseded.
  */
-export async function reportCheckRun(c: CheckRunContext, s: GoalSnapshot, headSha: string, r: LoopResult, retry: boolean, record: readonly AttemptView[]): Promise<void> {
+export async function reportCheckRun(c: CheckRunContext, s: GoalSnapshot, headSha: string, r: LoopResult, record: readonly AttemptView[]): Promise<void> {
   const { owner, repo } = c.g;
   const rendered = renderCheckRun(s, record, { repoUrl: c.g.htmlUrl, goalId: c.key.goalId });
   const found = checkAnnotations(s, record, c.workspaceDir);
@@ -35,11 +36,21 @@ export async function reportCheckRun(c: CheckRunContext, s: GoalSnapshot, headSh
   const meta = readGitHubMeta((await c.ledger.getGoal(c.key))?.meta ?? {});
   let id = meta.checkRunId !== undefined && meta.checkRunSha === headSha ? meta.checkRunId : undefined;
   if (id === undefined && meta.checkRunId !== undefined) await supersede(c, meta.checkRunId, headSha);
-  if (id === undefined && retry) id = await findCheckRun(c, headSha);
+  id ??= await findCheckRun(c, headSha);
   if (id !== undefined) {
     // Annotations add up on a check run: only those it lacks are sent, so a repeated report adds none.
     const existing = found.length > 0 ? await c.o.paginate(c.o.rest.checks.listAnnotations, { owner, repo, check_run_id: id, per_page: 100 }) : [];
     const annotations = newAnnotations(found, existing);
+    const { data: shown } = await c.o.rest.checks.get({ owner, repo, check_run_id: id });
+    const same =
+      annotations.length === 0 &&
+      shown.status === 'completed' &&
+      shown.conclusion === conclusion &&
+      shown.output.title === rendered.title &&
+      shown.output.summary === rendered.summary &&
+      shown.output.text === rendered.text;
+    if (meta.checkRunId !== id) await c.ledger.setMeta(c.key, { checkRunId: id, checkRunSha: headSha });
+    if (same) return;
     await c.o.rest.checks.update({
       owner,
       repo,
@@ -49,7 +60,6 @@ export async function reportCheckRun(c: CheckRunContext, s: GoalSnapshot, headSh
       output: { ...rendered, ...(annotations.length > 0 ? { annotations } : {}) },
       ...writeOptions('normal'),
     });
-    if (meta.checkRunId !== id) await c.ledger.setMeta(c.key, { checkRunId: id, checkRunSha: headSha });
     return;
   }
   const annotations = newAnnotations(found, []);

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { STATE_LABELS } from '../../src/steering/labels.js';
 import { STATUS_MARKER } from '../../src/steering/report/status-comment.js';
-import { checkpointCommits } from '../helpers/git.js';
+import { checkpointCommits, git } from '../helpers/git.js';
 import { appHarness, goalBlock } from '../helpers/github-app-harness.js';
 import { issuesLabeled } from '../helpers/webhook-payloads.js';
 
@@ -29,6 +29,9 @@ describe('GitHub App: writes per goal', () => {
     expect(h.fake.checkRuns.filter((c) => c.status !== 'completed').map((c) => c.headSha)).toEqual([]);
 
     const kinds = h.fake.writesByKind();
+    const shas = git(h.repo.bare, 'rev-list', BRANCH).split('\n');
+    expect(h.fake.writesFor({ issue: 11, pulls: [h.fake.pulls[0]!.number], shas })).toEqual(h.fake.writes());
+    expect(h.fake.writesFor({ issue: 12345 })).toEqual([]);
     expect(h.fake.writes().length, JSON.stringify(kinds, null, 2)).toBeLessThanOrEqual(12);
     // Was 27 (POST comment 1, PATCH comment 11, labels 3 POST + 2 DELETE, PR 1 POST + 4 PATCH, check runs 3 POST + 1 PATCH, 1 mutation).
     expect(kinds).toEqual({

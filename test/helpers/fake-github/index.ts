@@ -9,7 +9,7 @@ import { createRepoRoutes } from './routes-repo.js';
 import { createShapes } from './shapes.js';
 import { createState } from './state.js';
 import { API, type FakeGitHub, type FakeGitHubOptions, type FakeIssue, type FakePull, type RecordedRequest } from './types.js';
-import { errorBody, graphqlOperation, graphqlQuery, METHODS, now, parseBody, type Reply } from './util.js';
+import { errorBody, graphqlOperation, graphqlQuery, METHODS, now, obj, parseBody, type Reply, str } from './util.js';
 
 export type {
   FakeCheckRun,
@@ -219,6 +219,23 @@ export function fakeGitHub(opts: FakeGitHubOptions): FakeGitHub {
     return method !== 'GET' && method !== 'HEAD';
   }
 
+  /** Whether a write belongs to a goal: its issue and pulls by number or node id, its commits' check runs. */
+  function writeOf(r: RecordedRequest, goal: { issue: number; pulls?: number[]; shas?: string[] }): boolean {
+    const numbers = new Set([goal.issue, ...(goal.pulls ?? [])]);
+    if (r.pathname === '/graphql') {
+      const nodeIds = [...numbers].map((n) => issues.get(n)?.nodeId).concat((goal.pulls ?? []).map((n) => pulls.find((p) => p.number === n)?.nodeId));
+      return Object.values(obj(obj(r.body).variables)).some((v) => nodeIds.includes(String(v)));
+    }
+    const segs = r.pathname.split('/').slice(4);
+    if (segs[0] === 'check-runs') {
+      const sha = segs[1] ? checkRuns.find((c) => String(c.id) === segs[1])?.headSha : str(obj(r.body).head_sha);
+      return sha !== undefined && (goal.shas ?? []).includes(sha);
+    }
+    if (segs[0] === 'issues' && segs[1] === 'comments') return numbers.has(comments.find((c) => String(c.id) === segs[2])?.issueNumber ?? -1);
+    if (segs[0] === 'pulls' && segs[1] === undefined) return pulls.some((p) => p.head === str(obj(r.body).head) && numbers.has(p.number));
+    return (segs[0] === 'issues' || segs[0] === 'pulls') && numbers.has(Number(segs[1]));
+  }
+
   function issue(n: number): FakeIssue {
     const i = issues.get(n);
     if (!i) throw new Error(`fakeGitHub: no issue #${n}`);
@@ -253,6 +270,7 @@ export function fakeGitHub(opts: FakeGitHubOptions): FakeGitHub {
     labels: (n) => [...issue(n).labels],
     commentsOn: (n) => comments.filter((c) => c.issueNumber === n && !c.deleted),
     writes: () => requests.filter((r) => r.write),
+    writesFor: (goal) => requests.filter((r) => r.write && writeOf(r, goal)),
     writesByKind() {
       const kinds: Record<string, number> = {};
       for (const r of requests.filter((q) => q.write)) {

@@ -238,6 +238,11 @@ export interface FakeGitHub {
   calls(method: string, path?: RegExp | string): RecordedRequest[];
   /** The writes (see `RecordedRequest.write`) made so far, in order. */
   writes(): RecordedRequest[];
+  /**
+   * The writes of one goal: on its issue and pull requests (their labels, comments and edits), the
+   * GraphQL mutations naming one of them, and the check runs on the given commits.
+   */
+  writesFor(goal: { issue: number; pulls?: number[]; shas?: string[] }): RecordedRequest[];
   /** The writes by kind: `POST /repos/{owner}/{repo}/check-runs` (the OpenAPI template), or `mutation markPullRequestReadyForReview`. */
   writesByKind(): Record<string, number>;
 
