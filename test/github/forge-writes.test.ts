@@ -96,7 +96,12 @@ describe('the forge writes only what changed', () => {
     s.h.fake.issue(61).labels.push('needs-docs');
     const writes = s.h.fake.writes().length;
     await s.forge.flush({ ...(await s.snapshot()), state: 'ESCALATED' });
-    expect(s.h.fake.writes().slice(writes).map((r) => `${r.method} ${r.pathname}`)).toEqual([`PATCH /repos/${OWNER}/${REPO}/issues/comments/${s.status().id}`, 'POST /graphql']);
+    expect(
+      s.h.fake
+        .writes()
+        .slice(writes)
+        .map((r) => `${r.method} ${r.pathname}`),
+    ).toEqual([`PATCH /repos/${OWNER}/${REPO}/issues/comments/${s.status().id}`, 'POST /graphql']);
     expect(s.h.fake.labels(61).sort()).toEqual(['goal', 'goal:escalated', 'help wanted', 'needs-docs']);
   });
 });

@@ -2,9 +2,9 @@ import { readFileSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
 import { ESCALATION_MARKER, STATUS_MARKER } from '../../src/steering/report/status-comment.js';
+import type { RecordedRequest } from '../helpers/fake-github.js';
 import { checkpointCommits, git } from '../helpers/git.js';
 import { type AppHarness, appHarness, goalBlock } from '../helpers/github-app-harness.js';
-import type { RecordedRequest } from '../helpers/fake-github.js';
 import { issueCommentCreated, issuesClosed, issuesLabeled, issuesUnlabeled, pullRequestClosed, pullRequestReviewSubmitted } from '../helpers/webhook-payloads.js';
 
 /**

@@ -45,7 +45,7 @@ describe('attack: GitHub performs a create, then answers 502', () => {
     expect(h.fake.pulls[0]!.draft).toBe(false);
     const head = git(h.repo.bare, 'rev-parse', BRANCH);
     expect(h.fake.checkRuns.filter((c) => c.headSha === head)).toHaveLength(1);
-    expect(h.fake.checkRuns.filter((c) => c.headSha === head)[0]).toMatchObject({ status: 'completed', conclusion: 'success' });
+    expect(h.fake.checkRuns.find((c) => c.headSha === head)).toMatchObject({ status: 'completed', conclusion: 'success' });
     expect(h.fake.checkRuns.filter((c) => c.status !== 'completed')).toEqual([]);
     // Each create was sent once: what failed was looked for, and found.
     expect(h.fake.calls('POST', /\/issues\/11\/comments$/)).toHaveLength(1);

@@ -56,7 +56,12 @@ export interface AppHarness {
 }
 
 export async function appHarness(
-  opts: Partial<Omit<FakeGitHubOptions, 'owner' | 'repo' | 'installationId'>> & { sandbox?: Sandbox; repoFiles?: Record<string, string>; claudeEnv?: NodeJS.ProcessEnv; minUpdateIntervalMs?: number } = {},
+  opts: Partial<Omit<FakeGitHubOptions, 'owner' | 'repo' | 'installationId'>> & {
+    sandbox?: Sandbox;
+    repoFiles?: Record<string, string>;
+    claudeEnv?: NodeJS.ProcessEnv;
+    minUpdateIntervalMs?: number;
+  } = {},
 ): Promise<AppHarness> {
   const root = await tempDir();
   const repo = await createSampleRepo(join(root, 'sample'), opts.repoFiles);
