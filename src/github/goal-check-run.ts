@@ -36,50 +36,53 @@ export async function reportCheckRun(c: CheckRunContext, s: GoalSnapshot, headSh
   const meta = readGitHubMeta((await c.ledger.getGoal(c.key))?.meta ?? {});
   let id = meta.checkRunId !== undefined && meta.checkRunSha === headSha ? meta.checkRunId : undefined;
   if (id === undefined && meta.checkRunId !== undefined) await supersede(c, meta.checkRunId, headSha);
-  id ??= await findCheckRun(c, headSha);
-  if (id !== undefined) {
-    // Annotations add up on a check run: only those it lacks are sent, so a repeated report adds none.
-    const existing = found.length > 0 ? await c.o.paginate(c.o.rest.checks.listAnnotations, { owner, repo, check_run_id: id, per_page: 100 }) : [];
-    const annotations = newAnnotations(found, existing);
-    const { data: shown } = await c.o.rest.checks.get({ owner, repo, check_run_id: id });
-    const same =
-      annotations.length === 0 &&
-      shown.status === 'completed' &&
-      shown.conclusion === conclusion &&
-      shown.output.title === rendered.title &&
-      shown.output.summary === rendered.summary &&
-      shown.output.text === rendered.text;
-    if (meta.checkRunId !== id) await c.ledger.setMeta(c.key, { checkRunId: id, checkRunSha: headSha });
-    if (same) return;
-    await c.o.rest.checks.update({
-      owner,
-      repo,
-      check_run_id: id,
-      status: 'completed',
-      conclusion,
-      output: { ...rendered, ...(annotations.length > 0 ? { annotations } : {}) },
-      ...writeOptions('normal'),
+  if (id === undefined) {
+    const annotations = newAnnotations(found, []);
+    const output = { ...rendered, ...(annotations.length > 0 ? { annotations } : {}) };
+    id = await oncePerHead(`${owner}/${repo}@${headSha}`, async () => {
+      const existing = await findCheckRun(c, headSha);
+      if (existing !== undefined) return existing;
+      return createOnce({
+        find: () => findCheckRun(c, headSha),
+        create: async () => (await c.o.rest.checks.create({ owner, repo, name: CHECK_NAME, head_sha: headSha, status: 'completed', conclusion, output, ...createOptions('normal') })).data.id,
+      });
     });
-    return;
   }
-  const annotations = newAnnotations(found, []);
-  const created = await createOnce({
-    find: () => findCheckRun(c, headSha),
-    create: async () =>
-      (
-        await c.o.rest.checks.create({
-          owner,
-          repo,
-          name: CHECK_NAME,
-          head_sha: headSha,
-          status: 'completed',
-          conclusion,
-          output: { ...rendered, ...(annotations.length > 0 ? { annotations } : {}) },
-          ...createOptions('normal'),
-        })
-      ).data.id,
+  // Annotations add up on a check run: only those it lacks are sent, so a repeated report adds none.
+  const existing = found.length > 0 ? await c.o.paginate(c.o.rest.checks.listAnnotations, { owner, repo, check_run_id: id, per_page: 100 }) : [];
+  const annotations = newAnnotations(found, existing);
+  const { data: shown } = await c.o.rest.checks.get({ owner, repo, check_run_id: id });
+  const same =
+    annotations.length === 0 &&
+    shown.status === 'completed' &&
+    shown.conclusion === conclusion &&
+    shown.output.title === rendered.title &&
+    shown.output.summary === rendered.summary &&
+    shown.output.text === rendered.text;
+  if (meta.checkRunId !== id) await c.ledger.setMeta(c.key, { checkRunId: id, checkRunSha: headSha });
+  if (same) return;
+  await c.o.rest.checks.update({
+    owner,
+    repo,
+    check_run_id: id,
+    status: 'completed',
+    conclusion,
+    output: { ...rendered, ...(annotations.length > 0 ? { annotations } : {}) },
+    ...writeOptions('normal'),
   });
-  await c.ledger.setMeta(c.key, { checkRunId: created, checkRunSha: headSha });
+}
+
+/**
+ * The find-or-create of a head's run in flight in this process: two performers of one effect here
+ * (the run's and a sweep's, after a claim ran out under a slow GitHub) share it, never create two.
+ */
+const inFlight = new Map<string, Promise<number>>();
+function oncePerHead(key: string, findOrCreate: () => Promise<number>): Promise<number> {
+  const running = inFlight.get(key);
+  if (running) return running;
+  const made = findOrCreate().finally(() => inFlight.delete(key));
+  inFlight.set(key, made);
+  return made;
 }
 
 /** This app's `goal-loop` check run on a commit, if there is one (another App may name one so too). */
