@@ -166,6 +166,45 @@ describe('fakeGitHub through @octokit/rest', () => {
     expect(fake.pendingFaults()).toBe(0);
   });
 
+  it("'performed-then-502' performs the request, then answers 502 (a create a client must not send again blindly)", async () => {
+    fake.failNext(1, 'performed-then-502', { method: 'POST', path: /\/comments$/ });
+    const post = (body: string) =>
+      fetch(`https://api.github.com/repos/${owner}/${repo}/issues/1/comments`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ body }) });
+    expect((await post('first')).status).toBe(502);
+    expect(fake.commentsOn(1).map((c) => c.body)).toEqual(['first']);
+    expect((await post('second')).status).toBe(201);
+    expect(fake.requests.map((r) => r.fault ?? r.status)).toEqual(['performed-then-502', 201]);
+  });
+
+  it('counts writes: not reads, not GraphQL queries; mutations and label swaps by kind, and by goal', async () => {
+    const json = { 'content-type': 'application/json' };
+    await fetch(`https://api.github.com/repos/${owner}/${repo}/issues/1`);
+    await fetch(`https://api.github.com/repos/${owner}/${repo}/issues/1/labels`, { method: 'POST', headers: json, body: JSON.stringify({ labels: ['goal:running'] }) });
+    await fetch('https://api.github.com/graphql', { method: 'POST', headers: json, body: JSON.stringify({ query: 'query { viewer { login } }' }) });
+    const running = fake.repoLabels.get('goal:running')!.nodeId;
+    const review = (await (await fetch(`https://api.github.com/repos/${owner}/${repo}/labels`, { method: 'POST', headers: json, body: JSON.stringify({ name: 'goal:review' }) })).json()) as {
+      node_id: string;
+    };
+    const swap = await fetch('https://api.github.com/graphql', {
+      method: 'POST',
+      headers: json,
+      body: JSON.stringify({
+        query:
+          'mutation($issue: ID!, $add: [ID!]!, $remove: [ID!]!) { addLabelsToLabelable(input: { labelableId: $issue, labelIds: $add }) { clientMutationId } removeLabelsFromLabelable(input: { labelableId: $issue, labelIds: $remove }) { clientMutationId } }',
+        variables: { issue: fake.issue(1).nodeId, add: [review.node_id], remove: [running] },
+      }),
+    });
+    expect(((await swap.json()) as { errors?: unknown }).errors).toBeUndefined();
+    expect(fake.labels(1)).toEqual(['bug', 'goal:review']);
+    expect(fake.writesByKind()).toEqual({
+      'POST /repos/{owner}/{repo}/issues/{issue_number}/labels': 1,
+      'POST /repos/{owner}/{repo}/labels': 1,
+      'mutation addLabelsToLabelable+removeLabelsFromLabelable': 1,
+    });
+    expect(fake.writesFor({ issue: 1 }).map((r) => r.pathname)).toEqual([`/repos/${owner}/${repo}/issues/1/labels`, '/graphql']);
+    expect(fake.writesFor({ issue: 2 })).toEqual([]);
+  });
+
   it('injects secondary and primary rate limits, filtered by method and path', async () => {
     fake.failNext(1, 'secondary-rate-limit', { method: 'POST', path: /\/comments$/ });
     fake.failNext(1, 'rate-limit', { path: /\/issues\/2$/ });

@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
 import { ESCALATION_MARKER, STATUS_MARKER } from '../../src/steering/report/status-comment.js';
+import type { RecordedRequest } from '../helpers/fake-github.js';
 import { checkpointCommits, git } from '../helpers/git.js';
 import { type AppHarness, appHarness, goalBlock } from '../helpers/github-app-harness.js';
 import { issueCommentCreated, issuesClosed, issuesLabeled, issuesUnlabeled, pullRequestClosed, pullRequestReviewSubmitted } from '../helpers/webhook-payloads.js';
@@ -95,10 +96,19 @@ async function mark(s: Scene): Promise<() => Promise<{ states: string[]; labels:
     states: (await transitions()).slice(events),
     labels: s.h.fake.requests
       .slice(requests)
-      .filter((r) => r.method === 'POST' && r.pathname.endsWith(`/issues/${N}/labels`) && r.status < 300)
-      .flatMap((r) => (r.body as { labels: string[] }).labels)
+      .filter((r) => r.status < 300)
+      .flatMap((r) => labelsAdded(s, r))
       .filter((l) => l.startsWith('goal:')),
   });
+}
+
+/** The labels a request added to the issue: by name (REST), or by node id (GraphQL `addLabelsToLabelable`, the issue's `$issue`). */
+function labelsAdded(s: Scene, r: RecordedRequest): string[] {
+  if (r.method === 'POST' && r.pathname.endsWith(`/issues/${N}/labels`)) return (r.body as { labels: string[] }).labels;
+  const gql = r.body as { query?: string; variables?: { issue?: string; add?: string[] } } | undefined;
+  if (r.pathname !== '/graphql' || !/\baddLabelsToLabelable\b/.test(gql?.query ?? '') || gql?.variables?.issue !== s.h.fake.issue(N).nodeId) return [];
+  const names = new Map([...s.h.fake.repoLabels.values()].map((l) => [l.nodeId, l.name]));
+  return (gql.variables.add ?? []).map((id) => names.get(id) ?? id);
 }
 
 /** The row's states and labels happened after the mark, in the row's order. */

@@ -56,7 +56,12 @@ export interface AppHarness {
 }
 
 export async function appHarness(
-  opts: Partial<Omit<FakeGitHubOptions, 'owner' | 'repo' | 'installationId'>> & { sandbox?: Sandbox; repoFiles?: Record<string, string>; claudeEnv?: NodeJS.ProcessEnv } = {},
+  opts: Partial<Omit<FakeGitHubOptions, 'owner' | 'repo' | 'installationId'>> & {
+    sandbox?: Sandbox;
+    repoFiles?: Record<string, string>;
+    claudeEnv?: NodeJS.ProcessEnv;
+    minUpdateIntervalMs?: number;
+  } = {},
 ): Promise<AppHarness> {
   const root = await tempDir();
   const repo = await createSampleRepo(join(root, 'sample'), opts.repoFiles);
@@ -83,7 +88,7 @@ export async function appHarness(
       logger: silent,
       workspaceRoot: join(root, 'workspaces'),
       sandboxFor: async () => sandbox,
-      minUpdateIntervalMs: 0,
+      minUpdateIntervalMs: opts.minUpdateIntervalMs ?? 0,
       controlPollMs: 50,
       ...(opts.claudeEnv ? { claude: claudeHooks(opts.claudeEnv, silent) } : {}),
     });

@@ -7,7 +7,7 @@ export function createFaults(ctx: State & Responses) {
   const { installationId, faults, json } = ctx;
 
   function faultReply(kind: FaultKind): Reply {
-    if (kind === 502) return [502, JSON.stringify({ message: 'Server Error' }), { 'content-type': 'application/json; charset=utf-8' }];
+    if (kind === 502 || kind === 'performed-then-502') return [502, JSON.stringify({ message: 'Server Error' }), { 'content-type': 'application/json; charset=utf-8' }];
     if (kind === 'secondary-rate-limit') {
       return json(
         403,

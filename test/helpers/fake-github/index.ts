@@ -9,7 +9,7 @@ import { createRepoRoutes } from './routes-repo.js';
 import { createShapes } from './shapes.js';
 import { createState } from './state.js';
 import { API, type FakeGitHub, type FakeGitHubOptions, type FakeIssue, type FakePull, type RecordedRequest } from './types.js';
-import { errorBody, METHODS, now, parseBody, type Reply } from './util.js';
+import { errorBody, graphqlOperation, graphqlQuery, METHODS, now, obj, parseBody, type Reply, str } from './util.js';
 
 export type {
   FakeCheckRun,
@@ -150,12 +150,17 @@ export function fakeGitHub(opts: FakeGitHubOptions): FakeGitHub {
       headers,
       template: matchOperation(method, path)?.template ?? (url.pathname === '/graphql' ? '/graphql' : undefined),
       status: 0,
+      write: isWrite(method, url.pathname, body),
     };
     requests.push(rec);
 
+    let performedThen502 = false;
     if (!isTokenExchange) {
       const fault = takeFault(method, path);
-      if (fault !== undefined) {
+      if (fault === 'performed-then-502') {
+        rec.fault = fault;
+        performedThen502 = true;
+      } else if (fault !== undefined) {
         rec.fault = fault;
         const reply = faultReply(fault);
         rec.status = reply[0];
@@ -185,6 +190,8 @@ export function fakeGitHub(opts: FakeGitHubOptions): FakeGitHub {
       unhandled.push(`${method} ${path}`);
       reply = notFound();
     }
+    // Done, and the answer lost on the way back.
+    if (performedThen502) reply = faultReply('performed-then-502');
     rec.status = reply[0];
     return reply;
   }
@@ -203,6 +210,30 @@ export function fakeGitHub(opts: FakeGitHubOptions): FakeGitHub {
         // biome-ignore lint/nursery/noThisOutsideOfClass: same: `this` is nock's reply context
         return handle(m, uri, body, this.req.headers) as unknown as nock.ReplyFnResult;
       });
+  }
+
+  /** A write as GitHub's guidance counts them: token exchanges are auth, a GraphQL query is a read. */
+  function isWrite(method: string, pathname: string, body: unknown): boolean {
+    if (/^\/app\/installations\/[^/]+\/access_tokens$/.test(pathname)) return false;
+    if (pathname === '/graphql') return /^\s*mutation\b/.test(graphqlQuery(body));
+    return method !== 'GET' && method !== 'HEAD';
+  }
+
+  /** Whether a write belongs to a goal: its issue and pulls by number or node id, its commits' check runs. */
+  function writeOf(r: RecordedRequest, goal: { issue: number; pulls?: number[]; shas?: string[] }): boolean {
+    const numbers = new Set([goal.issue, ...(goal.pulls ?? [])]);
+    if (r.pathname === '/graphql') {
+      const nodeIds = [...numbers].map((n) => issues.get(n)?.nodeId).concat((goal.pulls ?? []).map((n) => pulls.find((p) => p.number === n)?.nodeId));
+      return Object.values(obj(obj(r.body).variables)).some((v) => nodeIds.includes(String(v)));
+    }
+    const segs = r.pathname.split('/').slice(4);
+    if (segs[0] === 'check-runs') {
+      const sha = segs[1] ? checkRuns.find((c) => String(c.id) === segs[1])?.headSha : str(obj(r.body).head_sha);
+      return sha !== undefined && (goal.shas ?? []).includes(sha);
+    }
+    if (segs[0] === 'issues' && segs[1] === 'comments') return numbers.has(comments.find((c) => String(c.id) === segs[2])?.issueNumber ?? -1);
+    if (segs[0] === 'pulls' && segs[1] === undefined) return pulls.some((p) => p.head === str(obj(r.body).head) && numbers.has(p.number));
+    return (segs[0] === 'issues' || segs[0] === 'pulls') && numbers.has(Number(segs[1]));
   }
 
   function issue(n: number): FakeIssue {
@@ -238,6 +269,16 @@ export function fakeGitHub(opts: FakeGitHubOptions): FakeGitHub {
     pull,
     labels: (n) => [...issue(n).labels],
     commentsOn: (n) => comments.filter((c) => c.issueNumber === n && !c.deleted),
+    writes: () => requests.filter((r) => r.write),
+    writesFor: (goal) => requests.filter((r) => r.write && writeOf(r, goal)),
+    writesByKind() {
+      const kinds: Record<string, number> = {};
+      for (const r of requests.filter((q) => q.write)) {
+        const kind = r.pathname === '/graphql' ? `mutation ${graphqlOperation(r.body)}` : `${r.method} ${r.template ?? r.pathname}`;
+        kinds[kind] = (kinds[kind] ?? 0) + 1;
+      }
+      return kinds;
+    },
     calls: (method, path) => requests.filter((q) => q.method === method.toUpperCase() && (path === undefined || (typeof path === 'string' ? q.pathname === path : path.test(q.path)))),
     addIssue,
     addComment,

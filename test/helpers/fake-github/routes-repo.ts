@@ -170,7 +170,32 @@ export function createRepoRoutes(ctx: Ctx) {
         },
       });
     }
+    if (/\b(addLabelsToLabelable|removeLabelsFromLabelable)\b/.test(query)) return labelMutations(query, variables);
     return json(200, { errors: [{ message: `fakeGitHub: unsupported GraphQL operation: ${query.slice(0, 120)}` }] });
+  }
+
+  /**
+   * `addLabelsToLabelable` and `removeLabelsFromLabelable`, in the order the document names them
+   * (GitHub runs a document's mutations one after another), with `$issue`, `$add`, `$remove`.
+   */
+  function labelMutations(query: string, variables: Record<string, unknown>): Reply {
+    const issue = [...issues.values()].find((i) => i.nodeId === variables.issue);
+    const ids = (v: unknown) => (Array.isArray(v) ? v.map(String) : []);
+    const byId = (id: string) => [...repoLabels.values()].find((l) => l.nodeId === id);
+    const unknown = [...ids(variables.add), ...ids(variables.remove)].find((id) => !byId(id));
+    if (!issue || unknown !== undefined) {
+      return json(200, { data: null, errors: [{ type: 'NOT_FOUND', message: `Could not resolve to a node with the global id of '${unknown ?? String(variables.issue)}'.` }] });
+    }
+    const data: Record<string, unknown> = {};
+    for (const m of query.matchAll(/\b(addLabelsToLabelable|removeLabelsFromLabelable)\b/g)) {
+      const names = ids(m[1] === 'addLabelsToLabelable' ? variables.add : variables.remove).map((id) => byId(id)!.name.toLowerCase());
+      if (m[1] === 'addLabelsToLabelable') {
+        for (const id of ids(variables.add)) if (!issue.labels.some((l) => l.toLowerCase() === byId(id)!.name.toLowerCase())) issue.labels.push(byId(id)!.name);
+      } else issue.labels = issue.labels.filter((l) => !names.includes(l.toLowerCase()));
+      data[m[1]!] = { clientMutationId: null };
+    }
+    touch(issue);
+    return json(200, { data });
   }
 
   return { routeApp, routeRepo, graphql };

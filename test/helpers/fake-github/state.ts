@@ -182,6 +182,7 @@ export function createState(opts: FakeGitHubOptions) {
     return c;
   }
 
+  for (const name of opts.labels ?? []) ensureLabel(name);
   for (const seed of opts.issues ?? []) addIssue(seed);
 
   return {

@@ -1,7 +1,11 @@
 export const API = 'https://api.github.com';
 
 export type Permission = 'admin' | 'maintain' | 'write' | 'triage' | 'read' | 'none';
-export type FaultKind = 502 | 'secondary-rate-limit' | 'rate-limit';
+/**
+ * `performed-then-502`: GitHub performs the request (a create creates), then answers 502, as a
+ * proxy timing out does: a client that re-sends the POST creates a duplicate.
+ */
+export type FaultKind = 502 | 'performed-then-502' | 'secondary-rate-limit' | 'rate-limit';
 export type UserType = 'User' | 'Bot';
 
 export interface FakeIssueSeed {
@@ -40,6 +44,8 @@ export interface FakeGitHubOptions {
   installationId: number;
   collaborators?: Record<string, Permission>;
   issues?: FakeIssueSeed[];
+  /** The repository's labels at the start (an issue's labels are added to them too). */
+  labels?: string[];
   /** Repo contents served by GET /repos/{o}/{r}/contents/{path} (404 when absent). */
   files?: Record<string, string>;
   defaultBranch?: string;
@@ -187,6 +193,8 @@ export interface RecordedRequest {
   status: number;
   /** Set when the answer was an injected fault. */
   fault?: FaultKind;
+  /** A write as GitHub's guidance counts them: any request but a read, GraphQL mutations included, token exchanges not. */
+  write: boolean;
 }
 
 export interface FaultFilter {
@@ -228,6 +236,15 @@ export interface FakeGitHub {
   commentsOn(n: number): FakeComment[];
   /** Requests whose method matches and whose path (with query) matches the pattern. */
   calls(method: string, path?: RegExp | string): RecordedRequest[];
+  /** The writes (see `RecordedRequest.write`) made so far, in order. */
+  writes(): RecordedRequest[];
+  /**
+   * The writes of one goal: on its issue and pull requests (their labels, comments and edits), the
+   * GraphQL mutations naming one of them, and the check runs on the given commits.
+   */
+  writesFor(goal: { issue: number; pulls?: number[]; shas?: string[] }): RecordedRequest[];
+  /** The writes by kind: `POST /repos/{owner}/{repo}/check-runs` (the OpenAPI template), or `mutation markPullRequestReadyForReview`. */
+  writesByKind(): Record<string, number>;
 
   addIssue(seed: FakeIssueSeed): FakeIssue;
   /** A comment written by someone (a human, by default), e.g. before delivering issue_comment.created. */
@@ -245,8 +262,9 @@ export interface FakeGitHub {
 
   /**
    * The next `count` requests other than the token exchange (and matching `filter`, when given)
-   * fail with `kind`: 502, a secondary rate limit (403, retry-after: 1), or a primary rate limit
-   * (403, x-ratelimit-remaining: 0, reset a second ahead).
+   * fail with `kind`: 502, a 502 after performing the request (`performed-then-502`), a secondary
+   * rate limit (403, retry-after: 1), or a primary rate limit (403, x-ratelimit-remaining: 0,
+   * reset a second ahead).
    */
   failNext(count: number, kind: FaultKind, filter?: FaultFilter): void;
   /** Injected faults not yet used. */

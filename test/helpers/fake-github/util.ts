@@ -71,3 +71,15 @@ export const ROLE: Record<Permission, { permission: string; role: string; perms:
   read: { permission: 'read', role: 'read', perms: { admin: false, maintain: false, push: false, triage: false, pull: true } },
   none: { permission: 'none', role: 'none', perms: { admin: false, maintain: false, push: false, triage: false, pull: false } },
 };
+
+/** The query text of a GraphQL request's body. */
+export function graphqlQuery(body: unknown): string {
+  return str(obj(body).query) ?? '';
+}
+
+/** The first field a GraphQL operation selects (`markPullRequestReadyForReview`), or `?`. */
+export function graphqlOperation(body: unknown): string {
+  const q = graphqlQuery(body);
+  const fields = [...q.slice(q.indexOf('{') + 1).matchAll(/(?:^|[{\s,])(?:\w+\s*:\s*)?(\w+)\s*\(/g)].map((m) => m[1]!);
+  return fields.length > 0 ? [...new Set(fields)].join('+') : '?';
+}
