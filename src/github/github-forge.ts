@@ -7,6 +7,7 @@ import type { AttemptLog } from '../ports/attempt-log.js';
 import type { EffectOnce, Forge } from '../ports/forge.js';
 import type { GoalKey, GoalLedger } from '../ports/goal-ledger.js';
 import type { Outbox } from '../ports/outbox.js';
+import type { WritePriority } from '../ports/write-budget.js';
 import { type GitHubGoal, type GitHubGoalMeta, readGitHubMeta } from '../steering/goal-meta.js';
 import { labelForGoal, labelForState, type StateLabel } from '../steering/labels.js';
 import { takePendingReviews } from '../steering/pending-reviews.js';
@@ -18,7 +19,7 @@ import { createOnce } from './create-once.js';
 import { type CheckRunContext, reportCheckRun } from './goal-check-run.js';
 import { type AppIdentity, appIdentity, effectMarker, findCommentByMarker } from './own-comments.js';
 import { replaceStateLabel } from './state-label.js';
-import { createOptions, type WritePriority, writeOptions } from './write-options.js';
+import { createOptions, writeOptions } from './write-options.js';
 
 export { type AppIdentity, appIdentity, effectMarker, findCommentByMarker, isOwnComment } from './own-comments.js';
 

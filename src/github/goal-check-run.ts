@@ -79,7 +79,7 @@ export async function reportCheckRun(c: CheckRunContext, s: GoalSnapshot, headSh
 const inFlight = new Map<string, Promise<number>>();
 function oncePerHead(key: string, findOrCreate: () => Promise<number>): Promise<number> {
   const running = inFlight.get(key);
-  if (running) return running;
+  if (running !== undefined) return running;
   const made = findOrCreate().finally(() => inFlight.delete(key));
   inFlight.set(key, made);
   return made;

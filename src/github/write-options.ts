@@ -1,13 +1,8 @@
-/**
- * How much a write matters when the installation's write budget is tight: escalations, approval
- * requests and review replies first, then pull requests, check runs, labels and new comments,
- * then status-comment edits (which coalesce: only the latest is worth sending).
- */
-export type WritePriority = 'urgent' | 'normal' | 'background';
+import type { WritePriority } from '../ports/write-budget.js';
 
-/** A write's Octokit request options: its priority, read by the write budget's hook as `options.request.priority`. */
-export function writeOptions(priority: WritePriority): { request: { priority: WritePriority } } {
-  return { request: { priority } };
+/** A write's Octokit request options: its priority, read by the write budget's hook (write-budget-plugin.ts) as `options.request.writePriority`. */
+export function writeOptions(priority: WritePriority): { request: { writePriority: WritePriority } } {
+  return { request: { writePriority: priority } };
 }
 
 /**
@@ -15,6 +10,6 @@ export function writeOptions(priority: WritePriority): { request: { priority: Wr
  * (`retries: 0`): GitHub may have performed a POST it answered with a 5xx, so the object is
  * looked for before it is sent again (create-once.ts).
  */
-export function createOptions(priority: WritePriority): { request: { priority: WritePriority; retries: 0 } } {
-  return { request: { priority, retries: 0 } };
+export function createOptions(priority: WritePriority): { request: { writePriority: WritePriority; retries: 0 } } {
+  return { request: { writePriority: priority, retries: 0 } };
 }

@@ -79,15 +79,15 @@ async function scene() {
   const octokit = (await h.probot.auth(INSTALLATION)) as unknown as Octokit;
   const seen: Array<{ method: string; url: string; priority: unknown; retries: unknown }> = [];
   octokit.hook.before('request', (options) => {
-    const request = options.request as { priority?: unknown; retries?: unknown } | undefined;
-    seen.push({ method: String(options.method), url: String(options.url), priority: request?.priority, retries: request?.retries });
+    const request = options.request as { writePriority?: unknown; retries?: unknown } | undefined;
+    seen.push({ method: String(options.method), url: String(options.url), priority: request?.writePriority, retries: request?.retries });
   });
   const forge = new GitHubForge({ octokit, goal: g, key: KEY, ledger: h.ledger, logger: silent, minUpdateIntervalMs: 0 });
   return { h, g, octokit, forge, seen, snapshot: () => snapshotFromLedger(h.ledger, KEY, g) };
 }
 
 describe('write priorities and retries, as Octokit sends them', () => {
-  it('passes an unknown `request.priority` through to its hooks, and sends nothing of it to GitHub', async () => {
+  it('passes an unknown `request.writePriority` through to its hooks, and sends nothing of it to GitHub', async () => {
     const s = await scene();
     const { data } = await s.octokit.rest.issues.createComment({ owner: OWNER, repo: REPO, issue_number: 11, body: 'hello', ...writeOptions('urgent') });
     expect(data.body).toBe('hello');
