@@ -3,16 +3,10 @@ import type { CommandRequest, CommandResult, Sandbox } from '../../src/ports/san
 import { ProcessSandbox } from '../../src/sandbox/process-sandbox.js';
 import { STATUS_MARKER } from '../../src/steering/report/status-comment.js';
 import { checkpointCommits } from '../helpers/git.js';
-import { appHarness, goalBlock } from '../helpers/github-app-harness.js';
+import { appHarness, goalBlock, THREE_STEP_GOAL } from '../helpers/github-app-harness.js';
 import { issueCommentCreated, issuesLabeled, pullRequestReviewSubmitted } from '../helpers/webhook-payloads.js';
 
-const THREE = goalBlock(`
-objective: Three steps
-tasks:
-  - { id: s1, title: Step one, run: "echo 1 > s1", verification: "test -f s1" }
-  - { id: s2, title: Step two, run: "echo 2 > s2", verification: "test -f s2", dependencies: [s1] }
-  - { id: s3, title: Step three, run: "echo 3 > s3", verification: "test -f s3", dependencies: [s2] }
-`);
+const THREE = THREE_STEP_GOAL;
 const ISSUE = { number: 11, title: 'Three steps', body: THREE, user: 'alice', labels: ['goal'] };
 const BRANCH = 'goal/11-three-steps';
 const statusComments = (h: Awaited<ReturnType<typeof appHarness>>) => h.fake.commentsOn(11).filter((c) => c.body.includes(STATUS_MARKER));

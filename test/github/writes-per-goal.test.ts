@@ -2,16 +2,10 @@ import { describe, expect, it } from 'vitest';
 import { STATE_LABELS } from '../../src/steering/labels.js';
 import { STATUS_MARKER } from '../../src/steering/report/status-comment.js';
 import { checkpointCommits, git } from '../helpers/git.js';
-import { appHarness, goalBlock } from '../helpers/github-app-harness.js';
+import { appHarness, THREE_STEP_GOAL } from '../helpers/github-app-harness.js';
 import { issuesLabeled } from '../helpers/webhook-payloads.js';
 
-const THREE = goalBlock(`
-objective: Three steps
-tasks:
-  - { id: s1, title: Step one, run: "echo 1 > s1", verification: "test -f s1" }
-  - { id: s2, title: Step two, run: "echo 2 > s2", verification: "test -f s2", dependencies: [s1] }
-  - { id: s3, title: Step three, run: "echo 3 > s3", verification: "test -f s3", dependencies: [s2] }
-`);
+const THREE = THREE_STEP_GOAL;
 const ISSUE = { number: 11, title: 'Three steps', body: THREE, user: 'alice', labels: ['goal', 'bug'] };
 const BRANCH = 'goal/11-three-steps';
 

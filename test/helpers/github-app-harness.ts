@@ -148,3 +148,12 @@ function freezable<T extends object>(target: T, life: { value: boolean }): T {
     },
   });
 }
+
+/** A goal of three steps in a chain, each a file its verification looks for. */
+export const THREE_STEP_GOAL = goalBlock(`
+objective: Three steps
+tasks:
+  - { id: s1, title: Step one, run: "echo 1 > s1", verification: "test -f s1" }
+  - { id: s2, title: Step two, run: "echo 2 > s2", verification: "test -f s2", dependencies: [s1] }
+  - { id: s3, title: Step three, run: "echo 3 > s3", verification: "test -f s3", dependencies: [s2] }
+`);
