@@ -45,8 +45,8 @@ const QUIET_MS = 4_000;
 
 /**
  * Every tuning variable the process helpers shrink for speed, back at its production default: an
- * empty value reads as unset (service-settings.ts; .env.example writes it so), and also wins over
- * a developer's ./.env. That is 70 writes a minute and 450 an hour shared through the ledger,
+ * empty value reads as unset (service-settings.ts, and its test; .env.example writes it so), and
+ * also wins over a developer's ./.env. That is 70 writes a minute and 450 an hour shared through the ledger,
  * writes 1 s apart in each process (3 s for ones that notify), status edits 3 s apart, 2 goals
  * per worker, and the production lease (30 s) and poll (1 s): nothing here needs them shorter.
  */
@@ -103,178 +103,204 @@ interface LoadRun {
   problems: () => string;
 }
 
+/** What the run leaves for the teardown and a failure's report. */
+interface Scene {
+  root?: string;
+  stop?: () => Promise<void>;
+  problems: () => string;
+}
+
+async function runLoad(scene: Scene): Promise<LoadRun> {
+  const started = Date.now();
+  const dir = await mkdtemp(join(tmpdir(), 'goal-loop-load-'));
+  scene.root = dir;
+  const repo = await createSampleRepo(join(dir, 'sample'));
+  const tip = (branch: string): string | undefined => {
+    try {
+      return execFileSync('git', ['rev-parse', '--verify', '--quiet', `refs/heads/${branch}`], { cwd: repo.bare, encoding: 'utf8' }).trim() || undefined;
+    } catch {
+      return undefined;
+    }
+  };
+  const bridge: GitHubBridge = await githubBridge();
+  // A repository the App worked in before (its state labels exist), as in writes-per-goal.test.ts:
+  // every write then belongs to a goal.
+  const fake = fakeGitHub({
+    owner: OWNER,
+    repo: REPO,
+    installationId: INSTALLATION,
+    collaborators: { alice: 'write' },
+    issues: ISSUES,
+    labels: [...STATE_LABELS],
+    strictAuth: true,
+    resolveSha: tip,
+  });
+  fake.setFile('.github/goal-loop.yml', 'sandbox: process\n');
+  // Per process: its error lines (for a failure's report), and whether it said it is running.
+  const logs = new Map<string, { errors: string[]; running: boolean; rest: string }>();
+  const processes: Array<ServeProcess | WorkerProcess> = [];
+  let store: Store | undefined;
+  scene.stop = async () => {
+    await Promise.all(processes.map((p) => p.kill()));
+    await bridge.close();
+    await store?.close();
+    fake.stop();
+  };
+  const keepLog = (name: string, p: ServeProcess | WorkerProcess) => {
+    processes.push(p);
+    const log = { errors: [] as string[], running: false, rest: '' };
+    logs.set(name, log);
+    p.child.stderr!.on('data', (c: Buffer) => {
+      const lines = (log.rest + c.toString()).split('\n');
+      log.rest = lines.pop()!;
+      for (const line of lines) {
+        if (/"level":(50|60)/.test(line)) log.errors.push(line.slice(0, 600));
+        if (line.includes('goal-loop worker is running')) log.running = true;
+      }
+    });
+  };
+  scene.problems = () =>
+    [...logs]
+      .map(
+        ([name, log]) =>
+          `${name}: ${log.errors.length} error lines\n${log.errors
+            .slice(-6)
+            .map((l) => `  ${l}`)
+            .join('\n')}`,
+      )
+      .join('\n');
+  // Info: the workers say when they are running.
+  const WORKER_ENV = { ...PRODUCTION, LOG_LEVEL: 'info' };
+
+  const databaseUrl = await freshDatabase();
+  const storeEnv = { DATABASE_URL: databaseUrl };
+  const serve = await startServeProcess({ bridge, store: storeEnv, workspaces: join(dir, 'serve'), env: PRODUCTION });
+  keepLog('serve', serve);
+  const workers = Array.from({ length: WORKERS }, (_, i) => startWorkerProcess({ bridge, store: storeEnv, workspaces: join(dir, `worker-${i + 1}`), env: WORKER_ENV }));
+  for (const [i, w] of workers.entries()) keepLog(`worker ${i + 1}`, w);
+  await serve.ready(60_000);
+  const readyBy = Date.now() + 60_000;
+  while (![...logs].every(([name, log]) => name === 'serve' || log.running)) {
+    if (Date.now() > readyBy) throw new Error('the workers were not running within 60 s');
+    await sleep(50);
+  }
+  store = await openPostgresStore(databaseUrl);
+  const ledger = store.ledger;
+
+  // Creates that GitHub performs and then answers 502: two each of the status comment, the PR
+  // and the check run (the first ones sent). A client that re-sends them makes duplicates.
+  fake.failNext(2, 'performed-then-502', { method: 'POST', path: /\/issues\/\d+\/comments$/ });
+  fake.failNext(2, 'performed-then-502', { method: 'POST', path: /\/pulls$/ });
+  fake.failNext(2, 'performed-then-502', { method: 'POST', path: /\/check-runs$/ });
+
+  const labelledAt = new Map<number, number>();
+  const shownAt = new Map<number, number>();
+  const showsState = (n: number) => fake.labels(n).some((l) => l.startsWith('goal:')) || fake.commentsOn(n).some((c) => c.user === fake.botLogin && c.body.includes(STATUS_MARKER));
+  const look = () => {
+    for (const n of labelledAt.keys()) if (!shownAt.has(n) && showsState(n)) shownAt.set(n, Date.now());
+  };
+
+  const repoSpec = { owner: OWNER, repo: REPO, installationId: INSTALLATION, cloneUrl: repo.bare, sender: 'alice' };
+  for (const issue of ISSUES) {
+    labelledAt.set(issue.number, Date.now());
+    const res = await serve.deliver('issues', issuesLabeled({ ...repoSpec, issue, label: 'goal' }));
+    if (res.status !== 200) throw new Error(`delivery of issues.labeled #${issue.number}: ${res.status}`);
+    look();
+    await sleep(LABEL_EVERY_MS);
+  }
+  const lastLabel = Date.now();
+
+  const allAlive = () => {
+    const dead = processes.findIndex((p) => p.child.exitCode !== null || p.child.signalCode !== null);
+    if (dead >= 0) throw new Error(`${[...logs.keys()][dead]} exited on its own`);
+  };
+  async function whatIsWrong(): Promise<string[]> {
+    const out: string[] = [];
+    for (const [idx, issue] of ISSUES.entries()) {
+      const n = issue.number;
+      const branch = BRANCHES[idx]!;
+      const wrong: string[] = [];
+      const state = (await ledger.getGoal(goalKeyFor(OWNER, REPO, n)))?.state ?? 'absent';
+      if (state !== 'LOOP_COMPLETE') wrong.push(`ledger state ${state}`);
+      const prs = fake.pulls.filter((p) => p.head === branch);
+      if (prs.length !== 1) wrong.push(`${prs.length} PRs on ${branch}`);
+      for (const p of prs) if (p.draft || p.state !== 'open') wrong.push(`PR #${p.number} ${p.state}${p.draft ? ', draft' : ''}`);
+      const goalLabels = fake.labels(n).filter((l) => l.startsWith('goal:'));
+      if (goalLabels.join() !== labelForState('LOOP_COMPLETE')) wrong.push(`goal labels [${goalLabels.join(', ')}]`);
+      const tasks = checkpointCommits(repo.bare, branch).map((c) => c.task);
+      if (tasks.join() !== TASKS.join()) wrong.push(`checkpoints [${tasks.join(', ')}]`);
+      if (wrong.length > 0) out.push(`#${n}: ${wrong.join('; ')}`);
+    }
+    return out;
+  }
+
+  // The secondary rate limit: armed once every issue shows its state (at the latest when they
+  // should have: the pause is checked even if the showing state check fails), on the next write.
+  let armed = false;
+  const limitedWrite = () => fake.requests.find((r) => r.fault === 'secondary-rate-limit');
+  const end = lastLabel + CONVERGE_MS;
+  let requests = fake.requests.length;
+  let quietSince = Date.now();
+  while (Date.now() < end) {
+    allAlive();
+    await sleep(100);
+    look();
+    if (!armed && (shownAt.size === GOALS || Date.now() > lastLabel + SHOW_STATE_MS)) {
+      fake.failNext(1, 'secondary-rate-limit', { write: true });
+      armed = true;
+    }
+    if (fake.requests.length !== requests) {
+      requests = fake.requests.length;
+      quietSince = Date.now();
+    }
+    const limited = limitedWrite();
+    if (!limited || Date.now() < limited.at + PAUSE_MS || Date.now() - quietSince < QUIET_MS) continue;
+    if ((await whatIsWrong()).length === 0) break;
+  }
+  const wrong = await whatIsWrong();
+
+  // The ledger's own record of the budget: when each write was let through, and the pause.
+  const slots = await adminQuery(databaseUrl, 'SELECT extract(epoch FROM at) * 1000 AS ms FROM write_events WHERE installation = $1 ORDER BY at', [String(INSTALLATION)]);
+  const pause = await adminQuery(databaseUrl, 'SELECT extract(epoch FROM paused_until) * 1000 AS ms FROM write_budgets WHERE installation = $1', [String(INSTALLATION)]);
+
+  const goalWrites = new Map<number, RecordedRequest[]>();
+  for (const [idx, issue] of ISSUES.entries()) {
+    const branch = BRANCHES[idx]!;
+    const shas = tip(branch) ? git(repo.bare, 'rev-list', branch).split('\n') : [];
+    goalWrites.set(issue.number, fake.writesFor({ issue: issue.number, pulls: fake.pulls.filter((p) => p.head === branch).map((p) => p.number), shas }));
+  }
+  return {
+    fake,
+    labelledAt,
+    shownAt,
+    limited: limitedWrite(),
+    budgetWrites: slots.rows.map((r: { ms: string | number }) => Number(r.ms)),
+    pausedUntil: Number((pause.rows[0] as { ms?: string | number } | undefined)?.ms ?? 0),
+    wrong,
+    goalWrites,
+    tokenOf: (r) => (r.headers.authorization ?? '').replace(/^(token|bearer)\s+/i, ''),
+    started,
+    ended: Date.now(),
+    problems: scene.problems,
+  };
+}
+
 describe('GitHub writes under load: serve + 3 workers on PostgreSQL, production write settings', () => {
   let run: LoadRun;
-  let root: string | undefined;
-  let stop: (() => Promise<void>) | undefined;
+  const scene: Scene = { problems: () => 'no process started' };
 
   beforeAll(async () => {
-    const started = Date.now();
-    const dir = await mkdtemp(join(tmpdir(), 'goal-loop-load-'));
-    root = dir;
-    const repo = await createSampleRepo(join(dir, 'sample'));
-    const tip = (branch: string): string | undefined => {
-      try {
-        return execFileSync('git', ['rev-parse', '--verify', '--quiet', `refs/heads/${branch}`], { cwd: repo.bare, encoding: 'utf8' }).trim() || undefined;
-      } catch {
-        return undefined;
-      }
-    };
-    const bridge: GitHubBridge = await githubBridge();
-    // A repository the App worked in before (its state labels exist), as in writes-per-goal.test.ts:
-    // every write then belongs to a goal.
-    const fake = fakeGitHub({
-      owner: OWNER,
-      repo: REPO,
-      installationId: INSTALLATION,
-      collaborators: { alice: 'write' },
-      issues: ISSUES,
-      labels: [...STATE_LABELS],
-      strictAuth: true,
-      resolveSha: tip,
-    });
-    fake.setFile('.github/goal-loop.yml', 'sandbox: process\n');
-    const logs = new Map<string, string>();
-    const append = (name: string, text: string) => logs.set(name, `${logs.get(name) ?? ''}${text}`.slice(-200_000));
-    const processes: Array<ServeProcess | WorkerProcess> = [];
-    let store: Store | undefined;
-    stop = async () => {
-      await Promise.all(processes.map((p) => p.kill()));
-      await bridge.close();
-      await store?.close();
-      fake.stop();
-    };
-    const keepLog = (name: string, p: ServeProcess | WorkerProcess) => {
-      processes.push(p);
-      logs.set(name, '');
-      p.child.stderr!.on('data', (c: Buffer) => append(name, c.toString()));
-    };
-
-    const databaseUrl = await freshDatabase();
-    const storeEnv = { DATABASE_URL: databaseUrl };
-    const serve = await startServeProcess({ bridge, store: storeEnv, workspaces: join(dir, 'serve'), env: PRODUCTION });
-    keepLog('serve', serve);
-    const workers = Array.from({ length: WORKERS }, (_, i) => startWorkerProcess({ bridge, store: storeEnv, workspaces: join(dir, `worker-${i + 1}`), env: PRODUCTION }));
-    for (const [i, w] of workers.entries()) keepLog(`worker ${i + 1}`, w);
-    await serve.ready(60_000);
-    const readyBy = Date.now() + 60_000;
-    while (![...logs].every(([name, log]) => name === 'serve' || log.includes('goal-loop worker is running'))) {
-      if (Date.now() > readyBy) throw new Error('the workers were not running within 60 s');
-      await sleep(50);
+    try {
+      run = await runLoad(scene);
+    } catch (err) {
+      console.error(scene.problems());
+      throw err;
     }
-    store = await openPostgresStore(databaseUrl);
-    const ledger = store.ledger;
-
-    // Creates that GitHub performs and then answers 502: two each of the status comment, the PR
-    // and the check run (the first ones sent). A client that re-sends them makes duplicates.
-    fake.failNext(2, 'performed-then-502', { method: 'POST', path: /\/issues\/\d+\/comments$/ });
-    fake.failNext(2, 'performed-then-502', { method: 'POST', path: /\/pulls$/ });
-    fake.failNext(2, 'performed-then-502', { method: 'POST', path: /\/check-runs$/ });
-
-    const labelledAt = new Map<number, number>();
-    const shownAt = new Map<number, number>();
-    const showsState = (n: number) => fake.labels(n).some((l) => l.startsWith('goal:')) || fake.commentsOn(n).some((c) => c.user === fake.botLogin && c.body.includes(STATUS_MARKER));
-    const look = () => {
-      for (const n of labelledAt.keys()) if (!shownAt.has(n) && showsState(n)) shownAt.set(n, Date.now());
-    };
-
-    const repoSpec = { owner: OWNER, repo: REPO, installationId: INSTALLATION, cloneUrl: repo.bare, sender: 'alice' };
-    for (const issue of ISSUES) {
-      labelledAt.set(issue.number, Date.now());
-      const res = await serve.deliver('issues', issuesLabeled({ ...repoSpec, issue, label: 'goal' }));
-      if (res.status !== 200) throw new Error(`delivery of issues.labeled #${issue.number}: ${res.status}`);
-      look();
-      await sleep(LABEL_EVERY_MS);
-    }
-    const lastLabel = Date.now();
-
-    const allAlive = () => {
-      const dead = processes.findIndex((p) => p.child.exitCode !== null || p.child.signalCode !== null);
-      if (dead >= 0) throw new Error(`${[...logs.keys()][dead]} exited on its own`);
-    };
-    async function whatIsWrong(): Promise<string[]> {
-      const out: string[] = [];
-      for (const [idx, issue] of ISSUES.entries()) {
-        const n = issue.number;
-        const branch = BRANCHES[idx]!;
-        const wrong: string[] = [];
-        const state = (await ledger.getGoal(goalKeyFor(OWNER, REPO, n)))?.state ?? 'absent';
-        if (state !== 'LOOP_COMPLETE') wrong.push(`ledger state ${state}`);
-        const prs = fake.pulls.filter((p) => p.head === branch);
-        if (prs.length !== 1) wrong.push(`${prs.length} PRs on ${branch}`);
-        for (const p of prs) if (p.draft || p.state !== 'open') wrong.push(`PR #${p.number} ${p.state}${p.draft ? ', draft' : ''}`);
-        const goalLabels = fake.labels(n).filter((l) => l.startsWith('goal:'));
-        if (goalLabels.join() !== labelForState('LOOP_COMPLETE')) wrong.push(`goal labels [${goalLabels.join(', ')}]`);
-        const tasks = checkpointCommits(repo.bare, branch).map((c) => c.task);
-        if (tasks.join() !== TASKS.join()) wrong.push(`checkpoints [${tasks.join(', ')}]`);
-        if (wrong.length > 0) out.push(`#${n}: ${wrong.join('; ')}`);
-      }
-      return out;
-    }
-
-    // The secondary rate limit: armed once every issue shows its state (at the latest when they
-    // should have: the pause is checked even if the showing state check fails), on the next write.
-    let armed = false;
-    const limitedWrite = () => fake.requests.find((r) => r.fault === 'secondary-rate-limit');
-    const end = lastLabel + CONVERGE_MS;
-    let requests = fake.requests.length;
-    let quietSince = Date.now();
-    while (Date.now() < end) {
-      allAlive();
-      await sleep(100);
-      look();
-      if (!armed && (shownAt.size === GOALS || Date.now() > lastLabel + SHOW_STATE_MS)) {
-        fake.failNext(1, 'secondary-rate-limit', { write: true });
-        armed = true;
-      }
-      if (fake.requests.length !== requests) {
-        requests = fake.requests.length;
-        quietSince = Date.now();
-      }
-      const limited = limitedWrite();
-      if (!limited || Date.now() < limited.at + PAUSE_MS || Date.now() - quietSince < QUIET_MS) continue;
-      if ((await whatIsWrong()).length === 0) break;
-    }
-    const wrong = await whatIsWrong();
-
-    // The ledger's own record of the budget: when each write was let through, and the pause.
-    const slots = await adminQuery(databaseUrl, 'SELECT extract(epoch FROM at) * 1000 AS ms FROM write_events WHERE installation = $1 ORDER BY at', [String(INSTALLATION)]);
-    const pause = await adminQuery(databaseUrl, 'SELECT extract(epoch FROM paused_until) * 1000 AS ms FROM write_budgets WHERE installation = $1', [String(INSTALLATION)]);
-
-    const goalWrites = new Map<number, RecordedRequest[]>();
-    for (const [idx, issue] of ISSUES.entries()) {
-      const branch = BRANCHES[idx]!;
-      const shas = tip(branch) ? git(repo.bare, 'rev-list', branch).split('\n') : [];
-      goalWrites.set(issue.number, fake.writesFor({ issue: issue.number, pulls: fake.pulls.filter((p) => p.head === branch).map((p) => p.number), shas }));
-    }
-    run = {
-      fake,
-      labelledAt,
-      shownAt,
-      limited: limitedWrite(),
-      budgetWrites: slots.rows.map((r: { ms: string | number }) => Number(r.ms)),
-      pausedUntil: Number((pause.rows[0] as { ms?: string | number } | undefined)?.ms ?? 0),
-      wrong,
-      goalWrites,
-      tokenOf: (r) => (r.headers.authorization ?? '').replace(/^(token|bearer)\s+/i, ''),
-      started,
-      ended: Date.now(),
-      problems: () =>
-        [...logs]
-          .map(([name, log]) => {
-            const lines = log.split('\n').filter((l) => /"level":(50|60)/.test(l));
-            return `${name}: ${lines.length} error lines\n${lines
-              .slice(-6)
-              .map((l) => `  ${l.slice(0, 600)}`)
-              .join('\n')}`;
-          })
-          .join('\n'),
-    };
   }, 420_000);
 
   afterAll(async () => {
-    await stop?.();
-    if (root) await rm(root, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
+    await scene.stop?.();
+    if (scene.root) await rm(scene.root, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
   }, 30_000);
 
   it('every goal is ready, in at most 12 writes each and at most 80 a minute in all; each issue shows its state within 15 s', () => {
@@ -293,6 +319,13 @@ describe('GitHub writes under load: serve + 3 workers on PostgreSQL, production 
         `  writes by kind: ${JSON.stringify(fake.writesByKind())}`,
       ].join('\n'),
     );
+    // DEBUG_LOAD=1: each goal's writes, in seconds from its label.
+    if (process.env.DEBUG_LOAD) {
+      for (const [n, w] of run.goalWrites) {
+        const kind = (r: RecordedRequest) => `${r.method === 'POST' && r.pathname === '/graphql' ? 'mutation' : r.method} ${(r.template ?? r.pathname).replace('/repos/{owner}/{repo}', '')}`;
+        console.log(`#${n}: ${w.map((r) => `+${seconds(r.at - run.labelledAt.get(n)!)} ${kind(r)}${r.fault ? ` (${r.fault})` : ''}`).join(', ')}`);
+      }
+    }
 
     expect(run.wrong, `goals not ready:\n${run.wrong.join('\n')}`).toEqual([]);
     expect(fake.violations).toEqual([]);
