@@ -46,9 +46,10 @@ const QUIET_MS = 4_000;
 /**
  * Every tuning variable the process helpers shrink for speed, back at its production default: an
  * empty value reads as unset (service-settings.ts, and its test; .env.example writes it so), and
- * also wins over a developer's ./.env. That is 70 writes a minute and 450 an hour shared through the ledger,
- * writes 1 s apart in each process (3 s for ones that notify), status edits 3 s apart, 2 goals
- * per worker, and the production lease (30 s) and poll (1 s): nothing here needs them shorter.
+ * also wins over a developer's ./.env. That is 70 writes a minute and 450 an hour shared through
+ * the ledger, writes 1 s apart in each process (3 s for ones that notify), status edits 3 s apart,
+ * queue places every 5 s, 2 goals per worker, and the production lease (30 s) and poll (1 s):
+ * nothing here needs them shorter.
  */
 const PRODUCTION = Object.fromEntries(
   [
@@ -56,6 +57,7 @@ const PRODUCTION = Object.fromEntries(
     'GOAL_LOOP_GITHUB_WRITES_PER_HOUR',
     'GOAL_LOOP_GITHUB_WRITE_INTERVAL_MS',
     'GOAL_LOOP_STATUS_INTERVAL_MS',
+    'GOAL_LOOP_QUEUE_REPORT_MS',
     'GOAL_LOOP_CONCURRENCY',
     'GOAL_LOOP_LEASE_MS',
     'GOAL_LOOP_POLL_MS',
@@ -234,8 +236,9 @@ async function runLoad(scene: Scene): Promise<LoadRun> {
     return out;
   }
 
-  // The secondary rate limit: armed once every issue shows its state (at the latest when they
-  // should have: the pause is checked even if the showing state check fails), on the next write.
+  // The secondary rate limit, on the next write once every issue shows its state. At the latest
+  // twice as long after the last label as an issue may take to show it: the pause is checked even
+  // when that check fails, and an issue still showing nothing then is late whatever the pause does.
   let armed = false;
   const limitedWrite = () => fake.requests.find((r) => r.fault === 'secondary-rate-limit');
   const end = lastLabel + CONVERGE_MS;
@@ -245,7 +248,7 @@ async function runLoad(scene: Scene): Promise<LoadRun> {
     allAlive();
     await sleep(100);
     look();
-    if (!armed && (shownAt.size === GOALS || Date.now() > lastLabel + SHOW_STATE_MS)) {
+    if (!armed && (shownAt.size === GOALS || Date.now() > lastLabel + 2 * SHOW_STATE_MS)) {
       fake.failNext(1, 'secondary-rate-limit', { write: true });
       armed = true;
     }
