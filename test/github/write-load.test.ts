@@ -82,6 +82,16 @@ function peakWrites(writes: RecordedRequest[], ms: number): { count: number; fro
   return best;
 }
 
+/** A goal's writes by kind (the OpenAPI template), faults named. */
+function kindsOf(writes: RecordedRequest[]): Record<string, number> {
+  const kinds: Record<string, number> = {};
+  for (const r of writes) {
+    const kind = `${r.pathname === '/graphql' ? 'mutation' : r.method} ${(r.template ?? r.pathname).replace('/repos/{owner}/{repo}', '')}${r.fault ? ` (${r.fault})` : ''}`;
+    kinds[kind] = (kinds[kind] ?? 0) + 1;
+  }
+  return kinds;
+}
+
 /** Everything the two checks below look at, gathered by one run. */
 interface LoadRun {
   fake: FakeGitHub;
@@ -325,46 +335,48 @@ describe('GitHub writes under load: serve + 3 workers on PostgreSQL, production 
     // DEBUG_LOAD=1: each goal's writes, in seconds from its label.
     if (process.env.DEBUG_LOAD) {
       for (const [n, w] of run.goalWrites) {
-        const kind = (r: RecordedRequest) => `${r.method === 'POST' && r.pathname === '/graphql' ? 'mutation' : r.method} ${(r.template ?? r.pathname).replace('/repos/{owner}/{repo}', '')}`;
-        console.log(`#${n}: ${w.map((r) => `+${seconds(r.at - run.labelledAt.get(n)!)} ${kind(r)}${r.fault ? ` (${r.fault})` : ''}`).join(', ')}`);
+        console.log(`#${n}: ${w.map((r) => `+${seconds(r.at - run.labelledAt.get(n)!)} ${Object.keys(kindsOf([r]))[0]}`).join(', ')}`);
       }
     }
 
-    expect(run.wrong, `goals not ready:\n${run.wrong.join('\n')}`).toEqual([]);
-    expect(fake.violations).toEqual([]);
-    expect(fake.unhandled).toEqual([]);
+    // Soft: one run shows every way it fell short.
+    expect.soft(run.wrong, `goals not ready:\n${run.wrong.join('\n')}`).toEqual([]);
+    expect.soft(fake.violations).toEqual([]);
+    expect.soft(fake.unhandled).toEqual([]);
     // The injected faults were all used: the 502s landed on creates that GitHub performed.
-    expect(fake.pendingFaults()).toBe(0);
-    expect(writes.filter((w) => w.fault === 'performed-then-502')).toHaveLength(6);
+    expect.soft(fake.pendingFaults()).toBe(0);
+    expect.soft(writes.filter((w) => w.fault === 'performed-then-502')).toHaveLength(6);
 
-    expect(peak.count, `writes in the busiest minute (from ${seconds(peak.from - run.started)})`).toBeLessThanOrEqual(MAX_WRITES_PER_MINUTE);
+    expect.soft(peak.count, `writes in the busiest minute (from ${seconds(peak.from - run.started)})`).toBeLessThanOrEqual(MAX_WRITES_PER_MINUTE);
 
     // Each write belongs to one goal, so the count per goal misses none of them.
     const counted = perGoal.reduce((s, g) => s + g.count, 0);
-    expect(counted, 'writes that belong to no goal, or to two').toBe(writes.length);
-    for (const [n, w] of run.goalWrites) {
-      const kinds: Record<string, number> = {};
-      for (const r of w) {
-        const kind = `${r.method} ${r.template ?? r.pathname}${r.fault ? ` (${r.fault})` : ''}`;
-        kinds[kind] = (kinds[kind] ?? 0) + 1;
-      }
-      expect(w.length, `writes for #${n}: ${JSON.stringify(kinds)}`).toBeLessThanOrEqual(MAX_WRITES_PER_GOAL);
-    }
+    expect.soft(counted, 'writes that belong to no goal, or to two').toBe(writes.length);
+    const overBudget = [...run.goalWrites].filter(([, w]) => w.length > MAX_WRITES_PER_GOAL).map(([n, w]) => `#${n}: ${w.length} writes ${JSON.stringify(kindsOf(w))}`);
+    expect.soft(overBudget, `goals over ${MAX_WRITES_PER_GOAL} writes`).toEqual([]);
 
-    for (const issue of ISSUES) {
-      const statuses = fake.commentsOn(issue.number).filter((c) => c.body.includes(STATUS_MARKER));
-      expect(
-        statuses.map((c) => c.user),
-        `status comments on #${issue.number}`,
-      ).toEqual([fake.botLogin]);
-    }
-    expect(
-      fake.checkRuns.filter((c) => c.status !== 'completed').map((c) => `${c.id} on ${c.headSha.slice(0, 8)}: ${c.status}`),
-      'check runs not completed',
-    ).toEqual([]);
+    const statusComments = ISSUES.map((i) => ({
+      n: i.number,
+      by: fake
+        .commentsOn(i.number)
+        .filter((c) => c.body.includes(STATUS_MARKER))
+        .map((c) => c.user),
+    }));
+    expect
+      .soft(
+        statusComments.filter((s) => s.by.join() !== fake.botLogin).map((s) => `#${s.n}: [${s.by.join(', ')}]`),
+        'issues without exactly one status comment of the App',
+      )
+      .toEqual([]);
+    expect
+      .soft(
+        fake.checkRuns.filter((c) => c.status !== 'completed').map((c) => `${c.id} on ${c.headSha.slice(0, 8)}: ${c.status}`),
+        'check runs not completed',
+      )
+      .toEqual([]);
 
     const late = toShow.filter((t) => !(t.ms <= SHOW_STATE_MS)).map((t) => `#${t.n} after ${Number.isFinite(t.ms) ? seconds(t.ms) : 'never'}`);
-    expect(late, `issues that did not show their state within ${SHOW_STATE_MS / 1000} s of their label`).toEqual([]);
+    expect.soft(late, `issues that did not show their state within ${SHOW_STATE_MS / 1000} s of their label`).toEqual([]);
   });
 
   it("a secondary rate limit pauses every process's writes for 60 s", () => {
