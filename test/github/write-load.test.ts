@@ -51,7 +51,7 @@ const QUIET_MS = 4_000;
  * Every tuning variable the process helpers shrink for speed, back at its production default: an
  * empty value reads as unset (service-settings.ts, and its test; .env.example writes it so), and
  * also wins over a developer's ./.env. That is 70 writes a minute and 450 an hour shared through
- * the ledger, writes 1 s apart in each process (3 s for ones that notify), status edits 3 s apart,
+ * the ledger, writes 1 s apart in each process (comments too), status edits 3 s apart,
  * queue places every 5 s, 2 goals per worker, and the production lease (30 s) and poll (1 s):
  * nothing here needs them shorter.
  */
@@ -409,7 +409,7 @@ describe('GitHub writes under load: serve + 3 workers on PostgreSQL, production 
 
     // What GitHub saw. Tolerated inside the pause: only writes already in flight when it began,
     // that is, let through by the budget before the pause was recorded (a process takes its slot,
-    // then its throttle spaces the request 1 to 3 s after its previous write; another process may
+    // then its throttle sends the request a second after its previous write; another process may
     // take a slot between GitHub's answer and the pause reaching the ledger). There are as many of
     // those as slots taken before the pause, less the writes GitHub had seen by then.
     const inFlight = run.budgetWrites.filter((at) => at <= pauseSetAt).length - before.length;
