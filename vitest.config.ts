@@ -9,10 +9,10 @@ import { defineConfig } from 'vitest/config';
 const INTEGRATION = ['test/github/**/*.test.ts', 'test/steering/pending-reviews.test.ts'];
 /**
  * Not again on PostgreSQL: the README lifecycle table, whose rows are GitHub semantics that the
- * other suites already run on both stores, and the Octokit write-budget plugin and the service
- * settings, which open no store (the budget's store contract runs on each store in test/ledger).
+ * other suites already run on both stores, the load test, which runs on PostgreSQL whatever the
+ * project, and the Octokit write-budget plugin and the service settings, which open no store (the budget's store contract runs on each store in test/ledger).
  */
-const STORE_AGNOSTIC = ['test/github/lifecycle-table.test.ts', 'test/github/write-budget-plugin.test.ts', 'test/github/service-settings.test.ts'];
+const STORE_AGNOSTIC = ['test/github/lifecycle-table.test.ts', 'test/github/write-load.test.ts', 'test/github/write-budget-plugin.test.ts', 'test/github/service-settings.test.ts'];
 
 /**
  * Pure tests: no child process, server or store (an in-memory port fake is fine), no module state

@@ -57,6 +57,7 @@ export class GitHubForge implements Forge {
   private lastWriteAt = 0;
   private pending?: GoalSnapshot;
   private timer?: NodeJS.Timeout;
+  private timerDueAt = 0;
   private writing: Promise<void> = Promise.resolve();
   /** When this forge last wrote the PR's body (opened it, or edited it); 0: never. */
   private prBodyWrittenAt = 0;
@@ -89,20 +90,30 @@ export class GitHubForge implements Forge {
     const newLabel = labelForState(s.state) !== this.label;
     // Counters alone (iterations, tokens, a step within a task) are carried by the next edit that matters.
     if (!newLabel && checklistKey(s) === this.shownChecklist) return;
-    const wait = (this.opts.minUpdateIntervalMs ?? 3000) - (Date.now() - this.lastWriteAt);
-    if (wait <= 0 || newLabel) {
+    const interval = this.opts.minUpdateIntervalMs ?? 3000;
+    // A new label within a moment, so states passed through in that moment (INITIALIZING on the
+    // way to EXECUTING) cost no writes; anything else once an interval.
+    const waitMs = newLabel ? Math.min(LABEL_SETTLE_MS, interval) : interval - (Date.now() - this.lastWriteAt);
+    if (waitMs <= 0) {
       this.cancelTimer();
       this.startUpdate();
       return;
     }
-    this.timer ??= setTimeout(() => {
+    if (this.timer && this.timerDueAt <= Date.now() + waitMs) return; // one is due soon enough
+    this.cancelTimer();
+    this.timerDueAt = Date.now() + waitMs;
+    this.timer = setTimeout(() => {
       this.timer = undefined;
       this.startUpdate();
-    }, wait);
+    }, waitMs);
   }
 
-  /** Resolves when the status writes started so far have ended (however they ended). */
+  /** Sends a status write that waits for its time now, and resolves when every one has ended (however). */
   async settled(): Promise<void> {
+    if (this.timer) {
+      this.cancelTimer();
+      this.startUpdate();
+    }
     await this.writing;
   }
 
@@ -363,6 +374,9 @@ export class GitHubForge implements Forge {
     return { o: this.o, g: this.g, key: this.opts.key, ledger: this.opts.ledger, self: () => this.self(), workspaceDir: this.opts.workspaceDir };
   }
 }
+
+/** How long a new state label waits for the states that follow it at once (the latest is shown). */
+const LABEL_SETTLE_MS = 1000;
 
 /** Least time between two edits of a draft PR's body at checkpoints. */
 const PR_BODY_INTERVAL_MS = 5 * 60_000;

@@ -100,8 +100,9 @@ export async function workGoal(deps: WorkGoalDeps, key: GoalKey, mode: GoalMode)
         if (await settleRestingControl(deps.ledger, key)) await performGoalEffects(effects, key);
         return forge.flush(await snapshotFromLedger(deps.ledger, key, g, configLimits(step.config)));
       case 'read-plan': {
-        // The status comment appears at once, before any planning.
-        if (step.announce) await forge.flush(await snapshotFromLedger(deps.ledger, key, g, configLimits(step.config)));
+        // The status comment appears at once, before any planning (within the forge's settle time:
+        // a goal that runs at once shows its running state in the same write).
+        if (step.announce) await forge.update(await snapshotFromLedger(deps.ledger, key, g, configLimits(step.config)));
         workspace = githubGoalWorkspace(deps, octokit, g, key.goalId, step.config);
         const plannedSpec = mode === 'plan' ? undefined : meta.plannedSpec;
         // The spec at acceptance: the event side parsed the issue once; read it from GitHub only for a goal accepted without it.

@@ -29,15 +29,16 @@ describe('GitHub App: writes per goal', () => {
     expect(h.fake.writes().length, JSON.stringify(kinds, null, 2)).toBeLessThanOrEqual(12);
     // Was 27 (POST comment 1, PATCH comment 11, labels 3 POST + 2 DELETE, PR 1 POST + 4 PATCH, check runs 3 POST + 1 PATCH, 1 mutation).
     expect(kinds).toEqual({
-      // The status comment: posted when the goal is accepted, edited when the run starts and when it rests.
+      // The status comment: posted when the goal starts (INITIALIZING on its way to EXECUTING a
+      // moment later: one write shows the latter), edited when the run rests.
       'POST /repos/{owner}/{repo}/issues/{issue_number}/comments': 1,
-      'PATCH /repos/{owner}/{repo}/issues/comments/{comment_id}': 2,
-      // goal:planning, then each change of state label in one request.
+      'PATCH /repos/{owner}/{repo}/issues/comments/{comment_id}': 1,
+      // goal:running, then goal:review in one request.
       'POST /repos/{owner}/{repo}/issues/{issue_number}/labels': 1,
-      'mutation addLabelsToLabelable+removeLabelsFromLabelable': 2,
-      // The draft PR opened with its body at the first checkpoint, then sent again only when it changed.
+      'mutation addLabelsToLabelable+removeLabelsFromLabelable': 1,
+      // The draft PR opened with its body at the first checkpoint, its body written again where the run rests.
       'POST /repos/{owner}/{repo}/pulls': 1,
-      'PATCH /repos/{owner}/{repo}/pulls/{pull_number}': 2,
+      'PATCH /repos/{owner}/{repo}/pulls/{pull_number}': 1,
       'mutation markPullRequestReadyForReview': 1,
       // One check run, on the head the run rested at, concluded.
       'POST /repos/{owner}/{repo}/check-runs': 1,
