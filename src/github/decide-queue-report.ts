@@ -3,8 +3,9 @@ import type { GoalKey } from '../ports/goal-ledger.js';
 /**
  * What the issues of waiting goals should show of the queue, decided purely from what the queue
  * report gathered (queue-reporter.ts acts on it). Goals that wait for a worker say so on their
- * issue at once; their positions are refreshed from a small allowance of writes, the most
- * misleading first, so a long queue never spends the budget running goals need.
+ * issue at once; a place is refreshed when it has at least halved, a few times per wait at most,
+ * from a small allowance of writes, the most misleading first: a long queue never spends the
+ * budget running goals need, nor makes a waiting goal cost many writes.
  */
 
 /** What an issue's status comment shows of its goal's place in the queue (meta `queueShown`). */
@@ -12,6 +13,8 @@ export interface QueueShown {
   position: number;
   /** When it was shown (ISO 8601). */
   at: string;
+  /** Refreshes of the place sent while the goal waits this time (0 when first shown). */
+  refreshes?: number;
 }
 
 export interface QueuedGoalFact {
@@ -44,7 +47,7 @@ export type QueueReportAction =
   /** Says on the issue that the goal waits (normal priority: the person who labelled it is looking). */
   | { type: 'showQueued'; key: GoalKey; position: number; priority: 'normal' }
   /** A newer position (background: it coalesces, only staleness is lost by holding it back). */
-  | { type: 'refreshPosition'; key: GoalKey; position: number; priority: 'background' }
+  | { type: 'refreshPosition'; key: GoalKey; position: number; priority: 'background'; refreshes: number }
   /** The goal no longer waits and nothing showed its state since: the comment shows its state again. */
   | { type: 'showState'; key: GoalKey };
 
@@ -53,9 +56,13 @@ export interface QueueReportPolicy {
   minWaitMs: number;
   /** Reports a goal must be missed in before its comment is put back (see StaleGoalFact). */
   staleAfterReports: number;
+  /** A place is refreshed once at least this share of the shown wait has gone (0.5: the place halved). */
+  minStaleness: number;
+  /** Refreshes one goal gets while it waits, at most: its writes stay few however long the queue. */
+  maxRefreshes: number;
 }
 
-export const DEFAULT_QUEUE_REPORT_POLICY: QueueReportPolicy = { minWaitMs: 2000, staleAfterReports: 2 };
+export const DEFAULT_QUEUE_REPORT_POLICY: QueueReportPolicy = { minWaitMs: 2000, staleAfterReports: 2, minStaleness: 0.5, maxRefreshes: 2 };
 
 /** How misleading a shown position is: the share of the shown wait that has gone (0 = exact). */
 const staleness = (shown: number, now: number): number => Math.abs(shown - now) / shown;
@@ -66,9 +73,11 @@ export function decideQueueReport(facts: QueueReportFacts, policy: QueueReportPo
     if (!g.shown && g.waitedMs >= policy.minWaitMs) actions.push({ type: 'showQueued', key: g.key, position: g.position, priority: 'normal' });
   }
   const moved = facts.queued
-    .filter((g) => g.shown !== undefined && g.shown.position !== g.position)
+    .filter((g) => g.shown !== undefined && (g.shown.refreshes ?? 0) < policy.maxRefreshes && staleness(g.shown.position, g.position) >= policy.minStaleness)
     .sort((a, b) => staleness(b.shown!.position, b.position) - staleness(a.shown!.position, a.position) || a.position - b.position);
-  for (const g of moved.slice(0, Math.max(0, facts.refreshAllowance))) actions.push({ type: 'refreshPosition', key: g.key, position: g.position, priority: 'background' });
+  for (const g of moved.slice(0, Math.max(0, facts.refreshAllowance))) {
+    actions.push({ type: 'refreshPosition', key: g.key, position: g.position, priority: 'background', refreshes: (g.shown!.refreshes ?? 0) + 1 });
+  }
   for (const g of facts.stale) if (g.missedReports >= policy.staleAfterReports) actions.push({ type: 'showState', key: g.key });
   return actions;
 }

@@ -166,7 +166,8 @@ export class QueueReporter {
       const forge = new GitHubForge({ octokit: await this.opts.auth(g.installationId), goal: g, key: action.key, ledger, logger: this.opts.logger, minUpdateIntervalMs: 0 });
       const snapshot = await snapshotFromLedger(ledger, action.key, g);
       if (action.type === 'showState') await forge.flush(snapshot);
-      else await forge.showQueued(snapshot, { position: action.position, at }, action.priority, action.type === 'showQueued' ? (this.opts.showMaxWaitMs ?? 5000) : 0);
+      else if (action.type === 'showQueued') await forge.showQueued(snapshot, { position: action.position, at, refreshes: 0 }, action.priority, this.opts.showMaxWaitMs ?? 5000);
+      else await forge.showQueued(snapshot, { position: action.position, at, refreshes: action.refreshes }, action.priority, 0);
       return true;
     } finally {
       await ledger.releaseLease(lease, holder).catch(() => undefined);

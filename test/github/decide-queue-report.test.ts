@@ -25,23 +25,26 @@ describe('decideQueueReport', () => {
     expect(decideQueueReport({ queued, stale: [], refreshAllowance: 0 }).filter((a) => a.type === 'showQueued')).toHaveLength(30);
   });
 
-  it('refreshes moved positions within the allowance, the most misleading first, at background priority', () => {
+  it('refreshes a place once it has at least halved, within the allowance, the most misleading first, at background priority', () => {
     const queued = [
       waiting(1, 1, 2), // shown 2, now 1: half the shown wait is gone
-      waiting(2, 2, 3), // a third
-      waiting(3, 3, 3), // unchanged: never refreshed
-      waiting(4, 4, 8), // half, further back than goal 1
-      waiting(5, 9, 10), // a tenth
+      waiting(2, 2, 3), // a third: not yet
+      waiting(3, 3, 3), // unchanged
+      waiting(4, 1, 8), // seven eighths
+      waiting(5, 4, 8), // half, further back than goal 1
+      waiting(6, 9, 10), // a tenth
     ];
-    const actions = decideQueueReport({ queued, stale: [], refreshAllowance: 3 });
-    expect(actions).toEqual([
-      { type: 'refreshPosition', key: key(1), position: 1, priority: 'background' },
-      { type: 'refreshPosition', key: key(4), position: 4, priority: 'background' },
-      { type: 'refreshPosition', key: key(2), position: 2, priority: 'background' },
-    ]);
+    const refresh = (n: number, position: number) => ({ type: 'refreshPosition', key: key(n), position, priority: 'background', refreshes: 1 });
+    expect(decideQueueReport({ queued, stale: [], refreshAllowance: 2 })).toEqual([refresh(4, 1), refresh(1, 1)]);
+    expect(decideQueueReport({ queued, stale: [], refreshAllowance: 99 })).toEqual([refresh(4, 1), refresh(1, 1), refresh(5, 4)]);
     expect(decideQueueReport({ queued, stale: [], refreshAllowance: 0 })).toEqual([]);
     expect(decideQueueReport({ queued, stale: [], refreshAllowance: -1 })).toEqual([]);
-    expect(decideQueueReport({ queued, stale: [], refreshAllowance: 99 })).toHaveLength(4);
+  });
+
+  it('refreshes one goal’s place a few times per wait at most, however far it moves', () => {
+    const shown = (refreshes: number): QueuedGoalFact => ({ key: key(1), position: 1, waitedMs: 60_000, shown: { position: 4, at, refreshes } });
+    expect(decideQueueReport({ queued: [shown(1)], stale: [], refreshAllowance: 5 })).toEqual([{ type: 'refreshPosition', key: key(1), position: 1, priority: 'background', refreshes: 2 }]);
+    expect(decideQueueReport({ queued: [shown(DEFAULT_QUEUE_REPORT_POLICY.maxRefreshes)], stale: [], refreshAllowance: 5 })).toEqual([]);
   });
 
   it('puts a goal’s state back only after it was missed in two reports in a row (a claimed job is in neither place for a moment)', () => {

@@ -68,13 +68,11 @@ describe('the queue report', () => {
     // Goal 1 leaves the queue without a run (its job dropped): the others move up.
     await h.store.queue.cancel(key(1));
     clock.now += 60_000;
-    // Goal 2 (shown 2, now 1: half its wait gone) before goal 3 (shown 3, now 2: a third).
-    expect((await reporter.report()).map((a) => [a.type, a.key.goalId])).toEqual([
-      ['refreshPosition', '2'],
-      ['refreshPosition', '3'],
-    ]);
+    // Goal 2 (shown 2, now 1: half its wait gone) is refreshed; goal 3 (shown 3, now 2: a third) not yet.
+    expect((await reporter.report()).map((a) => [a.type, a.key.goalId])).toEqual([['refreshPosition', '2']]);
     expect(statusComments(h, 2)[0]!.body).toContain('queued, position 1 among');
-    expect(statusComments(h, 3)[0]!.body).toContain('queued, position 2 among');
+    expect(await queueShown(h, 2)).toMatchObject({ position: 1, refreshes: 1 });
+    expect(statusComments(h, 3)[0]!.body).toContain('queued, position 3 among');
     // Missed once: maybe a worker claimed it and is taking its lease. Missed twice: its state shows again.
     expect(statusComments(h, 1)[0]!.body).toContain('queued, position 1 among');
     expect((await reporter.report()).map((a) => [a.type, a.key.goalId])).toEqual([['showState', '1']]);
@@ -134,9 +132,14 @@ describe('the queue report', () => {
     expect(await reporter.report()).toHaveLength(4);
     expect(numbers.map((n) => statusComments(h, n).length)).toEqual([1, 1, 1, 0]);
     await h.store.queue.cancel(key(21));
+    await h.store.queue.cancel(key(23));
     clock.now += 60_000;
-    await reporter.report();
-    // The moved places are refreshes, held back: the window already holds more than their share.
+    // Goal 22 is next now (shown 2): a refresh, held back, since the window already holds more than
+    // the refreshes' share; and the "queued" comment goal 24 still needs does not fit either.
+    expect((await reporter.report()).map((a) => [a.type, a.key.goalId])).toEqual([
+      ['showQueued', '24'],
+      ['refreshPosition', '22'],
+    ]);
     expect(h.fake.writes()).toHaveLength(3);
     expect(statusComments(h, 22)[0]!.body).toContain('queued, position 2 among');
   });
