@@ -11,7 +11,7 @@ import { createAppRuntime, type GoalLoopRuntime } from '../src/github/runtime.js
 import { writePriorityOf } from '../src/github/write-budget-plugin.js';
 import type { Store } from '../src/ledger/open-ledger.js';
 import { openPostgresStore } from '../src/ledger/postgres/open-postgres.js';
-import { DEFAULT_WRITE_LIMITS, ceilingOf, type WriteLimits, type WritePriority } from '../src/ports/write-budget.js';
+import { ceilingOf, DEFAULT_WRITE_LIMITS, type WriteLimits, type WritePriority } from '../src/ports/write-budget.js';
 import { ProcessSandbox } from '../src/sandbox/process-sandbox.js';
 import { STATE_LABELS } from '../src/steering/labels.js';
 import { type FakeGitHub, fakeGitHub } from '../test/helpers/fake-github.js';
