@@ -36,7 +36,7 @@ const PURE = [
   'test/ledger/{migrations,sql-statement}.test.ts',
   'test/mcp/limits-policy.test.ts',
   'test/run/compose-goal-run.test.ts',
-  'test/github/{git-auth,server/body-cap}.test.ts',
+  'test/github/{git-auth,server/body-cap,decide-queue-report}.test.ts',
   'test/docs/{links,readme-layout,env-table,versions}.test.ts',
   'test/sandbox/{bwrap-args,host-env}.test.ts',
   'test/security/confined-files-links.test.ts',

@@ -9,6 +9,7 @@ import type { GoalKey, GoalLedger } from '../ports/goal-ledger.js';
 import type { Outbox } from '../ports/outbox.js';
 import type { WritePriority } from '../ports/write-budget.js';
 import { type GitHubGoal, type GitHubGoalMeta, readGitHubMeta } from '../steering/goal-meta.js';
+import type { QueueShown } from './decide-queue-report.js';
 import { labelForGoal, labelForState, type StateLabel } from '../steering/labels.js';
 import { takePendingReviews } from '../steering/pending-reviews.js';
 import { renderEscalation } from '../steering/report/escalation.js';
@@ -157,10 +158,8 @@ export class GitHubForge implements Forge {
 
   private async write(s: GoalSnapshot): Promise<void> {
     const meta = await this.meta();
-    const pr = pullRequestIn(meta);
     const merged = meta.merged === true;
-    const links: Links = { repoUrl: this.g.htmlUrl, ...(pr ? { pullRequest: { ...pr, ...(merged ? { merged } : {}) } } : {}) };
-    const body = renderStatus(s, links, await this.opts.ledger.givenUpEffects({ key: this.opts.key }));
+    const body = renderStatus(s, this.links(meta), await this.opts.ledger.givenUpEffects({ key: this.opts.key }));
     if (body !== this.lastBody) {
       await this.upsertStatusComment(body, meta);
       this.lastBody = body;
@@ -169,16 +168,38 @@ export class GitHubForge implements Forge {
     await this.setStateLabel(labelForGoal(s.state, merged));
   }
 
-  private async upsertStatusComment(body: string, meta: GitHubGoalMeta): Promise<void> {
+  /**
+   * The status comment says the goal waits for a worker, at `place` (the queue report, holding the
+   * goal's lease so no run writes meanwhile); its label is left as it is. `maxWaitMs`: the most
+   * the write may wait for the budget (the report tries again later rather than hold the lease).
+   */
+  async showQueued(s: GoalSnapshot, place: QueueShown, priority: WritePriority, maxWaitMs: number): Promise<void> {
+    const meta = await this.meta();
+    const body = renderStatus(s, this.links(meta), await this.opts.ledger.givenUpEffects({ key: this.opts.key }), place);
+    await this.upsertStatusComment(body, meta, { priority, maxWaitMs, keepQueueShown: true });
+    await this.opts.ledger.setMeta(this.opts.key, { queueShown: place });
+  }
+
+  private links(meta: GitHubGoalMeta): Links {
+    const pr = pullRequestIn(meta);
+    return { repoUrl: this.g.htmlUrl, ...(pr ? { pullRequest: { ...pr, ...(meta.merged === true ? { merged: true } : {}) } } : {}) };
+  }
+
+  /**
+   * Edits the status comment (or posts it). Any write but the queue report's shows the goal's own
+   * state, so the place in the queue it showed is forgotten (meta `queueShown`).
+   */
+  private async upsertStatusComment(body: string, meta: GitHubGoalMeta, how: { priority?: WritePriority; maxWaitMs?: number; keepQueueShown?: boolean } = {}): Promise<void> {
     const { owner, repo, issueNumber } = this.g;
+    const forgetQueue = meta.queueShown !== undefined && !how.keepQueueShown ? { queueShown: null } : {};
     let id = meta.statusCommentId;
     id ??= await findCommentByMarker(this.o, this.g, STATUS_MARKER, await this.self());
     if (id) {
       try {
         // A new process does not know what the comment shows: GitHub is asked (a read) before it is edited.
         const unchanged = this.lastBody === '' && (await this.o.rest.issues.getComment({ owner, repo, comment_id: id })).data.body === body;
-        if (!unchanged) await this.o.rest.issues.updateComment({ owner, repo, comment_id: id, body, ...writeOptions('background') });
-        if (meta.statusCommentId !== id) await this.opts.ledger.setMeta(this.opts.key, { statusCommentId: id });
+        if (!unchanged) await this.o.rest.issues.updateComment({ owner, repo, comment_id: id, body, ...writeOptions(how.priority ?? 'background', how.maxWaitMs) });
+        if (meta.statusCommentId !== id || 'queueShown' in forgetQueue) await this.opts.ledger.setMeta(this.opts.key, { statusCommentId: id, ...forgetQueue });
         return;
       } catch (err) {
         if ((err as { status?: number }).status !== 404) throw err; // deleted by someone: post a new one
@@ -186,9 +207,9 @@ export class GitHubForge implements Forge {
     }
     const created = await createOnce({
       find: async () => findCommentByMarker(this.o, this.g, STATUS_MARKER, await this.self()),
-      create: async () => (await this.o.rest.issues.createComment({ owner, repo, issue_number: issueNumber, body, ...createOptions('normal') })).data.id,
+      create: async () => (await this.o.rest.issues.createComment({ owner, repo, issue_number: issueNumber, body, ...createOptions('normal', how.maxWaitMs) })).data.id,
     });
-    await this.opts.ledger.setMeta(this.opts.key, { statusCommentId: created });
+    await this.opts.ledger.setMeta(this.opts.key, { statusCommentId: created, ...forgetQueue });
   }
 
   private async setStateLabel(label: StateLabel): Promise<void> {

@@ -4,6 +4,7 @@ import type { IssueForge, IssueForgeFor, Reaction, ReviewComment } from '../stee
 import { canSteer } from './authorize.js';
 import type { Octokit } from './github-forge.js';
 import { loadRepoConfig } from './repo-config-loader.js';
+import { createOptions, writeOptions } from './write-options.js';
 
 /** The steering policy's forge (steering/issue-forge.ts) on GitHub, through an installation's Octokit, for one repository. */
 export class OctokitIssueForge implements IssueForge {
@@ -37,12 +38,17 @@ export class OctokitIssueForge implements IssueForge {
     return comments.map((c) => ({ path: c.path, line: c.line ?? null, body: c.body }));
   }
 
+  /**
+   * A reply to a person (a refusal, a command's answer): normal priority, since anyone may make
+   * the App answer a refusal; never re-sent by Octokit (a 5xx may come after GitHub posted it).
+   */
   async comment(issueNumber: number, body: string): Promise<void> {
-    await this.o.rest.issues.createComment({ owner: this.owner, repo: this.repo, issue_number: issueNumber, body });
+    await this.o.rest.issues.createComment({ owner: this.owner, repo: this.repo, issue_number: issueNumber, body, ...createOptions('normal') });
   }
 
+  /** A reaction is the same object when sent twice, so Octokit's retries may resend it. */
   async react(commentId: number, content: Reaction): Promise<void> {
-    await this.o.rest.reactions.createForIssueComment({ owner: this.owner, repo: this.repo, comment_id: commentId, content });
+    await this.o.rest.reactions.createForIssueComment({ owner: this.owner, repo: this.repo, comment_id: commentId, content, ...writeOptions('normal') });
   }
 }
 

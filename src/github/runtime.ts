@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import { type ApplicationFunction, createProbot, type Probot } from 'probot';
 import { pick } from '../common/pick.js';
@@ -12,6 +13,7 @@ import { claudeHooks } from './claude-hooks.js';
 import type { Octokit } from './github-forge.js';
 import { createGoalWorkers } from './goal-workers.js';
 import { createIntake, type Intake } from './intake.js';
+import { QueueReporter } from './queue-reporter.js';
 import { serviceSettings } from './service-settings.js';
 import type { WorkGoalDeps } from './work-goal.js';
 
@@ -22,6 +24,7 @@ import type { WorkGoalDeps } from './work-goal.js';
  */
 
 const INBOX_REPLAY_MS = 60_000;
+const DEFAULT_QUEUE_REPORT = { intervalMs: 5000, refreshesPerMinute: 7 };
 
 export type RuntimeRole = 'both' | 'webhooks' | 'workers';
 
@@ -43,6 +46,11 @@ export interface RuntimeOptions {
   claude?: Pick<WorkGoalDeps, 'agentFor' | 'planner'>;
   /** Bare mirrors that goal workspaces are prepared from; default: `<workspaceRoot>/mirrors`, bounded by GOAL_LOOP_CACHE_MB. */
   mirrorCache?: MirrorCache;
+  /**
+   * The queue report (processes that take webhooks): how often waiting goals' issues are told
+   * their place (0: never), and how many position refreshes a minute it may send. Default 5 s, 7.
+   */
+  queueReport?: { intervalMs: number; refreshesPerMinute: number };
 }
 
 /** The GitHub App's parts, wired: thin handlers -> inbox -> event processor -> durable queue -> workers. */
@@ -81,16 +89,24 @@ export function createRuntime(opts: RuntimeOptions): GoalLoopRuntime {
           ...pick(SetupCache.fromEnv(opts.workspaceRoot, process.env, opts.logger), (setupCache) => ({ setupCache })),
           ...opts.claude,
         });
+  const holder = pool?.workerId ?? `webhooks:${process.pid}:${randomBytes(3).toString('hex')}`;
+  const report = opts.queueReport ?? DEFAULT_QUEUE_REPORT;
+  const reporter =
+    role === 'workers' || report.intervalMs <= 0 ? undefined : new QueueReporter({ ledger, queue, logger: opts.logger, auth, holder, intervalMs: report.intervalMs, refreshesPerMinute: report.refreshesPerMinute });
   const intake = createIntake({
     ledger,
     queue,
     logger: opts.logger,
     auth,
-    holder: pool?.workerId ?? `webhooks:${process.pid}`,
+    holder,
     ...(opts.leaseMs ? { leaseMs: opts.leaseMs } : {}),
-    ...(pool ? { onEnqueued: () => pool.kick() } : {}),
+    onEnqueued: () => {
+      pool?.kick();
+      reporter?.soon();
+    },
   });
   pool?.start();
+  reporter?.start();
   // Another server that died mid-event leaves inbox entries behind: look for them now and then.
   const replay = role === 'workers' ? undefined : setInterval(() => void intake.replayInbox().catch((err: unknown) => opts.logger.warn({ err }, 'inbox replay failed')), INBOX_REPLAY_MS);
   replay?.unref();
@@ -110,6 +126,7 @@ export function createRuntime(opts: RuntimeOptions): GoalLoopRuntime {
     },
     close: async (graceMs = 10_000) => {
       clearInterval(replay);
+      await reporter?.stop();
       // Events being handled get the grace time too; what is left is replayed from the inbox.
       await Promise.all([pool?.close(graceMs), Promise.race([intake.idle(), new Promise((r) => setTimeout(r, graceMs).unref())])]);
     },
@@ -117,7 +134,7 @@ export function createRuntime(opts: RuntimeOptions): GoalLoopRuntime {
 }
 
 /** What `serve` and `worker` share: the runtime's own options (tuning falls back to the env). */
-export type AppServiceOptions = Pick<RuntimeOptions, 'store' | 'workspaceRoot' | 'sandboxFor' | 'concurrency' | 'workerId' | 'leaseMs' | 'pollMs' | 'minUpdateIntervalMs' | 'controlPollMs'> & {
+export type AppServiceOptions = Pick<RuntimeOptions, 'store' | 'workspaceRoot' | 'sandboxFor' | 'concurrency' | 'workerId' | 'leaseMs' | 'pollMs' | 'minUpdateIntervalMs' | 'controlPollMs' | 'queueReport'> & {
   env?: NodeJS.ProcessEnv;
   /** Overrides for tests (appId, privateKey, secret, log, Octokit, request). */
   probotOverrides?: Parameters<typeof createProbot>[0];
@@ -145,6 +162,7 @@ export async function createAppRuntime(opts: AppServiceOptions, role: RuntimeRol
     ...pick(opts.pollMs ?? settings.pollMs, (pollMs) => ({ pollMs })),
     ...pick(opts.minUpdateIntervalMs ?? settings.minUpdateIntervalMs, (minUpdateIntervalMs) => ({ minUpdateIntervalMs })),
     ...pick(opts.controlPollMs, (controlPollMs) => ({ controlPollMs })),
+    queueReport: opts.queueReport ?? settings.queueReport,
     claude: claudeHooks(env, log),
   });
   return { probot, runtime, log, concurrency };

@@ -17,6 +17,11 @@ export interface ServiceSettings {
    * installation shares across every process on one ledger (70 and 450; ports/write-budget.ts).
    */
   writeLimits: WriteLimits;
+  /**
+   * GOAL_LOOP_QUEUE_REPORT_MS: how often issues of goals waiting for a worker are told their place
+   * (5 s; 0 turns it off); position refreshes take a tenth of the minute's write budget at most.
+   */
+  queueReport: { intervalMs: number; refreshesPerMinute: number };
   /** The Octokit class; GOAL_LOOP_GITHUB_WRITE_INTERVAL_MS spaces write requests (GitHub asks ~1 s). */
   Octokit: typeof ProbotOctokit;
 }
@@ -39,6 +44,7 @@ export function serviceSettings(env: NodeJS.ProcessEnv, writeBudget?: WriteBudge
     ...(pollMs ? { pollMs } : {}),
     ...(minUpdateIntervalMs !== undefined ? { minUpdateIntervalMs } : {}),
     writeLimits,
+    queueReport: { intervalMs: num(env.GOAL_LOOP_QUEUE_REPORT_MS, 0) ?? 5000, refreshesPerMinute: Math.max(1, Math.floor(writeLimits.windows[0]!.max / 10)) },
     Octokit: tuned
       ? goalLoopOctokit({ ...(writeMinTimeMs !== undefined ? { writeMinTimeMs } : {}), ...(writeBudget ? { writeBudget: { store: writeBudget, limits: writeLimits } } : {}) })
       : GoalLoopOctokit,

@@ -1,6 +1,7 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import { type TakeWriteOptions, takeWrite } from '../ports/take-write.js';
 import { checkWriteLimits, type WriteBudgetStore, type WriteLimits, type WritePriority } from '../ports/write-budget.js';
+import type { WriteRequestOptions } from './write-options.js';
 
 /** The store and limits every installation client of this process takes its writes from. */
 export interface WriteBudgetWiring {
@@ -18,7 +19,7 @@ interface RequestOptions {
   method?: string;
   url?: string;
   query?: unknown;
-  request?: { writePriority?: WritePriority };
+  request?: Partial<WriteRequestOptions>;
 }
 
 interface HookableOctokit {
@@ -62,7 +63,9 @@ export function writeBudgetPlugin(wiring: WriteBudgetWiring) {
     installations.set(octokit, installation);
     octokit.hook.before('request', async (request) => {
       const priority = writePriorityOf(request);
-      if (priority) await takeWrite(wiring.store, installation, priority, { ...wiring.take, limits: wiring.limits });
+      if (!priority) return;
+      const maxWaitMs = request.request?.writeMaxWaitMs;
+      await takeWrite(wiring.store, installation, priority, { ...wiring.take, limits: wiring.limits, ...(maxWaitMs !== undefined ? { maxWaitMs } : {}) });
     });
     return {};
   };

@@ -1,8 +1,15 @@
 import type { WritePriority } from '../ports/write-budget.js';
 
-/** A write's Octokit request options: its priority, read by the write budget's hook (write-budget-plugin.ts) as `options.request.writePriority`. */
-export function writeOptions(priority: WritePriority): { request: { writePriority: WritePriority } } {
-  return { request: { writePriority: priority } };
+/** What the write budget's hook (write-budget-plugin.ts) reads of a write's request options. */
+export interface WriteRequestOptions {
+  writePriority: WritePriority;
+  /** The most this write may wait for the budget; past it the write is not sent (WriteBudgetTimeoutError). */
+  writeMaxWaitMs?: number;
+}
+
+/** A write's Octokit request options: its priority and, optionally, how long it may wait for the budget. */
+export function writeOptions(priority: WritePriority, maxWaitMs?: number): { request: WriteRequestOptions } {
+  return { request: { writePriority: priority, ...(maxWaitMs !== undefined ? { writeMaxWaitMs: maxWaitMs } : {}) } };
 }
 
 /**
@@ -10,6 +17,6 @@ export function writeOptions(priority: WritePriority): { request: { writePriorit
  * (`retries: 0`): GitHub may have performed a POST it answered with a 5xx, so the object is
  * looked for before it is sent again (create-once.ts).
  */
-export function createOptions(priority: WritePriority): { request: { writePriority: WritePriority; retries: 0 } } {
-  return { request: { writePriority: priority, retries: 0 } };
+export function createOptions(priority: WritePriority, maxWaitMs?: number): { request: WriteRequestOptions & { retries: 0 } } {
+  return { request: { ...writeOptions(priority, maxWaitMs).request, retries: 0 } };
 }

@@ -37,6 +37,10 @@ export const GitHubGoalMetaSchema = CoreGoalMetaSchema.extend({
   prUrl: z.string().optional(),
   merged: z.boolean().optional().describe('The pull request was merged: the goal is done and never runs again.'),
   statusCommentId: z.number().int().optional().describe('The status comment, edited in place.'),
+  queueShown: z
+    .object({ position: z.number().int().min(1), at: z.string() })
+    .optional()
+    .describe("The place in the queue the status comment shows while the goal waits for a worker (the queue report); dropped when a status write shows the goal's state again."),
   checkRunId: z.number().int().optional().describe('The `goal-loop` check run on checkRunSha.'),
   checkRunSha: z.string().optional(),
   planApproved: z.boolean().optional().describe('`/goal approve` accepted the plan.'),

@@ -10,12 +10,16 @@ export const goalLeaseName = (key: GoalKey) => `goal:${key.repo}#${key.goalId}`;
  * own id, so a job of that worker cannot share (and then lose) the lease; and not a run.
  */
 export const settlingHolder = (workerId: string) => `${workerId}#effects`;
+/** The holder the queue report writes a waiting goal's status under: not a run either (it ends like a settling one). */
+export const reportHolder = (id: string) => `${id}#queue-report#effects`;
 const isSettling = (holder: string) => holder.endsWith('#effects');
+/** A goal lease's holder is a run (not a sweep performing effects, not the queue report). */
+export const isRunHolder = (holder: string) => !isSettling(holder);
 
 /** True when some worker runs the goal right now (a live lease held by a run, not by a sweep performing its effects). */
 export async function isGoalLeased(ledger: Leases, key: GoalKey): Promise<boolean> {
   const name = goalLeaseName(key);
-  return (await ledger.listLeases()).some((l) => l.name === name && l.live && !isSettling(l.holder));
+  return (await ledger.listLeases()).some((l) => l.name === name && l.live && isRunHolder(l.holder));
 }
 
 export interface HeldLease {

@@ -108,6 +108,7 @@ function codeDefaults(): Record<string, string[]> {
     GOAL_LOOP_GITHUB_WRITE_INTERVAL_MS: ['unset', literal(throttling, /groups\.write = [^}]*minTime: ([\de.]+)/), literal(throttling, /groups\.notifications = [^}]*minTime: ([\de.]+)/)],
     GOAL_LOOP_GITHUB_WRITES_PER_MINUTE: [String(serviceSettings({}).writeLimits.windows[0]!.max)],
     GOAL_LOOP_GITHUB_WRITES_PER_HOUR: [String(serviceSettings({}).writeLimits.windows[1]!.max)],
+    GOAL_LOOP_QUEUE_REPORT_MS: [String(serviceSettings({}).queueReport.intervalMs), '0: off'],
     LOG_LEVEL: [literal('src/cli/actions/serve.ts', /LOG_LEVEL \?\? '(\w+)'/), literal('src/cli/actions/worker.ts', /LOG_LEVEL \?\? '(\w+)'/), literal('src/cli/logging.ts', /LOG_LEVEL \?\? '(\w+)'/)],
     GOAL_LOOP_DB: [userDbPath({ XDG_STATE_HOME: '$XDG_STATE_HOME' }), tilde(userDbPath({}))],
     XDG_STATE_HOME: [tilde(dirname(dirname(userDbPath({}))))],

@@ -7,7 +7,7 @@ import { ESCALATION_MARKER, STATUS_MARKER } from '../../src/steering/report/stat
 import { snapshotFromLedger } from '../../src/steering/turn/snapshot.js';
 import { checkpointCommits, git } from '../helpers/git.js';
 import { type AppHarness, appHarness, goalBlock, INSTALLATION, OWNER, REPO, silent, THREE_STEP_GOAL } from '../helpers/github-app-harness.js';
-import { issuesLabeled } from '../helpers/webhook-payloads.js';
+import { issueCommentCreated, issuesLabeled } from '../helpers/webhook-payloads.js';
 
 /**
  * A create GitHub performed but answered 502 (a proxy's timeout, a lost answer) must not be sent
@@ -45,6 +45,17 @@ describe('attack: GitHub performs a create, then answers 502', () => {
     expect(h.fake.calls('POST', /\/issues\/11\/comments$/)).toHaveLength(1);
     expect(h.fake.calls('POST', /\/pulls$/)).toHaveLength(1);
     expect(h.fake.calls('POST', /\/check-runs$/)).toHaveLength(1);
+  });
+
+  it('a reply to a command is not re-sent by Octokit either (the event fails, and its replay decides)', async () => {
+    const issue = { number: 14, title: 'Quick', body: THREE, user: 'rob' };
+    const h = await appHarness({ issues: [issue] });
+    h.fake.failNext(1, 'performed-then-502', { method: 'POST', path: /\/issues\/14\/comments$/ });
+    const c = h.fake.addComment(14, '/goal start', 'rob');
+    await h.deliver('issue_comment', issueCommentCreated({ ...h.repoSpec, sender: 'rob', issue, comment: { id: c.id, body: '/goal start', user: 'rob' } }));
+    expect(h.fake.pendingFaults()).toBe(0);
+    expect(h.fake.calls('POST', /\/issues\/14\/comments$/)).toHaveLength(1);
+    expect(h.fake.commentsOn(14).filter((x) => /only people with write access/.test(x.body))).toHaveLength(1);
   });
 
   it('the escalation comment is posted once, even when every create is performed and answered 502', async () => {

@@ -1,12 +1,12 @@
 import { generateKeyPairSync, randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import { pino } from 'pino';
-import { Probot } from 'probot';
+import { Probot, type ProbotOctokit } from 'probot';
 import { onTestFinished } from 'vitest';
 import { createSampleRepo, type SampleRepo } from '../../src/demo/sample-repo.js';
 import { claudeHooks } from '../../src/github/claude-hooks.js';
 import { goalLoopOctokit } from '../../src/github/octokit.js';
-import { createRuntime, type GoalLoopRuntime } from '../../src/github/runtime.js';
+import { createRuntime, type GoalLoopRuntime, type RuntimeOptions, type RuntimeRole } from '../../src/github/runtime.js';
 import type { Store } from '../../src/ledger/open-ledger.js';
 import type { Ledger } from '../../src/ports/ledger.js';
 import type { Sandbox } from '../../src/ports/sandbox.js';
@@ -32,8 +32,8 @@ export const silent = pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });
 /** Probot's Octokit as the app uses it, with waits shrunk for tests. */
 export const TestOctokit = goalLoopOctokit({ retryAfterBaseMs: 5, writeMinTimeMs: 0 });
 
-export function testProbot(): Probot {
-  return new Probot({ appId: 1, privateKey: privateKey(), secret: SECRET, log: silent, Octokit: TestOctokit });
+export function testProbot(Octokit: typeof ProbotOctokit = TestOctokit): Probot {
+  return new Probot({ appId: 1, privateKey: privateKey(), secret: SECRET, log: silent, Octokit });
 }
 
 export interface AppHarness {
@@ -52,7 +52,7 @@ export interface AppHarness {
    * never return, so its leases stop beating and expire), and a fresh probot + runtime starts on
    * the same store, workspaces and fake GitHub.
    */
-  restart(sandbox?: Sandbox): Promise<GoalLoopRuntime>;
+  restart(sandbox?: Sandbox, role?: RuntimeRole): Promise<GoalLoopRuntime>;
 }
 
 export async function appHarness(
@@ -61,6 +61,12 @@ export async function appHarness(
     repoFiles?: Record<string, string>;
     claudeEnv?: NodeJS.ProcessEnv;
     minUpdateIntervalMs?: number;
+    /** `webhooks`: no workers (goals stay queued); default both. */
+    role?: RuntimeRole;
+    /** The runtime's queue report; default off (tests call a QueueReporter themselves). */
+    queueReport?: RuntimeOptions['queueReport'];
+    /** The Octokit class the App's clients are made of (default TestOctokit). */
+    Octokit?: typeof ProbotOctokit;
   } = {},
 ): Promise<AppHarness> {
   const root = await tempDir();
@@ -76,8 +82,8 @@ export async function appHarness(
   const store = await openTestStore(root);
   const ledger = store.ledger;
   let alive = { value: true };
-  const make = (sandbox: Sandbox) => {
-    const probot = testProbot();
+  const make = (sandbox: Sandbox, role: RuntimeRole) => {
+    const probot = testProbot(opts.Octokit);
     alive = { value: true };
     const life = alive;
     const runtime = createRuntime({
@@ -90,11 +96,13 @@ export async function appHarness(
       sandboxFor: async () => sandbox,
       minUpdateIntervalMs: opts.minUpdateIntervalMs ?? 0,
       controlPollMs: 50,
+      role,
+      queueReport: opts.queueReport ?? { intervalMs: 0, refreshesPerMinute: 0 },
       ...(opts.claudeEnv ? { claude: claudeHooks(opts.claudeEnv, silent) } : {}),
     });
     return { probot, runtime };
   };
-  const first = make(opts.sandbox ?? new ProcessSandbox());
+  const first = make(opts.sandbox ?? new ProcessSandbox(), opts.role ?? 'both');
   // One teardown, in this order: a goal still running stops (or its requests would land on the
   // next test's fake), nothing of the finished test may still write to the store, then the checks.
   onTestFinished(async () => {
@@ -121,9 +129,9 @@ export async function appHarness(
       await h.probot.receive(toEvent(name, payload, deliveryId));
       await h.runtime.idle();
     },
-    async restart(sandbox = new ProcessSandbox()) {
+    async restart(sandbox = new ProcessSandbox(), role = opts.role ?? 'both') {
       alive.value = false;
-      const next = make(sandbox);
+      const next = make(sandbox, role);
       await next.probot.load(next.runtime.appFn);
       h.probot = next.probot;
       h.runtime = next.runtime;

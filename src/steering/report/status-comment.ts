@@ -122,15 +122,32 @@ export function budgetLine(s: GoalSnapshot): string {
   return `**Budget:** ${s.iterations}/${s.limits.max_iterations} iterations · ${tokens.toLocaleString('en-US')} tokens · $${s.costUsd.toFixed(2)} of $${s.limits.cost_cap_usd.toFixed(2)}`;
 }
 
-/** The one status comment of a goal, edited in place; `undelivered`: the goal's given-up effects. */
-export function renderStatus(s: GoalSnapshot, links: Links, undelivered: readonly Undelivered[] = []): string {
+/** A goal waiting for a worker: its place in the queue, and when that was true. */
+export interface QueuePlace {
+  position: number;
+  /** ISO 8601. */
+  at: string;
+}
+
+/** The state line's state: the goal's, or its place in the queue while it waits for a worker. */
+function stateText(s: GoalSnapshot, queued: QueuePlace | undefined): string {
+  if (!queued) return `\`${s.state}\``;
+  const at = queued.at.replace(/:\d\d(\.\d+)?Z$/, ' UTC').replace('T', ' ');
+  return `queued, position ${queued.position} among the goals waiting for a worker (as of ${at})`;
+}
+
+/**
+ * The one status comment of a goal, edited in place; `undelivered`: the goal's given-up effects;
+ * `queued`: its place in the queue, shown instead of its state while it waits for a worker.
+ */
+export function renderStatus(s: GoalSnapshot, links: Links, undelivered: readonly Undelivered[] = [], queued?: QueuePlace): string {
   const branchUrl = `${links.repoUrl}/tree/${s.branch.split('/').map(encodeURIComponent).join('/')}`;
   const pr = links.pullRequest ? ` · **PR:** [#${links.pullRequest.number}](${links.pullRequest.url})${links.pullRequest.merged ? ', merged: done' : ''}` : '';
   const reason = s.stopReason && s.state !== 'LOOP_COMPLETE' ? `\n\n> ${inlineUntrusted(s.stopReason, 300)}` : '';
   const parts = [
     STATUS_MARKER,
     `### goal-loop: ${inlineUntrusted(s.objective, 200)}`,
-    `**State:** \`${s.state}\` · **Branch:** [\`${s.branch}\`](${branchUrl})${pr}${reason}`,
+    `**State:** ${stateText(s, queued)} · **Branch:** [\`${s.branch}\`](${branchUrl})${pr}${reason}`,
 
     s.tasks.length > 0 ? checklist(s, links) : '_Planning…_',
   ];
