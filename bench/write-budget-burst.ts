@@ -8,6 +8,7 @@ import type { ProbotOctokit } from 'probot';
 import { createSampleRepo } from '../src/demo/sample-repo.js';
 import { goalLoopOctokit } from '../src/github/octokit.js';
 import { createAppRuntime, type GoalLoopRuntime } from '../src/github/runtime.js';
+import { serviceSettings } from '../src/github/service-settings.js';
 import { writePriorityOf } from '../src/github/write-budget-plugin.js';
 import type { Store } from '../src/ledger/open-ledger.js';
 import { openPostgresStore } from '../src/ledger/postgres/open-postgres.js';
@@ -36,8 +37,10 @@ import { median, printVerdicts, type Verdict } from './stats.js';
  * hour (80 % of each for anything but escalations), so a burst of a few hundred writes needs an
  * hour of real time. Here every duration of the budget's rule is divided by SCALE: its windows
  * (same maxima and shares), the per-process write spacing, its retry jitter and retry-after unit.
- * The code is the production code, given WriteLimits and Octokit tuning. Not scaled: the work
- * (clone, steps, checkpoints, pushes) and what is paced by it (the status-edit interval, 3 s), so
+ * The queue report's allowance of position refreshes (a tenth of the minute's budget) is scaled
+ * with it. The code is the production code, given WriteLimits and Octokit tuning. Not scaled: the
+ * work (clone, steps, checkpoints, pushes) and what is paced by it (the status-edit interval, 3 s;
+ * the queue report's interval, 5 s, and the 2 s a goal waits before it is shown queued), so
  * relative to the budget the work runs SCALE times slower than in production. Hence a bracket for
  * the production-equivalent time of the burst:
  *   - at most the scaled run's time × SCALE (its work inflated with it);
@@ -139,6 +142,7 @@ async function burst(pgUrl: string, label: string, limits: WriteLimits): Promise
   try {
     const sample = await createSampleRepo(join(root, 'sample'));
     const writes: Array<{ at: number; priority: WritePriority }> = [];
+    const { queueReport } = serviceSettings({});
     const t0 = performance.now();
     const start = async (role: 'webhooks' | 'workers', i: number) => {
       const store = await openPostgresStore(url);
@@ -149,6 +153,7 @@ async function burst(pgUrl: string, label: string, limits: WriteLimits): Promise
           workspaceRoot: join(root, `process-${i}`),
           sandboxFor: async () => new ProcessSandbox(),
           concurrency: 1,
+          queueReport: { ...queueReport, refreshesPerMinute: queueReport.refreshesPerMinute * SCALE },
           workerId: `bench-${role}-${i}`,
           env: {
             APP_ID: '1',
