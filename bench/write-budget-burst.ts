@@ -144,7 +144,8 @@ async function burst(pgUrl: string, label: string, limits: WriteLimits): Promise
   try {
     const sample = await createSampleRepo(join(root, 'sample'));
     const writes: Array<{ at: number; priority: WritePriority }> = [];
-    const { queueReport } = serviceSettings({});
+    // GOAL_LOOP_QUEUE_REPORT_MS=0 in the environment runs the burst without the queue report.
+    const { queueReport } = serviceSettings(process.env);
     const t0 = performance.now();
     const start = async (role: 'webhooks' | 'workers', i: number) => {
       const store = await openPostgresStore(url);
@@ -182,6 +183,8 @@ async function burst(pgUrl: string, label: string, limits: WriteLimits): Promise
       ),
     );
     await allReady(fake, began);
+    // The last goal's final writes (its check run, the PR marked ready) follow its label.
+    await Promise.all(runtimes.map((r) => r.idle()));
     const ms = performance.now() - began;
     const perGoal = issues.map((issue) => writesOfGoal(fake, sample.bare, issue.number));
     const attributed = perGoal.reduce((s, n) => s + n, 0);
