@@ -7,8 +7,8 @@ import { WriteBudgetTimeoutError } from '../ports/take-write.js';
 import { readGitHubMeta } from '../steering/goal-meta.js';
 import { snapshotFromLedger } from '../steering/turn/snapshot.js';
 import { goalLeaseName, isRunHolder, reportHolder } from '../worker/lease.js';
-import { GitHubForge, type Octokit } from './github-forge.js';
 import { DEFAULT_QUEUE_REPORT_POLICY, decideQueueReport, type QueuedGoalFact, type QueueReportAction, type QueueReportPolicy, type StaleGoalFact } from './decide-queue-report.js';
+import { GitHubForge, type Octokit } from './github-forge.js';
 
 export interface QueueReporterOptions {
   ledger: GoalLedger & Leases & Pick<Outbox, 'givenUpEffects'>;
@@ -60,10 +60,13 @@ export class QueueReporter {
   /** After an enqueue: a report once the goal has waited long enough to be worth a comment. */
   soon(): void {
     if (this.soonTimer || !this.timer) return;
-    this.soonTimer = setTimeout(() => {
-      this.soonTimer = undefined;
-      this.tick();
-    }, (this.opts.policy ?? DEFAULT_QUEUE_REPORT_POLICY).minWaitMs + 100);
+    this.soonTimer = setTimeout(
+      () => {
+        this.soonTimer = undefined;
+        this.tick();
+      },
+      (this.opts.policy ?? DEFAULT_QUEUE_REPORT_POLICY).minWaitMs + 100,
+    );
     this.soonTimer.unref();
   }
 
@@ -76,7 +79,7 @@ export class QueueReporter {
   }
 
   private tick(): void {
-    if (this.running) return;
+    if (this.running !== undefined) return;
     this.running = this.report()
       .then(() => undefined)
       .catch((err: unknown) => this.opts.logger.warn({ err }, 'queue report failed'))

@@ -92,7 +92,9 @@ export function createRuntime(opts: RuntimeOptions): GoalLoopRuntime {
   const holder = pool?.workerId ?? `webhooks:${process.pid}:${randomBytes(3).toString('hex')}`;
   const report = opts.queueReport ?? DEFAULT_QUEUE_REPORT;
   const reporter =
-    role === 'workers' || report.intervalMs <= 0 ? undefined : new QueueReporter({ ledger, queue, logger: opts.logger, auth, holder, intervalMs: report.intervalMs, refreshesPerMinute: report.refreshesPerMinute });
+    role === 'workers' || report.intervalMs <= 0
+      ? undefined
+      : new QueueReporter({ ledger, queue, logger: opts.logger, auth, holder, intervalMs: report.intervalMs, refreshesPerMinute: report.refreshesPerMinute });
   const intake = createIntake({
     ledger,
     queue,
@@ -134,7 +136,10 @@ export function createRuntime(opts: RuntimeOptions): GoalLoopRuntime {
 }
 
 /** What `serve` and `worker` share: the runtime's own options (tuning falls back to the env). */
-export type AppServiceOptions = Pick<RuntimeOptions, 'store' | 'workspaceRoot' | 'sandboxFor' | 'concurrency' | 'workerId' | 'leaseMs' | 'pollMs' | 'minUpdateIntervalMs' | 'controlPollMs' | 'queueReport'> & {
+export type AppServiceOptions = Pick<
+  RuntimeOptions,
+  'store' | 'workspaceRoot' | 'sandboxFor' | 'concurrency' | 'workerId' | 'leaseMs' | 'pollMs' | 'minUpdateIntervalMs' | 'controlPollMs' | 'queueReport'
+> & {
   env?: NodeJS.ProcessEnv;
   /** Overrides for tests (appId, privateKey, secret, log, Octokit, request). */
   probotOverrides?: Parameters<typeof createProbot>[0];

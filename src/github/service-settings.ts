@@ -1,6 +1,14 @@
 import type { ProbotOctokit } from 'probot';
 import { DEFAULT_WRITE_LIMITS, type WriteBudgetStore, type WriteLimits } from '../ports/write-budget.js';
-import { GoalLoopOctokit, goalLoopOctokit } from './octokit.js';
+import { goalLoopOctokit } from './octokit.js';
+
+/**
+ * A second between two writes of one process, those that notify included: what GitHub asks of
+ * mutative requests. (Octokit's throttle would space notifying ones 3 s; content creation is
+ * bounded across processes by the write budget instead, and a 3 s spacing delayed the status
+ * comments of a burst of goals by a minute.)
+ */
+export const DEFAULT_WRITE_INTERVAL_MS = 1000;
 
 /** Tuning a service reads from its environment (all optional; production defaults otherwise). */
 export interface ServiceSettings {
@@ -22,7 +30,9 @@ export interface ServiceSettings {
    * (5 s; 0 turns it off); position refreshes take a tenth of the minute's write budget at most.
    */
   queueReport: { intervalMs: number; refreshesPerMinute: number };
-  /** The Octokit class; GOAL_LOOP_GITHUB_WRITE_INTERVAL_MS spaces write requests (GitHub asks ~1 s). */
+  /** GOAL_LOOP_GITHUB_WRITE_INTERVAL_MS: least time between two write requests of one process (1 s). */
+  writeMinTimeMs: number;
+  /** The Octokit class: writes spaced by writeMinTimeMs, and taken from the write budget when the store is given. */
   Octokit: typeof ProbotOctokit;
 }
 
@@ -35,19 +45,17 @@ export function serviceSettings(env: NodeJS.ProcessEnv, writeBudget?: WriteBudge
   const leaseMs = num(env.GOAL_LOOP_LEASE_MS, 300); // shorter leases expire between heartbeats
   const pollMs = num(env.GOAL_LOOP_POLL_MS, 1);
   const minUpdateIntervalMs = num(env.GOAL_LOOP_STATUS_INTERVAL_MS, 0);
-  const writeMinTimeMs = num(env.GOAL_LOOP_GITHUB_WRITE_INTERVAL_MS, 0);
+  const writeMinTimeMs = num(env.GOAL_LOOP_GITHUB_WRITE_INTERVAL_MS, 0) ?? DEFAULT_WRITE_INTERVAL_MS;
   const writeLimits = writeLimitsFrom(num(env.GOAL_LOOP_GITHUB_WRITES_PER_MINUTE, 1), num(env.GOAL_LOOP_GITHUB_WRITES_PER_HOUR, 1));
-  const tuned = writeMinTimeMs !== undefined || writeBudget !== undefined;
   return {
     concurrency: num(env.GOAL_LOOP_CONCURRENCY, 1) ?? 2,
     ...(leaseMs ? { leaseMs } : {}),
     ...(pollMs ? { pollMs } : {}),
     ...(minUpdateIntervalMs !== undefined ? { minUpdateIntervalMs } : {}),
     writeLimits,
+    writeMinTimeMs,
     queueReport: { intervalMs: num(env.GOAL_LOOP_QUEUE_REPORT_MS, 0) ?? 5000, refreshesPerMinute: Math.max(1, Math.floor(writeLimits.windows[0]!.max / 10)) },
-    Octokit: tuned
-      ? goalLoopOctokit({ ...(writeMinTimeMs !== undefined ? { writeMinTimeMs } : {}), ...(writeBudget ? { writeBudget: { store: writeBudget, limits: writeLimits } } : {}) })
-      : GoalLoopOctokit,
+    Octokit: goalLoopOctokit({ writeMinTimeMs, ...(writeBudget ? { writeBudget: { store: writeBudget, limits: writeLimits } } : {}) }),
   };
 }
 

@@ -4,7 +4,7 @@ import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_MODEL } from '../../src/agent/anthropic-model.js';
 import { DEFAULT_WEBHOOK_PATH } from '../../src/github/server/serve.js';
-import { serviceSettings } from '../../src/github/service-settings.js';
+import { DEFAULT_WRITE_INTERVAL_MS, serviceSettings } from '../../src/github/service-settings.js';
 import { userDbPath } from '../../src/ledger/open-ledger.js';
 import { workspaceRoot } from '../../src/run/paths.js';
 import { DEFAULT_LEASE_MS } from '../../src/worker/worker-pool.js';
@@ -95,7 +95,6 @@ const tilde = (p: string) => (p.startsWith(homedir()) ? `~${p.slice(homedir().le
 
 /** Each default the table states, from the code: the default column must contain every string. */
 function codeDefaults(): Record<string, string[]> {
-  const throttling = 'node_modules/@octokit/plugin-throttling/dist-src/index.js';
   return {
     PORT: [literal('src/github/server/serve.ts', /env\.PORT \?\? ''\s*,\s*10\)\s*\|\|\s*(\d+)/)],
     WEBHOOK_PATH: [DEFAULT_WEBHOOK_PATH],
@@ -104,8 +103,7 @@ function codeDefaults(): Record<string, string[]> {
     GOAL_LOOP_LEASE_MS: [String(DEFAULT_LEASE_MS)],
     GOAL_LOOP_POLL_MS: [literal('src/worker/worker-pool.ts', /opts\.pollMs \?\? ([\d_]+)/)],
     GOAL_LOOP_STATUS_INTERVAL_MS: [literal('src/github/github-forge.ts', /minUpdateIntervalMs \?\? ([\d_]+)/)],
-    // Unset, Octokit's throttling spaces writes, and more those that notify; a value spaces both alike.
-    GOAL_LOOP_GITHUB_WRITE_INTERVAL_MS: ['unset', literal(throttling, /groups\.write = [^}]*minTime: ([\de.]+)/), literal(throttling, /groups\.notifications = [^}]*minTime: ([\de.]+)/)],
+    GOAL_LOOP_GITHUB_WRITE_INTERVAL_MS: [String(DEFAULT_WRITE_INTERVAL_MS)],
     GOAL_LOOP_GITHUB_WRITES_PER_MINUTE: [String(serviceSettings({}).writeLimits.windows[0]!.max)],
     GOAL_LOOP_GITHUB_WRITES_PER_HOUR: [String(serviceSettings({}).writeLimits.windows[1]!.max)],
     GOAL_LOOP_QUEUE_REPORT_MS: [String(serviceSettings({}).queueReport.intervalMs), '0: off'],

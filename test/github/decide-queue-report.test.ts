@@ -3,7 +3,12 @@ import { DEFAULT_QUEUE_REPORT_POLICY, decideQueueReport, type QueuedGoalFact } f
 
 const key = (n: number) => ({ repo: 'o/r', goalId: `gh-${n}` });
 const at = '2026-12-02T03:00:00.000Z';
-const waiting = (n: number, position: number, shownAt?: number, waitedMs = 10_000): QueuedGoalFact => ({ key: key(n), position, waitedMs, shown: shownAt === undefined ? undefined : { position: shownAt, at } });
+const waiting = (n: number, position: number, shownAt?: number, waitedMs = 10_000): QueuedGoalFact => ({
+  key: key(n),
+  position,
+  waitedMs,
+  shown: shownAt === undefined ? undefined : { position: shownAt, at },
+});
 
 describe('decideQueueReport', () => {
   it('says a goal waits once it has waited the least time, and never for a goal a worker takes at once', () => {

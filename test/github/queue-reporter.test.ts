@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import type { Octokit } from '../../src/github/github-forge.js';
 import { goalLoopOctokit } from '../../src/github/octokit.js';
 import { QueueReporter } from '../../src/github/queue-reporter.js';
 import { MemoryWriteBudget } from '../../src/ledger/memory-write-budget.js';
@@ -7,7 +8,6 @@ import { goalKeyFor } from '../../src/steering/issue-goal.js';
 import { STATE_LABELS } from '../../src/steering/labels.js';
 import { STATUS_MARKER } from '../../src/steering/report/status-comment.js';
 import { goalLeaseName } from '../../src/worker/lease.js';
-import type { Octokit } from '../../src/github/github-forge.js';
 import { type AppHarness, appHarness, OWNER, REPO, silent, THREE_STEP_GOAL } from '../helpers/github-app-harness.js';
 import { issuesLabeled } from '../helpers/webhook-payloads.js';
 
@@ -120,9 +120,13 @@ describe('the queue report', () => {
   it('takes its writes from the installation’s budget without waiting for it: what does not fit now goes at a later report', async () => {
     // A minute of 4 writes: "queued" comments (normal) may fill 3 of them, refreshes (background) 2.
     const budget = new MemoryWriteBudget();
-    const Octokit = goalLoopOctokit({ retryAfterBaseMs: 5, writeMinTimeMs: 0, writeBudget: { store: budget, limits: { windows: [{ ms: 60_000, max: 4 }], shares: { urgent: 1, normal: 0.75, background: 0.5 } } } });
+    const BudgetedOctokit = goalLoopOctokit({
+      retryAfterBaseMs: 5,
+      writeMinTimeMs: 0,
+      writeBudget: { store: budget, limits: { windows: [{ ms: 60_000, max: 4 }], shares: { urgent: 1, normal: 0.75, background: 0.5 } } },
+    });
     const numbers = [21, 22, 23, 24];
-    const h = await appHarness({ issues: numbers.map(issue), labels: [...STATE_LABELS], role: 'webhooks', Octokit });
+    const h = await appHarness({ issues: numbers.map(issue), labels: [...STATE_LABELS], role: 'webhooks', Octokit: BudgetedOctokit });
     await labelAll(h, numbers);
     const { reporter, clock } = reporterFor(h);
 

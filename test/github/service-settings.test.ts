@@ -1,7 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { GoalLoopOctokit } from '../../src/github/octokit.js';
 import { serviceSettings } from '../../src/github/service-settings.js';
-import { MemoryWriteBudget } from '../../src/ledger/memory-write-budget.js';
 import { DEFAULT_WRITE_LIMITS } from '../../src/ports/write-budget.js';
 
 describe('serviceSettings: the write budget', () => {
@@ -28,8 +27,10 @@ describe('serviceSettings: the write budget', () => {
     }
   });
 
-  it('gives the plain Octokit without a store, and one that takes writes from the store with one', () => {
-    expect(serviceSettings({}).Octokit).toBe(GoalLoopOctokit);
-    expect(serviceSettings({}, new MemoryWriteBudget()).Octokit).not.toBe(GoalLoopOctokit);
+  it('spaces one process’s writes a second apart, comments included, unless told otherwise', () => {
+    expect(serviceSettings({}).writeMinTimeMs).toBe(1000);
+    expect(serviceSettings({ GOAL_LOOP_GITHUB_WRITE_INTERVAL_MS: '0' }).writeMinTimeMs).toBe(0);
+    expect(serviceSettings({ GOAL_LOOP_GITHUB_WRITE_INTERVAL_MS: '-5' }).writeMinTimeMs).toBe(1000);
+    expect(serviceSettings({}).Octokit).not.toBe(GoalLoopOctokit);
   });
 });
