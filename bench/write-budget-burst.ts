@@ -145,7 +145,7 @@ async function burst(pgUrl: string, label: string, limits: WriteLimits): Promise
     const sample = await createSampleRepo(join(root, 'sample'));
     const writes: Array<{ at: number; priority: WritePriority }> = [];
     // GOAL_LOOP_QUEUE_REPORT_MS=0 in the environment runs the burst without the queue report.
-    const { queueReport } = serviceSettings(process.env);
+    const { queueReport, writeMinTimeMs } = serviceSettings(process.env);
     const t0 = performance.now();
     const start = async (role: 'webhooks' | 'workers', i: number) => {
       const store = await openPostgresStore(url);
@@ -165,7 +165,7 @@ async function burst(pgUrl: string, label: string, limits: WriteLimits): Promise
             LOG_LEVEL: 'silent',
             GOAL_LOOP_POLL_MS: '50',
           },
-          probotOverrides: { overrides: { Octokit: octokitFor(store, limits), request: { fetch: stampingFetch(writes) } } },
+          probotOverrides: { overrides: { Octokit: octokitFor(store, limits, writeMinTimeMs), request: { fetch: stampingFetch(writes) } } },
         },
         role,
         `bench-${role}-${i}`,
@@ -207,9 +207,9 @@ async function burst(pgUrl: string, label: string, limits: WriteLimits): Promise
 }
 
 /** The production Octokit with production tuning divided by SCALE, taking its writes from `store`'s budget. */
-function octokitFor(store: Store, limits: WriteLimits): typeof ProbotOctokit {
+function octokitFor(store: Store, limits: WriteLimits, productionWriteMinTimeMs: number): typeof ProbotOctokit {
   return goalLoopOctokit({
-    writeMinTimeMs: Math.round(1000 / SCALE),
+    writeMinTimeMs: Math.round(productionWriteMinTimeMs / SCALE),
     retryAfterBaseMs: Math.round(1000 / SCALE),
     writeBudget: { store: store.ledger, limits, take: { jitterMs: () => (Math.random() * 250) / SCALE } },
   });
