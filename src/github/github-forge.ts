@@ -58,6 +58,13 @@ export class GitHubForge implements Forge {
   private pending?: GoalSnapshot;
   private timer?: NodeJS.Timeout;
   private writing: Promise<void> = Promise.resolve();
+  /** When this forge last wrote the PR's body (opened it, or edited it); 0: never. */
+  private prBodyWrittenAt = 0;
+  /** What the status comment's checklist shows (checklistKey), once written. */
+  private shownChecklist?: string;
+  /** A status write started by update() is in flight; `updatedMeanwhile`: update() was called since. */
+  private updating = false;
+  private updatedMeanwhile = false;
   private label?: StateLabel;
   private identity?: Promise<AppIdentity>;
 
@@ -67,27 +74,59 @@ export class GitHubForge implements Forge {
   }
 
   /**
-   * Progress: a new state shows at once; progress within a state at most once an interval, the
-   * latest snapshot winning (status-comment edits are the least urgent writes).
+   * Progress: a new state label shows at once; a change on the checklist (a task's status or
+   * attempt) at most once an interval, the latest snapshot winning; counters alone wait for the
+   * next of those (status-comment edits are the least urgent writes).
    */
   async update(s: GoalSnapshot): Promise<void> {
     this.pending = s;
+    // The run goes on while a status write waits (for the write budget, say): the write in flight
+    // looks again when it is done, so updates meanwhile coalesce into one edit.
+    if (this.updating) {
+      this.updatedMeanwhile = true;
+      return;
+    }
+    const newLabel = labelForState(s.state) !== this.label;
+    // Counters alone (iterations, tokens, a step within a task) are carried by the next edit that matters.
+    if (!newLabel && checklistKey(s) === this.shownChecklist) return;
     const wait = (this.opts.minUpdateIntervalMs ?? 3000) - (Date.now() - this.lastWriteAt);
-    if (wait <= 0 || labelForState(s.state) !== this.label) {
+    if (wait <= 0 || newLabel) {
       this.cancelTimer();
-      return this.flush();
+      this.startUpdate();
+      return;
     }
     this.timer ??= setTimeout(() => {
       this.timer = undefined;
-      void this.flush().catch((err: unknown) => this.opts.logger.warn({ err }, 'status update failed'));
+      this.startUpdate();
     }, wait);
+  }
+
+  /** Resolves when the status writes started so far have ended (however they ended). */
+  async settled(): Promise<void> {
+    await this.writing;
+  }
+
+  /** One status write in the background; when it ends, the latest snapshot is looked at again. */
+  private startUpdate(): void {
+    this.updating = true;
+    void this.flush()
+      .catch((err: unknown) => this.opts.logger.warn({ err }, 'status update failed'))
+      .finally(() => {
+        this.updating = false;
+        if (this.updatedMeanwhile && this.pending) {
+          this.updatedMeanwhile = false;
+          void this.update(this.pending);
+        }
+      });
   }
 
   /** The PR (opened at the first checkpoint) shows it; the status comment, with the run's progress. */
   async checkpointed(s: GoalSnapshot, cp: { taskId: string; sha: string }, _once?: EffectOnce): Promise<void> {
     const record = await this.record();
     const pr = await this.ensurePullRequest(s, record);
-    await this.updatePullRequestBody(pr, this.prBody(s, record));
+    // A draft's body follows the run at most every few minutes (the status comment shows each
+    // checkpoint at once); where the run rests it is written in full (finished).
+    if (Date.now() - this.prBodyWrittenAt >= PR_BODY_INTERVAL_MS) await this.updatePullRequestBody(pr, this.prBody(s, record));
     await this.update(s);
     await this.answerReviews([{ task_id: cp.taskId, sha: cp.sha }]);
   }
@@ -165,6 +204,7 @@ export class GitHubForge implements Forge {
       this.lastBody = body;
       this.lastWriteAt = Date.now();
     }
+    this.shownChecklist = checklistKey(s);
     await this.setStateLabel(labelForGoal(s.state, merged));
   }
 
@@ -280,6 +320,7 @@ export class GitHubForge implements Forge {
   private async updatePullRequestBody(pr: FoundPullRequest, body: string): Promise<void> {
     if (pr.body === body) return;
     await this.o.rest.pulls.update({ owner: this.g.owner, repo: this.g.repo, pull_number: pr.number, body, ...writeOptions('normal') });
+    this.prBodyWrittenAt = Date.now();
   }
 
   /** The PR whose head is the goal branch (any state), from the ledger or by asking GitHub. */
@@ -313,6 +354,7 @@ export class GitHubForge implements Forge {
         return { number: data.number, url: data.html_url, node_id: data.node_id, draft: data.draft ?? true, body: data.body ?? '' };
       },
     });
+    this.prBodyWrittenAt = Date.now();
     await this.opts.ledger.setMeta(this.opts.key, { prNumber: pr.number, prUrl: pr.url });
     return pr;
   }
@@ -321,6 +363,12 @@ export class GitHubForge implements Forge {
     return { o: this.o, g: this.g, key: this.opts.key, ledger: this.opts.ledger, self: () => this.self(), workspaceDir: this.opts.workspaceDir };
   }
 }
+
+/** Least time between two edits of a draft PR's body at checkpoints. */
+const PR_BODY_INTERVAL_MS = 5 * 60_000;
+
+/** What a reader follows on the checklist: each task's status and attempt. */
+const checklistKey = (s: GoalSnapshot): string => s.tasks.map((t) => `${t.id}:${t.status}:${t.attempts}`).join('\n');
 
 interface FoundPullRequest {
   number: number;

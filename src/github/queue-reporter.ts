@@ -41,6 +41,7 @@ export class QueueReporter {
   private timer: NodeJS.Timeout | undefined;
   private soonTimer: NodeJS.Timeout | undefined;
   private running: Promise<void> | undefined;
+  private again = false;
   private tokens: number;
   private tokensAt: number;
   private readonly missed = new Map<string, number>();
@@ -58,16 +59,17 @@ export class QueueReporter {
   }
 
   /** After an enqueue: a report once the goal has waited long enough to be worth a comment. */
-  soon(): void {
+  soon(delayMs = this.policy().minWaitMs + 100): void {
     if (this.soonTimer || !this.timer) return;
-    this.soonTimer = setTimeout(
-      () => {
-        this.soonTimer = undefined;
-        this.tick();
-      },
-      (this.opts.policy ?? DEFAULT_QUEUE_REPORT_POLICY).minWaitMs + 100,
-    );
+    this.soonTimer = setTimeout(() => {
+      this.soonTimer = undefined;
+      this.tick();
+    }, delayMs);
     this.soonTimer.unref();
+  }
+
+  private policy(): QueueReportPolicy {
+    return this.opts.policy ?? DEFAULT_QUEUE_REPORT_POLICY;
   }
 
   async stop(): Promise<void> {
@@ -79,12 +81,19 @@ export class QueueReporter {
   }
 
   private tick(): void {
-    if (this.running !== undefined) return;
+    if (this.running !== undefined) {
+      this.again = true; // asked for while one runs: one more report right after it
+      return;
+    }
     this.running = this.report()
       .then(() => undefined)
       .catch((err: unknown) => this.opts.logger.warn({ err }, 'queue report failed'))
       .finally(() => {
         this.running = undefined;
+        if (this.again && this.timer) {
+          this.again = false;
+          this.tick();
+        }
       });
   }
 
@@ -107,6 +116,9 @@ export class QueueReporter {
       if (!meta.github || meta.merged) continue;
       queued.push({ key: job.key, position: queued.length + 1, waitedMs: now - Date.parse(job.enqueuedAt), shown: meta.queueShown });
     }
+    // A goal not yet shown that has not waited long enough: a report when it has, not a whole interval later.
+    const due = queued.filter((q) => !q.shown && q.waitedMs < this.policy().minWaitMs).map((q) => this.policy().minWaitMs - q.waitedMs);
+    if (due.length > 0) this.soon(Math.min(...due) + 100);
     const waiting = new Set(queued.map((q) => keyName(q.key)));
     const stale: StaleGoalFact[] = [];
     for (const goal of goals) {
@@ -122,7 +134,7 @@ export class QueueReporter {
     }
     this.tokens = Math.min(this.opts.refreshesPerMinute, this.tokens + ((now - this.tokensAt) / 60_000) * this.opts.refreshesPerMinute);
     this.tokensAt = now;
-    const actions = decideQueueReport({ queued, stale, refreshAllowance: Math.floor(this.tokens) }, this.opts.policy);
+    const actions = decideQueueReport({ queued, stale, refreshAllowance: Math.floor(this.tokens) }, this.policy());
     for (const action of actions) {
       try {
         if (await this.perform(action, new Date(now).toISOString())) {

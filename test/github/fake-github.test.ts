@@ -205,6 +205,21 @@ describe('fakeGitHub through @octokit/rest', () => {
     expect(fake.writesFor({ issue: 2 })).toEqual([]);
   });
 
+  it('a fault filtered to writes passes reads by (a GraphQL query too); every request carries the time it arrived', async () => {
+    const json = { 'content-type': 'application/json' };
+    fake.failNext(1, 'secondary-rate-limit', { write: true });
+    const before = Date.now();
+    expect((await fetch(`https://api.github.com/repos/${owner}/${repo}/issues/1`)).status).toBe(200);
+    expect((await fetch('https://api.github.com/graphql', { method: 'POST', headers: json, body: JSON.stringify({ query: 'query { viewer { login } }' }) })).status).toBe(200);
+    const write = await fetch(`https://api.github.com/repos/${owner}/${repo}/issues/1/labels`, { method: 'POST', headers: json, body: JSON.stringify({ labels: ['x'] }) });
+    expect(write.status).toBe(403);
+    expect(fake.requests.map((r) => r.fault ?? r.status)).toEqual([200, 200, 'secondary-rate-limit']);
+    const times = fake.requests.map((r) => r.at);
+    expect(times).toEqual([...times].sort((a, b) => a - b));
+    expect(times[0]).toBeGreaterThanOrEqual(before);
+    expect(times[2]).toBeLessThanOrEqual(Date.now());
+  });
+
   it('injects secondary and primary rate limits, filtered by method and path', async () => {
     fake.failNext(1, 'secondary-rate-limit', { method: 'POST', path: /\/comments$/ });
     fake.failNext(1, 'rate-limit', { path: /\/issues\/2$/ });

@@ -64,8 +64,10 @@ describe('the forge writes only what changed', () => {
     const s = await scene();
     const base = await s.snapshot();
     const edits = () => s.h.fake.calls('PATCH', /\/issues\/comments\/\d+$/).length;
-    // The first update of a new process shows its state at once (it knows nothing it has shown).
+    // The first update of a new process shows its state at once (it knows nothing it has shown),
+    // in the background: the run does not wait for it.
     await s.forge.update({ ...base, state: 'EXECUTING', iterations: 1 });
+    await s.forge.settled();
     const after = edits();
     expect(s.status().body).toContain('`EXECUTING`');
     for (let i = 2; i <= 5; i++) await s.forge.update({ ...base, state: i % 2 === 0 ? 'EVALUATING' : 'EXECUTING', iterations: i });
@@ -75,8 +77,40 @@ describe('the forge writes only what changed', () => {
     expect(s.status().body).toMatch(/\*\*Budget:\*\* 5\/\d+ iterations/);
     // A new state (another label) shows at once.
     await s.forge.update({ ...base, state: 'PAUSED', iterations: 5 });
+    await s.forge.settled();
     expect(s.status().body).toContain('`PAUSED`');
     expect(s.h.fake.labels(61).sort()).toEqual(['goal', 'goal:paused', 'help wanted']);
+  });
+
+  it('a status edit held back (by the write budget) does not hold the run up, and the updates meanwhile become one edit', async () => {
+    const s = await scene();
+    const base = await s.snapshot();
+    const edits = () => s.h.fake.calls('PATCH', /\/issues\/comments\/\d+$/).length;
+    // Status edits wait at a gate, as a background write waits for room in the budget.
+    let open!: () => void;
+    const gate = new Promise<void>((r) => (open = r));
+    let held = 0;
+    s.octokit.hook.before('request', async (options) => {
+      if (options.method !== 'PATCH' || !/\/issues\/comments\//.test(String(options.url))) return;
+      held += 1;
+      await gate;
+    });
+    const before = edits();
+    let returned = false;
+    const first = s.forge.update({ ...base, state: 'EXECUTING', iterations: 1 }).then(() => (returned = true));
+    while (held === 0) await new Promise((r) => setImmediate(r));
+    await first;
+    expect(returned).toBe(true); // the run went on while its status edit waited
+    for (let i = 2; i <= 4; i++) await s.forge.update({ ...base, state: i === 4 ? 'PAUSED' : 'EXECUTING', iterations: i });
+    expect(held).toBe(1); // nothing else was sent meanwhile
+    open();
+    await s.forge.settled();
+    while (held < 2) await new Promise((r) => setImmediate(r));
+    await s.forge.settled();
+    // The held edit, then one with the latest snapshot (a new state, so at once): not one per update.
+    expect(edits()).toBe(before + 2);
+    expect(s.status().body).toContain('`PAUSED`');
+    expect(s.status().body).toMatch(/\*\*Budget:\*\* 4\/\d+ iterations/);
   });
 
   it("a check run left in progress on an older head (an older release's) is concluded as superseded; the head's is concluded", async () => {

@@ -31,9 +31,10 @@ export function createFaults(ctx: State & Responses) {
     );
   }
 
-  function takeFault(method: string, path: string): FaultKind | undefined {
+  function takeFault(method: string, path: string, write: boolean): FaultKind | undefined {
     for (const f of faults) {
       if (f.remaining <= 0) continue;
+      if (f.filter?.write !== undefined && f.filter.write !== write) continue;
       if (f.filter?.method && f.filter.method.toUpperCase() !== method) continue;
       if (f.filter?.path && !f.filter.path.test(path)) continue;
       f.remaining--;

@@ -151,12 +151,13 @@ export function fakeGitHub(opts: FakeGitHubOptions): FakeGitHub {
       template: matchOperation(method, path)?.template ?? (url.pathname === '/graphql' ? '/graphql' : undefined),
       status: 0,
       write: isWrite(method, url.pathname, body),
+      at: Date.now(),
     };
     requests.push(rec);
 
     let performedThen502 = false;
     if (!isTokenExchange) {
-      const fault = takeFault(method, path);
+      const fault = takeFault(method, path, rec.write);
       if (fault === 'performed-then-502') {
         rec.fault = fault;
         performedThen502 = true;

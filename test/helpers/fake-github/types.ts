@@ -195,11 +195,15 @@ export interface RecordedRequest {
   fault?: FaultKind;
   /** A write as GitHub's guidance counts them: any request but a read, GraphQL mutations included, token exchanges not. */
   write: boolean;
+  /** When the fake received it (epoch ms): load tests count writes in sliding windows from it. */
+  at: number;
 }
 
 export interface FaultFilter {
   method?: string;
   path?: RegExp;
+  /** Only requests that count as writes (`RecordedRequest.write`): not a GraphQL query, which is also a POST. */
+  write?: boolean;
 }
 
 export interface GraphQLCall {
