@@ -9,6 +9,7 @@ import { printVerdicts, type Verdict } from './stats.js';
 import { throughput } from './throughput.js';
 import { webhookLatency } from './webhook-latency.js';
 import { workspacePrep } from './workspace-prep.js';
+import { writeBudgetBurst } from './write-budget-burst.js';
 
 /** `npm run bench`: every benchmark, each with its own baseline measured in the same run. */
 async function main(): Promise<number> {
@@ -31,6 +32,8 @@ async function main(): Promise<number> {
   verdicts.push(...(await throughput()));
   process.stdout.write('\n');
   verdicts.push(...(await convergence()));
+  process.stdout.write('\n');
+  verdicts.push(...(await writeBudgetBurst()));
   process.stdout.write('\nsummary\n');
   printVerdicts(verdicts);
   return verdicts.every((v) => v.pass) ? 0 : 1;
