@@ -32,7 +32,7 @@ const PURE = [
   // Not test/steering/pending-reviews.test.ts: it needs a store and runs on both.
   'test/steering/{decide,report,turn}/**/*.test.ts',
   'test/steering/{commands-parse,readme-status-sample,status-comment,undelivered-notice}.test.ts',
-  'test/loop/{controller-fast,memory-ledger,transition}.test.ts',
+  'test/loop/{controller-fast,memory-ledger,transition,drain-effects}.test.ts',
   'test/ledger/{migrations,sql-statement}.test.ts',
   'test/mcp/limits-policy.test.ts',
   'test/run/compose-goal-run.test.ts',

@@ -92,8 +92,9 @@ export class GitHubForge implements Forge {
     if (!newLabel && checklistKey(s) === this.shownChecklist) return;
     const interval = this.opts.minUpdateIntervalMs ?? 3000;
     // A new label within a moment, so states passed through in that moment (INITIALIZING on the
-    // way to EXECUTING) cost no writes; anything else once an interval.
-    const waitMs = newLabel ? Math.min(LABEL_SETTLE_MS, interval) : interval - (Date.now() - this.lastWriteAt);
+    // way to EXECUTING) cost no writes; anything else once an interval. (No interval: at once.)
+    const settleMs = interval <= 0 ? 0 : this.label === undefined ? FIRST_LABEL_SETTLE_MS : LABEL_SETTLE_MS;
+    const waitMs = newLabel ? settleMs : interval - (Date.now() - this.lastWriteAt);
     if (waitMs <= 0) {
       this.cancelTimer();
       this.startUpdate();
@@ -377,6 +378,11 @@ export class GitHubForge implements Forge {
 
 /** How long a new state label waits for the states that follow it at once (the latest is shown). */
 const LABEL_SETTLE_MS = 1000;
+/**
+ * The same for a run's first status write: a goal with a plan is cloned and running a few seconds
+ * after it starts, and shows that at once rather than `goal:planning` first (two writes saved).
+ */
+const FIRST_LABEL_SETTLE_MS = 5000;
 
 /** Least time between two edits of a draft PR's body at checkpoints. */
 const PR_BODY_INTERVAL_MS = 5 * 60_000;

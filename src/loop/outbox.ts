@@ -72,6 +72,20 @@ export async function drainEffects(o: DrainOptions): Promise<number> {
     const attempts = await o.outbox.claimEffect(effect.id, o.holder, o.claimMs);
     if (!attempts) break;
     const tried = { ...effect, attempts };
+    // The claim lasts as long as the try: a write that waits (for the write budget, say) past the
+    // claim's time must not let another try perform the effect meanwhile.
+    const beat = setInterval(
+      () => {
+        o.outbox.renewEffectClaim(effect.id, o.holder, o.claimMs).then(
+          (mine) => {
+            if (!mine) o.logger.warn({ effect: effect.kind, id: effect.id }, 'an effect claim was lost while its try went on');
+          },
+          (err: unknown) => o.logger.warn({ err, id: effect.id }, 'an effect claim could not be renewed; retrying'),
+        );
+      },
+      Math.max(50, Math.floor(o.claimMs / 3)),
+    );
+    beat.unref();
     try {
       await o.perform(tried);
     } catch (err) {
@@ -87,6 +101,8 @@ export async function drainEffects(o: DrainOptions): Promise<number> {
       o.logger.warn({ err, effect: effect.kind, id: effect.id, tries: tried.attempts, retryInS: waitMs / 1000 }, 'an effect failed; it will be tried again');
       await o.outbox.failEffect(effect.id, o.holder, error, waitMs);
       break;
+    } finally {
+      clearInterval(beat);
     }
     crashPoint(`effect-performed:${effect.kind}`);
     await o.outbox.completeEffect(effect.id);

@@ -33,6 +33,12 @@ export interface Outbox {
    * within its time (so two processes never perform it at once).
    */
   claimEffect(id: number, holder: string, ttlMs: number): Promise<number>;
+  /**
+   * `holder`'s try goes on (a write waiting for the budget, a slow GitHub): its claim now ends
+   * `ttlMs` from now. False when the claim is no longer `holder`'s (another try took it, or the
+   * effect is done): the try should not be counted on.
+   */
+  renewEffectClaim(id: number, holder: string, ttlMs: number): Promise<boolean>;
   completeEffect(id: number): Promise<void>;
   /** `holder`'s try failed: records why, and leaves the effect alone for `retryInMs`. A try no longer holding it changes nothing. */
   failEffect(id: number, holder: string, error: string, retryInMs: number): Promise<void>;

@@ -398,6 +398,23 @@ export function describeLedgerContract(name: string, open: () => Promise<Ledger>
         expect(await l.pendingEffects()).toEqual([]);
       });
 
+      it('a try renews its own claim while it goes on: no other try takes the effect meanwhile; a lost or finished claim is not renewed', async () => {
+        await l.upsertGoal(key, { spec: spec(), branch: 'b' });
+        await l.recordChange(key, { effects: [{ kind: 'one', payload: 1 }] });
+        const [one] = await l.pendingEffects({ key });
+        expect(await l.claimEffect(one!.id, 'w1', 30)).toBe(1);
+        expect(await l.renewEffectClaim(one!.id, 'w2', 60_000)).toBe(false); // not its claim
+        expect(await l.renewEffectClaim(one!.id, 'w1', 60_000)).toBe(true);
+        await new Promise((r) => setTimeout(r, 60)); // past the first claim's time
+        expect(await l.claimEffect(one!.id, 'w2', 60_000)).toBe(0); // renewed: still w1's
+        expect(await l.renewEffectClaim(one!.id, 'w1', 1)).toBe(true);
+        await new Promise((r) => setTimeout(r, 20));
+        expect(await l.claimEffect(one!.id, 'w2', 60_000)).toBe(2); // ran out: w2's try now
+        expect(await l.renewEffectClaim(one!.id, 'w1', 60_000)).toBe(false);
+        await l.completeEffect(one!.id);
+        expect(await l.renewEffectClaim(one!.id, 'w2', 60_000)).toBe(false);
+      });
+
       it('an effect given up is no longer pending, is kept as given up with why, and prune leaves it; only its try gives it up', async () => {
         await l.upsertGoal(key, { spec: spec(), branch: 'b' });
         await l.recordChange(key, {

@@ -205,6 +205,13 @@ export class MemoryLedger implements GoalLedger, AttemptLog, Outbox {
     return e.attempts;
   }
 
+  async renewEffectClaim(id: number, holder: string, ttlMs: number): Promise<boolean> {
+    const e = this.held(id, holder);
+    if (!e) return false;
+    e.claimedUntil = Date.now() + ttlMs;
+    return true;
+  }
+
   async completeEffect(id: number): Promise<void> {
     const e = this.data.effects.find((x) => x.id === id);
     if (e) Object.assign(e, { doneAt: Date.now(), claimedUntil: 0 });

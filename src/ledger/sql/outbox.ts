@@ -29,6 +29,12 @@ export function* claimEffect(id: number, holder: string, ttlMs: number): Program
   return row?.attempts ?? 0;
 }
 
+/** Only the holder's claim of an effect not done; an expired claim nobody took since is still the holder's. */
+export function* renewEffectClaim(id: number, holder: string, ttlMs: number): Program<boolean> {
+  const n = yield* count(sql`UPDATE effects SET claimed_until = ${epochTime(ttlMs)} WHERE id = ${id} AND claimed_by = ${holder} AND done_at IS NULL`);
+  return n > 0;
+}
+
 export function* completeEffect(id: number): Program<void> {
   yield* count(sql`UPDATE effects SET done_at = ${epochTime()}, claimed_until = ${EPOCH_ZERO} WHERE id = ${id}`);
 }

@@ -94,6 +94,10 @@ export class SqlLedger implements Ledger {
     return this.db.run(outbox.claimEffect(id, holder, ttlMs));
   }
 
+  async renewEffectClaim(id: number, holder: string, ttlMs: number): Promise<boolean> {
+    return this.db.run(outbox.renewEffectClaim(id, holder, ttlMs));
+  }
+
   async completeEffect(id: number): Promise<void> {
     await this.db.run(outbox.completeEffect(id));
   }
