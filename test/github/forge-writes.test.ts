@@ -113,6 +113,22 @@ describe('the forge writes only what changed', () => {
     expect(s.status().body).toMatch(/\*\*Budget:\*\* 4\/\d+ iterations/);
   });
 
+  it('a state passed through within the settle time costs no write: INITIALIZING on the way to EXECUTING shows as running, in one edit', async () => {
+    const s = await scene();
+    const base = await s.snapshot();
+    const before = s.h.fake.writes().length;
+    await s.forge.update({ ...base, state: 'INITIALIZING', iterations: 0 });
+    await s.forge.update({ ...base, state: 'DECOMPOSING', iterations: 0 });
+    await s.forge.update({ ...base, state: 'EXECUTING', iterations: 1 });
+    expect(s.h.fake.writes().length).toBe(before); // nothing yet: the first label settles
+    await s.forge.settled();
+    const sent = s.h.fake.writes().slice(before);
+    expect(sent.map((w) => w.method)).toEqual(['PATCH', 'POST']); // the comment, then the label (graphql swap or add)
+    expect(JSON.stringify(sent)).not.toContain('goal:planning');
+    expect(s.status().body).toContain('`EXECUTING`');
+    expect(s.h.fake.labels(61)).toContain('goal:running');
+  });
+
   it("a check run left in progress on an older head (an older release's) is concluded as superseded; the head's is concluded", async () => {
     const s = await scene();
     const head = git(s.h.repo.bare, 'rev-parse', BRANCH);

@@ -28,20 +28,22 @@ describe('GitHub App: writes per goal', () => {
     expect(h.fake.writesFor({ issue: 12345 })).toEqual([]);
     expect(h.fake.writes().length, JSON.stringify(kinds, null, 2)).toBeLessThanOrEqual(12);
     // Was 27 (POST comment 1, PATCH comment 11, labels 3 POST + 2 DELETE, PR 1 POST + 4 PATCH, check runs 3 POST + 1 PATCH, 1 mutation).
-    expect(kinds).toEqual({
-      // The status comment: posted when the goal starts (INITIALIZING on its way to EXECUTING a
-      // moment later: one write shows the latter), edited when the run rests.
+    // The creates, and what is written where the run rests, exactly once each.
+    expect(kinds).toMatchObject({
       'POST /repos/{owner}/{repo}/issues/{issue_number}/comments': 1,
-      'PATCH /repos/{owner}/{repo}/issues/comments/{comment_id}': 1,
-      // goal:running, then goal:review in one request.
-      'POST /repos/{owner}/{repo}/issues/{issue_number}/labels': 1,
-      'mutation addLabelsToLabelable+removeLabelsFromLabelable': 1,
-      // The draft PR opened with its body at the first checkpoint, its body written again where the run rests.
       'POST /repos/{owner}/{repo}/pulls': 1,
-      'PATCH /repos/{owner}/{repo}/pulls/{pull_number}': 1,
       'mutation markPullRequestReadyForReview': 1,
-      // One check run, on the head the run rested at, concluded.
       'POST /repos/{owner}/{repo}/check-runs': 1,
     });
+    const n = (kind: string) => kinds[kind] ?? 0;
+    // The status comment is posted when the goal starts (INITIALIZING on its way to EXECUTING a
+    // moment later: one write shows the latter), and edited where the run rests; a goal done within
+    // the first write's settle time posts it done, in one write.
+    expect(n('PATCH /repos/{owner}/{repo}/issues/comments/{comment_id}')).toBeLessThanOrEqual(1);
+    // goal:running, then goal:review in one request (or goal:review alone).
+    expect(n('POST /repos/{owner}/{repo}/issues/{issue_number}/labels') + n('mutation addLabelsToLabelable+removeLabelsFromLabelable')).toBeLessThanOrEqual(2);
+    // The draft PR opened with its body at the first checkpoint, its body written again where the run rests.
+    expect(n('PATCH /repos/{owner}/{repo}/pulls/{pull_number}')).toBeLessThanOrEqual(1);
+    expect(h.fake.writes().length).toBeLessThanOrEqual(8);
   });
 });
