@@ -20,7 +20,7 @@ export interface JailPreflightOptions {
  */
 export async function jailPreflight(opts: JailPreflightOptions): Promise<JailPreflight> {
   if (opts.sandbox === 'process') {
-    return { ok: true, note: 'sandbox: process was chosen: the repository\'s commands run unjailed on the runner, as the job\'s own user, with the network' };
+    return { ok: true, note: "sandbox: process was chosen: the repository's commands run unjailed on the runner, as the job's own user, with the network" };
   }
   try {
     await (opts.probe ?? startTestJail)();
