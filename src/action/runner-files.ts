@@ -27,7 +27,7 @@ export async function appendOutputs(path: string, outputs: Record<string, string
     const delimiter = delimiterFor(value);
     return `${name}<<${delimiter}\n${value}\n${delimiter}\n`;
   });
-  await appendFile(path, `${await separator(path)}${text.join('')}`, 'utf8');
+  await appendFile(path, `${separator(await fileEnd(path))}${text.join('')}`, 'utf8');
 }
 
 function delimiterFor(value: string): string {
@@ -39,9 +39,8 @@ function delimiterFor(value: string): string {
 }
 
 /** A newline first when the file does not end with one: our first line must be a line of its own. */
-async function separator(path: string): Promise<string> {
-  const { size, last } = await fileEnd(path);
-  return size > 0 && last !== '\n' ? '\n' : '';
+function separator(end: { size: number; last: string }): string {
+  return end.size > 0 && end.last !== '\n' ? '\n' : '';
 }
 
 async function fileEnd(path: string): Promise<{ size: number; last: string }> {
@@ -71,10 +70,10 @@ const TRUNCATED = `\n\n> [!WARNING]\n> The rest of this summary was left out: Gi
  * `<details>` closed, and a notice added. When not even the notice fits, nothing is appended.
  */
 export async function appendSummary(path: string, markdown: string): Promise<void> {
-  const { size } = await fileEnd(path);
-  const sep = await separator(path);
+  const end = await fileEnd(path);
+  const sep = separator(end);
   const whole = markdown.endsWith('\n') ? markdown : `${markdown}\n`;
-  const room = JOB_SUMMARY_MAX_BYTES - size - Buffer.byteLength(sep);
+  const room = JOB_SUMMARY_MAX_BYTES - end.size - Buffer.byteLength(sep);
   if (Buffer.byteLength(whole) <= room) {
     await appendFile(path, `${sep}${whole}`, 'utf8');
     return;
