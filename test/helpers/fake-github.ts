@@ -5,6 +5,7 @@
 export type {
   FakeCheckRun,
   FakeComment,
+  FakeDispatch,
   FakeGitHub,
   FakeGitHubOptions,
   FakeIssue,
@@ -22,5 +23,7 @@ export type {
   RecordedRequest,
   ReviewState,
   UserType,
+  FakeWorkflowRun,
+  WorkflowRunStatus,
 } from './fake-github/index.js';
 export { API, fakeGitHub } from './fake-github/index.js';
