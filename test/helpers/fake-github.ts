@@ -16,6 +16,7 @@ export type {
   FakeReaction,
   FakeReview,
   FakeReviewComment,
+  FakeWorkflowRun,
   FaultFilter,
   FaultKind,
   GraphQLCall,
@@ -23,7 +24,6 @@ export type {
   RecordedRequest,
   ReviewState,
   UserType,
-  FakeWorkflowRun,
   WorkflowRunStatus,
 } from './fake-github/index.js';
 export { API, fakeGitHub } from './fake-github/index.js';

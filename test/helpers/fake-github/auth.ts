@@ -1,6 +1,6 @@
 import type { Responses } from './responses.js';
 import type { State } from './state.js';
-import { API, type FakeGitHubOptions } from './types.js';
+import type { FakeGitHubOptions } from './types.js';
 import { errorBody, type Reply, userJson } from './util.js';
 
 /** Who a request comes from, by its `Authorization` header. */
@@ -69,18 +69,8 @@ const DOCS_USER = 'https://docs.github.com/rest/users/users#get-the-authenticate
 
 /** A user as GET /user shows it to that user's own token: the public profile (GitHub's `public-user`). */
 function authenticatedUserJson(login: string): Record<string, unknown> {
-  const base = `${API}/users/${encodeURIComponent(login)}`;
   return {
     ...userJson(login),
-    followers_url: `${base}/followers`,
-    following_url: `${base}/following{/other_user}`,
-    gists_url: `${base}/gists{/gist_id}`,
-    starred_url: `${base}/starred{/owner}{/repo}`,
-    subscriptions_url: `${base}/subscriptions`,
-    organizations_url: `${base}/orgs`,
-    repos_url: `${base}/repos`,
-    events_url: `${base}/events{/privacy}`,
-    received_events_url: `${base}/received_events`,
     user_view_type: 'public',
     name: null,
     company: null,

@@ -27,6 +27,7 @@ export type {
   FakeReaction,
   FakeReview,
   FakeReviewComment,
+  FakeWorkflowRun,
   FaultFilter,
   FaultKind,
   GraphQLCall,
@@ -34,7 +35,6 @@ export type {
   RecordedRequest,
   ReviewState,
   UserType,
-  FakeWorkflowRun,
   WorkflowRunStatus,
 } from './types.js';
 export { API } from './types.js';

@@ -129,8 +129,8 @@ export function createActionRoutes(opts: FakeGitHubOptions, ctx: Ctx) {
     const ref = str(b.ref);
     if (ref === undefined || ref === '') return invalid('Invalid request.\n\n"ref" wasn\'t supplied.');
     if (opts.resolveSha && opts.resolveSha(ref.replace(/^refs\/(heads|tags)\//, '')) === undefined) return invalid(`No ref found for: ${ref}`);
-    const raw = b.inputs === undefined || b.inputs === null ? {} : b.inputs;
-    if (typeof raw !== 'object' || Array.isArray(raw)) return invalid('Invalid request.\n\nFor \'properties/inputs\', it is not an object.');
+    const raw = b.inputs ?? {};
+    if (typeof raw !== 'object' || Array.isArray(raw)) return invalid("Invalid request.\n\nFor 'properties/inputs', it is not an object.");
     const entries = Object.entries(raw as Record<string, unknown>);
     if (entries.length > 25) return invalid(`Invalid request.\n\nFor 'properties/inputs', ${entries.length} is greater than the maximum of 25.`);
     const inputs = Object.fromEntries(entries.map(([k, v]) => [k, typeof v === 'string' ? v : JSON.stringify(v)]));

@@ -3,8 +3,7 @@ import type { FakeIssue, FakeReaction } from './types.js';
 import { now, obj, REACTIONS, type Reply, str, userJson } from './util.js';
 
 export function createIssueRoutes(ctx: Ctx) {
-  const { repoApi, newId, issues, comments, reactions, ensureLabel, addIssue, nextNumber, addComment, labelJson, issueJson, commentJson, json, notFound, invalid, noContent, paged, touch } =
-    ctx;
+  const { repoApi, newId, issues, comments, reactions, ensureLabel, addIssue, nextNumber, addComment, labelJson, issueJson, commentJson, json, notFound, invalid, noContent, paged, touch } = ctx;
 
   function findIssue(n: string | undefined): FakeIssue | undefined {
     return issues.get(Number(n));

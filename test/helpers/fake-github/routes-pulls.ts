@@ -4,25 +4,7 @@ import type { FakePull, ReviewState } from './types.js';
 import { obj, type Reply, str } from './util.js';
 
 export function createPullRoutes(ctx: Ctx & IssueRoutes) {
-  const {
-    owner,
-    defaultBranch,
-    pulls,
-    reviews,
-    reviewComments,
-    addPull,
-    addReview,
-    addReviewComment,
-    pullJson,
-    reviewJson,
-    reviewCommentJson,
-    json,
-    notFound,
-    invalid,
-    paged,
-    touch,
-    react,
-  } = ctx;
+  const { owner, defaultBranch, pulls, reviews, reviewComments, addPull, addReview, addReviewComment, pullJson, reviewJson, reviewCommentJson, json, notFound, invalid, paged, touch, react } = ctx;
 
   function findPull(n: string | undefined): FakePull | undefined {
     return pulls.find((p) => p.number === Number(n));

@@ -13,11 +13,11 @@ import {
   type FakeReaction,
   type FakeReview,
   type FakeReviewComment,
+  type FakeWorkflowRun,
   type GraphQLCall,
   type Permission,
   type RecordedRequest,
   type ReviewState,
-  type FakeWorkflowRun,
 } from './types.js';
 import { type Fault, fakeSha, now } from './util.js';
 
