@@ -5,6 +5,7 @@
 export type {
   FakeCheckRun,
   FakeComment,
+  FakeDispatch,
   FakeGitHub,
   FakeGitHubOptions,
   FakeIssue,
@@ -15,6 +16,7 @@ export type {
   FakeReaction,
   FakeReview,
   FakeReviewComment,
+  FakeWorkflowRun,
   FaultFilter,
   FaultKind,
   GraphQLCall,
@@ -22,5 +24,6 @@ export type {
   RecordedRequest,
   ReviewState,
   UserType,
+  WorkflowRunStatus,
 } from './fake-github/index.js';
 export { API, fakeGitHub } from './fake-github/index.js';

@@ -1,7 +1,9 @@
 import nock from 'nock';
 import { checkRequest, matchOperation } from '../openapi-check.js';
+import { type Caller, createAuth } from './auth.js';
 import { createFaults } from './faults.js';
 import { type Ctx, createResponses } from './responses.js';
+import { createActionRoutes } from './routes-actions.js';
 import { createCheckRoutes } from './routes-checks.js';
 import { createIssueRoutes } from './routes-issues.js';
 import { createPullRoutes } from './routes-pulls.js';
@@ -14,6 +16,7 @@ import { errorBody, graphqlOperation, graphqlQuery, METHODS, now, obj, parseBody
 export type {
   FakeCheckRun,
   FakeComment,
+  FakeDispatch,
   FakeGitHub,
   FakeGitHubOptions,
   FakeIssue,
@@ -24,6 +27,7 @@ export type {
   FakeReaction,
   FakeReview,
   FakeReviewComment,
+  FakeWorkflowRun,
   FaultFilter,
   FaultKind,
   GraphQLCall,
@@ -31,6 +35,7 @@ export type {
   RecordedRequest,
   ReviewState,
   UserType,
+  WorkflowRunStatus,
 } from './types.js';
 export { API } from './types.js';
 
@@ -55,6 +60,8 @@ export function fakeGitHub(opts: FakeGitHubOptions): FakeGitHub {
   const { routePulls } = createPullRoutes({ ...ctx, ...issueRoutes });
   const { routeChecks } = createCheckRoutes(ctx);
   const { routeApp, routeRepo } = createRepoRoutes(ctx);
+  const { routeActions, setWorkflowRun } = createActionRoutes(opts, ctx);
+  const { callerOf, authViolations, writerOf, routeUser } = createAuth(opts, ctx);
   const {
     owner,
     repo,
@@ -71,11 +78,13 @@ export function fakeGitHub(opts: FakeGitHubOptions): FakeGitHub {
     repoLabels,
     graphqlCalls,
     tokens,
-    tokenExpiry,
     requests,
     violations,
     unhandled,
     faults,
+    workflowRuns,
+    dispatches,
+    setWriter,
     addIssue,
     addPull,
     addComment,
@@ -87,7 +96,7 @@ export function fakeGitHub(opts: FakeGitHubOptions): FakeGitHub {
 
   // ---------- routing ----------
 
-  function route(method: string, url: URL, body: unknown, headers: Record<string, string>): Reply | undefined {
+  function route(method: string, url: URL, body: unknown, headers: Record<string, string>, caller: Caller): Reply | undefined {
     const segs = url.pathname
       .split('/')
       .slice(1)
@@ -100,7 +109,7 @@ export function fakeGitHub(opts: FakeGitHubOptions): FakeGitHub {
       });
     const at = (i: number): string | undefined => segs[i];
 
-    const app = routeApp(method, url, body, segs);
+    const app = routeApp(method, url, body, segs) ?? routeUser(method, url, caller);
     if (app) return app;
 
     if (at(0) !== 'repos') return undefined;
@@ -111,7 +120,17 @@ export function fakeGitHub(opts: FakeGitHubOptions): FakeGitHub {
     }
     const rest = segs.slice(3);
 
-    return routeRepo(method, url, body, headers, rest) ?? routeIssues(method, url, body, rest) ?? routePulls(method, url, body, rest) ?? routeChecks(method, url, body, rest);
+    // GitHub lets only an App write check runs: a personal access token is refused.
+    if (caller.kind === 'user' && rest[0] === 'check-runs' && (method === 'POST' || method === 'PATCH')) {
+      return json(403, { message: 'You must authenticate via a GitHub App.', documentation_url: 'https://docs.github.com/rest/checks/runs#create-a-check-run' });
+    }
+    return (
+      routeRepo(method, url, body, headers, rest) ??
+      routeIssues(method, url, body, rest) ??
+      routePulls(method, url, body, rest) ??
+      routeChecks(method, url, body, rest) ??
+      routeActions(method, body, rest)
+    );
   }
 
   // ---------- nock wiring ----------
@@ -126,20 +145,9 @@ export function fakeGitHub(opts: FakeGitHubOptions): FakeGitHub {
 
     const problems = checkRequest(method, path, body);
     violations.push(...problems);
-    if (opts.strictAuth) {
-      const auth = headers.authorization ?? '';
-      if (isTokenExchange || url.pathname === '/app' || url.pathname.startsWith('/app/')) {
-        if (!/^bearer\s+\S+\.\S+\.\S+$/i.test(auth)) violations.push(`${method} ${url.pathname}: expected an app JWT (Bearer), got "${auth.slice(0, 12)}…"`);
-      } else {
-        const token = auth.replace(/^(token|bearer)\s+/i, '');
-        const exp = tokenExpiry.get(token);
-        if (exp === undefined)
-          violations.push(
-            `${method} ${url.pathname}: not authenticated with an installation token from the fake${/^ghs_f\d+i/.test(token) ? ' (a token of another fake: a request left running by an earlier test)' : ''}`,
-          );
-        else if (exp < Date.now()) violations.push(`${method} ${url.pathname}: installation token expired`);
-      }
-    }
+    if (opts.strictAuth) violations.push(...authViolations(method, url.pathname, isTokenExchange, headers));
+    const caller = callerOf(headers);
+    setWriter(writerOf(caller));
 
     const rec: RecordedRequest = {
       method,
@@ -182,7 +190,7 @@ export function fakeGitHub(opts: FakeGitHubOptions): FakeGitHub {
 
     let reply: Reply | undefined;
     try {
-      reply = route(method, url, body, headers);
+      reply = route(method, url, body, headers, caller);
     } catch (err) {
       violations.push(`${method} ${path}: fake GitHub crashed: ${(err as Error).stack ?? String(err)}`);
       reply = json(500, errorBody('fake GitHub crashed', 500));
@@ -266,6 +274,8 @@ export function fakeGitHub(opts: FakeGitHubOptions): FakeGitHub {
     graphql: graphqlCalls,
     tokens,
     files,
+    workflowRuns,
+    dispatches,
     issue,
     pull,
     labels: (n) => [...issue(n).labels],
@@ -287,6 +297,7 @@ export function fakeGitHub(opts: FakeGitHubOptions): FakeGitHub {
     addReview,
     setPermission: (login, permission) => void collaborators.set(login, permission),
     setFile: (path, content) => void (content === undefined ? files.delete(path) : files.set(path, content)),
+    setWorkflowRun,
     mergePull(n) {
       const p = pull(n);
       p.merged = true;

@@ -3,8 +3,7 @@ import type { FakeIssue, FakeReaction } from './types.js';
 import { now, obj, REACTIONS, type Reply, str, userJson } from './util.js';
 
 export function createIssueRoutes(ctx: Ctx) {
-  const { botLogin, repoApi, newId, issues, comments, reactions, ensureLabel, addIssue, nextNumber, addComment, labelJson, issueJson, commentJson, json, notFound, invalid, noContent, paged, touch } =
-    ctx;
+  const { repoApi, newId, issues, comments, reactions, ensureLabel, addIssue, nextNumber, addComment, labelJson, issueJson, commentJson, json, notFound, invalid, noContent, paged, touch } = ctx;
 
   function findIssue(n: string | undefined): FakeIssue | undefined {
     return issues.get(Number(n));
@@ -27,8 +26,8 @@ export function createIssueRoutes(ctx: Ctx) {
   function react(subject: FakeReaction['subject'], subjectId: number, body: unknown): Reply {
     const content = str(obj(body).content) ?? '';
     if (!REACTIONS.has(content)) return invalid('Validation Failed', [{ resource: 'Reaction', field: 'content', code: 'invalid' }]);
-    const existing = reactions.find((x) => x.subject === subject && x.subjectId === subjectId && x.content === content && x.user === botLogin);
-    const r = existing ?? { id: newId(), subject, subjectId, content, user: botLogin };
+    const existing = reactions.find((x) => x.subject === subject && x.subjectId === subjectId && x.content === content && x.user === ctx.writer());
+    const r = existing ?? { id: newId(), subject, subjectId, content, user: ctx.writer() };
     if (!existing) reactions.push(r);
     return json(existing ? 200 : 201, { id: r.id, node_id: `REA_fake${r.id}`, user: userJson(r.user), content: r.content, created_at: now() });
   }
@@ -111,7 +110,7 @@ export function createIssueRoutes(ctx: Ctx) {
           number: nextNumber(),
           title: str(b.title) ?? '',
           body: str(b.body) ?? null,
-          user: botLogin,
+          user: ctx.writer(),
           labels: labelNames(b) ?? [],
           assignees: Array.isArray(b.assignees) ? (b.assignees as unknown[]).filter((x): x is string => typeof x === 'string') : [],
         });
@@ -151,7 +150,7 @@ export function createIssueRoutes(ctx: Ctx) {
           const text = str(obj(body).body);
           if (text === undefined) return invalid('Invalid request.\n\n"body" wasn\'t supplied.');
           if (Buffer.byteLength(text, 'utf8') > 65_536) return tooLong(text);
-          const c = addComment(i.number, text, botLogin);
+          const c = addComment(i.number, text, ctx.writer());
           touch(i);
           return json(201, commentJson(c), { location: `${repoApi}/issues/comments/${c.id}` });
         }

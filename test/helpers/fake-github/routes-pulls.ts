@@ -4,26 +4,7 @@ import type { FakePull, ReviewState } from './types.js';
 import { obj, type Reply, str } from './util.js';
 
 export function createPullRoutes(ctx: Ctx & IssueRoutes) {
-  const {
-    owner,
-    defaultBranch,
-    botLogin,
-    pulls,
-    reviews,
-    reviewComments,
-    addPull,
-    addReview,
-    addReviewComment,
-    pullJson,
-    reviewJson,
-    reviewCommentJson,
-    json,
-    notFound,
-    invalid,
-    paged,
-    touch,
-    react,
-  } = ctx;
+  const { owner, defaultBranch, pulls, reviews, reviewComments, addPull, addReview, addReviewComment, pullJson, reviewJson, reviewCommentJson, json, notFound, invalid, paged, touch, react } = ctx;
 
   function findPull(n: string | undefined): FakePull | undefined {
     return pulls.find((p) => p.number === Number(n));
@@ -76,7 +57,7 @@ export function createPullRoutes(ctx: Ctx & IssueRoutes) {
         if (pulls.some((x) => x.state === 'open' && x.head === head && x.headOwner === owner && x.base === baseRef)) {
           return invalid('Validation Failed', [{ resource: 'PullRequest', code: 'custom', message: `A pull request already exists for ${owner}:${head}.` }]);
         }
-        const p = addPull({ title: str(b.title) ?? '', body: str(b.body) ?? null, head, base: baseRef, draft: b.draft === true });
+        const p = addPull({ title: str(b.title) ?? '', body: str(b.body) ?? null, head, base: baseRef, draft: b.draft === true, user: ctx.writer() });
         return json(201, pullJson(p));
       }
     }
@@ -108,7 +89,7 @@ export function createPullRoutes(ctx: Ctx & IssueRoutes) {
             pullNumber: p.number,
             state,
             body: str(b.body) ?? null,
-            user: botLogin,
+            user: ctx.writer(),
             comments: Array.isArray(b.comments) ? (b.comments as unknown[]).map((c) => ({ body: str(obj(c).body) ?? '', path: str(obj(c).path) ?? '', line: Number(obj(c).line) || undefined })) : [],
           });
           return json(200, reviewJson(added.review));
@@ -130,7 +111,7 @@ export function createPullRoutes(ctx: Ctx & IssueRoutes) {
           if (!parent) return notFound();
           const text = str(obj(body).body);
           if (text === undefined) return invalid('Invalid request.\n\n"body" wasn\'t supplied.');
-          const c = addReviewComment(p.number, null, text, botLogin, parent.path, parent.line, parent.inReplyToId ?? parent.id);
+          const c = addReviewComment(p.number, null, text, ctx.writer(), parent.path, parent.line, parent.inReplyToId ?? parent.id);
           return json(201, reviewCommentJson(c));
         }
       }

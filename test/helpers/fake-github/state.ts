@@ -3,6 +3,7 @@ import {
   API,
   type FakeCheckRun,
   type FakeComment,
+  type FakeDispatch,
   type FakeGitHubOptions,
   type FakeIssue,
   type FakeIssueSeed,
@@ -12,6 +13,7 @@ import {
   type FakeReaction,
   type FakeReview,
   type FakeReviewComment,
+  type FakeWorkflowRun,
   type GraphQLCall,
   type Permission,
   type RecordedRequest,
@@ -50,6 +52,10 @@ export function createState(opts: FakeGitHubOptions) {
   const violations: string[] = [];
   const unhandled: string[] = [];
   const faults: Fault[] = [];
+  const workflowRuns = new Map<number, FakeWorkflowRun>();
+  const dispatches: FakeDispatch[] = [];
+  /** Who the request being answered writes as: the app's bot, or the user of a personal access token. */
+  let currentWriter = botLogin;
 
   // ---------- state helpers ----------
 
@@ -215,6 +221,12 @@ export function createState(opts: FakeGitHubOptions) {
     violations,
     unhandled,
     faults,
+    workflowRuns,
+    dispatches,
+    writer: (): string => currentWriter,
+    setWriter: (login: string): void => {
+      currentWriter = login;
+    },
     ensureLabel,
     addIssue,
     nextNumber,

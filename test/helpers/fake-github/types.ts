@@ -61,6 +61,45 @@ export interface FakeGitHubOptions {
    * fake issued, and the token exchange must carry a `Bearer` JWT; otherwise it is a violation.
    */
   strictAuth?: boolean;
+  /**
+   * A static token the fake accepts besides the installation tokens it issues, as `token <t>` or
+   * `Bearer <t>`: a workflow's `GITHUB_TOKEN` (`ghs_…`). What it writes is by the app's bot (set
+   * `appSlug: 'github-actions'`, `appId: 15368` for GitHub Actions' own app), and GET /user answers
+   * 403 as for any integration token. It never expires.
+   */
+  workflowToken?: string;
+  /**
+   * With `workflowToken`: that token is a personal access token of this login. GET /user answers
+   * this user (type User), what the token writes is by this user, and check runs are refused (403),
+   * as GitHub refuses them to anything but an App.
+   */
+  tokenUser?: string;
+  /** Called with each workflow dispatch the fake accepts, once it is recorded (a test may start the run it asks for). */
+  onDispatch?: (d: FakeDispatch) => void;
+}
+
+export type WorkflowRunStatus = 'queued' | 'in_progress' | 'completed';
+
+/** A workflow run, as GET /repos/{o}/{r}/actions/runs/{run_id} serves it. */
+export interface FakeWorkflowRun {
+  id: number;
+  status: WorkflowRunStatus;
+  /** `success`, `failure`, `cancelled`, …; null until the run is completed. */
+  conclusion: string | null;
+  /** The workflow file, e.g. `.github/workflows/goal-loop.yml`. */
+  path: string;
+  /** The event that started it, e.g. `issues` or `workflow_dispatch`. */
+  event: string;
+  head_branch: string | null;
+}
+
+/** A recorded POST /repos/{o}/{r}/actions/workflows/{workflow_id}/dispatches. */
+export interface FakeDispatch {
+  /** As sent in the path: a file name (`goal-loop.yml`) or a number. */
+  workflowId: string;
+  ref: string;
+  /** Values sent as numbers or booleans are kept as their string form (a workflow reads inputs as strings). */
+  inputs: Record<string, string>;
 }
 
 export interface FakeIssue {
@@ -231,6 +270,10 @@ export interface FakeGitHub {
   /** Installation tokens handed out, in order. */
   readonly tokens: string[];
   readonly files: Map<string, string>;
+  /** Workflow runs by id (see `setWorkflowRun`; a dispatch with `return_run_details` adds one too). */
+  readonly workflowRuns: Map<number, FakeWorkflowRun>;
+  /** Workflow dispatches accepted, in order. */
+  readonly dispatches: FakeDispatch[];
 
   issue(n: number): FakeIssue;
   pull(n: number): FakePull;
@@ -261,6 +304,8 @@ export interface FakeGitHub {
   };
   setPermission(login: string, permission: Permission): void;
   setFile(path: string, content: string | undefined): void;
+  /** Adds or replaces a workflow run (by id). */
+  setWorkflowRun(run: FakeWorkflowRun): void;
   /** Marks a PR merged (and closed), as a human merge would. */
   mergePull(n: number): FakePull;
 
