@@ -19,7 +19,7 @@
  * into a module that imports it is allowed: it is erased by the compiler).
  */
 const ADAPTERS = '^src/(workspace|sandbox|agent|ledger|forge)/';
-const WIRINGS = '^src/(cli|github|mcp|demo|run|worker)/';
+const WIRINGS = '^src/(cli|github|action|mcp|demo|run|worker)/';
 /** GitHub's client libraries, resolved (node_modules/…) or not (a bare name). */
 const FORGE_CLIENTS = '(^|/)node_modules/(probot|@probot/|@octokit/|octokit/)|^(probot|@probot/|@octokit/|octokit)';
 
@@ -82,7 +82,7 @@ module.exports = {
     },
     {
       name: 'adapters-import-no-wiring',
-      comment: 'Adapters (workspace, sandbox, agent, ledger, forge) never import a wiring (cli, github, mcp, demo, run, worker).',
+      comment: 'Adapters (workspace, sandbox, agent, ledger, forge) never import a wiring (cli, github, action, mcp, demo, run, worker).',
       severity: 'error',
       from: { path: ADAPTERS },
       to: { path: WIRINGS },
@@ -96,16 +96,23 @@ module.exports = {
     },
     {
       name: 'github-and-mcp-apart',
-      comment: 'The App (github/) and the MCP server (mcp/) never import each other nor cli/.',
+      comment: 'The App (github/) and the MCP server (mcp/) never import each other nor cli/ nor the Action.',
       severity: 'error',
       from: { path: '^src/(github|mcp)/' },
-      to: { path: '^src/(cli|github|mcp)/', pathNot: '^src/$1/' },
+      to: { path: '^src/(cli|github|mcp|action)/', pathNot: '^src/$1/' },
+    },
+    {
+      name: 'action-wires-the-github-adapters',
+      comment: "The GitHub Action (action/) is a second wiring of the App's policy on GitHub: it uses github/'s forge, Octokit and goal turn, never cli/, mcp/ or demo/.",
+      severity: 'error',
+      from: { path: '^src/action/' },
+      to: { path: '^src/(cli|mcp|demo)/' },
     },
     {
       name: 'only-cli-imports-wirings',
-      comment: 'cli/ is the entry point: no other folder imports cli/, github/, mcp/ or demo/.',
+      comment: 'cli/ is the entry point: no other folder imports cli/, github/, mcp/ or demo/ (but the Action, which wires github/: see above).',
       severity: 'error',
-      from: { path: '^src/([^/]+)/', pathNot: '^src/cli/' },
+      from: { path: '^src/([^/]+)/', pathNot: '^src/(cli|action)/' },
       to: { path: '^src/(cli|github|mcp|demo)/', pathNot: '^src/$1/' },
     },
     {

@@ -18,11 +18,11 @@ import { checklist, type Links, renderStatus, STATUS_MARKER } from '../steering/
 import { createOnce } from './create-once.js';
 import type { QueueShown } from './decide-queue-report.js';
 import { type CheckRunContext, reportCheckRun } from './goal-check-run.js';
-import { type AppIdentity, appIdentity, effectMarker, findCommentByMarker } from './own-comments.js';
+import { appIdentity, effectMarker, findCommentByMarker, type WriterIdentity } from './own-comments.js';
 import { replaceStateLabel } from './state-label.js';
 import { createOptions, writeOptions } from './write-options.js';
 
-export { type AppIdentity, appIdentity, effectMarker, findCommentByMarker, isOwnComment } from './own-comments.js';
+export { type AppIdentity, appIdentity, effectMarker, findCommentByMarker, isOwnComment, type WriterIdentity } from './own-comments.js';
 
 export type Octokit = InstanceType<typeof ProbotOctokit>;
 
@@ -39,6 +39,16 @@ export interface GitHubForgeOptions {
   workspaceDir?: string;
   /** Least time between two edits of the status comment (secondary rate limits). */
   minUpdateIntervalMs?: number;
+  /** Who writes as goal-loop here; default: the App, asked of GitHub (`GET /app`). */
+  identity?: () => Promise<WriterIdentity>;
+  /** Whether this token may make check runs (a user's may not); default true. */
+  checkRuns?: boolean;
+  /**
+   * What the status comment carries besides the report (a GitHub Action keeps the goal's state
+   * there): `footer` is appended to each body written; a change of `key` is worth an edit, as a
+   * change on the checklist is.
+   */
+  carry?: { footer: (body: string) => Promise<string>; key: (s: GoalSnapshot) => string };
 }
 
 /**
@@ -67,7 +77,7 @@ export class GitHubForge implements Forge {
   private updating = false;
   private updatedMeanwhile = false;
   private label?: StateLabel;
-  private identity?: Promise<AppIdentity>;
+  private identity?: Promise<WriterIdentity>;
 
   constructor(private readonly opts: GitHubForgeOptions) {
     this.o = opts.octokit;
@@ -89,7 +99,7 @@ export class GitHubForge implements Forge {
     }
     const newLabel = labelForState(s.state) !== this.label;
     // Counters alone (iterations, tokens, a step within a task) are carried by the next edit that matters.
-    if (!newLabel && checklistKey(s) === this.shownChecklist) return;
+    if (!newLabel && this.shownKey(s) === this.shownChecklist) return;
     const interval = this.opts.minUpdateIntervalMs ?? 3000;
     // A new label within a moment, so states passed through in that moment (INITIALIZING on the
     // way to EXECUTING) cost no writes; anything else once an interval. (No interval: at once.)
@@ -168,7 +178,7 @@ export class GitHubForge implements Forge {
     if (pr && r.checkpoints.length > 0) {
       const head = r.checkpoints.at(-1)!.sha;
       const record = await this.record();
-      await reportCheckRun(this.checkRunContext(), s, head, r, record);
+      if (this.opts.checkRuns !== false) await reportCheckRun(this.checkRunContext(), s, head, r, record);
       await this.updatePullRequestBody(pr, this.prBody(s, record));
       if (r.status === 'LOOP_COMPLETE' && pr.draft) {
         await this.o.graphql('mutation($id: ID!) { markPullRequestReadyForReview(input: { pullRequestId: $id }) { pullRequest { isDraft } } }', { id: pr.node_id, ...writeOptions('normal') });
@@ -193,9 +203,15 @@ export class GitHubForge implements Forge {
     this.timer = undefined;
   }
 
+  /** What the status comment shows for update() to compare: the checklist, and what the comment carries. */
+  private shownKey(s: GoalSnapshot): string {
+    const carried = this.opts.carry?.key(s);
+    return carried === undefined ? checklistKey(s) : `${checklistKey(s)}\n${carried}`;
+  }
+
   /** This App as GitHub knows it, asked once: only its own comments can carry its markers. */
-  private self(): Promise<AppIdentity> {
-    this.identity ??= appIdentity(this.o).catch((err: unknown) => {
+  private self(): Promise<WriterIdentity> {
+    this.identity ??= (this.opts.identity ? this.opts.identity() : appIdentity(this.o)).catch((err: unknown) => {
       this.identity = undefined; // asked again next time
       throw err;
     });
@@ -210,13 +226,13 @@ export class GitHubForge implements Forge {
   private async write(s: GoalSnapshot): Promise<void> {
     const meta = await this.meta();
     const merged = meta.merged === true;
-    const body = renderStatus(s, this.links(meta), await this.opts.ledger.givenUpEffects({ key: this.opts.key }));
+    const body = await this.withCarried(renderStatus(s, this.links(meta), await this.opts.ledger.givenUpEffects({ key: this.opts.key })));
     if (body !== this.lastBody) {
       await this.upsertStatusComment(body, meta);
       this.lastBody = body;
       this.lastWriteAt = Date.now();
     }
-    this.shownChecklist = checklistKey(s);
+    this.shownChecklist = this.shownKey(s);
     await this.setStateLabel(labelForGoal(s.state, merged));
   }
 
@@ -227,9 +243,13 @@ export class GitHubForge implements Forge {
    */
   async showQueued(s: GoalSnapshot, place: QueueShown, priority: WritePriority, maxWaitMs: number): Promise<void> {
     const meta = await this.meta();
-    const body = renderStatus(s, this.links(meta), await this.opts.ledger.givenUpEffects({ key: this.opts.key }), place);
+    const body = await this.withCarried(renderStatus(s, this.links(meta), await this.opts.ledger.givenUpEffects({ key: this.opts.key }), place));
     await this.upsertStatusComment(body, meta, { priority, maxWaitMs, keepQueueShown: true });
     await this.opts.ledger.setMeta(this.opts.key, { queueShown: place });
+  }
+
+  private async withCarried(body: string): Promise<string> {
+    return this.opts.carry ? `${body}\n\n${await this.opts.carry.footer(body)}` : body;
   }
 
   private links(meta: GitHubGoalMeta): Links {

@@ -6,7 +6,7 @@ import { newAnnotations } from '../steering/report/annotations.js';
 import { checkAnnotations, renderCheckRun } from '../steering/report/check-run.js';
 import type { AttemptView } from '../steering/report/record.js';
 import { createOnce } from './create-once.js';
-import type { AppIdentity } from './own-comments.js';
+import type { WriterIdentity } from './own-comments.js';
 import { createOptions, writeOptions } from './write-options.js';
 
 type Octokit = InstanceType<typeof ProbotOctokit>;
@@ -18,7 +18,7 @@ export interface CheckRunContext {
   g: GitHubGoal;
   key: GoalKey;
   ledger: GoalLedger;
-  self: () => Promise<AppIdentity>;
+  self: () => Promise<WriterIdentity>;
   workspaceDir: string | undefined;
 }
 
@@ -88,8 +88,10 @@ function oncePerHead(key: string, findOrCreate: () => Promise<number>): Promise<
 /** This app's `goal-loop` check run on a commit, if there is one (another App may name one so too). */
 export async function findCheckRun(c: CheckRunContext, headSha: string): Promise<number | undefined> {
   const self = await c.self();
-  const { data } = await c.o.rest.checks.listForRef({ owner: c.g.owner, repo: c.g.repo, ref: headSha, check_name: CHECK_NAME, app_id: self.id, per_page: 100 });
-  return data.check_runs.find((run) => run.app?.id === self.id)?.id;
+  if ('user' in self) return undefined; // a user's token makes no check runs
+  const byId = self.id > 0;
+  const { data } = await c.o.rest.checks.listForRef({ owner: c.g.owner, repo: c.g.repo, ref: headSha, check_name: CHECK_NAME, ...(byId ? { app_id: self.id } : {}), per_page: 100 });
+  return data.check_runs.find((run) => (byId ? run.app?.id === self.id : run.app?.slug === self.slug))?.id;
 }
 
 /** Concludes the goal's run on an older head if it is still open: the head's own run says how it went. */

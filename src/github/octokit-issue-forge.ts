@@ -12,6 +12,8 @@ export class OctokitIssueForge implements IssueForge {
     private readonly o: Octokit,
     private readonly owner: string,
     private readonly repo: string,
+    /** Where the owner's config is on the default branch (an Action's `config` input); default `.github/goal-loop.yml`. */
+    private readonly configPath?: string,
   ) {}
 
   maySteer(login: string): Promise<boolean> {
@@ -19,7 +21,7 @@ export class OctokitIssueForge implements IssueForge {
   }
 
   loadConfig(): Promise<RepoConfig> {
-    return loadRepoConfig(this.o, this.owner, this.repo);
+    return loadRepoConfig(this.o, this.owner, this.repo, this.configPath);
   }
 
   async readIssue(issueNumber: number): Promise<{ title: string; body: string }> {

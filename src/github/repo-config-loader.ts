@@ -1,11 +1,11 @@
 import { parseRepoConfig, REPO_CONFIG_PATH, type RepoConfig, RepoConfigError } from '../config/repo-config.js';
 import type { Octokit } from './github-forge.js';
 
-/** `.github/goal-loop.yml` through Probot's config plugin (what `context.config` uses), validated. */
-export async function loadRepoConfig(o: Octokit, owner: string, repo: string): Promise<RepoConfig> {
+/** `.github/goal-loop.yml` (or `path`) on the default branch, through Probot's config plugin (what `context.config` uses), validated. */
+export async function loadRepoConfig(o: Octokit, owner: string, repo: string, path: string = REPO_CONFIG_PATH): Promise<RepoConfig> {
   let raw: unknown;
   try {
-    const { config } = await o.config.get({ owner, repo, path: REPO_CONFIG_PATH });
+    const { config } = await o.config.get({ owner, repo, path });
     raw = config;
   } catch (err) {
     const e = err as { name?: string; message?: string; status?: number };

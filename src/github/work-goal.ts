@@ -19,7 +19,7 @@ import { acceptedPlan } from '../steering/turn/accepted-plan.js';
 import { decideTurn, type TurnFacts } from '../steering/turn/decide-turn.js';
 import { humanLimits, snapshotFromLedger } from '../steering/turn/snapshot.js';
 import type { GitWorkspace } from '../workspace/git-workspace.js';
-import { GitHubForge, type Octokit } from './github-forge.js';
+import { GitHubForge, type GitHubForgeOptions, type Octokit } from './github-forge.js';
 import { type GoalWorkspaceDeps, githubGoalWorkspace, goalWorkspaceDir, releaseGoalWorkspace } from './goal-workspace.js';
 import { githubEffect, githubEffectPerformer, performGoalEffects, recordAndPerform } from './outbox-effects.js';
 import { loadRepoConfig } from './repo-config-loader.js';
@@ -46,6 +46,10 @@ export interface WorkGoalDeps extends GoalWorkspaceDeps {
   effectClaimMs: number;
   /** The Claude agent for a run, when a model is configured. */
   agentFor?: (ctx: AgentContext) => TaskAgent | undefined;
+  /** How a GitHub Action's run reports (who it writes as, what the status comment carries); the App's: none. */
+  forgeOptions?: Pick<GitHubForgeOptions, 'identity' | 'checkRuns' | 'carry'>;
+  /** Where the owner's config is on the default branch; default `.github/goal-loop.yml`. */
+  configPath?: string;
   /** Claude's planner, when a model is configured: writes a spec for an issue without a goal block. */
   planner?: (input: { objective: string; repoDir: string; goalId: string; config: RepoConfig }) => Promise<{ spec: GoalSpec; usage: Usage; costUsd: number }>;
 }
@@ -71,6 +75,7 @@ export async function workGoal(deps: WorkGoalDeps, key: GoalKey, mode: GoalMode)
     workspaceDir: goalWorkspaceDir(deps.workspaceRoot, g),
     logger: log,
     ...(deps.minUpdateIntervalMs !== undefined ? { minUpdateIntervalMs: deps.minUpdateIntervalMs } : {}),
+    ...deps.forgeOptions,
   });
   const effects = { ledger: deps.ledger, logger: log, holder: deps.workerId, claimMs: deps.effectClaimMs, forge, goal: g };
   // What a turn killed earlier left undone (a comment, a label) is done first.
@@ -78,7 +83,7 @@ export async function workGoal(deps: WorkGoalDeps, key: GoalKey, mode: GoalMode)
   const facts: TurnFacts = {
     mode,
     state: goal.state,
-    config: await readConfig(octokit, g),
+    config: await readConfig(octokit, g, deps.configPath),
     meta: { planApproved: meta.planApproved, hasPlannedSpec: meta.plannedSpec !== undefined, templatePosted: meta.templatePosted },
     hasPlanner: deps.planner !== undefined,
   };
@@ -147,9 +152,9 @@ export async function workGoal(deps: WorkGoalDeps, key: GoalKey, mode: GoalMode)
 }
 
 /** `.github/goal-loop.yml` from the base branch, or what is wrong with it. */
-async function readConfig(octokit: Octokit, g: GitHubGoal): Promise<TurnFacts['config']> {
+async function readConfig(octokit: Octokit, g: GitHubGoal, path?: string): Promise<TurnFacts['config']> {
   try {
-    return { ok: true, config: await loadRepoConfig(octokit, g.owner, g.repo) };
+    return { ok: true, config: await loadRepoConfig(octokit, g.owner, g.repo, path) };
   } catch (err) {
     if (!(err instanceof RepoConfigError)) throw err;
     return { ok: false, problems: err.problems };

@@ -1,27 +1,31 @@
-import type { Context } from 'probot';
 import type { EventBase, GoalEvent, PullRef, RepoRef } from '../../steering/events.js';
 
 interface RepoPayload {
-  repository: EventBase['repository'];
+  repository?: EventBase['repository'];
   installation?: { id: number };
-  sender: { login: string; type: string };
+  sender?: { login?: string; type?: string };
 }
 
 /** Where a handler hands its event (the App's intake records it in the inbox). */
 export type AcceptEvent = (event: GoalEvent) => Promise<void>;
 
-/** Bots (including this app) never steer a goal. */
-export function fromBot(context: Context): boolean {
-  const sender = (context.payload as { sender?: { type?: string; login?: string } }).sender;
+/** Bots (including this app, and the workflow token's `github-actions[bot]`) never steer a goal. */
+export function fromBot(payload: unknown): boolean {
+  const sender = (payload as RepoPayload).sender;
   return sender?.type === 'Bot' || (sender?.login ?? '').endsWith('[bot]');
 }
 
-export function eventBase(context: Context): EventBase | undefined {
-  const p = context.payload as unknown as RepoPayload;
-  if (!p.installation?.id || !p.repository) return undefined;
+/**
+ * The repository, installation and sender of a webhook payload. `installationId`: for a payload
+ * without an installation (a GitHub Action's event): the App's events always carry one.
+ */
+export function eventBase(deliveryId: string, payload: unknown, installationId?: number): EventBase | undefined {
+  const p = payload as RepoPayload;
+  const installation = p.installation?.id ?? installationId;
+  if (installation === undefined || !p.repository || !p.sender?.login) return undefined;
   return {
-    deliveryId: context.id,
-    installationId: p.installation.id,
+    deliveryId,
+    installationId: installation,
     owner: p.repository.owner.login,
     repo: p.repository.name,
     sender: p.sender.login,
@@ -40,8 +44,8 @@ type RepoPayloadRef = { id: number; full_name: string } | null | undefined;
 const repoRef = (r: RepoPayloadRef): RepoRef | null => (r && typeof r.id === 'number' && typeof r.full_name === 'string' ? { id: r.id, fullName: r.full_name } : null);
 
 /** The pull request a `pull_request*` event is about, and the repositories of its head and base, as the payload says. */
-export function pullRef(context: Context): PullRef | undefined {
-  const p = context.payload as unknown as { repository?: RepoPayloadRef; pull_request?: { number: number; head: { ref: string; repo: RepoPayloadRef } } };
+export function pullRef(payload: unknown): PullRef | undefined {
+  const p = payload as { repository?: RepoPayloadRef; pull_request?: { number: number; head: { ref: string; repo: RepoPayloadRef } } };
   const baseRepo = repoRef(p.repository);
   const pr = p.pull_request;
   if (!pr || !baseRepo) return undefined;

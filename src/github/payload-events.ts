@@ -1,0 +1,86 @@
+import type { Context } from 'probot';
+import { findCommand } from '../steering/commands.js';
+import type { GoalEvent } from '../steering/events.js';
+import { eventBase, fromBot, pullRef } from './handlers/base.js';
+
+type Payload<E extends 'issues' | 'issue_comment' | 'pull_request' | 'pull_request_review'> = E extends 'issues'
+  ? Context<'issues.labeled' | 'issues.unlabeled' | 'issues.closed'>['payload']
+  : E extends 'issue_comment'
+    ? Context<'issue_comment.created'>['payload']
+    : E extends 'pull_request'
+      ? Context<'pull_request.closed'>['payload']
+      : Context<'pull_request_review.submitted'>['payload'];
+
+/**
+ * Webhook payloads -> steering events: what the App's handlers and a GitHub Action's run both
+ * hand to the policy. Undefined: the event is none of goal-loop's (a bot's, another label's
+ * action, a comment without a command, a pull request off the goal branches). Not yet authorized.
+ * `installationId`: for payloads without one (an Action's).
+ */
+
+/** issues.labeled / unlabeled / closed. */
+export function issuesEvent(deliveryId: string, payload: Payload<'issues'>, installationId?: number): GoalEvent | undefined {
+  if (fromBot(payload)) return undefined;
+  const base = eventBase(deliveryId, payload, installationId);
+  if (!base) return undefined;
+  const issue = payload.issue;
+  if (payload.action === 'closed') return { ...base, type: 'issue_closed', issue };
+  // An Action's run gets every activity type its workflow asked for: only these two are goal-loop's.
+  if ((payload.action as string) !== 'labeled' && (payload.action as string) !== 'unlabeled') return undefined;
+  const label = 'label' in payload ? payload.label?.name : undefined;
+  if (!label) return undefined;
+  return { ...base, type: payload.action, label, issue };
+}
+
+/** issue_comment.created with a `/goal` command, on an issue or a goal PR. Edits and deletions are not commands. */
+export function issueCommentEvent(deliveryId: string, payload: Payload<'issue_comment'>, installationId?: number): GoalEvent | undefined {
+  if ((payload.action as string) !== 'created' || fromBot(payload)) return undefined;
+  const command = findCommand(payload.comment.body ?? '');
+  if (!command) return undefined;
+  const base = eventBase(deliveryId, payload, installationId);
+  if (!base) return undefined;
+  const { issue, comment } = payload;
+  return { ...base, type: 'command', issue, isPullRequest: Boolean(issue.pull_request), commentId: comment.id, command };
+}
+
+/**
+ * pull_request.closed on a goal branch: merged -> done, closed unmerged -> stopped. Whether it is
+ * the goal's own pull request (its recorded number, its head in this repository) is decided later.
+ */
+export function pullRequestEvent(deliveryId: string, payload: Payload<'pull_request'>, installationId?: number): GoalEvent | undefined {
+  if ((payload.action as string) !== 'closed') return undefined;
+  const pr = payload.pull_request;
+  if (!pr.head.ref.startsWith('goal/')) return undefined;
+  const base = eventBase(deliveryId, payload, installationId);
+  const ref = pullRef(payload);
+  if (!base || !ref) return undefined;
+  return { ...base, ...ref, type: 'pr_closed', merged: Boolean(pr.merged) };
+}
+
+/** pull_request_review.submitted on a goal PR: changes requested (or line comments) become a task. */
+export function pullRequestReviewEvent(deliveryId: string, payload: Payload<'pull_request_review'>, installationId?: number): GoalEvent | undefined {
+  if ((payload.action as string) !== 'submitted' || fromBot(payload)) return undefined;
+  const { review, pull_request: pr } = payload;
+  if (!pr.head.ref.startsWith('goal/')) return undefined;
+  if (review.state !== 'changes_requested' && review.state !== 'commented') return undefined;
+  const base = eventBase(deliveryId, payload, installationId);
+  const ref = pullRef(payload);
+  if (!base || !ref) return undefined;
+  return { ...base, ...ref, type: 'review', reviewId: review.id, state: review.state, body: review.body };
+}
+
+/** Any of the above by event name (`issues`, `issue_comment`, `pull_request`, `pull_request_review`). */
+export function goalEventFromPayload(name: string, deliveryId: string, payload: unknown, installationId?: number): GoalEvent | undefined {
+  switch (name) {
+    case 'issues':
+      return issuesEvent(deliveryId, payload as Payload<'issues'>, installationId);
+    case 'issue_comment':
+      return issueCommentEvent(deliveryId, payload as Payload<'issue_comment'>, installationId);
+    case 'pull_request':
+      return pullRequestEvent(deliveryId, payload as Payload<'pull_request'>, installationId);
+    case 'pull_request_review':
+      return pullRequestReviewEvent(deliveryId, payload as Payload<'pull_request_review'>, installationId);
+    default:
+      return undefined;
+  }
+}

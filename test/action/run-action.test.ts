@@ -1,0 +1,133 @@
+import { describe, expect, it } from 'vitest';
+import { readCarriedState } from '../../src/action/carried-state.js';
+import { readActionContext } from '../../src/action/context.js';
+import { reportAction } from '../../src/action/report-action.js';
+import { type ActionDeps, actionOctokit, openActionStore, runAction } from '../../src/action/run-action.js';
+import { STATUS_MARKER } from '../../src/steering/report/status-comment.js';
+import { type ActionHarness, actionHarness, WORKFLOW_TOKEN } from '../helpers/action-harness.js';
+import { checkpointCommits, git } from '../helpers/git.js';
+import { goalBlock, silent } from '../helpers/github-app-harness.js';
+import { issueCommentCreated, issuesLabeled } from '../helpers/webhook-payloads.js';
+
+const GOAL = goalBlock(`
+objective: Three steps
+tasks:
+  - { id: s1, title: Step one, run: "echo 1 > s1", verification: "test -f s1" }
+  - { id: s2, title: Step two, run: "echo 2 > s2", verification: "test -f s2", dependencies: [s1] }
+  - { id: s3, title: Step three, run: "echo 3 > s3", verification: "test -f s3", dependencies: [s2] }
+`);
+const ISSUE = { number: 7, title: 'Three steps', body: GOAL, user: 'alice', labels: ['goal'] };
+const BRANCH = 'goal/7-three-steps';
+
+/** One run of `goal-loop action`, in this process (nock answers for GitHub). */
+async function act(h: ActionHarness, run: { eventName: string; payload: object; runId: number }, deps: Partial<ActionDeps> = {}) {
+  const r = await h.run(run);
+  const ctx = await readActionContext(r.env);
+  const store = await openActionStore(ctx);
+  const lines: string[] = [];
+  try {
+    const o = actionOctokit(ctx, r.env, silent);
+    const outcome = await runAction(ctx, store, o, { logger: silent, env: r.env, minUpdateIntervalMs: 0, holderWait: { pollMs: 10, maxWaitMs: 50 }, ...deps });
+    await reportAction(ctx, store, outcome, (l) => lines.push(l), o);
+    return { outcome, lines, outputs: await r.outputs(), summary: await r.summary() };
+  } finally {
+    await store.close();
+  }
+}
+
+const statusOf = (h: ActionHarness, n = 7) => h.fake.commentsOn(n).filter((c) => c.body.startsWith(STATUS_MARKER));
+const carried = (h: ActionHarness) => {
+  const [c] = statusOf(h);
+  return c ? readCarriedState(c.body).state : undefined;
+};
+
+describe('goal-loop action: one run of the goal loop in a workflow', () => {
+  it('turns a labelled issue into checkpoints, a PR, one status comment carrying the goal, outputs and a job summary', async () => {
+    const h = await actionHarness({ issues: [ISSUE] });
+    const { outcome, outputs, summary } = await act(h, { eventName: 'issues', payload: issuesLabeled({ ...h.repoSpec, issue: ISSUE, label: 'goal' }), runId: 501 });
+    expect(outcome.exitCode).toBe(0);
+    expect(checkpointCommits(h.repo.bare, BRANCH).map((c) => c.task)).toEqual(['s1', 's2', 's3']);
+    expect(h.fake.pulls.map((p) => p.head)).toEqual([BRANCH]);
+    const status = statusOf(h);
+    expect(status).toHaveLength(1);
+    expect(status[0]!.user).toBe('github-actions[bot]');
+    const state = carried(h)!;
+    expect(state.state).toBe('LOOP_COMPLETE');
+    expect(state.runner).toBeNull(); // a resting goal is held by no run
+    expect(state.tasks.map((t) => [t.taskId, t.status, t.attempts])).toEqual([
+      ['s1', 'done', 1],
+      ['s2', 'done', 1],
+      ['s3', 'done', 1],
+    ]);
+    expect(outputs).toEqual({ goal_id: '7', state: 'LOOP_COMPLETE', branch: BRANCH, pr_number: String(h.fake.pulls[0]!.number) });
+    expect(summary).toContain('LOOP_COMPLETE');
+    expect(summary).toMatch(/\[x\] s3/);
+    expect(h.fake.checkRuns.filter((c) => c.headSha === git(h.repo.bare, 'rev-parse', BRANCH))).toHaveLength(1);
+    expect(h.gitServer.refused).toBe(0);
+  });
+
+  it('goes on with a goal from what GitHub holds: a second run on an empty runner redoes no checkpointed task and keeps the spend', async () => {
+    const slow = goalBlock(`
+objective: Slow third
+tasks:
+  - { id: s1, title: Step one, run: "echo 1 > s1", verification: "test -f s1" }
+  - { id: s2, title: Step two, run: "echo 2 > s2", verification: "test -f s2", dependencies: [s1] }
+  - { id: s3, title: Step three, run: "sleep 20; echo 3 > s3", verification: "test -f s3", dependencies: [s2] }
+`);
+    const issue = { ...ISSUE, body: slow };
+    const h = await actionHarness({ issues: [issue] });
+    // The first run's time is up during s3: it stops, carries the goal and dispatches its continuation, once.
+    const first = await act(h, { eventName: 'issues', payload: issuesLabeled({ ...h.repoSpec, issue, label: 'goal' }), runId: 601 }, { runBudgetMs: 4000 });
+    expect(first.outcome).toMatchObject({ exitCode: 0, continued: true });
+    expect(h.fake.dispatches).toEqual([{ workflowId: 'goal-loop.yml', ref: 'main', inputs: { issue: '7' } }]);
+    expect(checkpointCommits(h.repo.bare, BRANCH).map((c) => c.task)).toEqual(['s1', 's2']);
+    const between = carried(h)!;
+    expect(between.runner).toBeNull(); // released for the continuation
+    expect(between.state).not.toBe('LOOP_COMPLETE');
+    expect(between.counters.iterations).toBeGreaterThan(0);
+    const shas = checkpointCommits(h.repo.bare, BRANCH);
+    // The continuation: a workflow_dispatch on a fresh runner.
+    const dispatch = {
+      inputs: { issue: '7' },
+      ref: 'refs/heads/main',
+      repository: (issuesLabeled({ ...h.repoSpec, issue, label: 'goal' }) as { repository: object }).repository,
+      sender: { login: 'github-actions[bot]', type: 'Bot' },
+      workflow: '.github/workflows/goal-loop.yml',
+    };
+    const second = await act(h, { eventName: 'workflow_dispatch', payload: dispatch, runId: 602 });
+    expect(second.outcome.exitCode).toBe(0);
+    const after = checkpointCommits(h.repo.bare, BRANCH);
+    expect(after.map((c) => c.task)).toEqual(['s1', 's2', 's3']);
+    expect(after.slice(0, 2)).toEqual(shas);
+    const done = carried(h)!;
+    expect(done.state).toBe('LOOP_COMPLETE');
+    expect(done.tasks.find((t) => t.taskId === 's1')!.attempts).toBe(1);
+    expect(done.counters.iterations).toBeGreaterThanOrEqual(between.counters.iterations);
+    expect(statusOf(h)).toHaveLength(1);
+    expect(h.fake.pulls).toHaveLength(1);
+    expect(h.fake.dispatches).toHaveLength(1);
+    expect(second.outputs.state).toBe('LOOP_COMPLETE');
+  }, 90_000);
+
+  it('does nothing for a /goal command from someone without write access', async () => {
+    const h = await actionHarness({ issues: [ISSUE] });
+    await act(h, { eventName: 'issues', payload: issuesLabeled({ ...h.repoSpec, issue: ISSUE, label: 'goal' }), runId: 701 });
+    const before = statusOf(h)[0]!.body;
+    const forged = issueCommentCreated({ ...h.repoSpec, sender: 'rob', issue: ISSUE, comment: { body: '/goal retry', user: 'rob' } });
+    const { outcome } = await act(h, { eventName: 'issue_comment', payload: forged, runId: 702 });
+    expect(outcome.exitCode).toBe(0);
+    expect(statusOf(h)[0]!.body).toBe(before);
+    expect(checkpointCommits(h.repo.bare, BRANCH)).toHaveLength(3);
+    expect(h.fake.dispatches).toEqual([]);
+  });
+
+  it('never shows the token: not in the summary, the outputs, the workflow commands, the pushed tree or history, nor in any comment', async () => {
+    const h = await actionHarness({ issues: [ISSUE] });
+    const { lines, summary, outputs } = await act(h, { eventName: 'issues', payload: issuesLabeled({ ...h.repoSpec, issue: ISSUE, label: 'goal' }), runId: 801 });
+    expect(summary).not.toContain(WORKFLOW_TOKEN);
+    expect(JSON.stringify(outputs)).not.toContain(WORKFLOW_TOKEN);
+    expect(lines.join('\n')).not.toContain(WORKFLOW_TOKEN);
+    expect(git(h.repo.bare, 'log', '--all', '-p', '--format=%B')).not.toContain(WORKFLOW_TOKEN);
+    expect(h.fake.comments.map((c) => c.body).join('\n')).not.toContain(WORKFLOW_TOKEN);
+  });
+});
