@@ -109,6 +109,9 @@ export async function runAction(ctx: ActionContext, store: Store, o: Octokit, de
     if (changed(rebuilt.state, await carriedStateOf(ledger, key, null))) await reportRecord(o, ctx, store, key, forgeOptions, log);
     return { exitCode: 0, key };
   }
+  // The goal is taken: its status comment names this run (and carries the record) before any work,
+  // so a run that starts meanwhile leaves it alone, and a runner lost at once loses nothing.
+  if (scheduled !== 'status') await reportRecord(o, ctx, store, key, forgeOptions, log, 'comment');
   return work(ctx, store, o, deps, { key, mode: scheduled, forgeOptions, carry, issueNumber });
 }
 
@@ -194,13 +197,14 @@ function carrier(store: Store, key: GoalKey, runner: NonNullable<CarriedState['r
 }
 
 /** Writes the goal's status comment (and the record it carries) now. */
-async function reportRecord(o: Octokit, ctx: ActionContext, store: Store, key: GoalKey, forgeOptions: WorkInput['forgeOptions'], log: Logger): Promise<void> {
+async function reportRecord(o: Octokit, ctx: ActionContext, store: Store, key: GoalKey, forgeOptions: WorkInput['forgeOptions'], log: Logger, how: 'comment' | 'all' = 'all'): Promise<void> {
   const goal = (await store.ledger.getGoal(key))!;
   const g = readGitHubMeta(goal.meta).github!;
   const forge = new GitHubForge({ octokit: o, goal: g, key, ledger: store.ledger, attemptLog: store.ledger, logger: log, ...forgeOptions });
   // The limits shown are the config's, as a run shows them (a config that cannot be read shows the spec's).
   const config = await loadRepoConfig(o, ctx.owner, ctx.repo, ctx.inputs.configPath).catch(() => undefined);
-  await forge.flush(await snapshotFromLedger(store.ledger, key, g, config ? configLimits(config) : {}));
+  const s = await snapshotFromLedger(store.ledger, key, g, config ? configLimits(config) : {});
+  await (how === 'comment' ? forge.writeStatusComment(s) : forge.flush(s));
 }
 
 /** Whether the record differs from what the status comment carried (the run holding it aside). */
@@ -275,5 +279,9 @@ export async function openActionStore(ctx: ActionContext): Promise<Store> {
 /** The run's Octokit: the token, the API of this GitHub, and the App's write budget and spacing (in memory). */
 export function actionOctokit(ctx: ActionContext, env: NodeJS.ProcessEnv, log: Logger): Octokit {
   const { Octokit: ActionOctokit } = serviceSettings(env, new MemoryWriteBudget());
-  return new ActionOctokit({ auth: { token: ctx.inputs.githubToken, installationId: `repo:${ctx.owner}/${ctx.repo}` }, baseUrl: ctx.apiUrl, log: log.child({ name: 'octokit' }) }) as unknown as Octokit;
+  return new ActionOctokit({
+    auth: { token: ctx.inputs.githubToken, installationId: `repo:${ctx.owner}/${ctx.repo}` },
+    baseUrl: ctx.apiUrl,
+    log: log.child({ name: 'octokit' }),
+  }) as unknown as Octokit;
 }

@@ -149,7 +149,9 @@ export class GitHubForge implements Forge {
     // A draft's body follows the run at most every few minutes (the status comment shows each
     // checkpoint at once); where the run rests it is written in full (finished).
     if (Date.now() - this.prBodyWrittenAt >= PR_BODY_INTERVAL_MS) await this.updatePullRequestBody(pr, this.prBody(s, record));
-    await this.update(s);
+    // What the comment carries (an Action's goal record) is written at each checkpoint, at once.
+    if (this.opts.carry) await this.flush(s);
+    else await this.update(s);
     await this.answerReviews([{ task_id: cp.taskId, sha: cp.sha }]);
   }
 
@@ -234,6 +236,17 @@ export class GitHubForge implements Forge {
     }
     this.shownChecklist = this.shownKey(s);
     await this.setStateLabel(labelForGoal(s.state, merged));
+  }
+
+  /**
+   * Writes the status comment now, its label left as it is (a GitHub Action takes its goal this
+   * way, the comment naming the run, before the run's first state settles).
+   */
+  async writeStatusComment(s: GoalSnapshot): Promise<void> {
+    const meta = await this.meta();
+    const body = await this.withCarried(renderStatus(s, this.links(meta), await this.opts.ledger.givenUpEffects({ key: this.opts.key })));
+    await this.upsertStatusComment(body, meta, { priority: 'normal' });
+    this.lastBody = body;
   }
 
   /**
