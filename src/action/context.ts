@@ -70,13 +70,17 @@ export interface ActionContext {
   inputs: ActionInputs;
 }
 
+/** Where github.com's API and site are (a runner on GitHub Enterprise sets its own). */
+export const DEFAULT_API_URL = 'https://api.github.com';
+export const DEFAULT_SERVER_URL = 'https://github.com';
+
 /** The runner's input variable for an input: `INPUT_` and its name upper-cased, spaces as `_`. */
 export const inputVariable = (name: string) => `INPUT_${name.replace(/ /g, '_').toUpperCase()}`;
 
 /** The context of this run, from the runner's environment; a UsageError names what is missing or wrong. */
 export async function readActionContext(env: NodeJS.ProcessEnv): Promise<ActionContext> {
-  const need = (name: string): string => {
-    const v = env[name]?.trim();
+  const need = (name: string, value: string | undefined): string => {
+    const v = value?.trim();
     if (!v) throw new UsageError(`goal-loop action: ${name} is not set; it runs as a step of a GitHub Actions workflow (see README, "Use it as a GitHub Action")`);
     return v;
   };
@@ -94,9 +98,9 @@ export async function readActionContext(env: NodeJS.ProcessEnv): Promise<ActionC
       name === 'github_token' ? 'goal-loop action: the github_token input is empty (action.yml defaults it to the workflow token)' : `goal-loop action: input ${name}: ${issue.message}`,
     );
   }
-  const [owner, repo, ...rest] = need('GITHUB_REPOSITORY').split('/');
+  const [owner, repo, ...rest] = need('GITHUB_REPOSITORY', env.GITHUB_REPOSITORY).split('/');
   if (!owner || !repo || rest.length > 0) throw new UsageError(`goal-loop action: GITHUB_REPOSITORY must be owner/name, not ${JSON.stringify(env.GITHUB_REPOSITORY)}`);
-  const eventPath = need('GITHUB_EVENT_PATH');
+  const eventPath = need('GITHUB_EVENT_PATH', env.GITHUB_EVENT_PATH);
   let payload: unknown;
   try {
     payload = JSON.parse(await readFile(eventPath, 'utf8'));
@@ -104,17 +108,17 @@ export async function readActionContext(env: NodeJS.ProcessEnv): Promise<ActionC
     throw new UsageError(`goal-loop action: cannot read the event at GITHUB_EVENT_PATH (${(err as Error).message})`);
   }
   if (!payload || typeof payload !== 'object') throw new UsageError('goal-loop action: the event at GITHUB_EVENT_PATH is not a JSON object');
-  const serverUrl = trimSlash(env.GITHUB_SERVER_URL?.trim() || 'https://github.com');
+  const serverUrl = trimSlash(env.GITHUB_SERVER_URL?.trim() || DEFAULT_SERVER_URL);
   return {
-    eventName: need('GITHUB_EVENT_NAME'),
+    eventName: need('GITHUB_EVENT_NAME', env.GITHUB_EVENT_NAME),
     payload: payload as Record<string, unknown>,
     owner,
     repo,
-    apiUrl: trimSlash(env.GITHUB_API_URL?.trim() || 'https://api.github.com'),
+    apiUrl: trimSlash(env.GITHUB_API_URL?.trim() || DEFAULT_API_URL),
     serverUrl,
     cloneUrl: `${serverUrl}/${owner}/${repo}.git`,
     htmlUrl: `${serverUrl}/${owner}/${repo}`,
-    tempDir: `${need('RUNNER_TEMP')}/goal-loop`,
+    tempDir: `${need('RUNNER_TEMP', env.RUNNER_TEMP)}/goal-loop`,
     ...optional('summaryPath', env.GITHUB_STEP_SUMMARY),
     ...optional('outputPath', env.GITHUB_OUTPUT),
     runId: env.GITHUB_RUN_ID?.trim() || '0',

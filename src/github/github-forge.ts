@@ -1,6 +1,5 @@
 import type { Logger } from 'pino';
 import type { ProbotOctokit } from 'probot';
-import { inertLine } from '../common/inert-text.js';
 import type { Escalation } from '../goal/escalation.js';
 import type { GoalSnapshot, LoopResult } from '../goal/result.js';
 import type { AttemptLog } from '../ports/attempt-log.js';
@@ -12,12 +11,12 @@ import { type GitHubGoal, type GitHubGoalMeta, readGitHubMeta } from '../steerin
 import { labelForGoal, labelForState, type StateLabel } from '../steering/labels.js';
 import { takePendingReviews } from '../steering/pending-reviews.js';
 import { renderEscalation } from '../steering/report/escalation.js';
-import { renderChanges } from '../steering/report/pull-request.js';
 import { type AttemptView, groupAttempts } from '../steering/report/record.js';
-import { checklist, type Links, renderStatus, STATUS_MARKER } from '../steering/report/status-comment.js';
+import { type Links, renderStatus, STATUS_MARKER } from '../steering/report/status-comment.js';
 import { createOnce } from './create-once.js';
 import type { QueueShown } from './decide-queue-report.js';
 import { type CheckRunContext, reportCheckRun } from './goal-check-run.js';
+import { GoalPullRequest } from './goal-pull-request.js';
 import { appIdentity, effectMarker, findCommentByMarker, type WriterIdentity } from './own-comments.js';
 import { replaceStateLabel } from './state-label.js';
 import { createOptions, writeOptions } from './write-options.js';
@@ -70,7 +69,7 @@ export class GitHubForge implements Forge {
   private timerDueAt = 0;
   private writing: Promise<void> = Promise.resolve();
   /** When this forge last wrote the PR's body (opened it, or edited it); 0: never. */
-  private prBodyWrittenAt = 0;
+  private readonly pr: GoalPullRequest;
   /** What the status comment's checklist shows (checklistKey), once written. */
   private shownChecklist?: string;
   /** A status write started by update() is in flight; `updatedMeanwhile`: update() was called since. */
@@ -82,6 +81,7 @@ export class GitHubForge implements Forge {
   constructor(private readonly opts: GitHubForgeOptions) {
     this.o = opts.octokit;
     this.g = opts.goal;
+    this.pr = new GoalPullRequest(opts.octokit, opts.goal, opts.key, opts.ledger);
   }
 
   /**
@@ -145,10 +145,10 @@ export class GitHubForge implements Forge {
   /** The PR (opened at the first checkpoint) shows it; the status comment, with the run's progress. */
   async checkpointed(s: GoalSnapshot, cp: { taskId: string; sha: string }, _once?: EffectOnce): Promise<void> {
     const record = await this.record();
-    const pr = await this.ensurePullRequest(s, record);
+    const pr = await this.pr.ensure(s, record);
     // A draft's body follows the run at most every few minutes (the status comment shows each
     // checkpoint at once); where the run rests it is written in full (finished).
-    if (Date.now() - this.prBodyWrittenAt >= PR_BODY_INTERVAL_MS) await this.updatePullRequestBody(pr, this.prBody(s, record));
+    if (Date.now() - this.pr.bodyWrittenAt >= PR_BODY_INTERVAL_MS) await this.pr.updateBody(pr, this.pr.body(s, record));
     // What the comment carries (an Action's goal record) is written at each checkpoint, at once.
     if (this.opts.carry) await this.flush(s);
     else await this.update(s);
@@ -176,12 +176,12 @@ export class GitHubForge implements Forge {
   async finished(r: LoopResult, s: GoalSnapshot, _once?: EffectOnce): Promise<void> {
     this.cancelTimer();
     await this.flush(s);
-    const pr = await this.findPullRequest();
+    const pr = await this.pr.find();
     if (pr && r.checkpoints.length > 0) {
       const head = r.checkpoints.at(-1)!.sha;
       const record = await this.record();
       if (this.opts.checkRuns !== false) await reportCheckRun(this.checkRunContext(), s, head, r, record);
-      await this.updatePullRequestBody(pr, this.prBody(s, record));
+      await this.pr.updateBody(pr, this.pr.body(s, record));
       if (r.status === 'LOOP_COMPLETE' && pr.draft) {
         await this.o.graphql('mutation($id: ID!) { markPullRequestReadyForReview(input: { pullRequestId: $id }) { pullRequest { isDraft } } }', { id: pr.node_id, ...writeOptions('normal') });
       }
@@ -355,55 +355,6 @@ export class GitHubForge implements Forge {
     }
   }
 
-  private prBody(s: GoalSnapshot, record: readonly AttemptView[]): string {
-    const links: Links = { repoUrl: this.g.htmlUrl };
-    const changes = renderChanges(s, record, { repoUrl: this.g.htmlUrl, goalId: this.opts.key.goalId });
-    return `Closes #${this.g.issueNumber}\n\nThis pull request is built by goal-loop, one verified checkpoint commit per task.\n\n${checklist(s, links)}\n${changes ? `\n${changes}\n` : ''}`;
-  }
-
-  /** Sends the PR body only when it differs from what GitHub shows (read when the PR was looked up). */
-  private async updatePullRequestBody(pr: FoundPullRequest, body: string): Promise<void> {
-    if (pr.body === body) return;
-    await this.o.rest.pulls.update({ owner: this.g.owner, repo: this.g.repo, pull_number: pr.number, body, ...writeOptions('normal') });
-    this.prBodyWrittenAt = Date.now();
-  }
-
-  /** The PR whose head is the goal branch (any state), from the ledger or by asking GitHub. */
-  private async findPullRequest(): Promise<FoundPullRequest | undefined> {
-    const { data } = await this.o.rest.pulls.list({ owner: this.g.owner, repo: this.g.repo, head: `${this.g.owner}:${this.g.branch}`, state: 'all', per_page: 10 });
-    // Only a pull request whose head is in this repository: a fork's branch may carry the same name.
-    const pr = data.find((p) => p.head.ref === this.g.branch && p.head.repo !== null && p.head.repo.id === p.base.repo.id);
-    if (!pr) return undefined;
-    await this.opts.ledger.setMeta(this.opts.key, { prNumber: pr.number, prUrl: pr.html_url });
-    return { number: pr.number, url: pr.html_url, node_id: pr.node_id, draft: pr.draft ?? false, body: pr.body ?? '' };
-  }
-
-  /** The goal's PR, opened as a draft with its body as it is now when there is none. */
-  private async ensurePullRequest(s: GoalSnapshot, record: readonly AttemptView[]): Promise<FoundPullRequest> {
-    const found = await this.findPullRequest();
-    if (found) return found;
-    const body = this.prBody(s, record);
-    const pr = await createOnce({
-      find: () => this.findPullRequest(),
-      create: async () => {
-        const { data } = await this.o.rest.pulls.create({
-          owner: this.g.owner,
-          repo: this.g.repo,
-          head: this.g.branch,
-          base: this.g.defaultBranch,
-          title: `goal #${this.g.issueNumber}: ${inertLine(s.objective, 200)}`,
-          body,
-          draft: true,
-          ...createOptions('normal'),
-        });
-        return { number: data.number, url: data.html_url, node_id: data.node_id, draft: data.draft ?? true, body: data.body ?? '' };
-      },
-    });
-    this.prBodyWrittenAt = Date.now();
-    await this.opts.ledger.setMeta(this.opts.key, { prNumber: pr.number, prUrl: pr.url });
-    return pr;
-  }
-
   private checkRunContext(): CheckRunContext {
     return { o: this.o, g: this.g, key: this.opts.key, ledger: this.opts.ledger, self: () => this.self(), workspaceDir: this.opts.workspaceDir };
   }
@@ -422,15 +373,6 @@ const PR_BODY_INTERVAL_MS = 5 * 60_000;
 
 /** What a reader follows on the checklist: each task's status and attempt. */
 const checklistKey = (s: GoalSnapshot): string => s.tasks.map((t) => `${t.id}:${t.status}:${t.attempts}`).join('\n');
-
-interface FoundPullRequest {
-  number: number;
-  url: string;
-  node_id: string;
-  draft: boolean;
-  /** As GitHub has it. */
-  body: string;
-}
 
 function pullRequestIn(meta: GitHubGoalMeta): { number: number; url: string } | undefined {
   return meta.prNumber !== undefined && meta.prUrl !== undefined ? { number: meta.prNumber, url: meta.prUrl } : undefined;

@@ -2,6 +2,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { DEFAULT_API_URL, DEFAULT_SERVER_URL } from '../../src/action/context.js';
 import { DEFAULT_MODEL } from '../../src/agent/anthropic-model.js';
 import { DEFAULT_WEBHOOK_PATH } from '../../src/github/server/serve.js';
 import { DEFAULT_WRITE_INTERVAL_MS, serviceSettings } from '../../src/github/service-settings.js';
@@ -115,6 +116,8 @@ function codeDefaults(): Record<string, string[]> {
     GOAL_LOOP_CACHE_MB: [String(DEFAULT_CACHE_MB)],
     GOAL_LOOP_SETUP_CACHE_MB: [literal('src/workspace/setup-cache.ts', /DEFAULT_SETUP_CACHE_MB = ([\d_]+)/), '0: off'],
     GOAL_LOOP_MODEL: [DEFAULT_MODEL],
+    GITHUB_API_URL: [DEFAULT_API_URL],
+    GITHUB_SERVER_URL: [DEFAULT_SERVER_URL],
   };
 }
 

@@ -1,6 +1,6 @@
 import type { Context } from 'probot';
-import { issueCommentEvent } from '../payload-events.js';
 import type { AcceptEvent } from './base.js';
+import { issueCommentEvent } from './payload-events.js';
 
 /** issue_comment.created: a `/goal` command on an issue or a goal PR. Edits and deletions are ignored. */
 export function onIssueComment(intake: AcceptEvent) {

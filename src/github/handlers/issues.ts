@@ -1,6 +1,6 @@
 import type { Context } from 'probot';
-import { issuesEvent } from '../payload-events.js';
 import type { AcceptEvent } from './base.js';
+import { issuesEvent } from './payload-events.js';
 
 /** issues.labeled / unlabeled / closed: hand the event over; the worker authorizes and acts. */
 export function onIssues(intake: AcceptEvent) {

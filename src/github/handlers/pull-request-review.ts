@@ -1,6 +1,6 @@
 import type { Context } from 'probot';
-import { pullRequestReviewEvent } from '../payload-events.js';
 import type { AcceptEvent } from './base.js';
+import { pullRequestReviewEvent } from './payload-events.js';
 
 /** pull_request_review.submitted on a goal PR: changes requested (or line comments) become a task. */
 export function onPullRequestReview(intake: AcceptEvent) {

@@ -1,6 +1,6 @@
 import type { Context } from 'probot';
-import { pullRequestEvent } from '../payload-events.js';
 import type { AcceptEvent } from './base.js';
+import { pullRequestEvent } from './payload-events.js';
 
 /** pull_request.closed on a goal branch (see payload-events.ts). */
 export function onPullRequestClosed(intake: AcceptEvent) {

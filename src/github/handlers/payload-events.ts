@@ -1,7 +1,7 @@
 import type { Context } from 'probot';
-import { findCommand } from '../steering/commands.js';
-import type { GoalEvent } from '../steering/events.js';
-import { eventBase, fromBot, pullRef } from './handlers/base.js';
+import { findCommand } from '../../steering/commands.js';
+import type { GoalEvent } from '../../steering/events.js';
+import { eventBase, fromBot, pullRef } from './base.js';
 
 type Payload<E extends 'issues' | 'issue_comment' | 'pull_request' | 'pull_request_review'> = E extends 'issues'
   ? Context<'issues.labeled' | 'issues.unlabeled' | 'issues.closed'>['payload']
