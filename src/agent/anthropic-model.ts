@@ -1,6 +1,7 @@
 import type Anthropic from '@anthropic-ai/sdk';
 import { APIConnectionError, APIError, APIUserAbortError } from '@anthropic-ai/sdk';
 import type { Logger } from 'pino';
+import { errorMessage } from '../common/errors.js';
 import { redactUrls } from '../common/redact-urls.js';
 import { type AssistantBlock, type Model, ModelError, type ModelRequest, type ModelResponse } from './model.js';
 import { canonicalModelId, type ModelProvider, missingModelSettings, modelProvider, providerSettings } from './model-provider.js';
@@ -143,7 +144,7 @@ class AnthropicModel implements Model {
     try {
       return await this.client();
     } catch (err) {
-      throw new ModelError(redactUrls(`cannot set up the ${this.provider} client: ${err instanceof Error ? err.message : String(err)}`), { retryable: false, attempts: 0 });
+      throw new ModelError(redactUrls(`cannot set up the ${this.provider} client: ${errorMessage(err)}`), { retryable: false, attempts: 0 });
     }
   }
 }

@@ -1,4 +1,5 @@
 import Anthropic from '@anthropic-ai/sdk';
+import { errorMessage } from '../common/errors.js';
 import type { ProviderSettings } from './model-provider.js';
 
 /** What the model adapter asks of a client: the Messages API, which all three SDKs serve alike. */
@@ -58,7 +59,8 @@ async function googleCredentials(client: object): Promise<void> {
   try {
     await pending;
   } catch (err) {
-    const why = err instanceof Error ? err.message : String(err);
-    throw new Error(`GOAL_LOOP_PROVIDER=vertex found no Google credentials (Application Default Credentials: GOOGLE_APPLICATION_CREDENTIALS, e.g. set by google-github-actions/auth): ${why}`);
+    throw new Error(
+      `GOAL_LOOP_PROVIDER=vertex found no Google credentials (Application Default Credentials: GOOGLE_APPLICATION_CREDENTIALS, e.g. set by google-github-actions/auth): ${errorMessage(err)}`,
+    );
   }
 }
