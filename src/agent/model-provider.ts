@@ -15,11 +15,12 @@ export type ProviderSettings =
   | { provider: 'bedrock'; awsRegion: string; baseURL?: string }
   | { provider: 'vertex'; projectId: string; region: string; baseURL?: string };
 
-const value = (env: NodeJS.ProcessEnv, name: string): string | undefined => env[name]?.trim() || undefined;
+/** A setting's value, blank as unset. Each setting is read by its own name off `env`, so the README env table check sees it. */
+const set = (value: string | undefined): string | undefined => value?.trim() || undefined;
 
 /** GOAL_LOOP_PROVIDER, `anthropic` when unset; an unknown value is a usage error, not a silent default. */
 export function modelProvider(env: NodeJS.ProcessEnv = process.env): ModelProvider {
-  const raw = value(env, 'GOAL_LOOP_PROVIDER')?.toLowerCase() ?? 'anthropic';
+  const raw = set(env.GOAL_LOOP_PROVIDER)?.toLowerCase() ?? 'anthropic';
   if (!(MODEL_PROVIDERS as readonly string[]).includes(raw)) {
     throw new UsageError(`GOAL_LOOP_PROVIDER must be one of ${MODEL_PROVIDERS.join(', ')} (got ${JSON.stringify(raw.slice(0, 40))})`);
   }
@@ -29,8 +30,15 @@ export function modelProvider(env: NodeJS.ProcessEnv = process.env): ModelProvid
 /** The settings the chosen provider lacks, by name (empty when it can be reached). */
 export function missingModelSettings(env: NodeJS.ProcessEnv = process.env): string[] {
   const provider = modelProvider(env);
-  const needs = provider === 'bedrock' ? ['AWS_REGION'] : provider === 'vertex' ? ['ANTHROPIC_VERTEX_PROJECT_ID', 'CLOUD_ML_REGION'] : ['ANTHROPIC_API_KEY'];
-  return needs.filter((name) => !value(env, name));
+  const needs: Record<string, string | undefined> =
+    provider === 'bedrock'
+      ? { AWS_REGION: env.AWS_REGION }
+      : provider === 'vertex'
+        ? { ANTHROPIC_VERTEX_PROJECT_ID: env.ANTHROPIC_VERTEX_PROJECT_ID, CLOUD_ML_REGION: env.CLOUD_ML_REGION }
+        : { ANTHROPIC_API_KEY: env.ANTHROPIC_API_KEY };
+  return Object.entries(needs)
+    .filter(([, v]) => !set(v))
+    .map(([name]) => name);
 }
 
 /** What to tell a user whose provider lacks settings, or undefined when none is missing. */
@@ -61,15 +69,15 @@ export function providerSettings(env: NodeJS.ProcessEnv = process.env): Provider
   if (message) throw new UsageError(message);
   const provider = modelProvider(env);
   if (provider === 'bedrock') {
-    const baseURL = value(env, 'ANTHROPIC_BEDROCK_BASE_URL');
-    return { provider, awsRegion: value(env, 'AWS_REGION')!, ...(baseURL ? { baseURL } : {}) };
+    const baseURL = set(env.ANTHROPIC_BEDROCK_BASE_URL);
+    return { provider, awsRegion: set(env.AWS_REGION)!, ...(baseURL ? { baseURL } : {}) };
   }
   if (provider === 'vertex') {
-    const baseURL = value(env, 'ANTHROPIC_VERTEX_BASE_URL');
-    return { provider, projectId: value(env, 'ANTHROPIC_VERTEX_PROJECT_ID')!, region: value(env, 'CLOUD_ML_REGION')!, ...(baseURL ? { baseURL } : {}) };
+    const baseURL = set(env.ANTHROPIC_VERTEX_BASE_URL);
+    return { provider, projectId: set(env.ANTHROPIC_VERTEX_PROJECT_ID)!, region: set(env.CLOUD_ML_REGION)!, ...(baseURL ? { baseURL } : {}) };
   }
-  const baseURL = value(env, 'ANTHROPIC_BASE_URL');
-  return { provider, apiKey: value(env, 'ANTHROPIC_API_KEY')!, ...(baseURL ? { baseURL } : {}) };
+  const baseURL = set(env.ANTHROPIC_BASE_URL);
+  return { provider, apiKey: set(env.ANTHROPIC_API_KEY)!, ...(baseURL ? { baseURL } : {}) };
 }
 
 /**

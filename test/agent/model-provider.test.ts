@@ -1,10 +1,10 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import Anthropic from '@anthropic-ai/sdk';
 import { AnthropicBedrock } from '@anthropic-ai/bedrock-sdk';
+import Anthropic from '@anthropic-ai/sdk';
 import { describe, expect, it } from 'vitest';
 import { createAnthropicModel, MissingApiKeyError } from '../../src/agent/anthropic-model.js';
-import { canonicalModelId, missingModelMessage, modelConfigured, modelProvider, providerSettings } from '../../src/agent/model-provider.js';
+import { canonicalModelId, missingModelMessage, modelConfigured, modelProvider, type ProviderSettings, providerSettings } from '../../src/agent/model-provider.js';
 import { anthropicClient, cloudClient } from '../../src/agent/provider-client.js';
 import { checkAgentChoice, selectAgent, wantsClaude } from '../../src/agent/select-agent.js';
 import { UsageError } from '../../src/common/errors.js';
@@ -66,7 +66,7 @@ describe('which provider, and is a model configured', () => {
 
 describe('which client is built', () => {
   it("Anthropic's API: the Anthropic client, with the base URL given", () => {
-    const client = anthropicClient(providerSettings({ ANTHROPIC_API_KEY: 'k', ANTHROPIC_BASE_URL: 'http://127.0.0.1:9' }) as never, { timeoutMs: 1000, env: {} });
+    const client = anthropicClient(settingsOf('anthropic', { ANTHROPIC_API_KEY: 'k', ANTHROPIC_BASE_URL: 'http://127.0.0.1:9' }), { timeoutMs: 1000, env: {} });
     expect(client).toBeInstanceOf(Anthropic);
     expect((client as Anthropic).baseURL).toBe('http://127.0.0.1:9');
     expect((client as Anthropic).maxRetries).toBe(0);
@@ -74,7 +74,7 @@ describe('which client is built', () => {
 
   it("Bedrock: Anthropic's Bedrock client for the region, its own retries off, static keys from the given environment", async () => {
     const env = { ...BEDROCK, AWS_ACCESS_KEY_ID: 'AKIDEXAMPLE', AWS_SECRET_ACCESS_KEY: 'wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY' };
-    const client = await cloudClient(providerSettings(env) as never, { timeoutMs: 1000, env });
+    const client = await cloudClient(settingsOf('bedrock', env), { timeoutMs: 1000, env });
     expect(client).toBeInstanceOf(AnthropicBedrock);
     const bedrock = client as AnthropicBedrock;
     expect(bedrock.baseURL).toBe('https://bedrock-runtime.eu-west-1.amazonaws.com');
@@ -82,7 +82,7 @@ describe('which client is built', () => {
     expect(bedrock.awsAccessKey).toBe('AKIDEXAMPLE');
     expect(bedrock.maxRetries).toBe(0);
     // No key in the given environment: the AWS chain, never a Bedrock API key read behind its back.
-    const chained = (await cloudClient(providerSettings(BEDROCK) as never, { timeoutMs: 1000, env: BEDROCK })) as AnthropicBedrock;
+    const chained = (await cloudClient(settingsOf('bedrock', BEDROCK), { timeoutMs: 1000, env: BEDROCK })) as AnthropicBedrock;
     expect(chained.awsAccessKey).toBeNull();
     expect(chained.apiKey).toBeNull();
   });
@@ -109,6 +109,13 @@ describe('which client is built', () => {
     expect(onVertex.forcedToolChoice).toBe(false);
   });
 });
+
+/** The settings of the provider the environment must choose. */
+function settingsOf<P extends ProviderSettings['provider']>(provider: P, env: NodeJS.ProcessEnv): Extract<ProviderSettings, { provider: P }> {
+  const settings = providerSettings(env);
+  expect(settings.provider).toBe(provider);
+  return settings as Extract<ProviderSettings, { provider: P }>;
+}
 
 function sourceFiles(dir: string): string[] {
   return readdirSync(dir).flatMap((name) => {

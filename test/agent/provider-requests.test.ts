@@ -18,7 +18,10 @@ interface Seen {
   body: Record<string, unknown>;
 }
 
-type Answer = { status: number; body: unknown };
+interface Answer {
+  status: number;
+  body: unknown;
+}
 
 const MESSAGE = {
   id: 'msg_1',

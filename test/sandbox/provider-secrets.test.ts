@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ProcessSandbox } from '../../src/sandbox/process-sandbox.js';
 import { hostEnv } from '../../src/sandbox/host-env.js';
+import { ProcessSandbox } from '../../src/sandbox/process-sandbox.js';
 import { jail, jailRoot, runIn } from '../helpers/sandbox-jail.js';
 
 // The model providers' settings and credentials (Anthropic, Bedrock through the AWS chain, Vertex
