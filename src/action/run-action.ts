@@ -266,6 +266,11 @@ function modelEnv(ctx: ActionContext, env: NodeJS.ProcessEnv): NodeJS.ProcessEnv
     ...pick(i.anthropicApiKey, (ANTHROPIC_API_KEY) => ({ ANTHROPIC_API_KEY })),
     ...pick(i.anthropicBaseUrl, (ANTHROPIC_BASE_URL) => ({ ANTHROPIC_BASE_URL })),
     ...pick(i.model, (GOAL_LOOP_MODEL) => ({ GOAL_LOOP_MODEL })),
+    // The input's default `anthropic` leaves a GOAL_LOOP_PROVIDER of the job's environment in force.
+    ...(i.provider === 'anthropic' ? {} : { GOAL_LOOP_PROVIDER: i.provider }),
+    ...pick(i.awsRegion, (AWS_REGION) => ({ AWS_REGION })),
+    ...pick(i.vertexProjectId, (ANTHROPIC_VERTEX_PROJECT_ID) => ({ ANTHROPIC_VERTEX_PROJECT_ID })),
+    ...pick(i.vertexRegion, (CLOUD_ML_REGION) => ({ CLOUD_ML_REGION })),
   };
 }
 

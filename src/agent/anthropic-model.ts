@@ -1,7 +1,12 @@
-import Anthropic, { APIConnectionError, APIError, APIUserAbortError } from '@anthropic-ai/sdk';
+import type Anthropic from '@anthropic-ai/sdk';
+import { APIConnectionError, APIError, APIUserAbortError } from '@anthropic-ai/sdk';
 import type { Logger } from 'pino';
+import { errorMessage } from '../common/errors.js';
+import { redactUrls } from '../common/redact-urls.js';
 import { type AssistantBlock, type Model, ModelError, type ModelRequest, type ModelResponse } from './model.js';
+import { canonicalModelId, type ModelProvider, missingModelSettings, modelProvider, providerSettings } from './model-provider.js';
 import { type ModelPricing, pricingFor } from './pricing.js';
+import { anthropicClient, cloudClient, type MessagesClient } from './provider-client.js';
 
 /** The model used when neither the repo config `model` nor GOAL_LOOP_MODEL names one. */
 export const DEFAULT_MODEL = 'claude-sonnet-5-5';
@@ -31,7 +36,11 @@ export const DEFAULT_RETRY: Readonly<RetryPolicy> = Object.freeze({ attempts: 5,
 export interface AnthropicModelOptions {
   /** The repo config's `model`; else GOAL_LOOP_MODEL; else DEFAULT_MODEL. */
   model?: string;
-  /** Where ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL and GOAL_LOOP_MODEL are read (default process.env). */
+  /**
+   * Where GOAL_LOOP_PROVIDER, GOAL_LOOP_MODEL and the provider's settings are read (default
+   * process.env): ANTHROPIC_API_KEY and ANTHROPIC_BASE_URL; AWS_REGION; ANTHROPIC_VERTEX_PROJECT_ID
+   * and CLOUD_ML_REGION.
+   */
   env?: NodeJS.ProcessEnv;
   /** Timeout of one HTTP request (default 10 minutes, the longest a non-streaming request may take). */
   timeoutMs?: number;
@@ -54,19 +63,30 @@ export class MissingApiKeyError extends Error {
   }
 }
 
-/** The Model port over the official Anthropic SDK. */
+/**
+ * The Model port over Anthropic's SDKs: its API, Amazon Bedrock or Google Vertex AI
+ * (GOAL_LOOP_PROVIDER). The model id is the provider's own (`anthropic.claude-…` on Bedrock,
+ * `claude-…@date` on Vertex). Bedrock's and Vertex's SDKs are loaded on the first request.
+ */
 export function createAnthropicModel(opts: AnthropicModelOptions = {}): Model {
   const env = opts.env ?? process.env;
-  const apiKey = env.ANTHROPIC_API_KEY?.trim();
-  if (!apiKey) throw new MissingApiKeyError();
-  const baseURL = env.ANTHROPIC_BASE_URL?.trim();
-  const client = new Anthropic({
-    apiKey,
-    ...(baseURL ? { baseURL } : {}),
-    timeout: opts.timeoutMs ?? 600_000,
-    maxRetries: 0, // the retries are ours (RetryPolicy), not stacked on the SDK's
-  });
-  return new AnthropicModel(client, resolveModelId(opts.model, env), { ...DEFAULT_RETRY, ...opts.retry }, opts.pricing, opts.logger);
+  if (modelProvider(env) === 'anthropic' && missingModelSettings(env).length > 0) throw new MissingApiKeyError();
+  const settings = providerSettings(env);
+  const clientOpts = { timeoutMs: opts.timeoutMs ?? 600_000, env };
+  const client = settings.provider === 'anthropic' ? anthropicClient(settings, clientOpts) : lazily(() => cloudClient(settings, clientOpts));
+  return new AnthropicModel(client, settings.provider, resolveModelId(opts.model, env), { ...DEFAULT_RETRY, ...opts.retry }, opts.pricing, opts.logger);
+}
+
+/** A client built on first use; its failure is observed at once (never an unhandled rejection) and reported on each request. */
+function lazily(build: () => Promise<MessagesClient>): () => Promise<MessagesClient> {
+  let pending: Promise<MessagesClient> | undefined;
+  return () => {
+    if (!pending) {
+      pending = build();
+      pending.catch(() => undefined);
+    }
+    return pending;
+  };
 }
 
 class AnthropicModel implements Model {
@@ -74,14 +94,16 @@ class AnthropicModel implements Model {
   readonly forcedToolChoice: boolean;
 
   constructor(
-    private readonly client: Anthropic,
+    private readonly client: MessagesClient | (() => Promise<MessagesClient>),
+    private readonly provider: ModelProvider,
     readonly id: string,
     private readonly retry: RetryPolicy,
     pricing: ModelPricing | undefined,
     private readonly logger: Logger | undefined,
   ) {
-    this.pricing = pricing ?? pricingFor(id);
-    this.forcedToolChoice = !NO_FORCED_TOOL_CHOICE.some((m) => id === m || id.startsWith(`${m}-`) || id.startsWith(`${m}[`));
+    const canonical = canonicalModelId(id);
+    this.pricing = pricing ?? pricingFor(canonical);
+    this.forcedToolChoice = !NO_FORCED_TOOL_CHOICE.some((m) => canonical === m || canonical.startsWith(`${m}-`) || canonical.startsWith(`${m}[`) || canonical.startsWith(`${m}@`));
     if (!this.pricing.known) {
       logger?.warn({ model: id }, 'model not in the price table: costs are counted at the most expensive known rates');
     }
@@ -96,13 +118,14 @@ class AnthropicModel implements Model {
       messages: request.messages,
       ...(request.toolChoice ? { tool_choice: request.toolChoice } : {}),
     } as unknown as Anthropic.MessageCreateParamsNonStreaming;
+    const client = await this.ready();
     const attempts = Math.max(1, this.retry.attempts);
     for (let attempt = 1; ; attempt++) {
       try {
-        const message = await this.client.messages.create(params, request.signal ? { signal: request.signal } : {});
+        const message = await client.messages.create(params, request.signal ? { signal: request.signal } : {});
         return toResponse(message);
       } catch (err) {
-        const failure = classify(err, attempt);
+        const failure = withProviderHint(classify(err, attempt), this.provider, this.id);
         if (failure.details.aborted || !failure.details.retryable || attempt >= attempts) throw failure;
         const delay = retryDelay(err, attempt, this.retry);
         this.logger?.warn({ model: this.id, status: failure.status, attempt, delayMs: Math.round(delay) }, `model request failed, retrying: ${failure.message}`);
@@ -114,6 +137,30 @@ class AnthropicModel implements Model {
       }
     }
   }
+
+  /** The SDK client; a Bedrock or Vertex one that cannot be built fails the request, not the process. */
+  private async ready(): Promise<MessagesClient> {
+    if (typeof this.client !== 'function') return this.client;
+    try {
+      return await this.client();
+    } catch (err) {
+      throw new ModelError(redactUrls(`cannot set up the ${this.provider} client: ${errorMessage(err)}`), { retryable: false, attempts: 0 });
+    }
+  }
+}
+
+/**
+ * A provider's answer to a model id it does not serve (Bedrock: 400 or 404, Vertex: 404) points
+ * at the setting to change: each provider has ids of its own.
+ */
+function withProviderHint(failure: ModelError, provider: ModelProvider, id: string): ModelError {
+  if (provider === 'anthropic') return failure;
+  let message = redactUrls(failure.message);
+  if (failure.status === 400 || failure.status === 404) {
+    const example = provider === 'bedrock' ? "Bedrock's, e.g. anthropic.claude-sonnet-4-5-20250929-v1:0" : "Vertex's, e.g. claude-sonnet-4-5@20250929";
+    message += ` (model ${JSON.stringify(id)} on GOAL_LOOP_PROVIDER=${provider}: is the id ${example}, and is the model enabled there? Set it with GOAL_LOOP_MODEL or the config's \`model\`)`;
+  }
+  return new ModelError(message, failure.details);
 }
 
 function toResponse(message: Anthropic.Message): ModelResponse {

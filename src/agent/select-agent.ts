@@ -6,6 +6,7 @@ import type { Sandbox } from '../ports/sandbox.js';
 import { createAnthropicModel } from './anthropic-model.js';
 import { type ClaudeAgentOptions, createClaudeAgent } from './claude-agent.js';
 import { McpToolHub } from './mcp/tool-hub.js';
+import { missingModelMessage, modelConfigured, modelProvider } from './model-provider.js';
 
 export type AgentChoice = 'auto' | 'scripted' | 'claude';
 
@@ -33,19 +34,29 @@ export interface AgentDeps {
 
 /** Whether this choice runs the Claude agent in this environment. */
 export function wantsClaude(choice: AgentChoice, env: NodeJS.ProcessEnv = process.env): boolean {
-  return choice === 'claude' || (choice === 'auto' && Boolean(env.ANTHROPIC_API_KEY?.trim()));
+  return choice === 'claude' || (choice === 'auto' && modelConfigured(env));
 }
 
-/** Checks the choice can be honoured before any work starts (`claude` needs ANTHROPIC_API_KEY). */
+/**
+ * Checks the choice can be honoured before any work starts: `claude` needs a model
+ * (ANTHROPIC_API_KEY, or GOAL_LOOP_PROVIDER=bedrock|vertex with its settings); `auto` with a
+ * provider chosen but incomplete is refused too rather than quietly run without a model.
+ */
 export function checkAgentChoice(choice: AgentChoice, env: NodeJS.ProcessEnv = process.env): void {
-  if (choice === 'claude' && !env.ANTHROPIC_API_KEY?.trim()) {
-    throw new UsageError('--agent claude needs ANTHROPIC_API_KEY in the environment (ANTHROPIC_BASE_URL and GOAL_LOOP_MODEL are optional)');
+  if (choice === 'scripted') return;
+  const missing = missingModelMessage(env);
+  if (choice === 'claude' && missing) {
+    if (modelProvider(env) === 'anthropic') {
+      throw new UsageError('--agent claude needs ANTHROPIC_API_KEY in the environment (ANTHROPIC_BASE_URL and GOAL_LOOP_MODEL are optional)');
+    }
+    throw new UsageError(`--agent claude: ${missing} (GOAL_LOOP_MODEL is optional)`);
   }
+  modelConfigured(env);
 }
 
 /**
  * `scripted`: only the tasks' deterministic `run` steps (no agent). `claude`: the Claude agent.
- * `auto`: Claude when ANTHROPIC_API_KEY is set, else scripted.
+ * `auto`: Claude when a model is configured (see modelConfigured), else scripted.
  */
 export function selectAgent(choice: AgentChoice, deps?: AgentDeps, env: NodeJS.ProcessEnv = process.env): TaskAgent | undefined {
   checkAgentChoice(choice, env);

@@ -1,7 +1,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createAnthropicModel, type PlannerError, planGoal } from '../agent/index.js';
+import { createAnthropicModel, modelConfigured, type PlannerError, planGoal } from '../agent/index.js';
 import { UsageError } from '../common/errors.js';
 import { sanitizeUntrusted } from '../common/untrusted.js';
 import { configLimits } from '../config/repo-config.js';
@@ -24,8 +24,8 @@ export function plannerExitCode(err: PlannerError): number {
  * repo, with the model and cost cap of the repo config (`configFile`, else the repo's own).
  */
 export async function planIssueWithClaude(issueText: string, issuePath: string, repoArg: string | undefined, configFile?: string): Promise<{ spec: GoalSpec; costUsd: number }> {
-  if (!process.env.ANTHROPIC_API_KEY?.trim()) {
-    throw new UsageError(`plan: ${issuePath} has no \`\`\`goal block; set ANTHROPIC_API_KEY to let Claude write the plan, or add a goal block`);
+  if (!modelConfigured(process.env)) {
+    throw new UsageError(`plan: ${issuePath} has no \`\`\`goal block; set ANTHROPIC_API_KEY (or GOAL_LOOP_PROVIDER=bedrock|vertex) to let Claude write the plan, or add a goal block`);
   }
   if (!repoArg) throw new UsageError('plan: --repo is needed to plan from free text (the planner reads the repository)');
   const { repo, auth } = repoArgument(repoArg);

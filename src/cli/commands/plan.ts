@@ -12,7 +12,7 @@ export const PLAN: CliCommand = {
     cmd
       .option('--repo <path|url>', 'the repository Claude reads to plan an issue without a goal block')
       .option('--goal <file>', 'a goal spec to validate: YAML, JSON, or markdown with a ```goal block')
-      .option('--issue <file.md>', 'an issue body: its ```goal block, else Claude plans it (needs ANTHROPIC_API_KEY, --repo)')
+      .option('--issue <file.md>', 'an issue body: its ```goal block, else Claude plans it (needs a model: ANTHROPIC_API_KEY or GOAL_LOOP_PROVIDER=bedrock|vertex; and --repo)')
       .option('--config <goal-loop.yml>', "the repo config, checked; Claude plans with its model and cost cap (default: .github/goal-loop.yml at --repo's HEAD)")
       .option('--json', 'print the normalized spec as JSON instead of the checklist'),
   run: async (cmd) => (await import('../actions/plan.js')).planCommand(cmd.opts<PlanValues>()),

@@ -16,7 +16,7 @@ export const RUN: CliCommand = {
       .requiredOption('--repo <path|url>', 'the repository: a local path or a git URL')
       .requiredOption('--goal <file>', 'the goal spec: YAML, JSON, or markdown with a ```goal block')
       .addOption(
-        new Option('--agent <agent>', "scripted: the tasks' run steps only; claude; auto: claude if ANTHROPIC_API_KEY is set")
+        new Option('--agent <agent>', "scripted: the tasks' run steps only; claude; auto: claude if a model is configured (ANTHROPIC_API_KEY, or GOAL_LOOP_PROVIDER=bedrock|vertex with its settings)")
           .choices(['auto', 'scripted', 'claude'] satisfies AgentChoice[])
           .default('auto'),
       )
