@@ -41,13 +41,13 @@ export interface ActionHarness {
  * workflow token; `github-actions[bot]` writes), a git HTTP server over the repository's bare clone
  * that refuses anyone without the token, and a runner's environment per run.
  */
-export async function actionHarness(opts: Partial<FakeGitHubOptions> & { bridge?: boolean; repoFiles?: Record<string, string> } = {}): Promise<ActionHarness> {
+export async function actionHarness(opts: Partial<FakeGitHubOptions> & { bridge?: boolean; repoFiles?: Record<string, string>; from?: string } = {}): Promise<ActionHarness> {
   const root = await tempDir('goal-loop-action-');
-  const repo = await createSampleRepo(join(root, 'sample'), opts.repoFiles);
+  const repo = opts.from ? await bareCopy(opts.from, join(root, 'sample')) : await createSampleRepo(join(root, 'sample'), opts.repoFiles);
   await mkdir(join(root, 'git', OWNER), { recursive: true });
   await symlink(repo.bare, join(root, 'git', OWNER, `${REPO}.git`));
   const gitServer = await startGitHttpServer(join(root, 'git'), 'x-access-token', WORKFLOW_TOKEN);
-  const { bridge: useBridge, repoFiles: _files, ...fakeOpts } = opts;
+  const { bridge: useBridge, repoFiles: _files, from: _from, ...fakeOpts } = opts;
   const fake = fakeGitHub({
     owner: OWNER,
     repo: REPO,
@@ -121,6 +121,19 @@ export async function actionHarness(opts: Partial<FakeGitHubOptions> & { bridge?
       };
     },
   };
+}
+
+/** A bare copy of a repository (a real project's, for a trial), its default branch as `main`. */
+async function bareCopy(from: string, root: string): Promise<SampleRepo> {
+  await mkdir(root, { recursive: true });
+  const bare = join(root, 'origin.git');
+  git(root, 'clone', '--quiet', '--bare', from, bare);
+  const head = git(bare, 'symbolic-ref', '--short', 'HEAD');
+  if (head !== 'main') {
+    git(bare, 'branch', '-m', head, 'main');
+    git(bare, 'symbolic-ref', 'HEAD', 'refs/heads/main');
+  }
+  return { bare, work: from };
 }
 
 /** GITHUB_OUTPUT as the runner reads it: `name=value` lines and `name<<DELIM` blocks. */
