@@ -8,7 +8,7 @@ import { STATUS_MARKER } from '../../src/steering/report/status-comment.js';
 import { type ActionHarness, actionHarness, WORKFLOW_TOKEN } from '../helpers/action-harness.js';
 import { checkpointCommits, git } from '../helpers/git.js';
 import { goalBlock, silent } from '../helpers/github-app-harness.js';
-import { issueCommentCreated, issuesLabeled } from '../helpers/webhook-payloads.js';
+import { issueCommentCreated, issuesLabeled, pullRequestReviewSubmitted } from '../helpers/webhook-payloads.js';
 
 const GOAL = goalBlock(`
 objective: Three steps
@@ -198,6 +198,44 @@ tasks:
     expect(lines).toContain('::error file=src/a.ts,line=1,col=7,title=goal-loop%3A verification failed::error TS2322: Type string is not assignable to type number.');
     expect(summary).toContain('ESCALATED');
     expect(summary).toContain('TS2322');
+  });
+
+  it("turns changes requested on the goal's pull request into a task a later run checkpoints, the review answered once", async () => {
+    const h = await actionHarness({ issues: [ISSUE] });
+    await act(h, { eventName: 'issues', payload: issuesLabeled({ ...h.repoSpec, issue: ISSUE, label: 'goal' }), runId: 1001 });
+    const pr = h.fake.pulls[0]!;
+    const { review } = h.fake.addReview({ pullNumber: pr.number, state: 'CHANGES_REQUESTED', body: 'Please also keep s1 tidy.', user: 'alice' });
+    const payload = pullRequestReviewSubmitted({
+      ...h.repoSpec,
+      sender: 'alice',
+      pull: { number: pr.number, head: BRANCH },
+      review: { id: review.id, state: 'changes_requested', body: review.body ?? '', user: 'alice' },
+    });
+    const { outcome, outputs } = await act(h, { eventName: 'pull_request_review', payload, runId: 1002 });
+    expect(outcome.exitCode).toBe(0);
+    expect(checkpointCommits(h.repo.bare, BRANCH).map((c) => c.task)).toEqual(['s1', 's2', 's3', `review-${review.id}`]);
+    expect(outputs.state).toBe('LOOP_COMPLETE');
+    const state = carried(h)!;
+    expect(state.spec.tasks.map((t) => t.id)).toEqual(['s1', 's2', 's3', `review-${review.id}`]);
+    expect(state.meta.pendingReviews ?? []).toEqual([]);
+    expect(h.fake.commentsOn(pr.number).filter((c) => c.body.includes(`goal-loop:review-reply ${review.id}`))).toHaveLength(1);
+    expect(statusOf(h)).toHaveLength(1);
+    expect(h.fake.pulls).toHaveLength(1);
+  }, 60_000);
+
+  it('fails the run with one line naming the AppArmor step when the jail cannot start, and the goal rests saying so', async () => {
+    const h = await actionHarness({ issues: [ISSUE] });
+    const apparmor = async () => {
+      throw new Error('cannot run untrusted commands: bubblewrap cannot create a user namespace: AppArmor restricts unprivileged user namespaces (kernel.apparmor_restrict_unprivileged_userns = 1)');
+    };
+    const { outcome, lines } = await act(h, { eventName: 'issues', payload: issuesLabeled({ ...h.repoSpec, issue: ISSUE, label: 'goal' }), runId: 1101 }, { jailProbe: apparmor });
+    expect(outcome.exitCode).toBe(1);
+    expect(outcome.error).toContain('sudo sysctl -w kernel.apparmor_restrict_unprivileged_userns=0');
+    expect(lines.filter((l) => l.startsWith('::error title=goal-loop::'))).toHaveLength(1);
+    expect(checkpointCommits(h.repo.bare, BRANCH)).toEqual([]);
+    expect(statusOf(h)[0]!.body).toContain('no sandbox on this host');
+    // The issue is told what to add to the workflow, in the words of the run's error line.
+    expect(h.fake.commentsOn(7).filter((c) => c.body.includes('sudo sysctl -w kernel.apparmor_restrict_unprivileged_userns=0'))).toHaveLength(1);
   });
 
   it('does nothing for a /goal command from someone without write access', async () => {
