@@ -308,14 +308,17 @@ async function carriedGoal(s: Setup, marker: string): Promise<() => void> {
     const state = carried();
     return checkpointCommits(s.repo.bare, 'goal/1-bench-continuation').length === 2 && state?.tasks.filter((t) => t.status === 'done').length === 2 && lines(marker).length === 1;
   };
-  while (!done()) {
-    if (gone) throw new Error(`the continuation's first run ended early:\n${await exited}`);
-    if (Date.now() > end) throw new Error("the continuation's first run: s1 and s2 not checkpointed and carried in time");
-    await new Promise((r) => setTimeout(r, 50));
+  try {
+    while (!done()) {
+      if (gone) throw new Error(`the continuation's first run ended early:\n${await exited}`);
+      if (Date.now() > end) throw new Error("the continuation's first run: s1 and s2 not checkpointed and carried in time");
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  } finally {
+    child.kill('SIGKILL');
+    await exited;
+    kill(-Number(lines(marker)[0]?.split(' ')[1]));
   }
-  child.kill('SIGKILL');
-  await exited;
-  kill(-Number(lines(marker)[0]!.split(' ')[1]));
   s.fake.setWorkflowRun({ id: CONT_RUN_ID, status: 'completed', conclusion: 'cancelled', path: '.github/workflows/goal-loop.yml', event: 'issues', head_branch: 'main' });
   const comment = status()!;
   const body = comment.body;
@@ -324,7 +327,7 @@ async function carriedGoal(s: Setup, marker: string): Promise<() => void> {
   };
 }
 
-/** The floor of every measure: Node's start and the CLI's entry, which imports no command. */
+/** The floor of every measure: Node's start and the CLI's entry, no command's modules loaded. */
 async function timeVersion(): Promise<Measure> {
   const started = Date.now();
   const { exited } = startCli(['--version'], {});
