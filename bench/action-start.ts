@@ -35,7 +35,8 @@ import { median, printVerdicts, type Verdict } from './stats.js';
  * by the checkpoint-overhead bench), and this measures what differs. GitHub is the fake of
  * test/helpers in this process, reached by the child through a loopback bridge, so an API call
  * costs a local round trip, not GitHub's ~100-300 ms: the API's share on a real runner is larger.
- * The floor of every measure, Node's start and the CLI's entry (`goal-loop --version`), is printed too.
+ * Printed with them, to show what dominates: the floor (Node's start and the CLI's entry,
+ * `goal-loop --version`), and Node's start with the import of each command's modules, nothing run.
  *
  * Targets. Here, with the API at loopback prices: the action's first task within 3 s of run's. On
  * github.com its API calls (about ten before the first task, one after the other) add 1-3 s, so
@@ -81,6 +82,7 @@ export async function actionStart(): Promise<Verdict[]> {
     const restore = await carriedGoal(s, contMarker);
     await timeRun(s, 'warm-up', 'local'); // the page cache and the first git spawns, for run as for the action's setup run
     const bare: Measure[] = [];
+    const modules = { action: [] as Measure[], run: [] as Measure[] };
     const times = { actionNew: [] as Measure[], actionCont: [] as Measure[], runLocal: [] as Measure[], runHttp: [] as Measure[] };
     for (let i = 0; i < RUNS; i++) {
       times.actionNew.push(await timeActionNew(s, CONT_ISSUE + 1 + i));
@@ -89,6 +91,8 @@ export async function actionStart(): Promise<Verdict[]> {
       times.runLocal.push(await timeRun(s, `local-${i}`, 'local'));
       times.runHttp.push(await timeRun(s, `http-${i}`, 'http'));
       bare.push(await timeVersion());
+      modules.action.push(await timeImport('action'));
+      modules.run.push(await timeImport('run'));
     }
     if (s.fake.violations.length > 0 || s.fake.unhandled.length > 0) {
       throw new Error(`GitHub API misuse:\n${[...s.fake.violations, ...s.fake.unhandled.map((u) => `unhandled ${u}`)].join('\n')}`);
@@ -98,20 +102,22 @@ export async function actionStart(): Promise<Verdict[]> {
     const line = (label: string, t: Measure[]) => {
       const ms = t.map((x) => x.ms);
       const api = t[0]!.apiCalls === undefined ? '' : `; ${med(t, (x) => x.apiCalls!)} API calls, the first at ${sec(med(t, (x) => x.firstApiMs!))}`;
-      return `  ${label.padEnd(42)} median ${sec(median(ms))} (min ${sec(Math.min(...ms))}, max ${sec(Math.max(...ms))})${api}\n`;
+      return `  ${label.padEnd(46)} median ${sec(median(ms))} (min ${sec(Math.min(...ms))}, max ${sec(Math.max(...ms))})${api}\n`;
     };
     // The most of any measure: the count does not depend on the machine's load.
     const calls = Math.max(...[...times.actionNew, ...times.actionCont].map((x) => x.apiCalls!));
     const worst = Math.max(m.actionNew, m.actionCont);
     process.stdout.write(
       line('node + goal-loop --version', bare) +
+        line("node + run's modules (import, nothing run)", modules.run) +
+        line("node + action's modules (import, nothing run)", modules.action) +
         line('goal-loop run, local path', times.runLocal) +
         line('goal-loop run, git over HTTP', times.runHttp) +
         line('goal-loop action, new goal (issues)', times.actionNew) +
         line('goal-loop action, continuation (dispatch)', times.actionCont) +
-        `  action / run (local)                       new goal ${(m.actionNew / m.runLocal).toFixed(2)}x, continuation ${(m.actionCont / m.runLocal).toFixed(2)}x\n` +
-        `  action - run (local)                       new goal +${sec(m.actionNew - m.runLocal)}, continuation +${sec(m.actionCont - m.runLocal)}; of it, git over HTTP +${sec(m.runHttp - m.runLocal)}\n` +
-        `  on github.com                              up to ${calls} API round trips this loopback fake does not price: +${sec(calls * 100)} to +${sec(calls * 300)} at 0.1-0.3 s each (an estimate)\n`,
+        `  action / run (local)                           new goal ${(m.actionNew / m.runLocal).toFixed(2)}x, continuation ${(m.actionCont / m.runLocal).toFixed(2)}x\n` +
+        `  action - run (local)                           new goal +${sec(m.actionNew - m.runLocal)}, continuation +${sec(m.actionCont - m.runLocal)}; of it, git over HTTP +${sec(m.runHttp - m.runLocal)}\n` +
+        `  on github.com                                  up to ${calls} API round trips this loopback fake does not price: +${sec(calls * 100)} to +${sec(calls * 300)} at 0.1-0.3 s each (an estimate)\n`,
     );
     return [
       {
@@ -332,6 +338,16 @@ async function timeVersion(): Promise<Measure> {
   const started = Date.now();
   const { exited } = startCli(['--version'], {});
   await exited;
+  return { ms: Date.now() - started };
+}
+
+/** Node's start and the import of a command's modules (dist/src/cli/actions/<command>.js), nothing run. */
+async function timeImport(command: 'action' | 'run'): Promise<Measure> {
+  const url = new URL(`../src/cli/actions/${command}.js`, import.meta.url).href;
+  const started = Date.now();
+  const child = spawn(process.execPath, ['--input-type=module', '-e', `await import(${JSON.stringify(url)})`], { stdio: 'ignore' });
+  const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
+  if (code !== 0) throw new Error(`importing ${url} failed (exit ${code})`);
   return { ms: Date.now() - started };
 }
 
