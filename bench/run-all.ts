@@ -1,6 +1,7 @@
 import { pino } from 'pino';
 import { ProcessSandbox } from '../src/sandbox/process-sandbox.js';
 import { selectSandbox } from '../src/sandbox/select-sandbox.js';
+import { actionStart } from './action-start.js';
 import { checkpointOverhead } from './checkpoint-overhead.js';
 import { contextBench } from './context-bench.js';
 import { convergence } from './convergence.js';
@@ -22,6 +23,8 @@ async function main(): Promise<number> {
   else process.stdout.write('checkpoint overhead in the bwrap jail: skipped, bubblewrap is not usable here\n');
   process.stdout.write('\n');
   verdicts.push(...(await webhookLatency()));
+  process.stdout.write('\n');
+  verdicts.push(...(await actionStart()));
   process.stdout.write('\n');
   verdicts.push(...(await contextBench()));
   process.stdout.write('\n');
