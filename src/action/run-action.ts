@@ -29,6 +29,7 @@ import { goalIssueOf } from './goal-issue.js';
 import { DEFAULT_HOLDER_WAIT, type HolderWait, holderAlive, waitForHolder } from './holder.js';
 import { actionIdentity } from './identity.js';
 import { jailPreflight } from './jail-preflight.js';
+import { progressPrinter } from './progress-lines.js';
 import { type GoalHome, rebuildGoal } from './rebuild.js';
 
 /** Time kept back from `max_run_minutes` to stop cleanly, report and dispatch the continuation. */
@@ -43,6 +44,8 @@ export interface ActionDeps {
   jailProbe?: () => Promise<void>;
   /** Tests: the run's time budget in milliseconds (instead of max_run_minutes). */
   runBudgetMs?: number;
+  /** A line of the job's log (the live task list); default stdout. */
+  print?: (line: string) => void;
 }
 
 /** What a run did, for the job summary, the outputs and the exit code. */
@@ -145,7 +148,7 @@ async function work(ctx: ActionContext, store: Store, o: Octokit, deps: ActionDe
         workerId: `action:${ctx.runId}:${ctx.runAttempt}`,
         effectClaimMs: 60_000,
         abandon: timeUp.signal,
-        forgeOptions: w.forgeOptions,
+        forgeOptions: { ...w.forgeOptions, progress: progressPrinter(deps.print ?? ((line) => process.stdout.write(`${line}\n`))) },
         configPath: ctx.inputs.configPath,
         ...pick(deps.minUpdateIntervalMs, (minUpdateIntervalMs) => ({ minUpdateIntervalMs })),
         ...claudeHooks(modelEnv(ctx, deps.env), log),

@@ -48,6 +48,8 @@ export interface GitHubForgeOptions {
    * change on the checklist is.
    */
   carry?: { footer: (body: string) => Promise<string>; key: (s: GoalSnapshot) => string };
+  /** Sees every snapshot the run reports (an Action prints each task's progress in the job's log). */
+  progress?: (s: GoalSnapshot) => void;
 }
 
 /**
@@ -91,6 +93,7 @@ export class GitHubForge implements Forge {
    */
   async update(s: GoalSnapshot): Promise<void> {
     this.pending = s;
+    this.opts.progress?.(s);
     // The run goes on while a status write waits (for the write budget, say): the write in flight
     // looks again when it is done, so updates meanwhile coalesce into one edit.
     if (this.updating) {
@@ -194,6 +197,7 @@ export class GitHubForge implements Forge {
   async flush(s: GoalSnapshot | undefined = this.pending): Promise<void> {
     if (!s) return;
     this.pending = s;
+    this.opts.progress?.(s);
     // Serialize writes so two flushes never race to create two comments.
     const run = this.writing.then(() => this.write(this.pending!));
     this.writing = run.catch(() => undefined);

@@ -47,7 +47,7 @@ export interface WorkGoalDeps extends GoalWorkspaceDeps {
   /** The Claude agent for a run, when a model is configured. */
   agentFor?: (ctx: AgentContext) => TaskAgent | undefined;
   /** How a GitHub Action's run reports (who it writes as, what the status comment carries); the App's: none. */
-  forgeOptions?: Pick<GitHubForgeOptions, 'identity' | 'checkRuns' | 'carry'>;
+  forgeOptions?: Pick<GitHubForgeOptions, 'identity' | 'checkRuns' | 'carry' | 'progress'>;
   /** Where the owner's config is on the default branch; default `.github/goal-loop.yml`. */
   configPath?: string;
   /** Claude's planner, when a model is configured: writes a spec for an issue without a goal block. */

@@ -28,7 +28,7 @@ async function act(h: ActionHarness, run: { eventName: string; payload: object; 
   const lines: string[] = [];
   try {
     const o = actionOctokit(ctx, r.env, silent);
-    const outcome = await runAction(ctx, store, o, { logger: silent, env: r.env, minUpdateIntervalMs: 0, holderWait: { pollMs: 10, maxWaitMs: 50 }, ...deps });
+    const outcome = await runAction(ctx, store, o, { logger: silent, env: r.env, minUpdateIntervalMs: 0, holderWait: { pollMs: 10, maxWaitMs: 50 }, print: (l) => lines.push(l), ...deps });
     await reportAction(ctx, store, outcome, (l) => lines.push(l), o);
     return { outcome, lines, outputs: await r.outputs(), summary: await r.summary() };
   } finally {
@@ -45,7 +45,7 @@ const carried = (h: ActionHarness) => {
 describe('goal-loop action: one run of the goal loop in a workflow', () => {
   it('turns a labelled issue into checkpoints, a PR, one status comment carrying the goal, outputs and a job summary', async () => {
     const h = await actionHarness({ issues: [ISSUE] });
-    const { outcome, outputs, summary } = await act(h, { eventName: 'issues', payload: issuesLabeled({ ...h.repoSpec, issue: ISSUE, label: 'goal' }), runId: 501 });
+    const { outcome, outputs, summary, lines } = await act(h, { eventName: 'issues', payload: issuesLabeled({ ...h.repoSpec, issue: ISSUE, label: 'goal' }), runId: 501 });
     expect(outcome.exitCode).toBe(0);
     expect(checkpointCommits(h.repo.bare, BRANCH).map((c) => c.task)).toEqual(['s1', 's2', 's3']);
     expect(h.fake.pulls.map((p) => p.head)).toEqual([BRANCH]);
@@ -63,6 +63,10 @@ describe('goal-loop action: one run of the goal loop in a workflow', () => {
     expect(outputs).toEqual({ goal_id: '7', state: 'LOOP_COMPLETE', branch: BRANCH, pr_number: String(h.fake.pulls[0]!.number) });
     expect(summary).toContain('LOOP_COMPLETE');
     expect(summary).toMatch(/\[x\] s3/);
+    // The job's log is a live task list.
+    expect(lines).toContain('goal-loop:   s1 Step one: running, attempt 1');
+    expect(lines).toContain('goal-loop:   s3 Step three: done, attempt 1');
+    expect(lines).toContain('goal-loop: goal 7 is LOOP_COMPLETE');
     expect(h.fake.checkRuns.filter((c) => c.headSha === git(h.repo.bare, 'rev-parse', BRANCH))).toHaveLength(1);
     expect(h.gitServer.refused).toBe(0);
   });

@@ -60,9 +60,12 @@ export function htmlText(text: string, max = 120): string {
   return unlinked(unmentioned(one.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;')));
 }
 
-/** The last `n` lines of an output. */
+/** The last `n` lines of an output, without the blanks a tool pads its lines with (they would fill the room). */
 export function lastLines(text: string, n: number): string {
-  const lines = text.replace(/\s+$/, '').split('\n');
+  const lines = text
+    .trimEnd()
+    .split('\n')
+    .map((l) => l.trimEnd());
   return lines.length <= n ? lines.join('\n') : ['…', ...lines.slice(-n)].join('\n');
 }
 
