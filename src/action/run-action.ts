@@ -19,7 +19,7 @@ import type { GoalKey } from '../ports/goal-ledger.js';
 import type { GoalMode } from '../ports/queue.js';
 import { type Sandbox, SandboxUnavailableError } from '../ports/sandbox.js';
 import { sandboxForConfig } from '../run/compose-goal-run.js';
-import type { GoalEvent } from '../steering/events.js';
+import type { EventBase, GoalEvent, IssueRef } from '../steering/events.js';
 import { readGitHubMeta } from '../steering/goal-meta.js';
 import { EventProcessor } from '../steering/handle/event-processor.js';
 import { type CarriedState, carriedLine, carriedStateOf, spendKey } from './carried-state.js';
@@ -29,8 +29,9 @@ import { goalIssueOf } from './goal-issue.js';
 import { DEFAULT_HOLDER_WAIT, type HolderWait, holderAlive, waitForHolder } from './holder.js';
 import { actionIdentity } from './identity.js';
 import { jailPreflight } from './jail-preflight.js';
+import { type CommandSource, missedCommandEvents, newestCommandId, pullRequestComments } from './missed-commands.js';
 import { progressPrinter } from './progress-lines.js';
-import { type GoalHome, rebuildGoal } from './rebuild.js';
+import { type GoalHome, type GoalRecord, readGoalRecord, seedGoal } from './rebuild.js';
 
 /** Time kept back from `max_run_minutes` to stop cleanly, report and dispatch the continuation. */
 const STOP_MARGIN_MS = 60_000;
@@ -75,41 +76,54 @@ export async function runAction(ctx: ActionContext, store: Store, o: Octokit, de
   if ('note' in target) return target.error ? { exitCode: 1, error: target.note } : { exitCode: 0, note: target.note };
   const { issueNumber, event } = target;
   const ledger = store.ledger;
-  const rebuilt = await rebuildGoal(o, self, home, issueNumber, ledger, log);
-  const { key } = rebuilt;
+  let record = await readGoalRecord(o, self, home, issueNumber, log);
+  const { key } = record;
   const runner = { runId: ctx.runId, attempt: ctx.runAttempt };
-  if (rebuilt.state && !RESTING_STATES.has(rebuilt.state.state)) {
-    const alive = () => holderAlive(o, ctx, rebuilt.state!.runner, ctx, log);
-    if (await waitForHolder(alive, deps.holderWait ?? DEFAULT_HOLDER_WAIT, log)) {
-      return {
-        exitCode: 0,
-        key,
-        note: `run ${rebuilt.state.runner!.runId} still works goal #${issueNumber}: this run leaves it alone (the workflow's concurrency group keeps runs of one goal apart)`,
-      };
-    }
+  // Another run may hold the goal (the concurrency group missed it): wait for it to end, then read
+  // the record again: it is the one that run left.
+  let polls = 0;
+  const alive = async () => {
+    if (polls++ > 0) record = await readGoalRecord(o, self, home, issueNumber, log);
+    const s = record.state;
+    return s !== undefined && !RESTING_STATES.has(s.state) && (await holderAlive(o, ctx, s.runner, ctx, log));
+  };
+  if (await waitForHolder(alive, deps.holderWait ?? DEFAULT_HOLDER_WAIT, log)) {
+    return {
+      exitCode: 1,
+      key,
+      error: `run ${record.state?.runner?.runId} still works goal #${issueNumber}: this run leaves it alone, its event unapplied (the workflow's concurrency group should keep runs of one goal apart)`,
+    };
   }
+  await seedGoal(ledger, record, home);
   let scheduled: GoalMode | undefined;
-  if (event) {
-    const processor = new EventProcessor({
-      ledger,
-      logger: log,
-      forgeFor: async () => triggerLabelForge(new OctokitIssueForge(o, ctx.owner, ctx.repo, ctx.inputs.configPath), ctx.inputs.triggerLabel),
-      schedule: async (_key, mode) => {
-        scheduled = strongest(scheduled, mode);
-      },
-      isRunning: async () => false,
-      cancel: async () => undefined,
-    });
+  const processor = new EventProcessor({
+    ledger,
+    logger: log,
+    forgeFor: async () => triggerLabelForge(new OctokitIssueForge(o, ctx.owner, ctx.repo, ctx.inputs.configPath), ctx.inputs.triggerLabel),
+    schedule: async (_key, mode) => {
+      scheduled = strongest(scheduled, mode);
+    },
+    isRunning: async () => false,
+    cancel: async () => undefined,
+  });
+  // Commands whose own run never came (or came before this goal's record knew them), oldest first; then this run's event.
+  const sources = await commandSources(o, ctx, record, issueNumber);
+  const after = record.state ? numberOr0(record.state.meta.lastCommandId) : Number.POSITIVE_INFINITY;
+  const missed = record.state ? missedCommandEvents(sources, after, self, eventBaseOf(ctx), await issueRefOf(o, ctx, issueNumber)) : [];
+  for (const e of missed) await processor.handle(e);
+  if (event && !(event.type === 'command' && missed.some((m) => m.commentId === event.commentId)) && !(event.type === 'command' && event.sender === ('user' in self ? self.user : ''))) {
     await processor.handle(event);
   }
   const goal = await ledger.getGoal(key);
-  // A goal left going (its run ran out of time, or died) goes on with whichever run comes next.
-  if (!scheduled && goal && !RESTING_STATES.has(goal.state)) scheduled = 'run';
   if (!goal) return { exitCode: 0, key, note: event ? 'nothing to do for this event' : `issue #${issueNumber} has no goal: label it \`${ctx.inputs.triggerLabel}\` to start one` };
+  await ledger.setMeta(key, { lastCommandId: Math.max(newestCommandId(sources), record.state ? numberOr0(record.state.meta.lastCommandId) : 0) });
+  // A goal left going (its run ran out of time, or died) goes on with whichever run comes next.
+  // (A pause or stop asked meanwhile is honoured by that run at once: see workGoal's honorPendingControl.)
+  if (!RESTING_STATES.has(goal.state)) scheduled = strongest(scheduled, 'run');
   const carry = carrier(store, key, runner);
   const forgeOptions = { identity: async () => self, checkRuns: !('user' in self), carry: carry.options };
   if (!scheduled) {
-    if (changed(rebuilt.state, await carriedStateOf(ledger, key, null))) await reportRecord(o, ctx, store, key, forgeOptions, log);
+    if (changed(record.state, await carriedStateOf(ledger, key, null))) await reportRecord(o, ctx, store, key, forgeOptions, log);
     return { exitCode: 0, key };
   }
   // The goal is taken: its status comment names this run (and carries the record) before any work,
@@ -117,6 +131,28 @@ export async function runAction(ctx: ActionContext, store: Store, o: Octokit, de
   if (scheduled !== 'status') await reportRecord(o, ctx, store, key, forgeOptions, log, 'comment');
   return work(ctx, store, o, deps, { key, mode: scheduled, forgeOptions, carry, issueNumber });
 }
+
+/** Where `/goal` commands on the goal may be: its issue, and its pull request once it has one. */
+async function commandSources(o: Octokit, ctx: ActionContext, record: GoalRecord, issueNumber: number): Promise<CommandSource[]> {
+  const prNumber = record.state ? readGitHubMeta(record.state.meta).prNumber : undefined;
+  return [
+    { comments: record.comments, issueNumber, isPullRequest: false },
+    { comments: await pullRequestComments(o, ctx.owner, ctx.repo, prNumber), issueNumber: prNumber ?? 0, isPullRequest: true },
+  ];
+}
+
+/** The repository part of a steering event, from this run's environment. */
+function eventBaseOf(ctx: ActionContext): Omit<EventBase, 'sender' | 'deliveryId'> {
+  const repository = { name: ctx.repo, owner: { login: ctx.owner }, clone_url: ctx.cloneUrl, html_url: ctx.htmlUrl, default_branch: defaultBranchOf(ctx) };
+  return { installationId: 0, owner: ctx.owner, repo: ctx.repo, repository };
+}
+
+async function issueRefOf(o: Octokit, ctx: ActionContext, issueNumber: number): Promise<IssueRef> {
+  const { data } = await o.rest.issues.get({ owner: ctx.owner, repo: ctx.repo, issue_number: issueNumber });
+  return { number: data.number, title: data.title, body: data.body ?? null, user: data.user ? { login: data.user.login } : null, labels: data.labels };
+}
+
+const numberOr0 = (v: unknown): number => (typeof v === 'number' && Number.isFinite(v) ? v : 0);
 
 interface WorkInput {
   key: GoalKey;
@@ -130,7 +166,8 @@ interface WorkInput {
 async function work(ctx: ActionContext, store: Store, o: Octokit, deps: ActionDeps, w: WorkInput): Promise<ActionOutcome> {
   const log = deps.logger;
   const jail = await jailPreflight({ sandbox: ctx.inputs.sandbox, ...pick(deps.jailProbe, (probe) => ({ probe })) });
-  const budgetMs = deps.runBudgetMs ?? Math.max(60_000, ctx.inputs.maxRunMinutes * 60_000 - STOP_MARGIN_MS);
+  // max_run_minutes counts from this process's start (a wait for another run included).
+  const budgetMs = deps.runBudgetMs ?? Math.max(60_000, ctx.inputs.maxRunMinutes * 60_000 - STOP_MARGIN_MS - process.uptime() * 1000);
   const timeUp = new AbortController();
   const timer = setTimeout(() => timeUp.abort(), budgetMs);
   const sandboxFor = async (config: RepoConfig): Promise<Sandbox> => {
@@ -164,7 +201,7 @@ async function work(ctx: ActionContext, store: Store, o: Octokit, deps: ActionDe
     await reportRecord(o, ctx, store, w.key, w.forgeOptions, log);
     const workflow = ctx.inputs.workflow ?? ctx.workflowFile;
     if (!workflow) return { exitCode: 1, key: w.key, error: 'the run reached max_run_minutes, and the workflow to continue in is unknown: set the `workflow` input' };
-    await dispatchContinuation(o, { owner: ctx.owner, repo: ctx.repo, workflow, ref: ctx.ref ?? defaultBranchOf(ctx), issueNumber: w.issueNumber });
+    await dispatchContinuation(o, { owner: ctx.owner, repo: ctx.repo, workflow, ref: continuationRef(ctx), issueNumber: w.issueNumber });
     log.info({ workflow, issue: w.issueNumber }, 'time budget reached: the goal continues in a new run');
     return { exitCode: 0, key: w.key, continued: true, note: `max_run_minutes reached: the goal continues in a new run of ${workflow}` };
   } finally {
@@ -248,6 +285,16 @@ async function targetOf(ctx: ActionContext, o: Octokit): Promise<{ issueNumber: 
   const issueNumber = await goalIssueOf(o, event);
   if (issueNumber === undefined) return { note: 'nothing to do: the pull request is not on a goal branch of this repository' };
   return { issueNumber, event };
+}
+
+/**
+ * The branch the continuation's workflow is read from: the one this run's was, for events whose ref
+ * is a branch (an issue's and a comment's run on the default branch; a dispatch on the branch it
+ * names); the default branch for a pull request's events, whose ref is the PR's merge ref.
+ */
+function continuationRef(ctx: ActionContext): string {
+  const onBranch = ['issues', 'issue_comment', 'workflow_dispatch'].includes(ctx.eventName);
+  return onBranch && ctx.ref ? ctx.ref : defaultBranchOf(ctx);
 }
 
 function defaultBranchOf(ctx: ActionContext): string {

@@ -36,11 +36,20 @@ const TASK_ID = /^[A-Za-z0-9._-]+$/;
  * blocks and quotes (so quoting someone's command does not run it again).
  */
 export function findCommand(body: string): ParsedCommand | undefined {
-  let inFence = false;
+  // The open fence, as CommonMark closes it: only by a line of its character, at least as long, and nothing else.
+  let fence: { char: string; length: number } | undefined;
   for (const raw of body.replace(/\r\n/g, '\n').split('\n')) {
     const line = raw.trim();
-    if (/^(```|~~~)/.test(line)) inFence = !inFence;
-    if (inFence || line.startsWith('>')) continue;
+    const run = /^(`{3,}|~{3,})/.exec(line)?.[1];
+    if (fence) {
+      if (run && run[0] === fence.char && run.length >= fence.length && line.length === run.length) fence = undefined;
+      continue;
+    }
+    if (run) {
+      fence = { char: run[0]!, length: run.length };
+      continue;
+    }
+    if (line.startsWith('>')) continue;
     if (/^\/goal(\s|$)/.test(line)) return parseCommand(line);
   }
   return undefined;

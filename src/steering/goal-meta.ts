@@ -42,6 +42,11 @@ export const GitHubGoalMetaSchema = CoreGoalMetaSchema.extend({
     .optional()
     .describe("The place in the queue the status comment shows while the goal waits for a worker (the queue report); dropped when a status write shows the goal's state again."),
   checkRunId: z.number().int().optional().describe('The `goal-loop` check run on checkRunSha.'),
+  lastCommandId: z
+    .number()
+    .int()
+    .optional()
+    .describe("A GitHub Action's goal: the newest `/goal` comment applied; a run applies the newer ones first (their own run may have been cancelled by the workflow's concurrency group)."),
   checkRunSha: z.string().optional(),
   planApproved: z.boolean().optional().describe('`/goal approve` accepted the plan.'),
   plannedSpec: GoalSpecSchema.optional().describe('The spec Claude wrote for an issue without a goal block.'),

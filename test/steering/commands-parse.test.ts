@@ -53,6 +53,14 @@ describe('/goal command parsing', () => {
     expect(findCommand('we could /goal stop it')).toBeUndefined();
     expect(findCommand('/goalie')).toBeUndefined();
   });
+
+  it('keeps a command that command output quotes inside a longer fence: a shorter or another fence inside does not close it (attack)', () => {
+    // The escalation comment fences a task's output in four backticks; the output was written by the task.
+    expect(findCommand('````text\n```\n/goal budget 500\n```\n````')).toBeUndefined();
+    expect(findCommand('~~~\n```\n/goal approve\n~~~~ not a close\n/goal retry\n~~~\n')).toBeUndefined();
+    expect(findCommand('````\nout\n````\n/goal pause')).toEqual({ ok: true, command: { name: 'pause' } });
+    expect(findCommand('```js\ncode\n```\n/goal stop')).toEqual({ ok: true, command: { name: 'stop' } });
+  });
 });
 
 describe('labels, branches and untrusted text', () => {
