@@ -20,7 +20,7 @@ export interface GoalHome {
 /** One comment of the issue, as the rebuild and the replay of missed commands read it. */
 export type IssueComment = Awaited<ReturnType<Octokit['rest']['issues']['listComments']>>['data'][number];
 
-export interface GoalRecord {
+export interface GitHubGoalRecord {
   key: GoalKey;
   /** The goal as the status comment carries it; undefined: the issue has no goal yet. */
   state?: CarriedState;
@@ -36,7 +36,7 @@ export interface GoalRecord {
  * branch's checkpoints are read by the workspace when the goal runs (their trailers). A state that
  * cannot be read is an error, not a fresh start.
  */
-export async function readGoalRecord(o: Octokit, self: WriterIdentity, home: GoalHome, issueNumber: number, log: Logger): Promise<GoalRecord> {
+export async function readGoalRecord(o: Octokit, self: WriterIdentity, home: GoalHome, issueNumber: number, log: Logger): Promise<GitHubGoalRecord> {
   const key = goalKeyFor(home.owner, home.repo, issueNumber);
   const comments = await o.paginate(o.rest.issues.listComments, { owner: home.owner, repo: home.repo, issue_number: issueNumber, per_page: 100 });
   const statusComments = comments.filter((c) => firstLine(c.body) === STATUS_MARKER);
@@ -60,7 +60,7 @@ export async function readGoalRecord(o: Octokit, self: WriterIdentity, home: Goa
 }
 
 /** Writes a goal record into an empty ledger, its GitHub home from this run's environment. */
-export async function seedGoal(ledger: GoalLedger & Pick<AttemptLog, 'appendAttemptEntry'>, record: GoalRecord, home: GoalHome): Promise<void> {
+export async function seedGoal(ledger: GoalLedger & Pick<AttemptLog, 'appendAttemptEntry'>, record: GitHubGoalRecord, home: GoalHome): Promise<void> {
   const { state, key } = record;
   if (!state || record.commentId === undefined) return;
   const github: GitHubGoal = { ...state.github, owner: home.owner, repo: home.repo, installationId: 0, cloneUrl: home.cloneUrl, htmlUrl: home.htmlUrl, defaultBranch: home.defaultBranch };

@@ -31,7 +31,7 @@ import { actionIdentity } from './identity.js';
 import { jailPreflight } from './jail-preflight.js';
 import { type CommandSource, missedCommandEvents, newestCommandId, pullRequestComments } from './missed-commands.js';
 import { progressPrinter } from './progress-lines.js';
-import { type GoalHome, type GoalRecord, readGoalRecord, seedGoal } from './rebuild.js';
+import { type GoalHome, type GitHubGoalRecord, readGoalRecord, seedGoal } from './rebuild.js';
 
 /** Time kept back from `max_run_minutes` to stop cleanly, report and dispatch the continuation. */
 const STOP_MARGIN_MS = 60_000;
@@ -133,7 +133,7 @@ export async function runAction(ctx: ActionContext, store: Store, o: Octokit, de
 }
 
 /** Where `/goal` commands on the goal may be: its issue, and its pull request once it has one. */
-async function commandSources(o: Octokit, ctx: ActionContext, record: GoalRecord, issueNumber: number): Promise<CommandSource[]> {
+async function commandSources(o: Octokit, ctx: ActionContext, record: GitHubGoalRecord, issueNumber: number): Promise<CommandSource[]> {
   const prNumber = record.state ? readGitHubMeta(record.state.meta).prNumber : undefined;
   return [
     { comments: record.comments, issueNumber, isPullRequest: false },
