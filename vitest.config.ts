@@ -41,7 +41,7 @@ const PURE = [
   'test/sandbox/{bwrap-args,host-env}.test.ts',
   'test/security/confined-files-links.test.ts',
   'test/workspace/remote-auth.test.ts',
-  'test/action/{job-summary,workflow-commands,example-workflow,action-yml,carried-state,progress-lines}.test.ts',
+  'test/action/{job-summary,workflow-commands,example-workflow,action-yml,carried-state,progress-lines,identity}.test.ts',
 ];
 
 export default defineConfig({

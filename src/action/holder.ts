@@ -25,7 +25,8 @@ export async function holderAlive(o: Octokit, where: { owner: string; repo: stri
     return data.status !== 'completed';
   } catch (err) {
     const status = (err as { status?: number }).status;
-    if (status !== 404 && status !== 403) throw err;
+    // A rate limit says nothing about the run: it is an error, not an ended run.
+    if ((status !== 404 && status !== 403) || /rate limit/i.test((err as Error).message ?? '')) throw err;
     if (status === 403) log.warn({ run: runId }, 'cannot see whether the run that held this goal has ended (the token lacks actions: read); going on');
     return false;
   }

@@ -23,7 +23,7 @@ import type { EventBase, GoalEvent, IssueRef } from '../steering/events.js';
 import { readGitHubMeta } from '../steering/goal-meta.js';
 import { EventProcessor } from '../steering/handle/event-processor.js';
 import { type CarriedState, carriedLine, carriedStateOf, spendKey } from './carried-state.js';
-import type { ActionContext } from './context.js';
+import { type ActionContext, DEFAULT_API_URL } from './context.js';
 import { dispatchContinuation } from './continuation.js';
 import { goalIssueOf } from './goal-issue.js';
 import { DEFAULT_HOLDER_WAIT, type HolderWait, holderAlive, waitForHolder } from './holder.js';
@@ -31,7 +31,7 @@ import { actionIdentity } from './identity.js';
 import { jailPreflight } from './jail-preflight.js';
 import { type CommandSource, missedCommandEvents, newestCommandId, pullRequestComments } from './missed-commands.js';
 import { progressPrinter } from './progress-lines.js';
-import { type GoalHome, type GitHubGoalRecord, readGoalRecord, seedGoal } from './rebuild.js';
+import { type GitHubGoalRecord, type GoalHome, readGoalRecord, seedGoal } from './rebuild.js';
 
 /** Time kept back from `max_run_minutes` to stop cleanly, report and dispatch the continuation. */
 const STOP_MARGIN_MS = 60_000;
@@ -70,7 +70,7 @@ export interface ActionOutcome {
  */
 export async function runAction(ctx: ActionContext, store: Store, o: Octokit, deps: ActionDeps): Promise<ActionOutcome> {
   const log = deps.logger;
-  const self = await actionIdentity(o, ctx.inputs.botLogin);
+  const self = await actionIdentity(o, ctx.inputs.botLogin, ctx.apiUrl === DEFAULT_API_URL);
   const home: GoalHome = { owner: ctx.owner, repo: ctx.repo, cloneUrl: ctx.cloneUrl, htmlUrl: ctx.htmlUrl, defaultBranch: defaultBranchOf(ctx) };
   const target = await targetOf(ctx, o);
   if ('note' in target) return target.error ? { exitCode: 1, error: target.note } : { exitCode: 0, note: target.note };
