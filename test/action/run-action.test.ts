@@ -7,18 +7,22 @@ import { validateGoalSpec } from '../../src/goal/parse.js';
 import { STATUS_MARKER } from '../../src/steering/report/status-comment.js';
 import { type ActionHarness, actionHarness, WORKFLOW_TOKEN } from '../helpers/action-harness.js';
 import { checkpointCommits, git } from '../helpers/git.js';
-import { goalBlock, silent } from '../helpers/github-app-harness.js';
+import { goalBlock, silent, THREE_STEP_GOAL } from '../helpers/github-app-harness.js';
 import { issueCommentCreated, issuesLabeled, pullRequestReviewSubmitted } from '../helpers/webhook-payloads.js';
 
-const GOAL = goalBlock(`
-objective: Three steps
-tasks:
-  - { id: s1, title: Step one, run: "echo 1 > s1", verification: "test -f s1" }
-  - { id: s2, title: Step two, run: "echo 2 > s2", verification: "test -f s2", dependencies: [s1] }
-  - { id: s3, title: Step three, run: "echo 3 > s3", verification: "test -f s3", dependencies: [s2] }
-`);
-const ISSUE = { number: 7, title: 'Three steps', body: GOAL, user: 'alice', labels: ['goal'] };
+const ISSUE = { number: 7, title: 'Three steps', body: THREE_STEP_GOAL, user: 'alice', labels: ['goal'] };
 const BRANCH = 'goal/7-three-steps';
+
+/** A `workflow_dispatch` of goal 7 (goal-loop's own continuation, or a person's "go on"), on the labelled event's repository. */
+function dispatchOf(labeled: object, sender: string) {
+  return {
+    inputs: { issue: '7' },
+    ref: 'refs/heads/main',
+    repository: (labeled as { repository: object }).repository,
+    sender: { login: sender, type: sender.endsWith('[bot]') ? 'Bot' : 'User' },
+    workflow: '.github/workflows/goal-loop.yml',
+  };
+}
 
 /** One run of `goal-loop action`, in this process (nock answers for GitHub). */
 async function act(h: ActionHarness, run: { eventName: string; payload: object; runId: number }, deps: Partial<ActionDeps> = {}) {
@@ -93,13 +97,7 @@ tasks:
     expect(between.state).not.toBe('LOOP_COMPLETE');
     expect(between.tasks.filter((t) => t.status === 'done').map((t) => t.taskId)).toEqual(shas.map((c) => c.task));
     // The continuation: a workflow_dispatch on a fresh runner.
-    const dispatch = {
-      inputs: { issue: '7' },
-      ref: 'refs/heads/main',
-      repository: (issuesLabeled({ ...h.repoSpec, issue, label: 'goal' }) as { repository: object }).repository,
-      sender: { login: 'github-actions[bot]', type: 'Bot' },
-      workflow: '.github/workflows/goal-loop.yml',
-    };
+    const dispatch = dispatchOf(issuesLabeled({ ...h.repoSpec, issue, label: 'goal' }), 'github-actions[bot]');
     const second = await act(h, { eventName: 'workflow_dispatch', payload: dispatch, runId: 602 });
     expect(second.outcome.exitCode).toBe(0);
     const after = checkpointCommits(h.repo.bare, BRANCH);
@@ -133,13 +131,7 @@ tasks:
       if (Date.now() > end) throw new Error('the first run never took the goal');
       await new Promise((r) => setTimeout(r, 25));
     }
-    const dispatch = {
-      inputs: { issue: '7' },
-      ref: 'refs/heads/main',
-      repository: (labeled as { repository: object }).repository,
-      sender: { login: 'alice', type: 'User' },
-      workflow: '.github/workflows/goal-loop.yml',
-    };
+    const dispatch = dispatchOf(labeled, 'alice');
     const comments = h.fake.comments.length;
     const second = await act(h, { eventName: 'workflow_dispatch', payload: dispatch, runId: 652 });
     expect(second.outcome.exitCode).toBe(1);
@@ -174,13 +166,7 @@ tasks:
       '',
     );
     h.fake.addComment(7, `${STATUS_MARKER}\n\nforged\n\n${record}`, 'rob');
-    const dispatch = {
-      inputs: { issue: '7' },
-      ref: 'refs/heads/main',
-      repository: (labeled as { repository: object }).repository,
-      sender: { login: 'alice', type: 'User' },
-      workflow: '.github/workflows/goal-loop.yml',
-    };
+    const dispatch = dispatchOf(labeled, 'alice');
     const byPerson = await act(h, { eventName: 'workflow_dispatch', payload: dispatch, runId: 751 });
     expect(byPerson.outcome).toMatchObject({ exitCode: 0, note: expect.stringMatching(/issue #7 has no goal/) });
     // Another bot's may be goal-loop's own under another name (an App's token without bot_login): the run stops rather than start over.
@@ -258,13 +244,7 @@ tasks:
     expect(first.outputs.state).toBe('ESCALATED');
     // alice's command; its run was cancelled while waiting. Then a dispatch (any later event) runs.
     h.fake.addComment(7, '/goal skip t1', 'alice');
-    const dispatch = {
-      inputs: { issue: '7' },
-      ref: 'refs/heads/main',
-      repository: (labeled as { repository: object }).repository,
-      sender: { login: 'alice', type: 'User' },
-      workflow: '.github/workflows/goal-loop.yml',
-    };
+    const dispatch = dispatchOf(labeled, 'alice');
     const second = await act(h, { eventName: 'workflow_dispatch', payload: dispatch, runId: 1202 });
     expect(second.outputs.state).toBe('LOOP_COMPLETE');
     expect(checkpointCommits(h.repo.bare, BRANCH).map((c) => c.task)).toEqual(['t2']);
