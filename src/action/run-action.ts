@@ -30,6 +30,7 @@ import { DEFAULT_HOLDER_WAIT, type HolderWait, holderAlive, waitForHolder } from
 import { actionIdentity } from './identity.js';
 import { jailPreflight } from './jail-preflight.js';
 import { type CommandSource, missedCommandEvents, newestCommandId, pullRequestComments } from './missed-commands.js';
+import { missedReviewEvents, newestReviewId, reviewSource } from './missed-reviews.js';
 import { progressPrinter } from './progress-lines.js';
 import { type GitHubGoalRecord, type GoalHome, readGoalRecord, seedGoal } from './rebuild.js';
 
@@ -108,15 +109,22 @@ export async function runAction(ctx: ActionContext, store: Store, o: Octokit, de
   });
   // Commands whose own run never came (or came before this goal's record knew them), oldest first; then this run's event.
   const sources = await commandSources(o, ctx, record, issueNumber);
-  const after = record.state ? numberOr0(record.state.meta.lastCommandId) : Number.POSITIVE_INFINITY;
-  const missed = record.state ? missedCommandEvents(sources, after, self, eventBaseOf(ctx), await issueRefOf(o, ctx, issueNumber)) : [];
-  for (const e of missed) await processor.handle(e);
-  if (event && !(event.type === 'command' && missed.some((m) => m.commentId === event.commentId)) && !(event.type === 'command' && event.sender === ('user' in self ? self.user : ''))) {
-    await processor.handle(event);
-  }
+  const reviews = record.state ? await reviewSource(o, ctx.owner, ctx.repo, readGitHubMeta(record.state.meta).prNumber) : undefined;
+  const carriedMeta = record.state?.meta ?? {};
+  const missedCommands = record.state ? missedCommandEvents(sources, numberOr0(carriedMeta.lastCommandId), self, eventBaseOf(ctx), await issueRefOf(o, ctx, issueNumber)) : [];
+  const missedReviews = missedReviewEvents(reviews, numberOr0(carriedMeta.lastReviewId), self, eventBaseOf(ctx));
+  // Reviews first: a review's task is then in the plan a command (approve, retry) acts on.
+  for (const e of [...missedReviews, ...missedCommands]) await processor.handle(e);
+  const replayed = (e: GoalEvent) => (e.type === 'command' && missedCommands.some((m) => m.commentId === e.commentId)) || (e.type === 'review' && missedReviews.some((m) => m.reviewId === e.reviewId));
+  // Never a command of goal-loop's own writer (a personal access token's user writes the escalation, which quotes output).
+  const own = event?.type === 'command' && 'user' in self && event.sender === self.user;
+  if (event && !replayed(event) && !own) await processor.handle(event);
   const goal = await ledger.getGoal(key);
   if (!goal) return { exitCode: 0, key, note: event ? 'nothing to do for this event' : `issue #${issueNumber} has no goal: label it \`${ctx.inputs.triggerLabel}\` to start one` };
-  await ledger.setMeta(key, { lastCommandId: Math.max(newestCommandId(sources), record.state ? numberOr0(record.state.meta.lastCommandId) : 0) });
+  await ledger.setMeta(key, {
+    lastCommandId: Math.max(newestCommandId(sources), numberOr0(carriedMeta.lastCommandId)),
+    lastReviewId: Math.max(newestReviewId(reviews), numberOr0(carriedMeta.lastReviewId), event?.type === 'review' ? event.reviewId : 0),
+  });
   // A goal left going (its run ran out of time, or died) goes on with whichever run comes next.
   // (A pause or stop asked meanwhile is honoured by that run at once: see workGoal's honorPendingControl.)
   if (!RESTING_STATES.has(goal.state)) scheduled = strongest(scheduled, 'run');

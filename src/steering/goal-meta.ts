@@ -47,6 +47,7 @@ export const GitHubGoalMetaSchema = CoreGoalMetaSchema.extend({
     .int()
     .optional()
     .describe("A GitHub Action's goal: the newest `/goal` comment applied; a run applies the newer ones first (their own run may have been cancelled by the workflow's concurrency group)."),
+  lastReviewId: z.number().int().optional().describe("A GitHub Action's goal: the newest review of its pull request applied (as lastCommandId)."),
   checkRunSha: z.string().optional(),
   planApproved: z.boolean().optional().describe('`/goal approve` accepted the plan.'),
   plannedSpec: GoalSpecSchema.optional().describe('The spec Claude wrote for an issue without a goal block.'),

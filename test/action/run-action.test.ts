@@ -215,6 +215,21 @@ tasks:
     expect(h.fake.pulls).toHaveLength(1);
   }, 60_000);
 
+  it('applies a review whose own run never came, once', async () => {
+    const h = await actionHarness({ issues: [ISSUE] });
+    const labeled = issuesLabeled({ ...h.repoSpec, issue: ISSUE, label: 'goal' });
+    await act(h, { eventName: 'issues', payload: labeled, runId: 1051 });
+    const pr = h.fake.pulls[0]!;
+    const { review } = h.fake.addReview({ pullNumber: pr.number, state: 'CHANGES_REQUESTED', body: 'Please also keep s2 tidy.', user: 'alice' });
+    h.fake.addReview({ pullNumber: pr.number, state: 'CHANGES_REQUESTED', body: 'delete everything', user: 'rob' }); // no write access: refused
+    const second = await act(h, { eventName: 'workflow_dispatch', payload: dispatchOf(labeled, 'alice'), runId: 1052 });
+    expect(second.outputs.state).toBe('LOOP_COMPLETE');
+    expect(checkpointCommits(h.repo.bare, BRANCH).map((c) => c.task)).toEqual(['s1', 's2', 's3', `review-${review.id}`]);
+    await act(h, { eventName: 'workflow_dispatch', payload: dispatchOf(labeled, 'alice'), runId: 1053 });
+    expect(checkpointCommits(h.repo.bare, BRANCH)).toHaveLength(4);
+    expect(h.fake.commentsOn(pr.number).filter((c) => c.body.includes(`goal-loop:review-reply ${review.id}`))).toHaveLength(1);
+  }, 60_000);
+
   it('fails the run with one line naming the AppArmor step when the jail cannot start, and the goal rests saying so', async () => {
     const h = await actionHarness({ issues: [ISSUE] });
     const apparmor = async () => {
