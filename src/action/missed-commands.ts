@@ -17,14 +17,8 @@ export interface CommandSource {
 }
 
 /** Comment ids are increasing on GitHub: newer comments have larger ids. */
-export function missedCommandEvents(
-  sources: readonly CommandSource[],
-  after: number,
-  self: WriterIdentity,
-  base: Omit<EventBase, 'sender' | 'deliveryId'>,
-  issue: IssueRef,
-): Array<EventOf<'command'>> {
-  const out: Array<EventOf<'command'>> = [];
+export function missedCommandEvents(sources: readonly CommandSource[], after: number, self: WriterIdentity, base: Omit<EventBase, 'sender' | 'deliveryId'>, issue: IssueRef): EventOf<'command'>[] {
+  const out: EventOf<'command'>[] = [];
   for (const source of sources) {
     for (const c of source.comments) {
       if (c.id <= after || !c.user?.login) continue;

@@ -26,9 +26,9 @@ export async function reviewSource(o: Octokit, owner: string, repo: string, prNu
  * review's run may be cancelled while it waits in the pull request's concurrency group. Those the
  * App acts on (changes requested, or comments), by people, newer than `lastReviewId`, oldest first.
  */
-export function missedReviewEvents(source: ReviewSource | undefined, after: number, self: WriterIdentity, base: Omit<EventBase, 'sender' | 'deliveryId'>): Array<EventOf<'review'>> {
+export function missedReviewEvents(source: ReviewSource | undefined, after: number, self: WriterIdentity, base: Omit<EventBase, 'sender' | 'deliveryId'>): EventOf<'review'>[] {
   if (!source) return [];
-  const out: Array<EventOf<'review'>> = [];
+  const out: EventOf<'review'>[] = [];
   for (const r of source.reviews) {
     const state = r.state.toLowerCase();
     if (r.id <= after || !r.user?.login || (state !== 'changes_requested' && state !== 'commented')) continue;

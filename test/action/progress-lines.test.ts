@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { progressPrinter } from '../../src/action/progress-lines.js';
 import type { GoalSnapshot } from '../../src/goal/result.js';
 
-const snap = (state: GoalSnapshot['state'], tasks: Array<[string, string, number]>, title = 'T'): GoalSnapshot =>
+const snap = (state: GoalSnapshot['state'], tasks: [string, string, number][], title = 'T'): GoalSnapshot =>
   ({ goalId: '7', state, tasks: tasks.map(([id, status, attempts]) => ({ id, title, status, attempts, dependencies: [] })) }) as unknown as GoalSnapshot;
 
 describe("the job log's live task list", () => {
