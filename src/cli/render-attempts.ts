@@ -1,7 +1,7 @@
 import { plainText } from '../common/plain-text.js';
 import { duration, exitText } from '../common/run-words.js';
 import { spendText } from '../goal/usage.js';
-import type { AttemptEntry, AttemptLogEntry } from '../ports/attempt-log.js';
+import type { AttemptEntry, AttemptLogEntry, BaselineEntry } from '../ports/attempt-log.js';
 
 /** Lines of an output's tail shown for a failed step or verification (the record keeps more; --json has it all). */
 const TAIL_LINES = 15;
@@ -34,12 +34,14 @@ function renderEntry(e: AttemptEntry): string[] {
         `  turn ${e.turn}${e.text.trim() ? `  ${oneLine(e.text, 110)}` : ''}`,
         ...e.tools.map((t) => `    ${t.isError ? '✘' : '↳'} ${safe(t.name)}${t.input ? ` ${oneLine(t.input, 80)}` : ''}${t.result ? ` → ${oneLine(t.result, 90)}` : ''}`),
       ];
+    case 'baseline':
+      return [`  ${baselineMark(e)} baseline ${oneLine(e.command)}  ${baselineText(e)} · ${duration(e.durationMs)}`];
     case 'verify':
       return [`  ${e.passed ? '✔' : '✘'} verify ${oneLine(e.command)}  ${exitText(e.exitCode, e.timedOut)} · ${duration(e.durationMs)}`, ...(e.passed ? [] : indentTail(e.tail))];
     case 'checkpoint': {
       const paths = e.stat.split('\n').filter(Boolean);
       return [
-        `  ● checkpoint ${e.sha.slice(0, 12)}  ${e.files} file${e.files === 1 ? '' : 's'} +${e.insertions} -${e.deletions}`,
+        `  ● checkpoint ${e.sha.slice(0, 12)}${e.evidence ? ` ${e.evidence}` : ''}  ${e.files} file${e.files === 1 ? '' : 's'} +${e.insertions} -${e.deletions}`,
         ...paths.slice(0, PATHS_SHOWN).map((p) => `    ${safe(p)}`),
         ...(e.files > Math.min(paths.length, PATHS_SHOWN) ? [`    … ${e.files - Math.min(paths.length, PATHS_SHOWN)} more`] : []),
       ];
@@ -49,6 +51,18 @@ function renderEntry(e: AttemptEntry): string[] {
     case 'truncated':
       return [`  … ${oneLine(e.dropped)}`];
   }
+}
+
+/** Red before a task that expects red is the good case; green is the warning. */
+function baselineMark(e: BaselineEntry): string {
+  return e.passed === (e.expect === 'green') ? '○' : '!';
+}
+
+function baselineText(e: BaselineEntry): string {
+  const outcome = e.passed ? 'passed (green)' : `failed (red, ${exitText(e.exitCode, e.timedOut)})`;
+  const reused = e.reused ? ', same verification on the same tree' : '';
+  if (e.passed && e.expect === 'red') return `${outcome}${reused}: it passed before the task ran, so it proves nothing about the task`;
+  return `${outcome}${reused}`;
 }
 
 function indentTail(tail: string): string[] {

@@ -1,5 +1,6 @@
 import { parseDocument } from 'yaml';
 import { z } from 'zod';
+import { BaselinePolicySchema, DEFAULT_TEST_PATHS } from '../goal/evidence.js';
 import { LIMIT_KEYS, type LoopLimits, limitConfigKeys } from '../goal/limits.js';
 import { DEFAULT_PROTECTED_PATHS } from './protected-paths.js';
 
@@ -75,6 +76,12 @@ export const RepoConfigSchema = z
       .array(z.string().min(1))
       .default(DEFAULT_PROTECTED_PATHS)
       .describe('Globs no checkpoint may touch; a change to them fails the attempt. `.github/goal-loop.yml` is protected whatever the list says.'),
+    verification_baseline: BaselinePolicySchema.default('warn'),
+    test_paths: z
+      .array(z.string().trim().min(1))
+      .default(DEFAULT_TEST_PATHS)
+      .describe("Globs of test files: a task may add files there, but not change or delete those at the goal's base (unless it says `may_edit_tests: true`); a checkpoint that does is refused."),
+    verify_with_base_tests: z.boolean().default(false).describe("Verify every task with the base's versions of the test files (`test_paths`, `verification_paths`) restored over its tree."),
     sandbox: z.enum(['bwrap', 'process']).default('bwrap').describe('`bwrap`: the bubblewrap jail (required by default). `process`: an unisolated fallback, warned about on every run.'),
     network: z.enum(['none', 'setup']).default('none').describe('`setup` gives the network to the setup commands only; never to tasks.'),
     model: z.string().trim().min(1).optional().describe('Claude model id for the agent and planner (default: GOAL_LOOP_MODEL or a current Sonnet).'),

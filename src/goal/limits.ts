@@ -25,6 +25,12 @@ export const LoopLimitsSchema = z.strictObject({
     .positive()
     .default(100)
     .describe('Model requests the Claude agent may make in one attempt; the attempt then ends ("turn limit reached"), the verification decides, and a failure says so to the next attempt.'),
+  max_same_failure: z
+    .number()
+    .int()
+    .positive()
+    .default(2)
+    .describe('Identical verification failures in a row (timings, paths and addresses aside) after which the task escalates with "no progress" instead of spending its remaining attempts.'),
   max_risk: z.enum(RISK_LEVELS).default('high').describe('Tasks whose risk is above this wait for approval.'),
 });
 

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { BaselinePolicySchema } from './evidence.js';
 import { LimitsSchema, RISK_LEVELS } from './limits.js';
 
 // The limits are declared once, in limits.ts; these names stay importable from here.
@@ -12,6 +13,7 @@ export const TASK_ID_MAX = 100;
 const taskId = z.string().max(TASK_ID_MAX, `must be at most ${TASK_ID_MAX} characters`);
 
 const command = z.string().trim().min(1, 'must be a non-empty command');
+const globs = z.array(z.string().trim().min(1, 'must be a non-empty glob'));
 
 export const AcceptanceCriterionSchema = z.union([
   z.string().trim().min(1),
@@ -37,6 +39,17 @@ export const TaskSchema = z.strictObject({
   max_retries: z.number().int().positive().optional().describe('Attempts allowed for this task.'),
   risk: z.enum(RISK_LEVELS).default('low').describe('Tasks above the configured max_risk wait for approval.'),
   requires_approval: z.boolean().default(false).describe('Wait for a human approval before this task runs.'),
+  expect: z
+    .enum(['red', 'green'])
+    .optional()
+    .describe("What the verification does before the task's change: `red` (default) it fails, and the task makes it pass; `green` it passes already, and the task must keep it passing (a refactor)."),
+  verification_paths: globs
+    .optional()
+    .describe("Globs of files this task's verification depends on (beside the repo's `test_paths`): the task may add files there, not change or delete those at the goal's base."),
+  may_edit_tests: z
+    .boolean()
+    .optional()
+    .describe('Let this task change or delete existing test files (`test_paths`, `verification_paths`). Counts as risk `high`: it waits for approval when `max_risk` is below that.'),
 });
 
 export const GoalSpecSchema = z.strictObject({
@@ -51,6 +64,9 @@ export const GoalSpecSchema = z.strictObject({
   acceptance_criteria: z.array(AcceptanceCriterionSchema).default([]).describe('What must hold at the end.'),
   tasks: z.array(TaskSchema).min(1, 'a goal needs at least one task').describe('The task graph, in order.'),
   limits: LimitsSchema.optional(),
+  verification_baseline: BaselinePolicySchema.optional().describe("Tightens the repo config's `verification_baseline` (off < warn < require_red); a looser value is ignored."),
+  verification_paths: globs.optional().describe("Globs of files every task's verification depends on (beside the repo's `test_paths`): protected from the tasks as test files are."),
+  verify_with_base_tests: z.boolean().optional().describe("Verify with the base's versions of the protected files restored over the task's tree (`true` only tightens the repo config)."),
 });
 
 export type GoalSpecInput = z.input<typeof GoalSpecSchema>;

@@ -1,3 +1,4 @@
+import type { Evidence } from '../goal/evidence.js';
 import type { Usage } from '../goal/usage.js';
 import type { GoalKey } from './goal-ledger.js';
 
@@ -7,7 +8,26 @@ import type { GoalKey } from './goal-ledger.js';
  * attempt (loop/attempt-recorder.ts); the full logs stay in the scratchpad. Every string in it
  * is untrusted text (commands, output, the model's words), stored and quoted, never interpreted.
  */
-export type AttemptEntry = StepEntry | TurnEntry | VerifyEntry | CheckpointEntry | EndEntry | TruncatedEntry;
+export type AttemptEntry = StepEntry | TurnEntry | BaselineEntry | VerifyEntry | CheckpointEntry | EndEntry | TruncatedEntry;
+
+/**
+ * The task's verification on the tree without its change, before its first attempt (DESIGN.md
+ * §10): `passed` false is the red that makes a later green mean something.
+ */
+export interface BaselineEntry {
+  kind: 'baseline';
+  command: string;
+  exitCode: number | null;
+  durationMs: number;
+  timedOut: boolean;
+  passed: boolean;
+  tail: string;
+  /** The same verification already ran on the same tree (another task's baseline): not run again. */
+  reused?: boolean;
+  /** What the task expects of it (`expect`), and the policy that judged it. */
+  expect: 'red' | 'green';
+  policy: 'warn' | 'require_red';
+}
 
 /** A deterministic run step (or a setup / gate command). */
 export interface StepEntry {
@@ -55,6 +75,8 @@ export interface CheckpointEntry {
   deletions: number;
   /** `git diff --stat`'s per-file lines, bounded. */
   stat: string;
+  /** What its verification proves (`Goal-Verified`); absent in records older than the trailer. */
+  evidence?: Evidence;
 }
 
 /** Why the attempt ended: always the last entry of a finished attempt. */

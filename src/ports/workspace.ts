@@ -1,3 +1,5 @@
+import type { Evidence } from '../goal/evidence.js';
+
 /** A private git clone where one goal is worked; git is the checkpoint store. */
 export interface Workspace {
   readonly dir: string;
@@ -33,6 +35,16 @@ export interface Workspace {
   /** The current checkpoint commit. */
   head(): Promise<string>;
   /**
+   * The tree the next verification would see without any change since the last checkpoint: a
+   * key under which a baseline result can be reused (same command, same tree). Optional.
+   */
+  treeKey?(): Promise<string>;
+  /**
+   * `verify_with_base_tests`: puts the last checkpoint's versions of the files that match `globs`
+   * and existed at the goal's base back over the tree (changed or deleted since). Returns their paths.
+   */
+  restoreTestFiles?(globs: readonly string[]): Promise<string[]>;
+  /**
    * Deletes the workspace once its goal is at rest (COMPLETE, ESCALATED, STOPPED); the caller
    * decides when. Optional: a workspace without it keeps its files.
    */
@@ -46,12 +58,21 @@ export interface CheckpointInput {
   attempt: number;
   /** Extra commit-message body (e.g. the verification summary). */
   body?: string;
+  /** What the verification proves: the `Goal-Verified` trailer (DESIGN.md §10). */
+  evidence?: Evidence;
+  /**
+   * Globs of test files: the checkpoint is refused (TestFilesChangedError) when it changes or
+   * deletes a matching file that existed at the goal's base. Adding new ones is allowed.
+   */
+  testPaths?: readonly string[];
 }
 
 export interface Checkpoint {
   taskId: string;
   sha: string;
   attempt?: number;
+  /** The `Goal-Verified` trailer, when the commit has one. */
+  evidence?: Evidence;
   /** What the checkpoint changed against the one before. */
   stat?: DiffStat;
 }
@@ -67,6 +88,21 @@ export interface DiffStat {
 /** The checkpoint was refused for a reason the repair loop can act on (e.g. protected paths). */
 export class CheckpointRefusedError extends Error {
   override name = 'CheckpointRefusedError';
+}
+
+/** The checkpoint would change or delete test files that existed at the goal's base. */
+export class TestFilesChangedError extends CheckpointRefusedError {
+  override name = 'TestFilesChangedError';
+  constructor(
+    /** Each refused file with what the task did to it. */
+    readonly files: ReadonlyArray<{ path: string; change: 'modified' | 'deleted' }>,
+  ) {
+    const listed = files.slice(0, 10).map((f) => `${f.path} (${f.change})`);
+    super(
+      `checkpoint refused: the change modifies or deletes test files that existed before the goal: ${listed.join(', ')}${files.length > 10 ? `, and ${files.length - 10} more` : ''}. ` +
+        'A task may add new tests but not change or delete existing ones (they are what verifies it); put these files back as they were and make the code pass them.',
+    );
+  }
 }
 
 /** What makes two setups the same, besides the files they read (the workspace knows those). */

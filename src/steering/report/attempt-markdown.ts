@@ -66,12 +66,16 @@ function entryBlock(e: AttemptEntry, ctx: RenderContext, scale: Scale): string {
     }
     case 'turn':
       return turnBlock(e, scale);
+    case 'baseline': {
+      const warn = e.passed && e.expect === 'red' ? ' — it passed before the task ran, so it proves nothing about the task' : '';
+      return `**Baseline** ${e.passed ? '🟢 passed' : '🔴 failed'} ${code(e.command, 300)} · ${exitText(e.exitCode, e.timedOut)} · ${duration(e.durationMs)}${e.reused ? ' (same verification, same tree)' : ''}${warn}`;
+    }
     case 'verify': {
       const head = `**Verify** ${e.passed ? '✅' : '❌'} ${code(e.command, 300)} · ${exitText(e.exitCode, e.timedOut)} · ${duration(e.durationMs)}`;
       return e.tail.trim() ? `${head}\n\n${fenced(lastLines(e.tail, e.passed ? 8 : scale.tailLines))}` : head;
     }
     case 'checkpoint': {
-      const head = `**Checkpoint** ${commitLink(e.sha, ctx.repoUrl)} · ${e.files} file(s), +${e.insertions} -${e.deletions}`;
+      const head = `**Checkpoint** ${commitLink(e.sha, ctx.repoUrl)}${e.evidence ? ` · \`${e.evidence}\`` : ''} · ${e.files} file(s), +${e.insertions} -${e.deletions}`;
       return e.stat.trim() ? `${head}\n\n${fenced(lastLines(e.stat, scale.tailLines))}` : head;
     }
     case 'end':
