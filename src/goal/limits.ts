@@ -127,6 +127,11 @@ export function loosenedKeys(current: LoopLimits, patch: LimitsOverride): Array<
   });
 }
 
+/** A task that may change the tests that verify it counts as at least `high` (it can weaken its own grader). */
+export function effectiveRisk(task: { risk: Risk; may_edit_tests?: boolean | undefined }): Risk {
+  return task.may_edit_tests && strictness(task.risk) < strictness('high') ? 'high' : task.risk;
+}
+
 export function riskExceeds(risk: Risk, max: Risk): boolean {
   return strictness(risk) > strictness(max);
 }

@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
+import type { Evidence } from '../goal/evidence.js';
 import { addUsage, NO_USAGE, type Usage } from '../goal/usage.js';
-import type { AttemptEntry, AttemptLog, AttemptOutcome, ToolCallSummary, TurnEntry } from '../ports/attempt-log.js';
+import type { AttemptEntry, AttemptLog, AttemptOutcome, BaselineEntry, ToolCallSummary, TurnEntry } from '../ports/attempt-log.js';
 import type { GoalKey } from '../ports/goal-ledger.js';
 import type { CommandResult } from '../ports/sandbox.js';
 import type { DiffStat } from '../ports/workspace.js';
@@ -76,7 +77,7 @@ export class AttemptRecorder {
     });
   }
 
-  checkpoint(taskId: string, attempt: number, sha: string, stat: DiffStat | undefined): Promise<void> {
+  checkpoint(taskId: string, attempt: number, sha: string, stat: DiffStat | undefined, evidence?: Evidence): Promise<void> {
     // One line per path: a name holding a line break or a control character (a task names its
     // files) is escaped, so it cannot pass for more lines.
     const lines = (stat?.paths ?? []).map((p) => `${escapeControls(p.path)} ${p.added === null ? 'bin' : `+${p.added} -${p.deleted}`}`);
@@ -87,7 +88,13 @@ export class AttemptRecorder {
       insertions: stat?.insertions ?? 0,
       deletions: stat?.deletions ?? 0,
       stat: head(lines.join('\n'), TAIL_CHARS),
+      ...(evidence ? { evidence } : {}),
     });
+  }
+
+  /** The task's verification before its change (the first entry of the attempt it precedes). */
+  baseline(taskId: string, attempt: number, entry: Omit<BaselineEntry, 'kind' | 'tail' | 'command'>, command: string, output: string): Promise<void> {
+    return this.append(taskId, attempt, { kind: 'baseline', ...entry, command: head(command, COMMAND_CHARS), tail: tail(output, TAIL_CHARS) });
   }
 
   /** What the agent spent in this attempt (summed into its end). */
@@ -109,7 +116,7 @@ export class AttemptRecorder {
     const o = this.state(taskId, attempt);
     // The verification and the checkpoint are what a reader needs most: once each per attempt,
     // kept past the bound like the end (steps and turns are what fill it).
-    const always = entry.kind === 'verify' || entry.kind === 'checkpoint';
+    const always = entry.kind === 'verify' || entry.kind === 'checkpoint' || entry.kind === 'baseline';
     if (o.truncated && !always) return;
     const bytes = JSON.stringify(entry).length;
     if (!always && (o.entries + 1 >= ATTEMPT_MAX_ENTRIES || o.bytes + bytes > ATTEMPT_MAX_BYTES)) {

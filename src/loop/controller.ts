@@ -1,5 +1,6 @@
 import { hostname } from 'node:os';
 import type { Logger } from 'pino';
+import { DEFAULT_VERIFICATION_POLICY, type VerificationPolicy } from '../goal/evidence.js';
 import type { LoopLimits } from '../goal/limits.js';
 import type { GoalSnapshot, LoopResult } from '../goal/result.js';
 import type { GoalSpec } from '../goal/schema.js';
@@ -46,6 +47,11 @@ export interface RunGoalOptions {
   setupEnv?: Record<string, string>;
   /** Repo config `on_escalation` (default `continue`: independent tasks go on after an escalation). */
   onEscalation?: OnEscalation;
+  /**
+   * Red before green and protected tests (DESIGN.md §10): the repo config's, tightened by the spec
+   * (composeGoalRun derives it). Default: `warn`, the default test paths.
+   */
+  verification?: VerificationPolicy;
   priority?: string;
   /** Task ids a human approved for this run (`all` approves every task). */
   approve?: string[];
@@ -95,6 +101,7 @@ export async function runGoal(opts: RunGoalOptions): Promise<LoopResult> {
   const key: GoalKey = { repo: opts.repo, goalId: spec.goal_id };
   const log = opts.logger.child({ goal: spec.goal_id });
   const { limits } = opts;
+  const verification = opts.verification ?? DEFAULT_VERIFICATION_POLICY;
   const initial = await initialLoopState(ledger, key, {
     spec,
     branch: workspace.branch,
@@ -103,6 +110,7 @@ export async function runGoal(opts: RunGoalOptions): Promise<LoopResult> {
     priority: opts.priority,
     approve: opts.approve,
     onEscalation: opts.onEscalation,
+    baselinePolicy: verification.baseline,
   });
   const view = new RunView(key, spec, workspace.branch, startedAt, clock, initial.state, initial.tokens);
   const interruptions = new Interruptions({ key, ledger, pollMs: opts.controlPollMs ?? 2000, wallMinutes: limits.max_wall_minutes, logger: log, signal: opts.signal, abandon: opts.abandon });
@@ -122,6 +130,7 @@ export async function runGoal(opts: RunGoalOptions): Promise<LoopResult> {
     signal: interruptions.signal,
     interruption: () => interruptions.why(),
     snapshot: () => view.snapshot(),
+    verification,
     clock,
   });
   try {

@@ -1,5 +1,5 @@
 import { dependentsOf, nextReadyTask } from '../goal/dag.js';
-import type { Escalation } from '../goal/escalation.js';
+import type { Escalation, EscalationCause } from '../goal/escalation.js';
 import { budgetTripped, riskExceeds } from '../goal/limits.js';
 import { type GoalState, isSettled } from '../goal/states.js';
 import type { Decision, Effect, LoopState, TaskView, Transition } from './loop-model.js';
@@ -54,10 +54,15 @@ export class DecisionBuilder {
     delete this.state.escalation;
     delete this.state.stopReason;
     delete this.state.currentTaskId;
+    delete this.state.baselineTaskId;
     this.state.counters.consecutiveErrors = 0;
     for (const t of this.state.tasks) {
       t.runAttempts = 0;
       t.runFailures = 0;
+      // The tree may have changed since (a human's push): the baseline is taken again.
+      delete t.baseline;
+      delete t.sameFailures;
+      delete t.lastFailureSignature;
     }
     const done = new Map(checkpoints.map((c, i) => [c.taskId, { sha: c.sha, seq: i }]));
     for (const t of this.state.tasks) {
@@ -134,6 +139,11 @@ export class DecisionBuilder {
   }
 
   private startAttempt(task: TaskView, previousFailure?: string): void {
+    if (previousFailure === undefined && task.runAttempts === 0 && task.baseline === undefined && (this.state.baselinePolicy ?? 'off') !== 'off') {
+      this.startBaseline(task);
+      return;
+    }
+    delete this.state.baselineTaskId;
     this.state.currentTaskId = task.id;
     task.status = 'running';
     task.attempts += 1;
@@ -145,6 +155,59 @@ export class DecisionBuilder {
       attempt: task.attempts,
       ...(previousFailure !== undefined ? { previousFailure } : {}),
     });
+  }
+
+  /**
+   * Red before green: before the task's first attempt of the run, its verification runs on the
+   * tree without its change. Counts against the goal's time, not the task's attempts.
+   */
+  private startBaseline(task: TaskView): void {
+    this.state.currentTaskId = task.id;
+    this.state.baselineTaskId = task.id;
+    task.status = 'running';
+    this.to('EVALUATING', `${task.id} baseline`).effect({ type: 'baseline', taskId: task.id, attempt: task.attempts + 1 });
+  }
+
+  /**
+   * The baseline's result. Green where the task expects red proves nothing about the task: under
+   * `require_red` it escalates at once (`output` says why and how to fix the spec); under `warn`
+   * it runs, and its evidence says green->green. Whatever the baseline left in the tree goes first.
+   */
+  baselineDone(passed: boolean, output: string, now: number): void {
+    const task = this.current();
+    delete this.state.baselineTaskId;
+    task.baseline = passed ? 'green' : 'red';
+    if (passed && task.expect !== 'green' && this.state.baselinePolicy === 'require_red') {
+      this.to('REPAIR_LOOP', `${task.id} verification passes before the task`);
+      task.lastError = output;
+      this.escalateTask(task, output, now, 'passes_before');
+      return;
+    }
+    this.effect({ type: 'rollback' });
+    this.startAttempt(task);
+  }
+
+  /**
+   * A verification failure. The same failure as the attempt before (by signature) is no
+   * progress: the next attempt is told, and `max_same_failure` of them in a row end the task early.
+   */
+  verificationFailed(output: string, signature: string | undefined, now: number): void {
+    const task = this.current();
+    const same = signature !== undefined && signature === task.lastFailureSignature;
+    task.sameFailures = same ? (task.sameFailures ?? 1) + 1 : 1;
+    if (signature !== undefined) task.lastFailureSignature = signature;
+    else delete task.lastFailureSignature;
+    const n = task.sameFailures;
+    const limit = this.state.limits.max_same_failure;
+    if (same && limit !== undefined && n >= limit) {
+      this.failAttempt(`no progress: the verification failed the same way ${n} times in a row (timings, paths and addresses aside); another attempt would repeat it.\n\n${output}`, now, {
+        keepRow: true,
+        escalate: 'no_progress',
+      });
+      return;
+    }
+    const note = same ? `Nothing changed: this failure is the same as the previous attempt's (timings, paths and addresses aside). Try a different approach.\n\n` : '';
+    this.failAttempt(`${note}${output}`, now, { keepRow: true });
   }
 
   taskPassed(sha: string): void {
@@ -161,23 +224,22 @@ export class DecisionBuilder {
     this.to('TASK_PENDING', `${task.id} checkpointed at ${sha.slice(0, 7)}`);
   }
 
-  failAttempt(failure: string, now: number): void {
+  /**
+   * A failed attempt: retried, or escalated when out of attempts (or `escalate`: no progress).
+   * `keepRow`: a verification failure, which keeps the count of identical ones in a row.
+   */
+  failAttempt(failure: string, now: number, opts: { keepRow?: boolean; escalate?: EscalationCause } = {}): void {
     const task = this.current();
     task.lastError = failure;
     task.runFailures += 1;
+    if (!opts.keepRow) {
+      delete task.sameFailures;
+      delete task.lastFailureSignature;
+    }
     this.state.counters.consecutiveErrors = 0;
     this.to('REPAIR_LOOP', `${task.id} attempt ${task.attempts} failed`);
-    if (task.runAttempts >= task.maxRetries) {
-      task.status = 'escalated';
-      const escalation: Escalation = { task_id: task.id, attempts: task.runAttempts, last_error: failure };
-      if (this.state.onEscalation === 'stop') {
-        this.escalate(escalation, true);
-        return;
-      }
-      // The first escalation is the one reported; the loop goes on with what does not depend on it.
-      this.state.escalation ??= escalation;
-      this.to('TASK_PENDING', `${task.id} escalated after ${task.runAttempts} attempt(s); independent tasks go on`);
-      this.advance(now, true);
+    if (opts.escalate || task.runAttempts >= task.maxRetries) {
+      this.escalateTask(task, failure, now, opts.escalate);
       return;
     }
     const tripped = this.safeguardTripped(now);
@@ -189,16 +251,32 @@ export class DecisionBuilder {
     this.startAttempt(task, failure);
   }
 
+  /** The task is out of attempts (or may not run): the goal rests, or goes on with what does not depend on it. */
+  private escalateTask(task: TaskView, failure: string, now: number, cause?: EscalationCause): void {
+    task.status = 'escalated';
+    const escalation: Escalation = { task_id: task.id, attempts: task.runAttempts, last_error: failure, ...(cause ? { cause } : {}) };
+    if (this.state.onEscalation === 'stop') {
+      this.escalate(escalation, true);
+      return;
+    }
+    // The first escalation is the one reported; the loop goes on with what does not depend on it.
+    this.state.escalation ??= escalation;
+    this.to('TASK_PENDING', `${task.id} escalated after ${task.runAttempts} attempt(s); independent tasks go on`);
+    this.advance(now, true);
+  }
+
   infraError(error: string, now: number): void {
     const c = this.state.counters;
     c.errors += 1;
     c.consecutiveErrors += 1;
     const task = this.state.tasks.find((t) => t.id === this.state.currentTaskId);
     if (task && task.status === 'running') {
-      // An infrastructure fault is not the task's fault: it does not use up the task's retries.
-      task.runAttempts -= 1;
+      // An infrastructure fault is not the task's fault: it does not use up the task's retries
+      // (a baseline used none).
+      if (this.state.baselineTaskId !== task.id) task.runAttempts -= 1;
       task.status = 'pending';
     }
+    delete this.state.baselineTaskId;
     if (c.consecutiveErrors >= this.state.limits.error_threshold) {
       this.halt(`circuit breaker: ${c.consecutiveErrors} consecutive infrastructure errors (last: ${firstLine(error)})`, true);
       return;
@@ -213,7 +291,13 @@ export class DecisionBuilder {
     this.state.escalation = escalation;
     const also = escalation.also_escalated?.length ? `; also escalated: ${escalation.also_escalated.join(', ')}` : '';
     const blocked = escalation.blocked?.length ? `; blocked: ${escalation.blocked.join(', ')}` : '';
-    this.state.stopReason = `task ${escalation.task_id} failed after ${escalation.attempts} attempt(s)${also}${blocked}${note ? `; ${note}` : ''}`;
+    const what =
+      escalation.cause === 'passes_before'
+        ? `task ${escalation.task_id} did not run: its verification passes before the task`
+        : escalation.cause === 'no_progress'
+          ? `task ${escalation.task_id} made no progress after ${escalation.attempts} attempt(s): its last verification failures were identical`
+          : `task ${escalation.task_id} failed after ${escalation.attempts} attempt(s)`;
+    this.state.stopReason = `${what}${also}${blocked}${note ? `; ${note}` : ''}`;
     this.to('ESCALATED', escalation.task_id).effect({ type: 'escalate', escalation }).effect({ type: 'finish' });
   }
 

@@ -1,15 +1,19 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
+import { DEFAULT_VERIFICATION_POLICY, type Evidence, type VerificationPolicy } from '../goal/evidence.js';
+import { failureSignature } from '../goal/failure-signature.js';
 import { guessInstallCommand, isMissingDependency, missingSetupHint, setupNetworkHint, withTurnLimitNote } from '../goal/failure-summary.js';
 import type { GoalSnapshot } from '../goal/result.js';
 import type { GoalSpec, TaskSpec } from '../goal/schema.js';
+import { protectedTestPaths } from '../goal/verification-policy.js';
 import type { TaskAgent } from '../ports/agent.js';
 import type { AttemptLog } from '../ports/attempt-log.js';
 import type { GoalKey, GoalLedger } from '../ports/goal-ledger.js';
 import type { CommandResult, Sandbox } from '../ports/sandbox.js';
 import { CheckpointRefusedError, type Workspace } from '../ports/workspace.js';
 import { AttemptRecorder, commandOutcome } from './attempt-recorder.js';
+import { BaselineRunner } from './baseline.js';
 import { type Effect, FINAL_GATE_TASK, type LoopEvent, type LoopState, SETUP_TASK } from './transition.js';
 
 export interface EffectDeps {
@@ -28,6 +32,8 @@ export interface EffectDeps {
   /** Why the signal fired: a pause, a stop, or a safeguard. */
   interruption: () => { request: 'pause' | 'stop'; reason: string };
   snapshot: () => GoalSnapshot;
+  /** Red before green, protected tests (DESIGN.md §10); default: `warn`, the default test paths. */
+  verification?: VerificationPolicy;
   clock?: () => number;
 }
 
@@ -41,9 +47,22 @@ export class EffectPerformer {
   /** Attempts whose agent stopped at its turn limit (task#attempt → the limit). */
   private readonly turnLimited = new Map<string, number>();
 
+  /** Runs (or reuses) each task's baseline. */
+  private readonly baseline: BaselineRunner;
+  private readonly policy: VerificationPolicy;
+
   constructor(private readonly deps: EffectDeps) {
     this.clock = deps.clock ?? Date.now;
     this.record = new AttemptRecorder(deps.ledger, deps.key, deps.logger, this.clock);
+    this.policy = deps.verification ?? DEFAULT_VERIFICATION_POLICY;
+    this.baseline = new BaselineRunner({
+      ...deps,
+      policy: this.policy,
+      record: this.record,
+      clock: this.clock,
+      run: (task, attempt) => this.command(task.verification, task, attempt, 'baseline'),
+      interrupted: (taskId, attempt) => this.interrupted(taskId, attempt),
+    });
   }
 
   /** Returns the event the effect produced, or undefined for fire-and-forget effects. */
@@ -51,10 +70,12 @@ export class EffectPerformer {
     switch (effect.type) {
       case 'execute':
         return this.execute(effect.taskId, effect.attempt, state, effect.previousFailure);
+      case 'baseline':
+        return this.baseline.run(effect.taskId, effect.attempt);
       case 'verify':
         return this.verify(effect.taskId, effect.attempt);
       case 'checkpoint':
-        return this.checkpoint(effect.taskId, effect.attempt);
+        return this.checkpoint(effect.taskId, effect.attempt, effect.evidence);
       case 'rollback':
         try {
           await this.deps.workspace.rollback();
@@ -201,6 +222,7 @@ export class EffectPerformer {
     const task = this.task(taskId);
     let result: CommandResult;
     try {
+      await this.restoreTestFiles(task);
       result = await this.command(task.verification, task, attempt, 'verify');
     } catch (err) {
       await this.record.end(taskId, attempt, 'infra', `sandbox failed: ${message(err)}`);
@@ -211,15 +233,30 @@ export class EffectPerformer {
     const output = passed ? result.output : this.stoppedShort(taskId, attempt, describeFailure(`verification \`${task.verification}\``, result, this.timeoutS(), this.hintFor(result)));
     await this.deps.ledger.recordAttempt(this.deps.key, attemptRecord(taskId, attempt, 'verify', result, output, passed));
     await this.record.verify(taskId, attempt, task.verification, result);
-    if (!passed) await this.record.end(taskId, attempt, this.turnLimited.has(`${taskId}#${attempt}`) ? 'turn_limit' : commandOutcome(result), output);
-    return { type: 'verified', at: this.clock(), passed, output };
+    if (passed) return { type: 'verified', at: this.clock(), passed, output };
+    await this.record.end(taskId, attempt, this.turnLimited.has(`${taskId}#${attempt}`) ? 'turn_limit' : commandOutcome(result), output);
+    return { type: 'verified', at: this.clock(), passed, output, signature: failureSignature(result.output, { workspaceDir: this.deps.workspace.dir }) };
   }
 
-  private async checkpoint(taskId: string, attempt: number): Promise<LoopEvent> {
+  /** `verify_with_base_tests`: the test files as they were before the task, over its tree. */
+  private async restoreTestFiles(task: TaskSpec): Promise<void> {
+    if (!this.policy.verifyWithBaseTests || !this.deps.workspace.restoreTestFiles) return;
+    const globs = protectedTestPaths(this.policy, task);
+    if (globs.length === 0) return;
+    const restored = await this.deps.workspace.restoreTestFiles(globs);
+    if (restored.length > 0)
+      this.deps.logger.info(
+        { goal: this.deps.key.goalId, task: task.id, restored: restored.slice(0, 20), count: restored.length },
+        'test files put back as they were before the task, for its verification',
+      );
+  }
+
+  private async checkpoint(taskId: string, attempt: number, evidence: Evidence): Promise<LoopEvent> {
     const task = this.task(taskId);
     try {
-      const cp = await this.deps.workspace.checkpoint({ goalId: this.deps.spec.goal_id, taskId, title: task.title, attempt });
-      await this.record.checkpoint(taskId, attempt, cp.sha, cp.stat);
+      const testPaths = protectedTestPaths(this.policy, task);
+      const cp = await this.deps.workspace.checkpoint({ goalId: this.deps.spec.goal_id, taskId, title: task.title, attempt, evidence, ...(testPaths.length > 0 ? { testPaths } : {}) });
+      await this.record.checkpoint(taskId, attempt, cp.sha, cp.stat, evidence);
       await this.record.end(taskId, attempt, 'passed', cp.stat ? `${cp.stat.files} file(s) changed, +${cp.stat.insertions} -${cp.stat.deletions}` : 'checkpointed');
       return { type: 'checkpointed', at: this.clock(), sha: cp.sha };
     } catch (err) {

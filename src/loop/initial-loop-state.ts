@@ -1,4 +1,6 @@
+import type { BaselinePolicy } from '../goal/evidence.js';
 import type { LoopLimits } from '../goal/limits.js';
+import { effectiveRisk } from '../goal/limits.js';
 import type { GoalSpec } from '../goal/schema.js';
 import type { Usage } from '../goal/usage.js';
 import type { GoalKey, GoalLedger } from '../ports/goal-ledger.js';
@@ -12,6 +14,7 @@ export interface InitialLoopStateInput {
   approve?: string[];
   limits: LoopLimits;
   onEscalation?: OnEscalation;
+  baselinePolicy?: BaselinePolicy;
   startedAtMs: number;
 }
 
@@ -31,6 +34,7 @@ export async function initialLoopState(ledger: GoalLedger, key: GoalKey, input: 
   const state = initialState({
     limits,
     ...(input.onEscalation ? { onEscalation: input.onEscalation } : {}),
+    ...(input.baselinePolicy ? { baselinePolicy: input.baselinePolicy } : {}),
     startedAtMs: input.startedAtMs,
     counters: { iterations: goal.counters.iterations, errors: goal.counters.errors, errorsRecovered: goal.counters.errors_recovered, costUsd: goal.counters.cost_usd },
     tasks: spec.tasks.map((t) => {
@@ -39,12 +43,13 @@ export async function initialLoopState(ledger: GoalLedger, key: GoalKey, input: 
         id: t.id,
         title: t.title,
         dependencies: t.dependencies,
-        risk: t.risk,
+        risk: effectiveRisk(t),
         requiresApproval: t.requires_approval,
         approved: rec?.approved ?? false,
         maxRetries: t.max_retries ?? limits.max_retries,
         status: rec?.status === 'skipped' ? 'skipped' : 'pending',
         attempts: rec?.attempts ?? 0,
+        ...(t.expect ? { expect: t.expect } : {}),
       };
     }),
   });

@@ -1,4 +1,5 @@
 import type { Escalation } from '../goal/escalation.js';
+import type { Baseline, BaselinePolicy, Evidence } from '../goal/evidence.js';
 import type { LoopLimits } from '../goal/limits.js';
 import type { Risk } from '../goal/schema.js';
 import type { GoalState, TaskStatus } from '../goal/states.js';
@@ -20,6 +21,13 @@ export interface TaskView {
   /** Failed attempts in this run, for `errors_recovered` once the task passes. */
   runFailures: number;
   checkpointSha?: string;
+  /** What the verification does before the task's change (spec `expect`; default red). */
+  expect?: 'red' | 'green';
+  /** The verification's result on the tree without this task's change, once known in this run. */
+  baseline?: Baseline;
+  /** Identical verification failures in a row in this run, and the last one's signature. */
+  sameFailures?: number;
+  lastFailureSignature?: string;
   /** Order in which checkpoints landed on the branch (resumed ones first, in git order). */
   checkpointSeq?: number;
   lastError?: string;
@@ -53,6 +61,10 @@ export interface LoopState {
    * depend on an escalated one before the goal rests in ESCALATED; `stop` rests at once.
    */
   onEscalation?: OnEscalation;
+  /** Repo config `verification_baseline`, tightened by the spec; absent: off (no baseline runs). */
+  baselinePolicy?: BaselinePolicy;
+  /** The task whose baseline is running (its attempt has not begun). */
+  baselineTaskId?: string;
 }
 
 export type OnEscalation = 'continue' | 'stop';
@@ -63,7 +75,9 @@ export type LoopEvent =
   | { type: 'start'; at: number; checkpoints: Array<{ taskId: string; sha: string }>; setupFailure?: string }
   | { type: 'executed'; at: number; ok: true; costUsd?: number }
   | { type: 'executed'; at: number; ok: false; kind: ExecutionFailureKind; error: string; costUsd?: number }
-  | { type: 'verified'; at: number; passed: boolean; output: string }
+  | { type: 'baseline_done'; at: number; passed: boolean; output: string }
+  /** `signature`: the failure with timings, paths and addresses taken out, hashed (same signature: no progress). */
+  | { type: 'verified'; at: number; passed: boolean; output: string; signature?: string }
   | { type: 'checkpointed'; at: number; sha: string }
   | { type: 'checkpoint_refused'; at: number; reason: string }
   | { type: 'gate_done'; at: number; passed: boolean; output: string }
@@ -72,8 +86,10 @@ export type LoopEvent =
 
 export type Effect =
   | { type: 'execute'; taskId: string; attempt: number; previousFailure?: string }
+  /** The task's verification on the tree without its change, before its attempt `attempt`. */
+  | { type: 'baseline'; taskId: string; attempt: number }
   | { type: 'verify'; taskId: string; attempt: number }
-  | { type: 'checkpoint'; taskId: string; attempt: number }
+  | { type: 'checkpoint'; taskId: string; attempt: number; evidence: Evidence }
   /** `bestEffort`: the goal is coming to rest; a failure is logged, not turned into an event. */
   | { type: 'rollback'; bestEffort?: boolean }
   | { type: 'final_gate' }

@@ -1,3 +1,4 @@
+import { type BaselinePolicy, evidenceFor } from '../goal/evidence.js';
 import type { LoopLimits } from '../goal/limits.js';
 import { RESTING_STATES } from '../goal/states.js';
 import { DecisionBuilder } from './decision-builder.js';
@@ -30,9 +31,12 @@ export function decide(state: LoopState, event: LoopEvent): Decision {
       else if (event.kind === 'budget') d.halt(event.error, true);
       else d.infraError(event.error, event.at);
       break;
+    case 'baseline_done':
+      d.baselineDone(event.passed, event.output, event.at);
+      break;
     case 'verified':
-      if (event.passed) d.to('STATE_COMMIT').effect({ type: 'checkpoint', taskId: d.current().id, attempt: d.current().attempts });
-      else d.failAttempt(event.output, event.at);
+      if (event.passed) d.to('STATE_COMMIT').effect({ type: 'checkpoint', taskId: d.current().id, attempt: d.current().attempts, evidence: evidenceFor(d.current().baseline) });
+      else d.verificationFailed(event.output, event.signature, event.at);
       break;
     case 'checkpointed':
       d.taskPassed(event.sha);
@@ -62,6 +66,7 @@ export function initialState(input: {
   startedAtMs: number;
   counters?: Partial<LoopCounters>;
   onEscalation?: OnEscalation;
+  baselinePolicy?: BaselinePolicy;
 }): LoopState {
   return {
     phase: 'INITIALIZING',
@@ -70,5 +75,6 @@ export function initialState(input: {
     limits: input.limits,
     startedAtMs: input.startedAtMs,
     ...(input.onEscalation ? { onEscalation: input.onEscalation } : {}),
+    ...(input.baselinePolicy ? { baselinePolicy: input.baselinePolicy } : {}),
   };
 }

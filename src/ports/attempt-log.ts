@@ -24,6 +24,8 @@ export interface BaselineEntry {
   tail: string;
   /** The same verification already ran on the same tree (another task's baseline): not run again. */
   reused?: boolean;
+  /** The tree it ran on (the last checkpoint's): a later baseline of the same command there reuses it. */
+  tree?: string;
   /** What the task expects of it (`expect`), and the policy that judged it. */
   expect: 'red' | 'green';
   policy: 'warn' | 'require_red';

@@ -3,6 +3,7 @@ import type { AgentDeps } from '../agent/select-agent.js';
 import { configLimits, type RepoConfig } from '../config/repo-config.js';
 import { effectiveLimits, ignoredSpecLimits, type LoopLimits } from '../goal/limits.js';
 import type { GoalSpec, LimitsOverride } from '../goal/schema.js';
+import { verificationPolicy } from '../goal/verification-policy.js';
 import type { RunGoalOptions } from '../loop/controller.js';
 import type { TaskAgent } from '../ports/agent.js';
 import type { Sandbox } from '../ports/sandbox.js';
@@ -172,6 +173,7 @@ export async function composeGoalRun(input: ComposeGoalRunInput): Promise<Compos
     limits,
     ...commands,
     onEscalation: config.on_escalation,
+    verification: verificationPolicy(config, spec),
   };
   const close = async () => {
     if (made) await agent?.close?.();
