@@ -11,6 +11,7 @@ import type { SetupCache } from './setup-cache.js';
 import { SetupOutput } from './setup-output.js';
 import { SetupTrust } from './setup-trust.js';
 import { parseStagedDiff } from './staged-diff.js';
+import { refuseChangedTestFiles, restoreBaseTestFiles } from './test-files.js';
 import { CHECKPOINT_LOG_FORMAT, checkpointMessage, parseCheckpointLog } from './trailers.js';
 import { scrubParkedTree } from './warm-scrub.js';
 
@@ -52,6 +53,8 @@ export class GitWorkspace implements Workspace {
   private readonly git: Git;
   /** The last checkpoint known to be on the remote: rollback target. */
   private lastCheckpoint = '';
+  /** The commit the goal started from: the test files there are the ones its tasks may not change. */
+  private goalBase = '';
   /** The goal branch's tip on the remote as last seen ('' when it has none): the push's lease. */
   private remoteTip = '';
   /** `.git/config` as we wrote it; restored if anything changes it. */
@@ -92,6 +95,7 @@ export class GitWorkspace implements Workspace {
     if (parked) await this.emptySubmoduleDirs();
     this.lastCheckpoint = start;
     this.remoteTip = onRemote ?? '';
+    this.goalBase = onRemote ? await this.resumedBase(onRemote) : start;
     return onRemote ? this.readCheckpoints(remoteRef) : [];
   }
 
@@ -146,6 +150,7 @@ export class GitWorkspace implements Workspace {
           `Leave files matching ${(this.opts.protectedPaths ?? []).join(', ')} unchanged.`,
       );
     }
+    if (input.testPaths?.length) await refuseChangedTestFiles(this.git, this.dir, this.goalBase || this.lastCheckpoint, staged, input.testPaths);
     await this.git.run(this.dir, ['commit', '--quiet', '--no-verify', '--allow-empty', '--cleanup=verbatim', '-F', '-'], checkpointMessage(input));
     const sha = await this.committedHead();
     crashPoint('checkpoint-committed');
@@ -162,7 +167,7 @@ export class GitWorkspace implements Workspace {
     crashPoint('checkpoint-pushed');
     this.lastCheckpoint = sha;
     this.remoteTip = sha;
-    return { taskId: input.taskId, sha, attempt: input.attempt, stat };
+    return { taskId: input.taskId, sha, attempt: input.attempt, ...(input.evidence ? { evidence: input.evidence } : {}), stat };
   }
 
   async rollback(): Promise<void> {
@@ -208,6 +213,19 @@ export class GitWorkspace implements Workspace {
 
   async head(): Promise<string> {
     return this.git.run(this.dir, ['rev-parse', 'HEAD']);
+  }
+
+  /** The last checkpoint's tree: two verifications of it see the same files (setup's output aside). */
+  async treeKey(): Promise<string> {
+    await this.guardGitDir();
+    return this.git.run(this.dir, ['rev-parse', '--verify', `${this.lastCheckpoint}^{tree}`]);
+  }
+
+  async restoreTestFiles(globs: readonly string[]): Promise<string[]> {
+    await this.guardGitDir();
+    await refuseNestedRepositories(this.dir);
+    // Setup's files are its output, not the task's: a rewrite of one is kept (a checkpoint still refuses it).
+    return restoreBaseTestFiles(this.git, this.dir, this.goalBase || this.lastCheckpoint, globs, this.setupOutput.excludes(true));
   }
 
   /** The commit just made: read from the loose ref git wrote (saves a process per checkpoint). */
@@ -304,6 +322,12 @@ export class GitWorkspace implements Workspace {
       1,
       this.opts.baseBranch ? `base branch "${this.opts.baseBranch}" not found on ${this.opts.remote}` : `cannot tell the default branch of ${this.opts.remote}; pass a base branch`,
     );
+  }
+
+  /** A resumed goal's base: where its branch left the base branch; no common history: the base's tip, else the goal's. */
+  private async resumedBase(tip: string): Promise<string> {
+    const base = await this.baseCommit().catch(() => undefined);
+    return base ? ((await this.git.tryRun(this.dir, ['merge-base', tip, base])) ?? base) : tip;
   }
 
   private async fetchBranch(): Promise<string | undefined> {

@@ -3,16 +3,24 @@ import type { DiffStat } from '../ports/workspace.js';
 /** A checkpoint names at most this many of its files (the counts cover all). */
 const MAX_STAT_PATHS = 50;
 
+/** One raw entry: the path, its new mode and its status letter (A, M, D, T; no renames). */
+export interface StagedEntry {
+  newMode: string;
+  status: string;
+  path: string;
+}
+
 /**
- * `git diff --cached --raw --numstat -z`: each staged path with its new mode (the raw entries,
- * `:<old mode> <new mode> <old> <new> <status>\0<path>\0`), then the diffstat (the numstat ones).
+ * `git diff --cached --raw --numstat -z`: each staged path with its new mode and status (the raw
+ * entries, `:<old mode> <new mode> <old> <new> <status>\0<path>\0`), then the diffstat (the numstat ones).
  */
-export function parseStagedDiff(out: string): { staged: Array<{ newMode: string; path: string }>; stat: DiffStat } {
+export function parseStagedDiff(out: string): { staged: StagedEntry[]; stat: DiffStat } {
   const parts = out.split('\0');
-  const staged: Array<{ newMode: string; path: string }> = [];
+  const staged: StagedEntry[] = [];
   let i = 0;
   for (; i + 1 < parts.length && parts[i]!.startsWith(':'); i += 2) {
-    staged.push({ newMode: parts[i]!.slice(1).split(' ')[1] ?? '', path: parts[i + 1]! });
+    const fields = parts[i]!.slice(1).split(' ');
+    staged.push({ newMode: fields[1] ?? '', status: (fields[4] ?? '').charAt(0), path: parts[i + 1]! });
   }
   const stat: DiffStat = { files: 0, insertions: 0, deletions: 0, paths: [] };
   for (; i < parts.length; i++) {

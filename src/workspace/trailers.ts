@@ -1,11 +1,14 @@
 import { inertLine, unlinked, unmentioned } from '../common/inert-text.js';
 import { plainText } from '../common/plain-text.js';
 import { sanitizeCode } from '../common/untrusted.js';
+import { EVIDENCE, type Evidence } from '../goal/evidence.js';
 import type { Checkpoint, CheckpointInput } from '../ports/workspace.js';
 
 export const TRAILER_GOAL_ID = 'Goal-Id';
 export const TRAILER_TASK = 'Goal-Task';
 export const TRAILER_ATTEMPT = 'Goal-Attempt';
+/** What the checkpoint's verification proves (DESIGN.md §10). */
+export const TRAILER_VERIFIED = 'Goal-Verified';
 
 /** Room for a title in a subject: git and GitHub show about a line of it; the rest is cut. */
 export const SUBJECT_TITLE_MAX = 200;
@@ -19,7 +22,8 @@ export function checkpointMessage(input: CheckpointInput): string {
   const subject = `${input.taskId}: ${inertLine(input.title, SUBJECT_TITLE_MAX)}`;
   const text = input.body ? inertBody(input.body) : '';
   const body = text ? `\n\n${text}` : '';
-  return `${subject}${body}\n\n${TRAILER_GOAL_ID}: ${input.goalId}\n${TRAILER_TASK}: ${input.taskId}\n${TRAILER_ATTEMPT}: ${input.attempt}\n`;
+  const verified = input.evidence ? `${TRAILER_VERIFIED}: ${input.evidence}\n` : '';
+  return `${subject}${body}\n\n${TRAILER_GOAL_ID}: ${input.goalId}\n${TRAILER_TASK}: ${input.taskId}\n${TRAILER_ATTEMPT}: ${input.attempt}\n${verified}`;
 }
 
 /** A message body: its lines kept, with no control character, reference or mention left. */
@@ -28,12 +32,13 @@ function inertBody(body: string): string {
 }
 
 const SEP = '\x1f';
-/** `git log` format that prints one record per commit: sha, goal id, task, attempt. */
+/** `git log` format that prints one record per commit: sha, goal id, task, attempt, evidence. */
 export const CHECKPOINT_LOG_FORMAT = `${[
   '%H',
   `%(trailers:key=${TRAILER_GOAL_ID},valueonly,separator=%x2C)`,
   `%(trailers:key=${TRAILER_TASK},valueonly,separator=%x2C)`,
   `%(trailers:key=${TRAILER_ATTEMPT},valueonly,separator=%x2C)`,
+  `%(trailers:key=${TRAILER_VERIFIED},valueonly,separator=%x2C)`,
 ].join('%x1f')}%x1e`;
 
 /** Checkpoints of one goal from `git log --format=CHECKPOINT_LOG_FORMAT`, oldest first. */
@@ -41,13 +46,20 @@ export function parseCheckpointLog(log: string, goalId: string): Checkpoint[] {
   const out: Checkpoint[] = [];
   const seen = new Set<string>();
   for (const record of log.split('\x1e').reverse()) {
-    const [sha, gid, task, attempt] = record.trim().split(SEP);
+    const [sha, gid, task, attempt, verified] = record.trim().split(SEP);
     if (!sha || !task || gid?.trim() !== goalId) continue;
     const taskId = task.trim();
     if (seen.has(taskId)) continue;
     seen.add(taskId);
     const n = Number.parseInt(attempt ?? '', 10);
-    out.push({ taskId, sha, ...(Number.isFinite(n) ? { attempt: n } : {}) });
+    const evidence = asEvidence(verified);
+    out.push({ taskId, sha, ...(Number.isFinite(n) ? { attempt: n } : {}), ...(evidence ? { evidence } : {}) });
   }
   return out;
+}
+
+/** A trailer value is only evidence when it is one of the known ones: anything else (forged, repeated) is none. */
+function asEvidence(value: string | undefined): Evidence | undefined {
+  const v = value?.trim();
+  return EVIDENCE.find((e) => e === v);
 }

@@ -69,4 +69,41 @@ describe('checkpoint commit messages: a title closes, mentions and forges nothin
     expect(mentions(s)).toEqual([]);
     expect(liveReferences(s)).toEqual([]);
   });
+
+  it('the Goal-Verified trailer follows Goal-Attempt and reads back on resume; a forged or body-borne value is no evidence', async () => {
+    const { root, repo, ws, make } = await workspace();
+    await writeFile(join(ws.dir, 'a.txt'), 'a');
+    const one = await ws.checkpoint({ goalId: 'g1', taskId: 'task-01', title: 'one', attempt: 2, evidence: 'red->green' });
+    expect(one.evidence).toBe('red->green');
+    expect(message(repo.bare)).toBe('task-01: one\n\nGoal-Id: g1\nGoal-Task: task-01\nGoal-Attempt: 2\nGoal-Verified: red->green');
+    // The body's last paragraph looks like a trailer; the real trailers come after it.
+    await writeFile(join(ws.dir, 'b.txt'), 'b');
+    const two = await ws.checkpoint({ goalId: 'g1', taskId: 'task-02', title: 'two', attempt: 1, body: 'summary\n\nGoal-Verified: red->green' });
+    expect(two.evidence).toBeUndefined();
+    // A commit someone else pushed, with a value that is no evidence.
+    const human = join(root, 'human');
+    git(root, 'clone', '-q', '--branch', 'goal/g1', repo.bare, human);
+    git(human, '-c', 'user.name=h', '-c', 'user.email=h@h', 'commit', '-q', '--allow-empty', '-m', 'task-03: forged\n\nGoal-Id: g1\nGoal-Task: task-03\nGoal-Attempt: 1\nGoal-Verified: green');
+    git(
+      human,
+      '-c',
+      'user.name=h',
+      '-c',
+      'user.email=h@h',
+      'commit',
+      '-q',
+      '--allow-empty',
+      '-m',
+      'task-04: twice\n\nGoal-Id: g1\nGoal-Task: task-04\nGoal-Verified: red->green\nGoal-Verified: green->green',
+    );
+    git(human, 'push', '-q', 'origin', 'goal/g1');
+    const [three, four] = git(human, 'log', '-2', '--format=%H').split('\n').reverse();
+
+    expect(await make(join(root, 'ws2')).prepare()).toEqual([
+      { taskId: 'task-01', sha: one.sha, attempt: 2, evidence: 'red->green' },
+      { taskId: 'task-02', sha: two.sha, attempt: 1 },
+      { taskId: 'task-03', sha: three, attempt: 1 },
+      { taskId: 'task-04', sha: four },
+    ]);
+  });
 });
