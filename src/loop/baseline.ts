@@ -52,8 +52,10 @@ export class BaselineRunner {
       let result: CommandResult;
       try {
         result = await deps.run(task, attempt);
+        // What the verification wrote (a report, a snapshot) is not the task's change.
+        if (!result.aborted && (await deps.workspace.changedFiles()).length > 0) await deps.workspace.rollback();
       } catch (err) {
-        return { type: 'infra_error', at: deps.clock(), error: `sandbox failed: ${err instanceof Error ? err.message : JSON.stringify(err)}` };
+        return { type: 'infra_error', at: deps.clock(), error: `baseline failed: ${err instanceof Error ? err.message : JSON.stringify(err)}` };
       }
       if (result.aborted) return deps.interrupted(taskId, attempt);
       outcome = { passed: result.exitCode === 0, exitCode: result.exitCode, durationMs: Math.round(result.durationMs), timedOut: result.timedOut, output: result.output };

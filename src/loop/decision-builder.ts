@@ -171,7 +171,7 @@ export class DecisionBuilder {
   /**
    * The baseline's result. Green where the task expects red proves nothing about the task: under
    * `require_red` it escalates at once (`output` says why and how to fix the spec); under `warn`
-   * it runs, and its evidence says green->green. Whatever the baseline left in the tree goes first.
+   * it runs, and its evidence says green->green. (The baseline runner put back what it left in the tree.)
    */
   baselineDone(passed: boolean, output: string, now: number): void {
     const task = this.current();
@@ -183,7 +183,6 @@ export class DecisionBuilder {
       this.escalateTask(task, output, now, 'passes_before');
       return;
     }
-    this.effect({ type: 'rollback' });
     this.startAttempt(task);
   }
 

@@ -40,15 +40,17 @@ describe('the attempt record, written as the loop goes', () => {
     const entries = await h.ledger.listAttemptEntries({ repo: h.repo.bare, goalId: 'record' }, { taskId: 'fix' });
     const byAttempt = (n: number) => entries.filter((e) => e.attempt === n).map((e) => e.entry);
     const first = byAttempt(1);
-    expect(first.map((e) => e.kind)).toEqual(['step', 'turn', 'verify', 'end']);
-    expect(first[0]).toMatchObject({ kind: 'step', exitCode: 0, tail: expect.stringContaining('prepared') });
-    expect(first[1]).toMatchObject({ kind: 'turn', turn: 1, tools: [{ name: 'read_file', input: 'sum.test.js' }] });
-    expect(first[2]).toMatchObject({ kind: 'verify', passed: false, exitCode: 1, tail: expect.stringContaining('FAIL sum.test.js:3') });
-    expect(first[3]).toMatchObject({ kind: 'end', outcome: 'failed', costUsd: 0.01, tokens: { input: 100, output: 20 } });
+    // The baseline (the verification before any change) opens the first attempt.
+    expect(first.map((e) => e.kind)).toEqual(['baseline', 'step', 'turn', 'verify', 'end']);
+    expect(first[0]).toMatchObject({ kind: 'baseline', passed: false, exitCode: 1, expect: 'red', policy: 'warn', tail: expect.stringContaining('FAIL sum.test.js:3') });
+    expect(first[1]).toMatchObject({ kind: 'step', exitCode: 0, tail: expect.stringContaining('prepared') });
+    expect(first[2]).toMatchObject({ kind: 'turn', turn: 1, tools: [{ name: 'read_file', input: 'sum.test.js' }] });
+    expect(first[3]).toMatchObject({ kind: 'verify', passed: false, exitCode: 1, tail: expect.stringContaining('FAIL sum.test.js:3') });
+    expect(first[4]).toMatchObject({ kind: 'end', outcome: 'failed', costUsd: 0.01, tokens: { input: 100, output: 20 } });
 
     const second = byAttempt(2);
     expect(second.map((e) => e.kind)).toEqual(['step', 'turn', 'turn', 'verify', 'checkpoint', 'end']);
-    expect(second[4]).toMatchObject({ kind: 'checkpoint', files: 1, insertions: 1, deletions: 0, stat: 'fixed.txt +1 -0' });
+    expect(second[4]).toMatchObject({ kind: 'checkpoint', files: 1, insertions: 1, deletions: 0, stat: 'fixed.txt +1 -0', evidence: 'red->green' });
     expect(second[5]).toMatchObject({ kind: 'end', outcome: 'passed', reason: '1 file(s) changed, +1 -0' });
     expect((second[4] as { sha: string }).sha).toBe(result.checkpoints.find((c) => c.task_id === 'fix')!.sha);
   });
@@ -59,9 +61,10 @@ describe('the attempt record, written as the loop goes', () => {
     const result = await h.run(spec);
     expect(result.status).toBe('ESCALATED');
     const entries = (await h.ledger.listAttemptEntries({ repo: h.repo.bare, goalId: 'fails' }, { taskId: 'slow', attempt: 1 })).map((e) => e.entry);
-    expect(entries.map((e) => e.kind)).toEqual(['step', 'end']);
-    expect(entries[0]).toMatchObject({ kind: 'step', timedOut: true, exitCode: null });
-    expect(entries[1]).toMatchObject({ kind: 'end', outcome: 'timeout' });
+    expect(entries.map((e) => e.kind)).toEqual(['baseline', 'step', 'end']);
+    expect(entries[0]).toMatchObject({ kind: 'baseline', passed: true });
+    expect(entries[1]).toMatchObject({ kind: 'step', timedOut: true, exitCode: null });
+    expect(entries[2]).toMatchObject({ kind: 'end', outcome: 'timeout' });
   });
 
   it('setup is an attempt per run; a setup that leaves a nested repository ends refused; a file name cannot forge stat lines; no cut splits an emoji', async () => {

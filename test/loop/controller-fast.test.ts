@@ -189,12 +189,14 @@ describe('runGoal, fast tier (in-memory ledger, workspace and sandbox)', () => {
     expect(result.escalation!.last_error).toContain('boom: 2');
     const attempts = await h.ledger.listAttempts(h.key('stepfail'));
     expect(attempts.map((a) => a.phase)).toEqual(['run', 'run']);
-    expect(h.sandbox.calls.map((c) => c.command)).not.toContain('write verified');
+    // Only the baseline ran it (before the first attempt), never after a failed run step.
+    expect(h.sandbox.calls.filter((c) => c.command === 'write verified')).toHaveLength(1);
+    expect(h.sandbox.calls.findIndex((c) => c.command === 'write verified')).toBeLessThan(h.sandbox.calls.findIndex((c) => c.command.startsWith('exit 7')));
   });
 
   it('stops at max_iterations with a clear stop reason', async () => {
     const h = memoryGoalHarness();
-    const result = await h.run({ goal_id: 'iter', objective: 'iterations', tasks: [task('a'), task('b', { verification: 'false', max_retries: 10 }), task('c')], limits: { max_iterations: 4 } });
+    const result = await h.run({ goal_id: 'iter', objective: 'iterations', tasks: [task('a'), task('b', { verification: 'fail attempt $GOAL_ATTEMPT', max_retries: 10 }), task('c')], limits: { max_iterations: 4 } });
     expect(result).toMatchObject({ status: 'STOPPED', iterations: 4, tasks_completed: 1 });
     expect(result.stop_reason).toMatch(/max_iterations/);
   });
@@ -220,7 +222,7 @@ describe('runGoal, fast tier (in-memory ledger, workspace and sandbox)', () => {
   it('stops when the cost cap is reached, before starting another attempt', async () => {
     const h = memoryGoalHarness();
     const agent = new ScriptedAgent(() => ({ usage: { input: 1000, output: 100, cache_read: 0, cache_write: 0 }, costUsd: 0.6 }));
-    const result = await h.run({ goal_id: 'cost', objective: 'cost', tasks: [task('a', { verification: 'false', max_retries: 5 })], limits: { cost_cap_usd: 1 } }, { agent });
+    const result = await h.run({ goal_id: 'cost', objective: 'cost', tasks: [task('a', { verification: 'fail attempt $GOAL_ATTEMPT', max_retries: 5 })], limits: { cost_cap_usd: 1 } }, { agent });
     expect(result.status).toBe('STOPPED');
     expect(result.stop_reason).toMatch(/cost_cap_usd/);
     expect(agent.calls).toHaveLength(2);

@@ -254,7 +254,7 @@ describe('pass -> checkpoint -> next task', () => {
   it('verified -> STATE_COMMIT and checkpoint the same attempt', () => {
     const [, , d] = feed(stateOf([view('a'), view('b')]), start(), { type: 'executed', at: 2000, ok: true }, { type: 'verified', at: 3000, passed: true, output: 'ok' });
     expect(d!.state.phase).toBe('STATE_COMMIT');
-    expect(d!.effects).toEqual([{ type: 'checkpoint', taskId: 'a', attempt: 1 }]);
+    expect(d!.effects).toEqual([{ type: 'checkpoint', taskId: 'a', attempt: 1, evidence: 'unchecked' }]);
   });
 
   it('checkpointed -> task done with its sha, reported, and the next task starts', () => {
