@@ -116,6 +116,7 @@ class ClaudeAgent implements TaskAgent {
           maxTurns,
           ...(previousFailure !== undefined ? { previousFailure } : {}),
           ...(failureLogId ? { failureLogId } : {}),
+          ...(input.testPaths ? { testPaths: input.testPaths } : {}),
         }) + (notices.length > 0 ? `\n\n${notices.map((n) => `Note: ${n}`).join('\n')}` : ''),
         opts.window,
       );

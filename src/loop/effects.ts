@@ -196,6 +196,7 @@ export class EffectPerformer {
         task,
         attempt,
         ...(previousFailure !== undefined ? { previousFailure } : {}),
+        testPaths: protectedTestPaths(this.policy, task),
         workspaceDir: deps.workspace.dir,
         done,
         budgetUsd: Math.max(0, state.limits.cost_cap_usd - state.counters.costUsd),

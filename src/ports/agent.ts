@@ -19,6 +19,8 @@ export interface AgentInput {
   attempt: number;
   /** Trimmed output of the previous attempt's failure, for the repair. */
   previousFailure?: string;
+  /** Globs of the test files that verify the task: it may add files there, not change existing ones. */
+  testPaths?: readonly string[];
   workspaceDir: string;
   /** Tasks already done, with their checkpoints. */
   done: Array<{ taskId: string; sha: string }>;

@@ -196,7 +196,12 @@ describe('runGoal, fast tier (in-memory ledger, workspace and sandbox)', () => {
 
   it('stops at max_iterations with a clear stop reason', async () => {
     const h = memoryGoalHarness();
-    const result = await h.run({ goal_id: 'iter', objective: 'iterations', tasks: [task('a'), task('b', { verification: 'fail attempt $GOAL_ATTEMPT', max_retries: 10 }), task('c')], limits: { max_iterations: 4 } });
+    const result = await h.run({
+      goal_id: 'iter',
+      objective: 'iterations',
+      tasks: [task('a'), task('b', { verification: 'fail attempt $GOAL_ATTEMPT', max_retries: 10 }), task('c')],
+      limits: { max_iterations: 4 },
+    });
     expect(result).toMatchObject({ status: 'STOPPED', iterations: 4, tasks_completed: 1 });
     expect(result.stop_reason).toMatch(/max_iterations/);
   });
