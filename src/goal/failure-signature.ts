@@ -42,23 +42,25 @@ export function normalizeFailure(output: string, opts: FailureSignatureOptions =
   let text = plainText(output);
   const workspace = opts.workspaceDir?.replace(/\/+$/, '');
   if (workspace && workspace.length > 1) text = text.split(workspace).join('<workspace>');
-  return (
-    text
-      .replace(TEMP_DIR, '<tmp>')
-      .replace(ISO_TIMESTAMP, '<timestamp>')
-      .replace(CLOCK, '<time>')
-      .replace(UUID, '<uuid>')
-      .replace(HEX_ADDRESS, '0x<addr>')
-      .replace(LONG_HEX, '<hex>')
-      .replace(PORT, '$1:<port>')
-      .replace(PID, '$1<pid>')
-      .replace(BRACKET_PID, '$1[<pid>]')
-      .replace(DURATION, '<duration>')
-      // Padding that follows the width of what was replaced: rules (pytest's `=====`) and aligned columns.
-      .replace(RULE_LINE, '$1$1$1')
-      .replace(/(?<=\S)[ \t]{2,}/g, ' ')
-      .replace(/[ \t]+$/gm, '')
-      .replace(/\n{3,}/g, '\n\n')
-      .replace(/^\n+|\n+$/g, '')
-  );
+  text = text
+    .replace(TEMP_DIR, '<tmp>')
+    .replace(ISO_TIMESTAMP, '<timestamp>')
+    .replace(CLOCK, '<time>')
+    .replace(UUID, '<uuid>')
+    .replace(HEX_ADDRESS, '0x<addr>')
+    .replace(LONG_HEX, '<hex>')
+    .replace(PORT, '$1:<port>')
+    .replace(PID, '$1<pid>')
+    .replace(BRACKET_PID, '$1[<pid>]')
+    .replace(DURATION, '<duration>')
+    // Padding that follows the width of what was replaced: rules (pytest's `=====`) and aligned columns.
+    .replace(RULE_LINE, '$1$1$1')
+    .replace(/(?<=\S)[ \t]{2,}/g, ' ');
+  // Trailing blanks line by line: a `[ \t]+$` regex is quadratic on a long run of blanks.
+  return text
+    .split('\n')
+    .map((line) => line.trimEnd())
+    .join('\n')
+    .replace(/\n{3,}/g, '\n\n')
+    .replace(/^\n+|\n+$/g, '');
 }

@@ -10,6 +10,8 @@ import type { GoalSpec } from './schema.js';
  */
 
 const RULE = 'a verification must fail before the task and pass after it';
+const MAX_COMMAND = 10_000;
+const MAX_DEPTH = 32;
 
 /** One line per task whose verification cannot fail, named by path and task id as spec errors are. */
 export function verificationFlags(spec: Pick<GoalSpec, 'tasks'>): string[] {
@@ -26,6 +28,8 @@ export function verificationFlagMessage(index: number, taskId: string | undefine
 
 /** Why `command` always exits 0 (e.g. `"|| true" at the end`), or undefined when it can fail. */
 export function cannotFailReason(command: string): string | undefined {
+  // Untrusted text: a long or deeply nested command is not judged rather than read slowly.
+  if (command.length > MAX_COMMAND) return undefined;
   const tokens = tokenize(command);
   if (!tokens) return undefined;
   const parser = new Parser(tokens);
@@ -73,7 +77,7 @@ function tokenize(src: string): Token[] | undefined {
     } else if (c === '<' || c === '>') {
       i = redirection(src, i, tokens);
     } else {
-      const word = readWord(src, i);
+      const word = readWord(src, i, 0);
       if (!word) return undefined;
       // An all-digit word right before `<` or `>` is the redirection's file descriptor (`2>&1`).
       if (/^\d+$/.test(word.value) && /[<>]/.test(src[word.end] ?? '')) {
@@ -100,12 +104,13 @@ function redirection(src: string, start: number, tokens: Token[]): number {
   tokens.push({ kind: 'redirect' });
   // The target: the next word (skipped, as redirections never change the command's name).
   while (BLANK.test(src[i] ?? '')) i += 1;
-  const word = i < src.length && !WORD_END.test(src[i]!) ? readWord(src, i) : undefined;
+  const word = i < src.length && !WORD_END.test(src[i]!) ? readWord(src, i, 0) : undefined;
   return word ? word.end : i;
 }
 
 /** One word from `start`: its unquoted value, and whether it holds no expansion (`$…`, backticks). */
-function readWord(src: string, start: number): { value: string; literal: boolean; end: number } | undefined {
+function readWord(src: string, start: number, depth: number): { value: string; literal: boolean; end: number } | undefined {
+  if (depth > MAX_DEPTH) return undefined;
   let value = '';
   let literal = true;
   let i = start;
@@ -126,7 +131,7 @@ function readWord(src: string, start: number): { value: string; literal: boolean
           value += src[i + 1] ?? '';
           i += 2;
         } else if (src[i] === '$' || src[i] === '`') {
-          const end = expansionEnd(src, i);
+          const end = expansionEnd(src, i, depth);
           if (end === undefined) return undefined;
           literal = false;
           value += src.slice(i, end);
@@ -139,7 +144,7 @@ function readWord(src: string, start: number): { value: string; literal: boolean
       if (i >= src.length) return undefined;
       i += 1;
     } else if (c === '$' || c === '`') {
-      const end = expansionEnd(src, i);
+      const end = expansionEnd(src, i, depth);
       if (end === undefined) return undefined;
       literal = false;
       value += src.slice(i, end);
@@ -153,7 +158,7 @@ function readWord(src: string, start: number): { value: string; literal: boolean
 }
 
 /** The end of the `$…` or backtick expansion at `i`: `$(…)`, `$((…))`, `${…}`, `$NAME`, `` `…` ``. */
-function expansionEnd(src: string, i: number): number | undefined {
+function expansionEnd(src: string, i: number, depth: number): number | undefined {
   if (src[i] === '`') {
     for (let j = i + 1; j < src.length; j++) {
       if (src[j] === '\\') j += 1;
@@ -162,14 +167,14 @@ function expansionEnd(src: string, i: number): number | undefined {
     return undefined;
   }
   const open = src[i + 1];
-  if (open === '(' || open === '{') return balancedEnd(src, i + 1, open, open === '(' ? ')' : '}');
+  if (open === '(' || open === '{') return balancedEnd(src, i + 1, open, open === '(' ? ')' : '}', depth + 1);
   const name = /^(?:[A-Za-z_][A-Za-z0-9_]*|[0-9?!#$*@-])/.exec(src.slice(i + 1));
   return i + 1 + (name ? name[0].length : 0);
 }
 
 /** The index after the bracket that closes the one at `i`, skipping quotes and nested expansions. */
-function balancedEnd(src: string, i: number, open: string, close: string): number | undefined {
-  let depth = 0;
+function balancedEnd(src: string, i: number, open: string, close: string, depth: number): number | undefined {
+  let level = 0;
   for (let j = i; j < src.length; j++) {
     const c = src[j]!;
     if (c === '\\') j += 1;
@@ -178,13 +183,13 @@ function balancedEnd(src: string, i: number, open: string, close: string): numbe
       if (end < 0) return undefined;
       j = end;
     } else if (c === '"') {
-      const word = readWord(src, j);
+      const word = readWord(src, j, depth);
       if (!word) return undefined;
       j = word.end - 1;
-    } else if (c === open) depth += 1;
+    } else if (c === open) level += 1;
     else if (c === close) {
-      depth -= 1;
-      if (depth === 0) return j + 1;
+      level -= 1;
+      if (level === 0) return j + 1;
     }
   }
   return undefined;
@@ -210,6 +215,7 @@ const ALWAYS_OK = new Set(['true', ':', '/bin/true', '/usr/bin/true', 'echo', 'p
 
 class Parser {
   private i = 0;
+  private depth = 0;
   /** Options the command set so far (bash -c starts with both off). */
   private errexit = false;
   private pipefail = false;
@@ -290,7 +296,9 @@ class Parser {
     const first = this.tokens[this.i];
     if (first?.kind === 'op' && first.op === '(') {
       this.i += 1;
+      if (++this.depth > MAX_DEPTH) return undefined;
       const inner = this.list(')', prevOk);
+      this.depth -= 1;
       if (!inner || !this.peekOp(')')) return undefined;
       this.i += 1;
       this.skipRedirections();
@@ -299,7 +307,9 @@ class Parser {
     }
     if (first?.kind === 'word' && first.value === '{' && first.literal) {
       this.i += 1;
+      if (++this.depth > MAX_DEPTH) return undefined;
       const inner = this.list('}', prevOk);
+      this.depth -= 1;
       if (!inner || !this.atClose('}')) return undefined;
       this.i += 1;
       this.skipRedirections();

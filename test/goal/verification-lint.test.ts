@@ -92,6 +92,14 @@ describe('verifications that cannot fail', () => {
     expect(cannotFailReason(command)).toBeUndefined();
   });
 
+  it('does not judge a command too long or too deeply nested to read quickly', () => {
+    expect(cannotFailReason(`${'('.repeat(2000)}true${')'.repeat(2000)}`)).toBeUndefined();
+    expect(cannotFailReason(`echo ${'"$('.repeat(1500)}x${')"'.repeat(1500)}`)).toBeUndefined();
+    expect(cannotFailReason(`npm test ${'x '.repeat(6000)}|| true`)).toBeUndefined();
+    expect(cannotFailReason(`${'('.repeat(10)}npm test || true${')'.repeat(10)}`)).toBe('"|| true" at the end');
+    expect(cannotFailReason(`echo ${'"$('.repeat(10)}npm test${')"'.repeat(10)}`)).toBe('"echo …" alone');
+  });
+
   it('names the task by path and id, one line per flagged task', () => {
     const spec = validateGoalSpec(
       rawSpec([
