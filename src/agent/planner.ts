@@ -4,6 +4,7 @@ import { quoteUntrusted } from '../common/untrusted.js';
 import { formatSpecError, SpecValidationError, validateGoalSpec } from '../goal/parse.js';
 import { type GoalSpec, GoalSpecSchema } from '../goal/schema.js';
 import type { Usage } from '../goal/usage.js';
+import { cannotFailReason, verificationFlagMessage } from '../goal/verification-lint.js';
 import { CostGuard, promptTokenBound } from './budget.js';
 import { type AssistantBlock, addUsage, type Message, type Model, ModelError, type ModelResponse, NO_USAGE, type ToolDefinition, type ToolUseBlock } from './model.js';
 import { plannerSystemPrompt } from './prompts.js';
@@ -159,7 +160,10 @@ export async function planGoal(opts: PlanGoalOptions): Promise<PlanResult> {
   throw giveUp(`the planner could not write a valid goal spec after ${maxRepairs + 1} tries:\n${lastErrors.map((e) => `  ${e}`).join('\n')}`, 'invalid');
 }
 
-/** Schema + DAG validation, then the planner's own rules: real scripts, no limits, a bounded size. */
+/**
+ * Schema + DAG validation, then the planner's own rules: real scripts, verifications that can fail,
+ * no limits, a bounded size.
+ */
 export function checkSpec(raw: unknown, scan: RepoScan, goalId?: string): { ok: true; spec: GoalSpec } | { ok: false; errors: string[] } {
   let input = raw;
   if (input && typeof input === 'object' && !Array.isArray(input)) {
@@ -167,8 +171,9 @@ export function checkSpec(raw: unknown, scan: RepoScan, goalId?: string): { ok: 
     const { limits: _limits, goal_id, ...rest } = input as Record<string, unknown>;
     input = { ...rest, ...(goalId ? { goal_id: goalId } : goal_id !== undefined ? { goal_id } : {}) };
   }
-  // Script problems are reported together with schema and graph errors: one round fixes all.
-  const errors = scriptProblems(input, scan);
+  // Script problems and verifications that cannot fail are reported together with schema and
+  // graph errors: one round fixes all.
+  const errors = [...scriptProblems(input, scan), ...cannotFailProblems(input)];
   let spec: GoalSpec;
   try {
     spec = validateGoalSpec(input, { source: 'planner', defaultGoalId: goalId ?? 'goal' });
@@ -178,6 +183,17 @@ export function checkSpec(raw: unknown, scan: RepoScan, goalId?: string): { ok: 
   }
   if (spec.tasks.length > MAX_TASKS) errors.push(`tasks: ${spec.tasks.length} tasks; at most ${MAX_TASKS}, split the goal instead`);
   return errors.length > 0 ? { ok: false, errors } : { ok: true, spec };
+}
+
+/** Verifications of a (not yet validated) spec that cannot fail (`npm test || true`): a done proves nothing. */
+function cannotFailProblems(raw: unknown): string[] {
+  const tasks = (raw as { tasks?: unknown } | null)?.tasks;
+  if (!Array.isArray(tasks)) return [];
+  return tasks.flatMap((t: unknown, i) => {
+    const task = (t && typeof t === 'object' ? t : {}) as { id?: unknown; verification?: unknown };
+    const why = typeof task.verification === 'string' ? cannotFailReason(task.verification) : undefined;
+    return why === undefined ? [] : [verificationFlagMessage(i, typeof task.id === 'string' ? task.id : undefined, why)];
+  });
 }
 
 /** Commands of a (not yet validated) spec that name package scripts the repository lacks. */

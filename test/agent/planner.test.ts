@@ -76,6 +76,41 @@ describe('the planner', () => {
     expect(fake.violations).toEqual([]);
   });
 
+  it('sends back a verification that cannot fail, and tells the rule up front', async () => {
+    const fake = await fakeApi();
+    fake.push(
+      reply([toolUse('submit_goal_spec', { ...validSpec, tasks: [{ ...validSpec.tasks[0], verification: 'npm test || true' }, validSpec.tasks[1]] })]),
+      reply([toolUse('submit_goal_spec', validSpec)]),
+    );
+    const ws = await workspace(REPO);
+    const plan = await planGoal({ model: fakeModel(fake), objective: 'discounts', repoDir: ws.dir });
+
+    expect(plan.spec.tasks.map((t) => t.verification)).toEqual(['npx vitest run test/cart.test.ts', 'npm run lint']);
+    expect(plan.requests).toBe(2);
+    const [first, second] = fake.requests.map((r) => r.body);
+    const prompt = promptText(first!);
+    expect(prompt).toMatch(/Red before green: a verification must fail before the task's change and pass after it/);
+    expect(prompt).toContain('expect: green');
+    expect(prompt).toContain('may_edit_tests: true');
+    const errors = lastToolResults(second!);
+    expect(errors).toEqual([
+      expect.objectContaining({
+        is_error: true,
+        content: expect.stringContaining('- tasks[0].verification: cannot fail ("|| true" at the end): a verification must fail before the task and pass after it (task "task-01")'),
+      }),
+    ]);
+    expect(fake.violations).toEqual([]);
+  });
+
+  it('never returns a spec whose verification cannot fail', async () => {
+    const fake = await fakeApi();
+    fake.otherwise(() => reply([toolUse('submit_goal_spec', { objective: 'x', tasks: [{ id: 'a', title: 'a', verification: 'npm test; exit 0' }] })]));
+    const ws = await workspace(REPO);
+    const err = await planGoal({ model: fakeModel(fake), objective: 'x', repoDir: ws.dir, maxRepairs: 1 }).catch((e: unknown) => e);
+    expect(err).toMatchObject({ kind: 'invalid', errors: [expect.stringContaining('tasks[0].verification: cannot fail ("; exit 0" at the end)')] });
+    expect(fake.requests).toHaveLength(2);
+  });
+
   it('forces the submit_goal_spec call where the model allows it, and falls back when it refuses', async () => {
     const fake = await fakeApi({ rejectForcedToolChoice: true });
     fake.push(reply([toolUse('submit_goal_spec', validSpec)]));
@@ -107,8 +142,8 @@ describe('the planner', () => {
         toolUse('submit_goal_spec', {
           objective: 'x',
           tasks: [
-            { id: 'a', title: 'a', verification: 'true', dependencies: ['b'] },
-            { id: 'b', title: 'b', verification: 'true', dependencies: ['a'] },
+            { id: 'a', title: 'a', verification: 'npm test', dependencies: ['b'] },
+            { id: 'b', title: 'b', verification: 'npm test', dependencies: ['a'] },
           ],
         }),
       ]),
@@ -131,6 +166,11 @@ describe('the planner', () => {
     expect(checkSpec({ objective: 'x', tasks: [{ id: 't', title: 't', verification: 'npm test && yarn run build' }] }, scan)).toEqual({
       ok: false,
       errors: ['tasks[0].verification: `yarn run build`: package.json has no "build" script (it has: test) (task "t")'],
+    });
+    // Reported with the schema errors, so that one round fixes both.
+    expect(checkSpec({ objective: 'x', tasks: [{ id: 't', verification: 'npm test || :' }] }, scan)).toEqual({
+      ok: false,
+      errors: ['tasks[0].title: is required (task "t")', 'tasks[0].verification: cannot fail ("|| :" at the end): a verification must fail before the task and pass after it (task "t")'],
     });
   });
 });

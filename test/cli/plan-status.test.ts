@@ -39,6 +39,26 @@ describe('goal-loop plan', () => {
     expect(r.code).toBe(0);
     expect(r.stdout).toContain('goal: issue');
     expect(r.stdout).toContain('1. only  The only task');
+    // `true` cannot fail: a warning after validation, not a failure.
+    expect(r.stderr).toBe('goal-loop: warning: tasks[0].verification: cannot fail ("true" alone): a verification must fail before the task and pass after it (task "only")\n');
+  });
+
+  it('warns about each verification that cannot fail, also with --json, and still exits 0', async () => {
+    const root = await tempDir();
+    const goal = join(root, 'goal.yml');
+    const tasks = [rawTask('a', [], { verification: 'npm test || true' }), rawTask('b', ['a'], { verification: 'test "$MODE" = true' }), rawTask('c', ['b'], { verification: 'npm test; exit 0' })];
+    await writeFile(goal, JSON.stringify(rawSpec(tasks)));
+    for (const json of [[], ['--json']]) {
+      const r = await runCli(['plan', '--repo', root, '--goal', goal, ...json]);
+      expect(r.code).toBe(0);
+      expect(r.stderr.trimEnd().split('\n')).toEqual([
+        'goal-loop: warning: tasks[0].verification: cannot fail ("|| true" at the end): a verification must fail before the task and pass after it (task "a")',
+        'goal-loop: warning: tasks[2].verification: cannot fail ("; exit 0" at the end): a verification must fail before the task and pass after it (task "c")',
+      ]);
+    }
+    expect(JSON.parse((await runCli(['plan', '--repo', root, '--goal', goal, '--json'])).stdout).tasks).toHaveLength(3);
+    const clean = await runCli(['plan', '--repo', root, '--goal', DEMO_GOAL]);
+    expect(clean.stderr).toBe('');
   });
 
   it("accepts the seed document's example spec unchanged", async () => {

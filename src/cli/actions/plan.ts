@@ -3,6 +3,7 @@ import { UsageError } from '../../common/errors.js';
 import { extractGoalBlock, loadGoalSpecFile, parseGoalSpec, SpecValidationError } from '../../goal/parse.js';
 import { mermaidGraph, orderedChecklist } from '../../goal/render.js';
 import type { GoalSpec } from '../../goal/schema.js';
+import { verificationFlags } from '../../goal/verification-lint.js';
 import { loadRepoConfigForCli } from '../../run/load-repo-config.js';
 
 export interface PlanValues {
@@ -41,6 +42,8 @@ export async function planCommand(values: PlanValues): Promise<number> {
       spec = parseGoalSpec(text, { source: path });
     }
   }
+  // A verification that cannot fail is legal but proves nothing: said, not refused.
+  for (const flag of verificationFlags(spec)) process.stderr.write(`goal-loop: warning: ${flag}\n`);
   if (values.json) {
     process.stdout.write(`${JSON.stringify(spec, null, 2)}\n`);
     return 0;
