@@ -3,6 +3,7 @@ import type { AgentDeps } from '../agent/select-agent.js';
 import { configLimits, type RepoConfig } from '../config/repo-config.js';
 import { effectiveLimits, ignoredSpecLimits, type LoopLimits } from '../goal/limits.js';
 import type { GoalSpec, LimitsOverride } from '../goal/schema.js';
+import { verificationFlags } from '../goal/verification-lint.js';
 import { verificationPolicy } from '../goal/verification-policy.js';
 import type { RunGoalOptions } from '../loop/controller.js';
 import type { TaskAgent } from '../ports/agent.js';
@@ -161,6 +162,8 @@ export async function composeGoalRun(input: ComposeGoalRunInput): Promise<Compos
   const sandbox = typeof sandboxInput === 'function' || sandboxInput === undefined ? await (sandboxInput ?? sandboxForConfig(input.logger))(config) : sandboxInput;
   const workspace = isWorkspace(workspaceInput) ? workspaceInput : goalWorkspace(workspaceInput, spec.goal_id, config);
   const commands = configCommands(config, process.env, input.logger);
+  const flags = verificationFlags(spec);
+  if (flags.length > 0) input.logger.child({ goal: spec.goal_id }).warn({ flags }, 'verifications that cannot fail: they prove nothing about their tasks');
   // Last, so nothing that can fail comes between making the agent and handing back its close().
   const made = typeof agentInput === 'function';
   const agent = typeof agentInput === 'function' ? agentInput({ sandbox, config, limits, logger: input.logger }) : agentInput;
