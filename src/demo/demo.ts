@@ -43,7 +43,7 @@ export async function runDemo(opts: DemoOptions): Promise<number> {
     encoding: 'utf8',
     env,
   });
-  const log = spawnSync('git', ['--git-dir', repo.bare, 'log', '--format=%h %s%n%(trailers:key=Goal-Task,key=Goal-Attempt)', 'goal/demo-slugify'], { encoding: 'utf8' });
+  const log = spawnSync('git', ['--git-dir', repo.bare, 'log', '--format=%h %s%n%(trailers:key=Goal-Task,key=Goal-Attempt,key=Goal-Verified)', 'goal/demo-slugify'], { encoding: 'utf8' });
   const ledger = `GOAL_LOOP_DB=${shellWord(db)} ${opts.prog}`;
   out.write(
     `\nThe checkpoints are on branch goal/demo-slugify of ${repo.bare}:\n\n${log.stdout}` +
