@@ -1,5 +1,6 @@
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { z } from 'zod';
+import { EVIDENCE } from '../goal/evidence.js';
 import { SpecValidationError, validateGoalSpec } from '../goal/parse.js';
 import type { GoalSpec } from '../goal/schema.js';
 import { GOAL_STATES, TASK_STATUSES } from '../goal/states.js';
@@ -30,8 +31,21 @@ const UsageSchema = z.object({ input: z.number(), output: z.number(), cache_read
 
 const CarriedEntrySchema = z.discriminatedUnion('kind', [
   z.object({ kind: z.literal('step'), command: z.string(), exitCode: z.number().nullable(), durationMs: z.number(), timedOut: z.boolean(), tail: z.string() }),
+  z.object({
+    kind: z.literal('baseline'),
+    command: z.string(),
+    exitCode: z.number().nullable(),
+    durationMs: z.number(),
+    timedOut: z.boolean(),
+    passed: z.boolean(),
+    tail: z.string(),
+    reused: z.boolean().optional(),
+    expect: z.enum(['red', 'green']),
+    policy: z.enum(['warn', 'require_red']),
+  }),
   z.object({ kind: z.literal('verify'), command: z.string(), exitCode: z.number().nullable(), durationMs: z.number(), timedOut: z.boolean(), passed: z.boolean(), tail: z.string() }),
-  z.object({ kind: z.literal('checkpoint'), sha: z.string(), files: z.number(), insertions: z.number(), deletions: z.number(), stat: z.string() }),
+  // `evidence`: absent in a record carried before it existed; a value not one of the three is refused.
+  z.object({ kind: z.literal('checkpoint'), sha: z.string(), files: z.number(), insertions: z.number(), deletions: z.number(), stat: z.string(), evidence: z.enum(EVIDENCE).optional() }),
   z.object({
     kind: z.literal('end'),
     outcome: z.enum(['passed', 'failed', 'timeout', 'turn_limit', 'budget', 'refused', 'infra', 'interrupted']),
@@ -105,6 +119,7 @@ function carriedEntry(e: AttemptLogEntry): CarriedState['attempts'] {
   const x = e.entry;
   switch (x.kind) {
     case 'step':
+    case 'baseline':
     case 'verify':
       return keep({ ...x, tail: x.tail.slice(-TAIL_CHARS), command: x.command.slice(0, 500) });
     case 'checkpoint':
@@ -118,8 +133,10 @@ function carriedEntry(e: AttemptLogEntry): CarriedState['attempts'] {
 
 /**
  * The carried line for a status comment whose report is `body`: within what GitHub takes for the
- * whole comment. When the record does not fit, the oldest attempts' output goes first, then the
- * oldest attempts; the goal's spec, state and spend always stay (they are what a run must not lose).
+ * whole comment. When the record does not fit, the attempts' output goes first (tails cut short),
+ * then the oldest attempts' entries but their baselines, checkpoints and ends (what the reports'
+ * evidence and outcomes come from), then those too, oldest first; the goal's spec, state and spend
+ * always stay (they are what a run must not lose).
  */
 export function carriedLine(state: CarriedState, body: string): string {
   const room = Math.min(CARRIED_MAX, COMMENT_MAX - body.length - 2 - CARRIED_STATE_PREFIX.length - SUFFIX.length);
@@ -127,12 +144,23 @@ export function carriedLine(state: CarriedState, body: string): string {
   for (let pass = 0; ; pass++) {
     const encoded = encode({ ...state, attempts });
     if (encoded.length <= room || attempts.length === 0) return `${CARRIED_STATE_PREFIX}${encoded}${SUFFIX}`;
-    attempts = pass === 0 ? attempts.map((a) => ({ ...a, entry: withoutTail(a.entry) })) : attempts.slice(Math.ceil(attempts.length / 4));
+    attempts = pass === 0 ? attempts.map((a) => ({ ...a, entry: withoutTail(a.entry) })) : withoutOldest(attempts);
   }
 }
 
+/** Entries the reports' evidence and outcomes are read from: left out after every other entry. */
+const KEPT_LONGER = new Set(['baseline', 'checkpoint', 'end']);
+
+/** The record without its oldest quarter of other entries; once only those kept longer are left, of those. Always shorter. */
+function withoutOldest(attempts: CarriedState['attempts']): CarriedState['attempts'] {
+  const others = attempts.filter((a) => !KEPT_LONGER.has(a.entry.kind));
+  if (others.length === 0) return attempts.slice(Math.ceil(attempts.length / 4));
+  const dropped = new Set(others.slice(0, Math.ceil(others.length / 4)));
+  return attempts.filter((a) => !dropped.has(a));
+}
+
 function withoutTail(e: CarriedState['attempts'][number]['entry']): CarriedState['attempts'][number]['entry'] {
-  if (e.kind === 'step' || e.kind === 'verify') return { ...e, tail: e.tail.slice(-200) };
+  if (e.kind === 'step' || e.kind === 'baseline' || e.kind === 'verify') return { ...e, tail: e.tail.slice(-200) };
   if (e.kind === 'checkpoint') return { ...e, stat: '' };
   return e;
 }

@@ -3,7 +3,7 @@ import type { GoalSnapshot } from '../goal/result.js';
 import { renderAttempts } from '../steering/report/check-run.js';
 import { SEPARATOR } from '../steering/report/fit.js';
 import { code } from '../steering/report/inert.js';
-import type { AttemptView } from '../steering/report/record.js';
+import { type AttemptView, taskProofs } from '../steering/report/record.js';
 import { budgetLine, checklist, inlineUntrusted } from '../steering/report/status-comment.js';
 
 /** GitHub's limit for one step's job summary (`GITHUB_STEP_SUMMARY`), in bytes: a bigger one is not shown. */
@@ -22,9 +22,10 @@ export interface JobSummaryContext {
 
 /**
  * The goal as a workflow user sees it in the job summary: objective, state, branch, PR, the
- * checklist, the budget, and every attempt from the attempt record (as the check run shows them),
- * within JOB_SUMMARY_BUDGET_BYTES. Untrusted text is made inert the way the status comment and the
- * check run make it.
+ * checklist (each done task with its evidence, each task whose verification passed before it ran
+ * warned about), the budget, and every attempt from the attempt record (as the check run shows
+ * them), within JOB_SUMMARY_BUDGET_BYTES. Untrusted text is made inert the way the status comment
+ * and the check run make it.
  */
 export function renderJobSummary(s: GoalSnapshot, views: readonly AttemptView[], ctx: JobSummaryContext): string {
   const links = [
@@ -38,7 +39,7 @@ export function renderJobSummary(s: GoalSnapshot, views: readonly AttemptView[],
   if (ctx.runNote?.trim()) head.push(`> ${inlineUntrusted(ctx.runNote, 300)}`);
   head.push(links.join(' · '));
   if (s.stopReason && s.state !== 'LOOP_COMPLETE') head.push(`> ${inlineUntrusted(s.stopReason, 300)}`);
-  head.push(s.tasks.length > 0 ? checklist(s, { repoUrl: ctx.repoUrl }) : '_Planning…_', budgetLine(s));
+  head.push(s.tasks.length > 0 ? checklist(s, { repoUrl: ctx.repoUrl }, taskProofs(views, s)) : '_Planning…_', budgetLine(s));
   const top = head.join(SEPARATOR);
   const attempts = renderAttempts(s, views, { repoUrl: ctx.repoUrl, goalId: ctx.goalId }, JOB_SUMMARY_BUDGET_BYTES - utf8Bytes(top) - SEPARATOR.length - 1);
   return `${top}${SEPARATOR}${attempts}\n`;

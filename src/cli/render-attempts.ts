@@ -2,6 +2,7 @@ import { plainText } from '../common/plain-text.js';
 import { duration, exitText } from '../common/run-words.js';
 import { spendText } from '../goal/usage.js';
 import type { AttemptEntry, AttemptLogEntry, BaselineEntry } from '../ports/attempt-log.js';
+import { evidenceWords, GREEN_BEFORE, GREEN_BEFORE_WHY, greenBefore } from '../steering/report/evidence.js';
 
 /** Lines of an output's tail shown for a failed step or verification (the record keeps more; --json has it all). */
 const TAIL_LINES = 15;
@@ -35,13 +36,18 @@ function renderEntry(e: AttemptEntry): string[] {
         ...e.tools.map((t) => `    ${t.isError ? '✘' : '↳'} ${safe(t.name)}${t.input ? ` ${oneLine(t.input, 80)}` : ''}${t.result ? ` → ${oneLine(t.result, 90)}` : ''}`),
       ];
     case 'baseline':
-      return [`  ${baselineMark(e)} baseline ${oneLine(e.command)}  ${baselineText(e)} · ${duration(e.durationMs)}`];
+      return [
+        `  ${baselineMark(e)} baseline (before the task's change) ${oneLine(e.command)}  ${e.passed ? 'passed' : 'failed'}, ${exitText(e.exitCode, e.timedOut)} · ${duration(e.durationMs)}${e.reused ? ' · same verification on the same tree, not run again' : ''}`,
+        `    ${baselineMeaning(e)}`,
+        // A failure nobody expected is explained by its output's end.
+        ...(!e.passed && e.expect === 'green' ? indentTail(e.tail) : []),
+      ];
     case 'verify':
       return [`  ${e.passed ? '✔' : '✘'} verify ${oneLine(e.command)}  ${exitText(e.exitCode, e.timedOut)} · ${duration(e.durationMs)}`, ...(e.passed ? [] : indentTail(e.tail))];
     case 'checkpoint': {
       const paths = e.stat.split('\n').filter(Boolean);
       return [
-        `  ● checkpoint ${e.sha.slice(0, 12)}${e.evidence ? ` ${e.evidence}` : ''}  ${e.files} file${e.files === 1 ? '' : 's'} +${e.insertions} -${e.deletions}`,
+        `  ● checkpoint ${e.sha.slice(0, 12)}  ${e.files} file${e.files === 1 ? '' : 's'} +${e.insertions} -${e.deletions}${evidenceText(e.evidence)}`,
         ...paths.slice(0, PATHS_SHOWN).map((p) => `    ${safe(p)}`),
         ...(e.files > Math.min(paths.length, PATHS_SHOWN) ? [`    … ${e.files - Math.min(paths.length, PATHS_SHOWN)} more`] : []),
       ];
@@ -53,16 +59,25 @@ function renderEntry(e: AttemptEntry): string[] {
   }
 }
 
-/** Red before a task that expects red is the good case; green is the warning. */
+/** `○` the baseline is what the task expects; `!` it is not (a green before a task that expects red: the warning). */
 function baselineMark(e: BaselineEntry): string {
   return e.passed === (e.expect === 'green') ? '○' : '!';
 }
 
-function baselineText(e: BaselineEntry): string {
-  const outcome = e.passed ? 'passed (green)' : `failed (red, ${exitText(e.exitCode, e.timedOut)})`;
-  const reused = e.reused ? ', same verification on the same tree' : '';
-  if (e.passed && e.expect === 'red') return `${outcome}${reused}: it passed before the task ran, so it proves nothing about the task`;
-  return `${outcome}${reused}`;
+/** The baseline's outcome against what the task expects, in a newcomer's words. */
+function baselineMeaning(e: BaselineEntry): string {
+  if (greenBefore(e)) {
+    return `warning: ${GREEN_BEFORE}, ${GREEN_BEFORE_WHY} (expect: red)${e.policy === 'require_red' ? '; verification_baseline: require_red, so the task is not run' : ''}`;
+  }
+  if (e.passed) return 'as expected (expect: green): the task must keep it passing';
+  if (e.expect === 'green') return 'though the task expects it to pass (expect: green)';
+  return 'as expected (expect: red): the task must make it pass';
+}
+
+/** What the checkpoint's verification proves: ` · red → green: …`; nothing in a record older than evidence. */
+function evidenceText(evidence: unknown): string {
+  const w = evidenceWords(evidence);
+  return w ? ` · ${w.short}: ${w.meaning}` : '';
 }
 
 function indentTail(tail: string): string[] {

@@ -68,4 +68,86 @@ describe('the goal record a status comment carries', () => {
     expect(back.attempts.length).toBeLessThan(noisy.length);
     expect(back.attempts.at(-1)!.attempt).toBe(400); // the newest attempts are the ones kept
   });
+
+  it("carries a task's baseline and its checkpoint's evidence, and reads a record carried before they existed", () => {
+    const baseline = {
+      kind: 'baseline' as const,
+      command: 'npm test',
+      exitCode: 1,
+      durationMs: 900,
+      timedOut: false,
+      passed: false,
+      tail: 'FAIL',
+      reused: true,
+      expect: 'red' as const,
+      policy: 'require_red' as const,
+    };
+    const checkpoint = { kind: 'checkpoint' as const, sha: 'a'.repeat(40), files: 1, insertions: 2, deletions: 0, stat: 'src/a.ts +2 -0', evidence: 'red->green' as const };
+    const at = '2026-12-01T00:00:00.000Z';
+    const withEvidence = state({
+      attempts: [
+        { taskId: 'a', attempt: 1, at, entry: baseline },
+        { taskId: 'a', attempt: 1, at, entry: checkpoint },
+      ],
+    });
+    expect(readCarriedState(carriedLine(withEvidence, 'x')).state).toEqual(withEvidence);
+    // Written before evidence: a checkpoint without it, and no baseline.
+    const { evidence: _, ...older } = checkpoint;
+    const before = state({ attempts: [{ taskId: 'a', attempt: 1, at, entry: older }] });
+    expect(readCarriedState(line(before)).state).toEqual(before);
+  });
+
+  it('refuses a checkpoint whose evidence is not one of the three, and a baseline not as written', () => {
+    const at = '2026-12-01T00:00:00.000Z';
+    const checkpoint = { kind: 'checkpoint', sha: 'a'.repeat(40), files: 1, insertions: 2, deletions: 0, stat: '', evidence: 'bogus' };
+    expect(readCarriedState(line({ ...state(), attempts: [{ taskId: 'a', attempt: 1, at, entry: checkpoint }] })).problem).toMatch(/not valid/);
+    const baseline = { kind: 'baseline', command: 'npm test', exitCode: 0, durationMs: 9, timedOut: false, passed: true, tail: '', expect: 'maybe', policy: 'warn' };
+    expect(readCarriedState(line({ ...state(), attempts: [{ taskId: 'a', attempt: 1, at, entry: baseline }] })).problem).toMatch(/not valid/);
+  });
+
+  it("trims a baseline's output like a verification's, and keeps baselines, checkpoints and ends longest when the record does not fit", () => {
+    const at = '2026-12-01T00:00:00.000Z';
+    const noisy = Array.from({ length: 300 }, (_, i) => [
+      ...(i === 0
+        ? [
+            {
+              taskId: 'a',
+              attempt: 1,
+              at,
+              entry: {
+                kind: 'baseline' as const,
+                command: 'npm test',
+                exitCode: 0,
+                durationMs: 5,
+                timedOut: false,
+                passed: true,
+                tail: randomBytes(1100).toString('base64'),
+                expect: 'red' as const,
+                policy: 'warn' as const,
+              },
+            },
+          ]
+        : []),
+      {
+        taskId: 'a',
+        attempt: i + 1,
+        at,
+        entry: { kind: 'verify' as const, command: `npm test -- ${i}`, exitCode: 1, durationMs: 5, timedOut: false, passed: false, tail: randomBytes(1100).toString('base64') },
+      },
+      {
+        taskId: 'a',
+        attempt: i + 1,
+        at,
+        entry: { kind: 'end' as const, outcome: 'failed' as const, reason: 'verification failed', tokens: { input: 0, output: 0, cache_read: 0, cache_write: 0 }, costUsd: 0, durationMs: 5 },
+      },
+    ]).flat();
+    const back = readCarriedState(carriedLine(state({ attempts: noisy }), 'r'.repeat(30_000))).state!;
+    const first = back.attempts[0]!;
+    expect(first.entry).toMatchObject({ kind: 'baseline', passed: true, expect: 'red' });
+    expect(first.entry.kind === 'baseline' ? first.entry.tail.length : -1).toBe(200);
+    expect(back.attempts.filter((a) => a.entry.kind === 'verify').length).toBeLessThan(300);
+    // Each attempt's end outlasts the older attempts' output: every attempt still says how it ended.
+    expect(back.attempts.filter((a) => a.entry.kind === 'end')).toHaveLength(300);
+    expect(back.attempts.at(-1)!.attempt).toBe(300);
+  });
 });

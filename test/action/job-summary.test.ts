@@ -4,7 +4,7 @@ import type { GoalSnapshot } from '../../src/goal/result.js';
 import type { AttemptEntry, AttemptLogEntry } from '../../src/ports/attempt-log.js';
 import { renderCheckRun } from '../../src/steering/report/check-run.js';
 import { type AttemptView, groupAttempts } from '../../src/steering/report/record.js';
-import { snapshot } from '../steering/report/fixtures.js';
+import { evidenceGoal, SHA, snapshot } from '../steering/report/fixtures.js';
 import { markdownProblems, prose } from '../steering/report/markdown-structure.js';
 
 const CTX = { repoUrl: 'https://github.com/octo-org/widgets', goalId: '7' };
@@ -161,5 +161,16 @@ describe('the job summary (GITHUB_STEP_SUMMARY)', () => {
       else expect(md).toMatch(new RegExp(`<summary><code>task-${t}</code> attempt 4: failed|- \`task-${t}\` attempt 4: failed`));
     }
     expect(md).not.toMatch(/[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/);
+  });
+
+  it("shows each done task's evidence in its checklist, and warns of a verification that passed before its task ran (expect red) only", () => {
+    const { s, rows } = evidenceGoal();
+    const md = renderJobSummary(s, groupAttempts(rows), CTX);
+    expect(md).toContain(`- [x] api Add the API ([a1a1a1a](https://github.com/octo-org/widgets/commit/${SHA.api})) · \`red → green\`\n`);
+    expect(md).toMatch(/- \[x\] refactor Split the module \(\[b2b2b2b\]\([^)]+\)\) · `green → green`\n- \[x\] ui /);
+    expect(md).toMatch(/- \[x\] ui Build the UI \(\[c3c3c3c\]\([^)]+\)\) · ⚠ `green → green`\n {2}- ⚠ its verification passed before the task ran/);
+    expect(md).toMatch(/- \[ \] strict Strict one — escalated, attempt 1 · ⚠\n {2}- ⚠ its verification passed before the task ran/);
+    expect(md).toContain("**Baseline** (before the task's change) 🔴 failed `npm test`");
+    expect(markdownProblems(md)).toEqual([]);
   });
 });

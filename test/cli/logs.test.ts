@@ -3,6 +3,7 @@ import { renderAttemptEntries } from '../../src/cli/render-attempts.js';
 import type { AttemptLogEntry } from '../../src/ports/attempt-log.js';
 import { runCli, startCli } from '../helpers/cli.js';
 import { cliProject } from '../helpers/cli-project.js';
+import { baselineEntry, evidenceGoal } from '../steering/report/fixtures.js';
 
 const project = (goalYaml: string) => cliProject(goalYaml);
 
@@ -29,7 +30,8 @@ describe('goal-loop logs', () => {
     expect(r.stdout).toContain('    src/flaky.test.ts:3:7 expected the file');
     expect(r.stdout).toMatch(/= failed: verification `test -f flaky\.txt/);
     expect(r.stdout).toMatch(/── flaky · attempt 2 ─+\n/);
-    expect(r.stdout).toMatch(/● checkpoint [0-9a-f]{12} {2}1 file \+1 -0\n {4}flaky\.txt \+1 -0/);
+    // The evidence follows the counts when the loop records it (` · red → green: …`).
+    expect(r.stdout).toMatch(/● checkpoint [0-9a-f]{12} {2}1 file \+1 -0(?: · [^\n]+)?\n {4}flaky\.txt \+1 -0/);
     expect(r.stdout).toContain('= passed: 1 file(s) changed, +1 -0');
 
     // --json: the output's C1 control (a CSI a terminal would obey) kept as data, escaped.
@@ -119,5 +121,42 @@ describe('renderAttemptEntries', () => {
     expect(text).not.toMatch(/[\x00-\x08\x0b-\x1f\x7f\u0080-\u009f]/);
     expect(text).toContain('FAIL red');
     expect(text).toContain('hidden');
+  });
+
+  it("shows the baseline before a task's change against what the task expects, and each checkpoint's evidence in words", () => {
+    const { rows } = evidenceGoal();
+    const text = renderAttemptEntries(rows);
+    const after = (head: string) => text.split('\n')[text.split('\n').findIndex((l) => l.startsWith(head)) + 1];
+    expect(text).toContain('── api · attempt 1');
+    expect(text).toContain("  ○ baseline (before the task's change) npm test  failed, exit 1 · 1.2 s\n    as expected (expect: red): the task must make it pass\n");
+    expect(text).toContain("  ● checkpoint a1a1a1a1a1a1  1 file +3 -1 · red → green: its verification failed before the task's change and passes with it\n");
+    // expect: green: green before is what the task wants, no warning.
+    expect(text).toContain(
+      "  ○ baseline (before the task's change) npm test  passed, exit 0 · 1.2 s · same verification on the same tree, not run again\n    as expected (expect: green): the task must keep it passing\n",
+    );
+    expect(text).toContain("● checkpoint b2b2b2b2b2b2  1 file +3 -1 · green → green: its verification passed before the task's change too\n");
+    // expect: red: green before is the warning.
+    const ui = text.slice(text.indexOf('── ui · attempt 1'));
+    expect(ui).toMatch(
+      /^── ui · attempt 1 ─+\n {2}! baseline \(before the task's change\) npm test {2}passed, exit 0 · 1\.2 s\n {4}warning: its verification passed before the task ran, so it cannot show that the task's change works \(expect: red\)\n/,
+    );
+    expect(after('── strict · attempt 1')).toContain('! baseline');
+    expect(text).toContain('(expect: red); verification_baseline: require_red, so the task is not run');
+    expect(text).toContain("● checkpoint d4d4d4d4d4d4  1 file +3 -1 · unchecked: its verification was not run before the task's change (verification_baseline: off)\n");
+    // A checkpoint from before evidence, or with a value that is not one, shows none.
+    expect(text).toContain('● checkpoint e5e5e5e5e5e5  1 file +3 -1\n');
+    const bogus = renderAttemptEntries([
+      { seq: 1, at: '', taskId: 't', attempt: 1, entry: { kind: 'checkpoint', sha: 'f'.repeat(40), files: 1, insertions: 1, deletions: 0, stat: 'x +1 -0', evidence: 'bogus\x1b[2J' as never } },
+    ]);
+    expect(bogus).toContain('  ● checkpoint ffffffffffff  1 file +1 -0\n');
+    expect(bogus).not.toMatch(/bogus|-0 ·/);
+    expect(text.match(/warning:/g)).toHaveLength(2);
+  });
+
+  it('a baseline that fails though the task expects it to pass shows why (its output)', () => {
+    const text = renderAttemptEntries([{ seq: 1, at: '', taskId: 't', attempt: 1, entry: baselineEntry(false, 'green') }]);
+    expect(text).toContain(
+      "  ! baseline (before the task's change) npm test  failed, exit 1 · 1.2 s\n    though the task expects it to pass (expect: green)\n    FAIL src/api.test.ts\n    expected 200, got 404\n",
+    );
   });
 });

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { MERMAID_MAX_BYTES, renderStatus } from '../../src/steering/report/status-comment.js';
+import { groupAttempts, taskProofs } from '../../src/steering/report/record.js';
+import { CHECKLIST_MAX_BYTES, checklist, MERMAID_MAX_BYTES, renderStatus } from '../../src/steering/report/status-comment.js';
 import { liveReferences } from '../helpers/github-references.js';
-import { snapshot } from './report/fixtures.js';
+import { evidenceGoal, SHA, snapshot } from './report/fixtures.js';
 import { prose } from './report/markdown-structure.js';
 
 const LINKS = { repoUrl: 'https://github.com/octo-org/widgets' };
@@ -37,5 +38,33 @@ describe('the status comment: bounded, and inert outside its own markup', () => 
     const md = renderStatus({ ...s, objective: evil, stopReason: evil, state: 'STOPPED' }, LINKS);
     expect(graphOf(md)).toMatch(/t0\["a: #64;octocat/);
     expect(liveReferences(prose(md).replace(/\(https:\/\/github\.com\/octo-org\/widgets\/[^)]*\)/g, ''))).toEqual([]);
+  });
+
+  it("a done task's checklist line carries its evidence; a task whose verification passed before it ran (expect red) gets ⚠ and a line saying so", () => {
+    const { s, rows } = evidenceGoal();
+    const md = renderStatus(s, LINKS, [], undefined, taskProofs(groupAttempts(rows), s));
+    const lines = md.split('\n');
+    const at = (id: string) => lines.findIndex((l) => l.startsWith(`- [${id === 'strict' || id === 'next' ? ' ' : 'x'}] ${id} `));
+    expect(lines[at('api')]).toBe(`- [x] api Add the API ([a1a1a1a](${LINKS.repoUrl}/commit/${SHA.api})) · \`red → green\``);
+    expect(lines[at('refactor')]).toMatch(/\) · `green → green`$/);
+    expect(lines[at('refactor') + 1]).toMatch(/^- \[x\] ui /);
+    expect(lines[at('ui')]).toMatch(/\) · ⚠ `green → green`$/);
+    expect(lines[at('ui') + 1]).toBe("  - ⚠ its verification passed before the task ran, so it cannot show that the task's change works: review it by hand");
+    expect(lines[at('docs')]).toMatch(/\) · `unchecked`$/);
+    expect(lines[at('old')]).toBe(`- [x] old From before ([e5e5e5e](${LINKS.repoUrl}/commit/${SHA.old}))`);
+    expect(lines[at('strict')]).toBe('- [ ] strict Strict one — escalated, attempt 1 · ⚠');
+    expect(lines[at('strict') + 1]).toBe("  - ⚠ its verification passed before the task ran, so it cannot show that the task's change works");
+    expect(lines[at('next')]).toBe('- [ ] next Later');
+    expect(md.match(/⚠/g)).toHaveLength(4);
+    // Without the record, the checklist is as it was.
+    expect(renderStatus(s, LINKS)).not.toMatch(/⚠|red → green/);
+  });
+
+  it('the checklist with every task warned stays within its room', () => {
+    const s = snapshot(Array.from({ length: 800 }, (_, i) => ({ id: `t${i}`, title: '#'.repeat(300), status: 'done' as const, checkpointSha: 'a'.repeat(40) })));
+    const proofs = new Map(s.tasks.map((t) => [t.id, { evidence: 'green->green' as const, greenBefore: true }]));
+    const md = checklist(s, LINKS, proofs);
+    expect(bytes(md)).toBeLessThanOrEqual(CHECKLIST_MAX_BYTES);
+    expect(md.split('\n').at(-1)).toMatch(/^- … \d+ more task\(s\)/);
   });
 });

@@ -1,7 +1,8 @@
 import { duration, exitText } from '../../common/run-words.js';
 import { utf8Bytes } from '../../common/untrusted.js';
 import { spendText } from '../../goal/usage.js';
-import type { AttemptEntry, EndEntry, TurnEntry } from '../../ports/attempt-log.js';
+import type { AttemptEntry, BaselineEntry, EndEntry, TurnEntry } from '../../ports/attempt-log.js';
+import { evidenceWords, GREEN_BEFORE, GREEN_BEFORE_WHY, greenBefore } from './evidence.js';
 import { code, commitLink, fenced, htmlText, lastLines } from './inert.js';
 import { type AttemptView, attemptFailed } from './record.js';
 import { inlineUntrusted } from './status-comment.js';
@@ -67,15 +68,17 @@ function entryBlock(e: AttemptEntry, ctx: RenderContext, scale: Scale): string {
     case 'turn':
       return turnBlock(e, scale);
     case 'baseline': {
-      const warn = e.passed && e.expect === 'red' ? ' — it passed before the task ran, so it proves nothing about the task' : '';
-      return `**Baseline** ${e.passed ? '🟢 passed' : '🔴 failed'} ${code(e.command, 300)} · ${exitText(e.exitCode, e.timedOut)} · ${duration(e.durationMs)}${e.reused ? ' (same verification, same tree)' : ''}${warn}`;
+      const head = `**Baseline** (before the task's change) ${baselineOutcome(e)} ${code(e.command, 300)} · ${exitText(e.exitCode, e.timedOut)} · ${duration(e.durationMs)}${e.reused ? ' · the same verification on the same tree, not run again' : ''} — ${baselineMeaning(e)}`;
+      // What failed before the change says whether the test fails for the task's reason.
+      return !e.passed && e.tail.trim() ? `${head}\n\n${fenced(lastLines(e.tail, Math.min(8, scale.tailLines)))}` : head;
     }
     case 'verify': {
       const head = `**Verify** ${e.passed ? '✅' : '❌'} ${code(e.command, 300)} · ${exitText(e.exitCode, e.timedOut)} · ${duration(e.durationMs)}`;
       return e.tail.trim() ? `${head}\n\n${fenced(lastLines(e.tail, e.passed ? 8 : scale.tailLines))}` : head;
     }
     case 'checkpoint': {
-      const head = `**Checkpoint** ${commitLink(e.sha, ctx.repoUrl)}${e.evidence ? ` · \`${e.evidence}\`` : ''} · ${e.files} file(s), +${e.insertions} -${e.deletions}`;
+      const w = evidenceWords(e.evidence);
+      const head = `**Checkpoint** ${commitLink(e.sha, ctx.repoUrl)}${w ? ` · \`${w.short}\`: ${w.meaning}` : ''} · ${e.files} file(s), +${e.insertions} -${e.deletions}`;
       return e.stat.trim() ? `${head}\n\n${fenced(lastLines(e.stat, scale.tailLines))}` : head;
     }
     case 'end':
@@ -83,6 +86,20 @@ function entryBlock(e: AttemptEntry, ctx: RenderContext, scale: Scale): string {
     case 'truncated':
       return `_${inlineUntrusted(e.dropped, 300)}_`;
   }
+}
+
+function baselineOutcome(e: BaselineEntry): string {
+  return e.passed ? '🟢 passed' : '🔴 failed';
+}
+
+/** The baseline's outcome against what the task expects, in words (our own: nothing from the record is quoted). */
+function baselineMeaning(e: BaselineEntry): string {
+  if (greenBefore(e)) {
+    return `⚠ ${GREEN_BEFORE}, ${GREEN_BEFORE_WHY}${e.policy === 'require_red' ? ' (`verification_baseline: require_red`: the task is not run)' : ''}`;
+  }
+  if (e.passed) return 'as expected (`expect: green`): the task must keep it passing';
+  if (e.expect === 'green') return 'though the task expects it to pass (`expect: green`)';
+  return 'as expected: the task must make it pass';
 }
 
 /**
@@ -140,6 +157,9 @@ function briefBody(v: AttemptView, ctx: RenderContext): string {
     }
   }
   if (calls > TOOL_CALLS_BRIEF) tried.push(`- … ${calls - TOOL_CALLS_BRIEF} more tool call(s): ${logsHint(ctx.goalId)}`);
+  const baseline = v.entries.find((e): e is BaselineEntry => e.kind === 'baseline');
+  if (baseline && (greenBefore(baseline) || (!baseline.passed && baseline.expect === 'green')))
+    out.push(`**Baseline** (before the task's change) ${baselineOutcome(baseline)} ${code(baseline.command, 200)} — ${baselineMeaning(baseline)}`);
   out.push(tried.length > 0 ? `**What was tried**\n\n${tried.join('\n')}` : '_No run step or tool call was recorded._');
   if (lastWords) out.push(`**The agent's last words:** ${inlineUntrusted(lastWords, 300)}`);
   for (const e of v.entries) {

@@ -2,13 +2,16 @@ import { utf8Bytes } from '../../common/untrusted.js';
 import type { GoalSnapshot } from '../../goal/result.js';
 import { type CheckAnnotation, parseAnnotations } from './annotations.js';
 import { attemptDetails, attemptLine, endText, logsHint, type RenderContext } from './attempt-markdown.js';
+import { evidenceLegend, evidenceMarkdown, GREEN_BEFORE_WHY } from './evidence.js';
 import { fitBlocks, fitLines, SEPARATOR } from './fit.js';
 import { code } from './inert.js';
-import { type AttemptView, attemptFailed, failedVerifications, taskOrder } from './record.js';
+import { type AttemptView, attemptFailed, failedVerifications, taskOrder, taskProofs } from './record.js';
 import { escalatedAncestors } from './status-comment.js';
 
 /** GitHub's limit for a check run's `output.summary` and `output.text`, in UTF-8 bytes. */
 export const CHECK_OUTPUT_MAX = 65_535;
+/** Task ids named in the summary's warning; the rest are counted. */
+const WARNED_IDS_SHOWN = 20;
 
 export interface CheckRunOutput {
   title: string;
@@ -17,12 +20,17 @@ export interface CheckRunOutput {
 }
 
 /**
- * The `goal-loop` check run's output: a line per task (its state, the attempts used and the last
- * outcome), and a `<details>` per task and attempt with what it did. Within GitHub's limits: older
- * and passing attempts are shrunk to a line first, then left out.
+ * The `goal-loop` check run's output: a line per task (its state, what its verification proves,
+ * the attempts used and the last outcome), and a `<details>` per task and attempt with what it
+ * did. Tasks whose verification passed before they ran are warned about at the top of the summary
+ * (and in the title). Within GitHub's limits: older and passing attempts are shrunk to a line
+ * first, then left out.
  */
 export function renderCheckRun(s: GoalSnapshot, views: readonly AttemptView[], ctx: RenderContext): CheckRunOutput {
-  const title = `${s.tasks.filter((t) => t.status === 'done').length}/${s.tasks.length} tasks verified`;
+  const proofs = taskProofs(views, s);
+  const warned = s.tasks.filter((t) => proofs.get(t.id)?.greenBefore);
+  const doneWarned = warned.filter((t) => t.status === 'done').length;
+  const title = `${s.tasks.filter((t) => t.status === 'done').length}/${s.tasks.length} tasks verified${doneWarned > 0 ? `, ⚠ ${doneWarned} passed before ${doneWarned > 1 ? 'they' : 'it'} ran` : ''}`;
   const blockers = escalatedAncestors(s.tasks);
   const last = lastByTask(views);
   const lines = taskOrder(views, s).map((id) => {
@@ -33,9 +41,19 @@ export function renderCheckRun(s: GoalSnapshot, views: readonly AttemptView[], c
     if (!t) return `- ${mine.some(attemptFailed) && lastEnd?.outcome !== 'passed' ? '❌' : '✅'} ${code(id, 64)}${outcome}`;
     const blockedBy = t.status === 'pending' ? (blockers.get(t.id) ?? []) : [];
     const icon = t.status === 'done' ? '✅' : t.status === 'escalated' ? '❌' : t.status === 'skipped' ? '⏭️' : blockedBy.length > 0 ? '⛔' : '⏳';
-    return `- ${icon} \`${t.id}\` ${blockedBy.length > 0 ? `blocked by ${blockedBy.map((b) => `\`${b}\``).join(', ')}` : t.status}${t.attempts ? ` (attempt ${t.attempts})` : ''}${outcome}`;
+    const evidence = evidenceMarkdown(proofs.get(t.id), t.status === 'done');
+    return `- ${icon} \`${t.id}\` ${blockedBy.length > 0 ? `blocked by ${blockedBy.map((b) => `\`${b}\``).join(', ')}` : t.status}${t.attempts ? ` (attempt ${t.attempts})` : ''}${evidence ? ` · ${evidence}` : ''}${outcome}`;
   });
-  const summary = fitLines(lines, CHECK_OUTPUT_MAX - 200, (n) => `- … ${n} more task(s): ${logsHint(ctx.goalId)}`).join('\n');
+  const head: string[] = [];
+  if (warned.length > 0) {
+    const ids = warned.slice(0, WARNED_IDS_SHOWN).map((t) => `\`${t.id}\``);
+    const more = warned.length > ids.length ? ` and ${warned.length - ids.length} more` : '';
+    head.push(`> [!WARNING]\n> The verification of ${ids.join(', ')}${more} passed before the task ran, ${GREEN_BEFORE_WHY}: marked ⚠ below.`, '');
+  }
+  const legend = evidenceLegend(s.tasks.filter((t) => t.status === 'done').map((t) => proofs.get(t.id)?.evidence));
+  const tail = legend ? ['', legend] : [];
+  const room = CHECK_OUTPUT_MAX - 200 - utf8Bytes([...head, ...tail].join('\n'));
+  const summary = [...head, ...fitLines(lines, room, (n) => `- … ${n} more task(s): ${logsHint(ctx.goalId)}`), ...tail].join('\n');
   return { title, summary, text: renderAttempts(s, views, ctx, CHECK_OUTPUT_MAX) };
 }
 

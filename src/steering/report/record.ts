@@ -1,5 +1,7 @@
+import type { Evidence } from '../../goal/evidence.js';
 import type { GoalSnapshot } from '../../goal/result.js';
-import type { AttemptEntry, AttemptLogEntry, CheckpointEntry, EndEntry, VerifyEntry } from '../../ports/attempt-log.js';
+import type { AttemptEntry, AttemptLogEntry, BaselineEntry, CheckpointEntry, EndEntry, VerifyEntry } from '../../ports/attempt-log.js';
+import { greenBefore, type TaskProof } from './evidence.js';
 
 /** One attempt of one task, from the attempt record. */
 export interface AttemptView {
@@ -54,6 +56,31 @@ export function failedVerifications(v: AttemptView): VerifyEntry[] {
 export function lastCheckpoint(views: readonly AttemptView[], taskId: string, sha?: string): CheckpointEntry | undefined {
   const all = views.filter((v) => v.taskId === taskId).flatMap((v) => v.entries.filter((e): e is CheckpointEntry => e.kind === 'checkpoint'));
   return (sha ? all.find((c) => c.sha === sha) : undefined) ?? all.at(-1);
+}
+
+/** What the task's last checkpoint (or the one at `sha`) says its verification proves. */
+export function taskEvidence(views: readonly AttemptView[], taskId: string, sha?: string): Evidence | undefined {
+  return lastCheckpoint(views, taskId, sha)?.evidence;
+}
+
+/** The task's last baseline: its verification before its change, the first entry of the attempt it preceded. */
+export function baselineOf(views: readonly AttemptView[], taskId: string): BaselineEntry | undefined {
+  return views
+    .filter((v) => v.taskId === taskId)
+    .flatMap((v) => v.entries.filter((e): e is BaselineEntry => e.kind === 'baseline'))
+    .at(-1);
+}
+
+/** The task's evidence and baseline, and whether to warn that its verification passed before it ran. */
+export function taskProof(views: readonly AttemptView[], taskId: string, sha?: string): TaskProof {
+  const baseline = baselineOf(views, taskId);
+  const evidence = taskEvidence(views, taskId, sha);
+  return { ...(evidence ? { evidence } : {}), ...(baseline ? { baseline } : {}), greenBefore: greenBefore(baseline) };
+}
+
+/** Each task's proof, by task id: what the checklists show beside each task. */
+export function taskProofs(views: readonly AttemptView[], s: GoalSnapshot): Map<string, TaskProof> {
+  return new Map(s.tasks.map((t) => [t.id, taskProof(views, t.id, t.checkpointSha)]));
 }
 
 /** The paths of a checkpoint's diffstat (`path +a -d` or `path bin` per line). */

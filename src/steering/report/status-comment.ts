@@ -5,6 +5,7 @@ import { headChars, sanitizeProse, utf8Bytes } from '../../common/untrusted.js';
 import { mermaidGraph } from '../../goal/render.js';
 import type { GoalSnapshot, TaskSnapshot } from '../../goal/result.js';
 import { totalTokens } from '../../goal/usage.js';
+import { evidenceWords, GREEN_BEFORE, GREEN_BEFORE_WHY, type TaskProof } from './evidence.js';
 import { fitLines } from './fit.js';
 
 /** Kept here too: the report and older callers import it from this module. */
@@ -70,8 +71,12 @@ export function inlineUntrusted(text: string, max = 120): string {
   return unlinked(unmentioned(cut).replace(/([\\`*_[\]<>|&])/g, '\\$1'));
 }
 
-/** `blockedBy`: the escalated tasks a pending task waits on (it is not run until they pass or are skipped). */
-export function checklistLine(t: TaskSnapshot, links: Links, blockedBy: readonly string[] = []): string {
+/**
+ * `blockedBy`: the escalated tasks a pending task waits on (it is not run until they pass or are
+ * skipped). `proof`: what the record says of its verification (record.ts taskProof): a done task
+ * shows its evidence; a task whose verification passed before it ran gets ⚠ and a line saying so.
+ */
+export function checklistLine(t: TaskSnapshot, links: Links, blockedBy: readonly string[] = [], proof?: TaskProof): string {
   const box = t.status === 'done' || t.status === 'skipped' ? 'x' : ' ';
   const sha = t.checkpointSha ? ` ([${t.checkpointSha.slice(0, 7)}](${links.repoUrl}/commit/${t.checkpointSha}))` : '';
   const blocked = t.status === 'pending' && blockedBy.length > 0 ? ` — blocked by ${unlinked(blockedBy.join(', '))}` : '';
@@ -83,13 +88,18 @@ export function checklistLine(t: TaskSnapshot, links: Links, blockedBy: readonly
         : t.status === 'pending' && t.attempts === 0
           ? ''
           : ` — ${t.status.replace('_', ' ')}${t.attempts ? `, attempt ${t.attempts}` : ''}`;
+  const done = t.status === 'done';
+  const w = done ? evidenceWords(proof?.evidence) : undefined;
+  const evidence = proof?.greenBefore ? ` · ⚠${w ? ` \`${w.short}\`` : ''}` : w ? ` · \`${w.short}\`` : '';
+  const warning = proof?.greenBefore ? `\n  - ⚠ ${GREEN_BEFORE}, ${GREEN_BEFORE_WHY}${done ? ': review it by hand' : ''}` : '';
   // An id may read as a reference or a link (`GH-12`, `www.x.io`): unlinked like any prose.
-  return `- [${box}] ${unlinked(t.id)} ${inlineUntrusted(t.title)}${sha}${state}`;
+  return `- [${box}] ${unlinked(t.id)} ${inlineUntrusted(t.title)}${sha}${state}${evidence}${warning}`;
 }
 
-export function checklist(s: GoalSnapshot, links: Links): string {
+/** `proofs`: each task's evidence (record.ts taskProofs); without it the checklist shows none. */
+export function checklist(s: GoalSnapshot, links: Links, proofs?: ReadonlyMap<string, TaskProof>): string {
   const blockers = escalatedAncestors(s.tasks);
-  const lines = s.tasks.map((t) => checklistLine(t, links, blockers.get(t.id)));
+  const lines = s.tasks.map((t) => checklistLine(t, links, blockers.get(t.id), proofs?.get(t.id)));
   return fitLines(lines, CHECKLIST_MAX_BYTES, (n) => `- … ${n} more task(s): the \`goal-loop\` check run lists them all`).join('\n');
 }
 
@@ -138,9 +148,10 @@ function stateText(s: GoalSnapshot, queued: QueuePlace | undefined): string {
 
 /**
  * The one status comment of a goal, edited in place; `undelivered`: the goal's given-up effects;
- * `queued`: its place in the queue, shown instead of its state while it waits for a worker.
+ * `queued`: its place in the queue, shown instead of its state while it waits for a worker;
+ * `proofs`: each task's evidence from the attempt record (record.ts taskProofs), shown in the checklist.
  */
-export function renderStatus(s: GoalSnapshot, links: Links, undelivered: readonly Undelivered[] = [], queued?: QueuePlace): string {
+export function renderStatus(s: GoalSnapshot, links: Links, undelivered: readonly Undelivered[] = [], queued?: QueuePlace, proofs?: ReadonlyMap<string, TaskProof>): string {
   const branchUrl = `${links.repoUrl}/tree/${s.branch.split('/').map(encodeURIComponent).join('/')}`;
   const pr = links.pullRequest ? ` · **PR:** [#${links.pullRequest.number}](${links.pullRequest.url})${links.pullRequest.merged ? ', merged: done' : ''}` : '';
   const reason = s.stopReason && s.state !== 'LOOP_COMPLETE' ? `\n\n> ${inlineUntrusted(s.stopReason, 300)}` : '';
@@ -149,7 +160,7 @@ export function renderStatus(s: GoalSnapshot, links: Links, undelivered: readonl
     `### goal-loop: ${inlineUntrusted(s.objective, 200)}`,
     `**State:** ${stateText(s, queued)} · **Branch:** [\`${s.branch}\`](${branchUrl})${pr}${reason}`,
 
-    s.tasks.length > 0 ? checklist(s, links) : '_Planning…_',
+    s.tasks.length > 0 ? checklist(s, links, proofs) : '_Planning…_',
   ];
   if (s.tasks.length > 0) parts.push(taskGraph(s.tasks));
   parts.push(budgetLine(s));

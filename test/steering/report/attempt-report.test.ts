@@ -7,7 +7,7 @@ import { COMMENT_MAX, renderEscalation } from '../../../src/steering/report/esca
 import { renderChanges } from '../../../src/steering/report/pull-request.js';
 import { groupAttempts } from '../../../src/steering/report/record.js';
 import { silentLogger } from '../../helpers/goal-harness.js';
-import { snapshot } from './fixtures.js';
+import { evidenceGoal, SHA, snapshot } from './fixtures.js';
 import { markdownProblems, prose } from './markdown-structure.js';
 
 const KEY = { repo: 'octo-org/widgets', goalId: '7' };
@@ -190,5 +190,90 @@ describe('the attempt report (check run, escalation comment, PR body)', () => {
       CTX,
     );
     expect(md).toBe(`### Changes per task\n\n- \`api\` ([\`abcdef0\`](https://github.com/octo-org/widgets/commit/${sha})): 5 file(s), +40 -2 — \`src/a.ts\`, \`src/b.ts\`, \`README.md\` and 2 more`);
+  });
+
+  it("the PR body shows each done task's evidence, and warns of a verification that passed before its task ran (expect red), not of one expected green", () => {
+    const { s, rows } = evidenceGoal();
+    const md = renderChanges(s, groupAttempts(rows), CTX);
+    const line = (id: string) => md.split('\n').find((l) => l.startsWith(`- \`${id}\``));
+    expect(line('api')).toContain(' · `red → green` · 1 file(s), +3 -1');
+    expect(line('refactor')).toContain(' · `green → green` (as expected: `expect: green`) · 1 file(s)');
+    expect(line('refactor')).not.toContain('⚠');
+    expect(line('ui')).toContain(' · ⚠ `green → green`: its verification passed before the task ran · 1 file(s)');
+    expect(line('docs')).toContain(' · `unchecked` · 1 file(s)');
+    // A record from before evidence: the line as it was.
+    expect(line('old')).toBe(`- \`old\` ([\`e5e5e5e\`](https://github.com/octo-org/widgets/commit/${SHA.old})): 1 file(s), +3 -1 — \`src/x.ts\``);
+    // Tasks not done are not listed (their warning is in the check run and the status comment).
+    expect(line('strict')).toBeUndefined();
+    expect(md).toContain('> [!WARNING]\n> 1 task(s) marked ⚠ below: the verification passed before the task ran');
+    expect(md).toContain("**Evidence** — `red → green`: its verification failed before the task's change and passes with it;");
+    expect(markdownProblems(md)).toEqual([]);
+  });
+
+  it('the PR body has no warning when no done task passed before it ran', () => {
+    const { s, rows } = evidenceGoal();
+    const md = renderChanges(s, groupAttempts(rows.filter((r) => r.taskId !== 'ui')), CTX);
+    expect(md).not.toContain('⚠');
+    expect(md).not.toContain('[!WARNING]');
+  });
+
+  it("the check run states each task's evidence, and a verification that passed before its task ran in its title and at the top of its summary", () => {
+    const { s, rows } = evidenceGoal();
+    const out = renderCheckRun(s, groupAttempts(rows), CTX);
+    expect(out.title).toBe('5/7 tasks verified, ⚠ 1 passed before it ran');
+    const lines = out.summary.split('\n');
+    expect(lines[0]).toBe('> [!WARNING]');
+    expect(lines[1]).toBe("> The verification of `ui`, `strict` passed before the task ran, so it cannot show that the task's change works: marked ⚠ below.");
+    const line = (id: string) => lines.find((l) => l.includes(`\`${id}\``) && l.startsWith('- '))!;
+    expect(line('api')).toMatch(/^- ✅ `api` done \(attempt 1\) · `red → green` · 1 attempt/);
+    expect(line('refactor')).toContain('· `green → green` (as expected: `expect: green`) ·');
+    expect(line('ui')).toContain('· ⚠ `green → green`: its verification passed before the task ran ·');
+    expect(line('docs')).toContain('· `unchecked` ·');
+    expect(line('strict')).toMatch(/^- ❌ `strict` escalated \(attempt 1\) · ⚠ its verification passed before the task ran · /);
+    expect(line('next')).toBe('- ⏳ `next` pending');
+    expect(out.summary).toContain('**Evidence** — ');
+    // The attempts say it too: the baseline before the change, the evidence at the checkpoint.
+    expect(out.text).toContain("**Baseline** (before the task's change) 🔴 failed `npm test` · exit 1 · 1.2 s — as expected: the task must make it pass\n\n```text\nFAIL src/api.test.ts");
+    expect(out.text).toContain("**Baseline** (before the task's change) 🟢 passed `npm test` · exit 0 · 1.2 s · the same verification on the same tree, not run again — as expected (`expect: green`)");
+    expect(out.text).toContain(
+      "**Baseline** (before the task's change) 🟢 passed `npm test` · exit 0 · 1.2 s — ⚠ its verification passed before the task ran, so it cannot show that the task's change works\n",
+    );
+    expect(out.text).toContain('(`verification_baseline: require_red`: the task is not run)');
+    expect(out.text).toContain(`) · \`red → green\`: its verification failed before the task's change and passes with it · 1 file(s)`);
+    expectInert(out.summary);
+    expectInert(out.text);
+  });
+
+  it('a check run whose tasks expected their green baseline has no warning', () => {
+    const { s, rows } = evidenceGoal();
+    const out = renderCheckRun({ ...s, tasks: s.tasks.filter((t) => t.id !== 'ui' && t.id !== 'strict') }, groupAttempts(rows.filter((r) => r.taskId !== 'ui' && r.taskId !== 'strict')), CTX);
+    expect(out.title).toBe('4/5 tasks verified');
+    expect(out.summary).not.toContain('⚠');
+    expect(out.summary).not.toContain('[!WARNING]');
+  });
+
+  it('the escalation comment of a task stopped by its green baseline says why', () => {
+    const { s, rows } = evidenceGoal();
+    const comment = renderEscalation(s, { task_id: 'strict', attempts: 1, last_error: 'its verification passed before the task ran' }, groupAttempts(rows), { ...CTX, mention: '@alice' });
+    expect(comment).toContain(
+      "**Baseline** (before the task's change) 🟢 passed `npm test` — ⚠ its verification passed before the task ran, so it cannot show that the task's change works (`verification_baseline: require_red`: the task is not run)",
+    );
+  });
+
+  it('a baseline with untrusted text in every field renders inert', () => {
+    const entries: AttemptEntry[] = [
+      { kind: 'baseline', command: EVIL, exitCode: 1, durationMs: 5, timedOut: false, passed: false, tail: EVIL, expect: 'red', policy: 'warn' },
+      { kind: 'checkpoint', sha: 'a'.repeat(40), files: 1, insertions: 1, deletions: 0, stat: 'x +1 -0', evidence: EVIL as never },
+      { kind: 'end', outcome: 'failed', reason: 'x', tokens: NO_USAGE, costUsd: 0, durationMs: 5 },
+    ];
+    const views = groupAttempts(entries.map((entry, i) => ({ seq: i + 1, at: '', taskId: 'evil', attempt: 1, entry })));
+    const out = renderCheckRun(snapshot([{ id: 'evil', status: 'done', attempts: 1, checkpointSha: 'a'.repeat(40) }]), views, CTX);
+    expectInert(out.text);
+    expectInert(out.summary);
+    const changes = renderChanges(snapshot([{ id: 'evil', status: 'done', attempts: 1, checkpointSha: 'a'.repeat(40) }]), views, CTX);
+    expectInert(changes);
+    // An evidence value that is not one of the three is not shown at all.
+    expect(changes).not.toContain('someone');
+    expect(out.summary).not.toContain('someone');
   });
 });
