@@ -11,7 +11,8 @@ import { type GitHubGoal, type GitHubGoalMeta, readGitHubMeta } from '../steerin
 import { labelForGoal, labelForState, type StateLabel } from '../steering/labels.js';
 import { takePendingReviews } from '../steering/pending-reviews.js';
 import { renderEscalation } from '../steering/report/escalation.js';
-import { type AttemptView, groupAttempts } from '../steering/report/record.js';
+import type { TaskProof } from '../steering/report/evidence.js';
+import { type AttemptView, groupAttempts, taskProofs } from '../steering/report/record.js';
 import { type Links, renderStatus, STATUS_MARKER } from '../steering/report/status-comment.js';
 import { createOnce } from './create-once.js';
 import type { QueueShown } from './decide-queue-report.js';
@@ -74,6 +75,8 @@ export class GitHubForge implements Forge {
   private readonly pr: GoalPullRequest;
   /** What the status comment's checklist shows (checklistKey), once written. */
   private shownChecklist?: string;
+  /** The checklist's evidence, and the tasks' statuses it was read for. */
+  private proofCache?: { key: string; proofs: ReadonlyMap<string, TaskProof> };
   /** A status write started by update() is in flight; `updatedMeanwhile`: update() was called since. */
   private updating = false;
   private updatedMeanwhile = false;
@@ -232,7 +235,7 @@ export class GitHubForge implements Forge {
   private async write(s: GoalSnapshot): Promise<void> {
     const meta = await this.meta();
     const merged = meta.merged === true;
-    const body = await this.withCarried(renderStatus(s, this.links(meta), await this.opts.ledger.givenUpEffects({ key: this.opts.key })));
+    const body = await this.withCarried(renderStatus(s, this.links(meta), await this.opts.ledger.givenUpEffects({ key: this.opts.key }), undefined, await this.proofs(s)));
     if (body !== this.lastBody) {
       await this.upsertStatusComment(body, meta);
       this.lastBody = body;
@@ -248,7 +251,7 @@ export class GitHubForge implements Forge {
    */
   async writeStatusComment(s: GoalSnapshot): Promise<void> {
     const meta = await this.meta();
-    const body = await this.withCarried(renderStatus(s, this.links(meta), await this.opts.ledger.givenUpEffects({ key: this.opts.key })));
+    const body = await this.withCarried(renderStatus(s, this.links(meta), await this.opts.ledger.givenUpEffects({ key: this.opts.key }), undefined, await this.proofs(s)));
     await this.upsertStatusComment(body, meta, { priority: 'normal' });
     this.lastBody = body;
   }
@@ -260,7 +263,7 @@ export class GitHubForge implements Forge {
    */
   async showQueued(s: GoalSnapshot, place: QueueShown, priority: WritePriority, maxWaitMs: number): Promise<void> {
     const meta = await this.meta();
-    const body = await this.withCarried(renderStatus(s, this.links(meta), await this.opts.ledger.givenUpEffects({ key: this.opts.key }), place));
+    const body = await this.withCarried(renderStatus(s, this.links(meta), await this.opts.ledger.givenUpEffects({ key: this.opts.key }), place, await this.proofs(s)));
     await this.upsertStatusComment(body, meta, { priority, maxWaitMs, keepQueueShown: true });
     await this.opts.ledger.setMeta(this.opts.key, { queueShown: place });
   }
@@ -346,6 +349,16 @@ export class GitHubForge implements Forge {
       this.opts.key,
       answered.map((a) => a.reviewId),
     );
+  }
+
+  /**
+   * Each task's evidence for the checklist, from the attempt record: read again only when a task's
+   * status or checkpoint changed (a baseline or a checkpoint comes with one), not on every edit.
+   */
+  private async proofs(s: GoalSnapshot): Promise<ReadonlyMap<string, TaskProof>> {
+    const key = s.tasks.map((t) => `${t.id}:${t.status}:${t.checkpointSha ?? ''}`).join(',');
+    if (this.proofCache?.key !== key) this.proofCache = { key, proofs: taskProofs(await this.record(), s) };
+    return this.proofCache.proofs;
   }
 
   /** The goal's attempt record, by attempt; empty when it cannot be read (the report goes on without it). */

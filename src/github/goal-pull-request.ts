@@ -3,7 +3,7 @@ import type { GoalSnapshot } from '../goal/result.js';
 import type { GoalKey, GoalLedger } from '../ports/goal-ledger.js';
 import type { GitHubGoal } from '../steering/goal-meta.js';
 import { renderChanges } from '../steering/report/pull-request.js';
-import type { AttemptView } from '../steering/report/record.js';
+import { type AttemptView, taskProofs } from '../steering/report/record.js';
 import { checklist, type Links } from '../steering/report/status-comment.js';
 import { createOnce } from './create-once.js';
 import type { Octokit } from './github-forge.js';
@@ -36,7 +36,7 @@ export class GoalPullRequest {
   body(s: GoalSnapshot, record: readonly AttemptView[]): string {
     const links: Links = { repoUrl: this.g.htmlUrl };
     const changes = renderChanges(s, record, { repoUrl: this.g.htmlUrl, goalId: this.key.goalId });
-    return `Closes #${this.g.issueNumber}\n\nThis pull request is built by goal-loop, one verified checkpoint commit per task.\n\n${checklist(s, links)}\n${changes ? `\n${changes}\n` : ''}`;
+    return `Closes #${this.g.issueNumber}\n\nThis pull request is built by goal-loop, one verified checkpoint commit per task.\n\n${checklist(s, links, taskProofs(record, s))}\n${changes ? `\n${changes}\n` : ''}`;
   }
 
   /** Sends the PR body only when it differs from what GitHub shows (read when the PR was looked up). */
