@@ -20,7 +20,21 @@ export const BaselinePolicySchema = z
   );
 
 /** Test files a task may add to but not change or delete (those at the goal's base). */
-export const DEFAULT_TEST_PATHS = ['test/**', 'tests/**', 'spec/**', '**/__tests__/**', '**/*.test.*', '**/*.spec.*', '**/*_test.*', '**/test_*.py'];
+export const DEFAULT_TEST_PATHS = [
+  'test/**',
+  'tests/**',
+  'spec/**',
+  '**/test/**',
+  '**/tests/**',
+  '**/__tests__/**',
+  '**/*.test.*',
+  '**/*.spec.*',
+  '**/*_test.*',
+  '**/test_*.py',
+  // ava's and tape's single-file layouts (`test.js`, `test-helpers.js`), common in small packages.
+  '**/test.*',
+  '**/test-*.*',
+];
 
 /** A task's verification outcome on the tree without its change. */
 export type Baseline = 'red' | 'green';
