@@ -77,12 +77,16 @@ export class ConsoleForge implements Forge {
     );
   }
 
-  async escalate(_s: GoalSnapshot, e: Escalation): Promise<void> {
+  async escalate(s: GoalSnapshot, e: Escalation): Promise<void> {
     const excerpt = e.last_error.trim().split('\n').slice(-15).join('\n');
+    const why = (id: string) => {
+      const error = s.tasks.find((t) => t.id === id)?.lastError;
+      return error ? `${id} (${summarizeFailure(error, 140)})` : id;
+    };
     this.println(
-      `${this.paint('red', 'escalated')}: task ${e.task_id} failed after ${e.attempts} attempt(s).\n` +
-        `Last failure:\n${indent(excerpt)}\n` +
-        (e.also_escalated?.length ? `Also escalated: ${e.also_escalated.join(', ')}.\n` : '') +
+      `${this.paint('red', 'escalated')}: ${escalationHeadline(e)}\n` +
+        `${e.cause === 'passes_before' ? 'Why' : 'Last failure'}:\n${indent(excerpt)}\n` +
+        (e.also_escalated?.length ? `Also escalated: ${e.also_escalated.map(why).join('; ')}.\n` : '') +
         (e.done_meanwhile?.length ? `Done meanwhile (verified and checkpointed): ${e.done_meanwhile.join(', ')}.\n` : '') +
         (e.blocked?.length ? `Still blocked (they depend on an escalated task): ${e.blocked.join(', ')}.\n` : '') +
         (e.last_error.includes(MISSING_SETUP_HINT_HEAD)
@@ -132,7 +136,8 @@ export class ConsoleForge implements Forge {
     const elapsed = t.startedAt ? formatElapsed((t.endedAt ?? this.clock()) - t.startedAt) : '';
     const sha = t.checkpointSha ? t.checkpointSha.slice(0, 7) : '';
     const meta = [t.status.replace('_', ' '), attempt, elapsed, sha].filter(Boolean).join('  ');
-    return `${this.paint(style, icon)} ${t.id}  ${t.title}  ${this.paint('gray', meta)}`;
+    const warn = t.passedBefore ? `  ${this.paint('yellow', '⚠ its verification passed before the task ran')}` : '';
+    return `${this.paint(style, icon)} ${t.id}  ${t.title}  ${this.paint('gray', meta)}${warn}`;
   }
 
   private failureLine(t: TaskSnapshot, indentWidth: number): string {
@@ -146,6 +151,14 @@ export class ConsoleForge implements Forge {
   private paint(style: Style, text: string): string {
     return this.color ? styleText(style, text) : text;
   }
+}
+
+/** What happened to the escalated task, by why it escalated. */
+function escalationHeadline(e: Escalation): string {
+  if (e.cause === 'passes_before') return `task ${e.task_id} did not run: its verification already passes before the task (verification_baseline: require_red).`;
+  if (e.cause === 'no_progress')
+    return `task ${e.task_id} made no progress: its last ${e.attempts > 1 ? 'verification failures were' : 'verification failure was'} identical, after ${e.attempts} attempt(s).`;
+  return `task ${e.task_id} failed after ${e.attempts} attempt(s).`;
 }
 
 export function formatElapsed(ms: number): string {

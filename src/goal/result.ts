@@ -31,6 +31,8 @@ export interface TaskSnapshot {
   attempts: number;
   checkpointSha?: string;
   lastError?: string;
+  /** In this run, its verification passed before the task made any change (expect red): it proves nothing about the task. */
+  passedBefore?: boolean;
   /** When the current or last attempt of this run started and ended (ms since epoch). */
   startedAt?: number;
   endedAt?: number;

@@ -42,6 +42,8 @@ export class RunView {
         attempts: t.attempts,
         ...(t.checkpointSha ? { checkpointSha: t.checkpointSha } : {}),
         ...(t.lastError ? { lastError: t.lastError } : {}),
+        // Passed before the task ran, and not a refactor's: its verification proves nothing (warn).
+        ...(t.baseline === 'green' && t.expect !== 'green' ? { passedBefore: true } : {}),
         ...this.taskTimes.get(t.id),
       })),
       iterations: state.counters.iterations,

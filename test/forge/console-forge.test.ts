@@ -200,3 +200,32 @@ describe('ConsoleForge: the escalation message', () => {
     expect(out.text()).toMatch(/Also escalated: lint\.\nDone meanwhile \(verified and checkpointed\): docs\.\nStill blocked \(they depend on an escalated task\): release, publish\./);
   });
 });
+
+describe('ConsoleForge: verification evidence', () => {
+  it('a task stopped by its green baseline says it did not run and why, and another escalated task says its reason', async () => {
+    const out = stream();
+    const s = snapshot({});
+    s.tasks.push({ id: 'lint', title: 'Lint', dependencies: [], status: 'escalated', attempts: 0, lastError: 'no red before green: task lint already passes' });
+    await new ConsoleForge({ stream: out.s, live: false, color: false }).escalate(s, {
+      task_id: 'slug',
+      attempts: 0,
+      cause: 'passes_before',
+      last_error: 'no red before green: the verification already passes',
+      also_escalated: ['lint'],
+    });
+    expect(out.text()).toMatch(/^escalated: task slug did not run: its verification already passes before the task \(verification_baseline: require_red\)\.\nWhy:/);
+    expect(out.text()).toContain('Also escalated: lint (no red before green: task lint already passes).');
+  });
+
+  it('no progress is named as such', async () => {
+    const out = stream();
+    await new ConsoleForge({ stream: out.s, live: false, color: false }).escalate(snapshot({}), { task_id: 'slug', attempts: 2, cause: 'no_progress', last_error: JEST });
+    expect(out.text()).toMatch(/^escalated: task slug made no progress: its last verification failures were identical, after 2 attempt\(s\)\./);
+  });
+
+  it('a task whose verification passed before it ran carries a warning on its line', async () => {
+    const out = stream();
+    await new ConsoleForge({ stream: out.s, live: false, color: false }).update(snapshot({ status: 'done', attempts: 1, passedBefore: true }));
+    expect(out.text()).toContain('⚠ its verification passed before the task ran');
+  });
+});

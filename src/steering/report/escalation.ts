@@ -45,14 +45,16 @@ export function renderEscalation(s: GoalSnapshot, e: Escalation, views: readonly
   const before = [
     ESCALATION_MARKER,
     `### goal-loop needs help with ${ids(escalated)}`,
-    `${ctx.mention} the task ${tried ? `**${unlinked(tried.id)}** ` : ''}failed after ${e.attempts} attempt(s); ` +
+    `${ctx.mention} the task ${tried ? `**${unlinked(tried.id)}** ` : ''}${whatHappened(e)}; ` +
       (went ? 'the goal went on with the tasks that do not depend on it, and is now ' : 'the goal is ') +
       `stopped at the last checkpoint on \`${s.branch}\`.`,
-    `<details><summary>Last verification output</summary>\n\n${fenced(tail)}\n\n</details>`,
-    `What was tried: ${e.attempts} attempt(s), each rolled back to the last checkpoint and retried with the previous failure fed back.`,
+    `<details><summary>${e.cause === 'passes_before' ? 'Why it did not run' : 'Last verification output'}</summary>\n\n${fenced(tail)}\n\n</details>`,
+    e.cause === 'passes_before'
+      ? 'What was tried: nothing. Its verification passed on the tree without its change, so passing it could not show the task did anything (`verification_baseline: require_red`). Fix the spec (a verification that fails today, or `expect: green` for a refactor), then `/goal retry`.'
+      : `What was tried: ${e.attempts} attempt(s), each rolled back to the last checkpoint and retried with the previous failure fed back${e.cause === 'no_progress' ? '; the last ones failed identically, so the loop stopped early rather than pay for the same failure again' : ''}.`,
   ];
   const after = [
-    ...(also.length > 0 ? [`Also escalated (out of attempts): ${bounded(also)}.`] : []),
+    ...(also.length > 0 ? [`Also escalated: ${bounded(also)}.`] : []),
     ...(e.done_meanwhile?.length ? [`Done meanwhile (verified and checkpointed): ${ids(e.done_meanwhile)}.`] : []),
     ...(e.blocked?.length ? [`Still blocked (not run: they depend on an escalated task): ${ids(e.blocked)}.`] : []),
     ...(e.last_error.includes(MISSING_SETUP_HINT_HEAD)
@@ -75,4 +77,11 @@ export function renderEscalation(s: GoalSnapshot, e: Escalation, views: readonly
         ]
       : [];
   return [...before, ...attempts, ...after].join(SEPARATOR);
+}
+
+/** The escalated task's fate, by why it escalated. */
+function whatHappened(e: Escalation): string {
+  if (e.cause === 'passes_before') return 'did not run: its verification already passes before the task';
+  if (e.cause === 'no_progress') return `made no progress: its last verification failures were identical (${e.attempts} attempt(s))`;
+  return `failed after ${e.attempts} attempt(s)`;
 }
