@@ -60,7 +60,9 @@ export async function checkpointOverhead(sandbox: Sandbox, opts: { informational
       protectedPaths: ['.github/workflows/**'],
       identity: { name: 'goal-loop', email: 'b@b' },
     });
-    const result: LoopResult = await runConfiguredGoal({ repo: bare, spec, config: parseRepoConfig({}), ledger, workspace, sandbox, forge, logger: pino({ level: 'silent' }) });
+    // No baseline: it would run each task's verification a second time, which raw git has no counterpart of.
+    const config = parseRepoConfig({ verification_baseline: 'off' });
+    const result: LoopResult = await runConfiguredGoal({ repo: bare, spec, config, ledger, workspace, sandbox, forge, logger: pino({ level: 'silent' }) });
     await ledger.close();
     if (result.status !== 'LOOP_COMPLETE') throw new Error(`bench goal ended ${result.status}: ${result.stop_reason}`);
     const perTask = stamps.slice(1).map((t, i) => t - stamps[i]!);

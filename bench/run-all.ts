@@ -2,6 +2,7 @@ import { pino } from 'pino';
 import { ProcessSandbox } from '../src/sandbox/process-sandbox.js';
 import { selectSandbox } from '../src/sandbox/select-sandbox.js';
 import { actionStart } from './action-start.js';
+import { baselineCost } from './baseline-cost.js';
 import { checkpointOverhead } from './checkpoint-overhead.js';
 import { contextBench } from './context-bench.js';
 import { convergence } from './convergence.js';
@@ -21,6 +22,8 @@ async function main(): Promise<number> {
   const jail = await selectSandbox({ mode: 'bwrap', logger: pino({ level: 'silent' }) }).catch(() => undefined);
   if (jail) await checkpointOverhead(jail, { informational: true });
   else process.stdout.write('checkpoint overhead in the bwrap jail: skipped, bubblewrap is not usable here\n');
+  process.stdout.write('\n');
+  verdicts.push(...(await baselineCost()));
   process.stdout.write('\n');
   verdicts.push(...(await webhookLatency()));
   process.stdout.write('\n');

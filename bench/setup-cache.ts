@@ -179,7 +179,8 @@ async function timedGoal(o: { root: string; bare: string; ledger: SqliteLedger; 
   });
   const forge = new FirstTaskForge();
   const t0 = performance.now();
-  const config = parseRepoConfig({ setup: o.setup, network: 'none' });
+  // No baseline: t1's would add the same extra verification to both sides of a ratio that is about setup.
+  const config = parseRepoConfig({ setup: o.setup, network: 'none', verification_baseline: 'off' });
   const result = await runConfiguredGoal({ repo: o.bare, spec, config, ledger: o.ledger, workspace, sandbox: new ProcessSandbox(), forge, logger: silent });
   await workspace.release?.();
   return { result, ...(forge.firstDone !== undefined ? { toFirstTask: forge.firstDone - t0 } : {}) };
