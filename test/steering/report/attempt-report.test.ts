@@ -254,7 +254,10 @@ describe('the attempt report (check run, escalation comment, PR body)', () => {
 
   it('the escalation comment of a task stopped by its green baseline says why', () => {
     const { s, rows } = evidenceGoal();
-    const comment = renderEscalation(s, { task_id: 'strict', attempts: 0, cause: 'passes_before', last_error: 'its verification passed before the task ran' }, groupAttempts(rows), { ...CTX, mention: '@alice' });
+    const comment = renderEscalation(s, { task_id: 'strict', attempts: 0, cause: 'passes_before', last_error: 'its verification passed before the task ran' }, groupAttempts(rows), {
+      ...CTX,
+      mention: '@alice',
+    });
     expect(comment).toContain('the task **strict** did not run: its verification already passes before the task;');
     expect(comment).toContain('<summary>Why it did not run</summary>');
     expect(comment).toContain('What was tried: nothing.');
