@@ -79,9 +79,9 @@ describe('the turn limit (max_turns)', () => {
     expect(attempts.filter((a) => a.phase === 'verify').map((a) => a.passed)).toEqual([false, true]);
     // The attempt record: each model request's tool calls, then why attempt 1 ended.
     const first = (await h.ledger.listAttemptEntries({ repo: h.repo.bare, goalId: 'turns' }, { attempt: 1 })).map((e) => e.entry);
-    expect(first.map((e) => e.kind)).toEqual(['turn', 'turn', 'verify', 'end']);
-    expect(first[0]).toMatchObject({ kind: 'turn', turn: 1, tools: [{ name: 'list_files', isError: false }] });
-    expect(first[3]).toMatchObject({ kind: 'end', outcome: 'turn_limit', reason: expect.stringContaining('turn limit reached (2 model requests)') });
+    expect(first.map((e) => e.kind)).toEqual(['baseline', 'turn', 'turn', 'verify', 'end']);
+    expect(first[1]).toMatchObject({ kind: 'turn', turn: 1, tools: [{ name: 'list_files', isError: false }] });
+    expect(first[4]).toMatchObject({ kind: 'end', outcome: 'turn_limit', reason: expect.stringContaining('turn limit reached (2 model requests)') });
   });
 
   it('the turn-limit note leads a failure with why the attempt stopped short', () => {

@@ -79,9 +79,10 @@ tasks:
     const r = await runCli(['run', '--repo', p.repo.bare, '--goal', p.goal, '--agent', 'scripted', '--json'], p.env);
     expect(r.code).toBe(2);
     const result = JSON.parse(r.stdout);
-    expect(result).toMatchObject({ status: 'ESCALATED', success: false, escalation: { task_id: 'never', attempts: 2 } });
+    // The same failure twice: "no progress" (max_same_failure 2) ends it with the same attempts.
+    expect(result).toMatchObject({ status: 'ESCALATED', success: false, escalation: { task_id: 'never', attempts: 2, cause: 'no_progress' } });
     expect(result.escalation.last_error).toContain('expected 42, got 41');
-    expect(r.stderr).toMatch(/escalated: task never failed after 2 attempt/);
+    expect(r.stderr).toMatch(/escalated: task never made no progress: its last verification failures were identical, after 2 attempt/);
   });
 
   it('exits 3 when a safeguard stops the goal', async () => {
@@ -91,7 +92,7 @@ limits: { max_iterations: 2 }
 tasks:
   - id: flaky
     title: Flaky
-    verification: "false"
+    verification: echo "attempt $GOAL_ATTEMPT failed"; false
     max_retries: 5
 `);
     const r = await runCli(['run', '--repo', p.repo.bare, '--goal', p.goal, '--agent', 'scripted', '--json'], p.env);

@@ -12,6 +12,7 @@ describe('DEFAULT_LIMITS', () => {
       max_wall_minutes: 120,
       task_timeout_s: 600,
       max_turns: 100,
+      max_same_failure: 2,
       max_risk: 'high',
     });
   });
