@@ -57,9 +57,9 @@ describe("repo MCP servers never run beside a task command or the bot's git", ()
     // Both calls reached a live server; the second one started it again.
     expect(lastToolResults(fake.requests[1]!.body)[0]).toMatchObject({ is_error: false });
     expect(lastToolResults(fake.requests[3]!.body)[0]).toMatchObject({ is_error: false });
-    // The run_command and the verification each started with no server alive.
-    expect(seen.map((s) => s.command)).toEqual(['echo ran > ran.txt', 'test -f ran.txt']);
-    expect(seen.map((s) => s.servers)).toEqual([0, 0]);
+    // The baseline, the run_command and the verification each started with no server alive.
+    expect(seen.map((s) => s.command)).toEqual(['test -f ran.txt', 'echo ran > ran.txt', 'test -f ran.txt']);
+    expect(seen.map((s) => s.servers)).toEqual([0, 0, 0]);
     // And none is left after the turn, while the bot checkpoints.
     expect(liveServers(h.workspaceDir)).toEqual([]);
   });
