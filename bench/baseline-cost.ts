@@ -11,11 +11,11 @@ import type { BaselinePolicy } from '../src/goal/evidence.js';
 import { loadGoalSpecFile } from '../src/goal/parse.js';
 import type { GoalSpec } from '../src/goal/schema.js';
 import { SqliteLedger } from '../src/ledger/sqlite/sqlite-ledger.js';
-import type { Forge } from '../src/ports/forge.js';
 import { type Sandbox, SandboxUnavailableError } from '../src/ports/sandbox.js';
 import { runConfiguredGoal } from '../src/run/run-configured-goal.js';
 import { ProcessSandbox } from '../src/sandbox/process-sandbox.js';
 import { selectSandbox } from '../src/sandbox/select-sandbox.js';
+import { QuietForge } from './quiet-forge.js';
 import { median, ms, printVerdicts, type Verdict } from './stats.js';
 
 /** Runs of each setting; interleaved, so drift on a shared machine hits both alike. */
@@ -136,25 +136,6 @@ async function runDemoGoal(dir: string, spec: GoalSpec, sandbox: Sandbox, policy
     return { wallMs, baselineMs: sum(ran), baselines: ran.length, verifyMs: sum(verifies), verifications: verifies.length };
   } finally {
     await ledger.close();
-  }
-}
-
-/** Reports nothing: the bench measures the loop, the jail and git. */
-class QuietForge implements Forge {
-  async update(): Promise<void> {
-    // not measured: nothing to report
-  }
-  async checkpointed(): Promise<void> {
-    // not measured: nothing to report
-  }
-  async requestApproval(): Promise<void> {
-    // not measured: nothing to report
-  }
-  async escalate(): Promise<void> {
-    // not measured: nothing to report
-  }
-  async finished(): Promise<void> {
-    // not measured: nothing to report
   }
 }
 

@@ -9,13 +9,13 @@ import { parseRepoConfig } from '../src/config/repo-config.js';
 import { validateGoalSpec } from '../src/goal/parse.js';
 import { openSqliteStore, type Store } from '../src/ledger/open-ledger.js';
 import { openPostgresStore } from '../src/ledger/postgres/open-postgres.js';
-import type { Forge } from '../src/ports/forge.js';
 import { runConfiguredGoal } from '../src/run/run-configured-goal.js';
 import { ProcessSandbox } from '../src/sandbox/process-sandbox.js';
 import { WorkerPool } from '../src/worker/worker-pool.js';
 import { GitWorkspace } from '../src/workspace/git-workspace.js';
 import { adminQuery, type Cluster, startThrowawayCluster, withDatabase } from '../test/helpers/postgres-cluster.js';
 import { makeBareRepo } from './bench-repo.js';
+import { QuietForge } from './quiet-forge.js';
 import type { Verdict } from './stats.js';
 
 const GOALS = 20;
@@ -26,25 +26,6 @@ const CONCURRENCY = [1, 2, 4];
 const TASK_SLEEP_S = 0.25;
 
 const silent = pino({ level: 'silent' });
-
-/** Reports nothing: the benchmark measures the queue, leases, loop, sandbox and git. */
-class QuietForge implements Forge {
-  async update(): Promise<void> {
-    // not measured: nothing to report
-  }
-  async checkpointed(): Promise<void> {
-    // not measured: nothing to report
-  }
-  async requestApproval(): Promise<void> {
-    // not measured: nothing to report
-  }
-  async escalate(): Promise<void> {
-    // not measured: nothing to report
-  }
-  async finished(): Promise<void> {
-    // not measured: nothing to report
-  }
-}
 
 /**
  * Goals per minute through the durable queue and leased workers: 20 goals of 5 quick tasks over

@@ -14,14 +14,8 @@ export type AttemptEntry = StepEntry | TurnEntry | BaselineEntry | VerifyEntry |
  * The task's verification on the tree without its change, before its first attempt (DESIGN.md
  * §10): `passed` false is the red that makes a later green mean something.
  */
-export interface BaselineEntry {
+export interface BaselineEntry extends Omit<VerifyEntry, 'kind'> {
   kind: 'baseline';
-  command: string;
-  exitCode: number | null;
-  durationMs: number;
-  timedOut: boolean;
-  passed: boolean;
-  tail: string;
   /** The same verification already ran on the same tree (another task's baseline): not run again. */
   reused?: boolean;
   /** The tree it ran on (the last checkpoint's): a later baseline of the same command there reuses it. */
