@@ -72,7 +72,7 @@ describe('goal-loop mcp keeps every loop rule with an external driver', () => {
     const p = await mcpProject('sandbox: process\nmax_iterations: 3\n');
     const c = await connectGoalLoop({ env: p.env, args: p.args });
     const started = await c.ok('goal_start', {
-      spec: 'goal_id: loops\nobjective: never passes\nlimits: { max_iterations: 100 }\ntasks:\n  - id: t\n    title: T\n    verification: echo \"attempt $GOAL_ATTEMPT\"; false\n    max_retries: 10\n',
+      spec: 'goal_id: loops\nobjective: never passes\nlimits: { max_iterations: 100 }\ntasks:\n  - id: t\n    title: T\n    verification: echo "attempt $GOAL_ATTEMPT"; false\n    max_retries: 10\n',
     });
     expect(started.limits.max_iterations).toBe(3);
     await c.ok('task_complete', { task_id: 't' });

@@ -61,14 +61,18 @@ tasks:
     expect(textOut).toContain('greeting.txt says the wrong thing');
     expect(textOut).toMatch(/\*\*Verify\*\* ❌ /);
     expect(textOut).toMatch(/\*\*Verify\*\* ✅ /);
-    expect(textOut).toMatch(/\*\*Checkpoint\*\* \[`[0-9a-f]{7}`\]\(https:\/\/github\.com\/octo-org\/widgets\/commit\/[0-9a-f]{40}\) · `red → green`: its verification failed before the task's change and passes with it · 1 file\(s\), \+1 -0/);
+    expect(textOut).toMatch(
+      /\*\*Checkpoint\*\* \[`[0-9a-f]{7}`\]\(https:\/\/github\.com\/octo-org\/widgets\/commit\/[0-9a-f]{40}\) · `red → green`: its verification failed before the task's change and passes with it · 1 file\(s\), \+1 -0/,
+    );
     expectInert(textOut);
     // The task passed: nothing left to annotate.
     expect(run.annotations).toEqual([]);
 
     const sha = git(h.repo.bare, 'rev-parse', branch);
     const pr = h.fake.pulls[0]!;
-    expect(pr.body).toContain(`### Changes per task\n\n- \`greet\` ([\`${sha.slice(0, 7)}\`](https://github.com/octo-org/widgets/commit/${sha})) · \`red → green\` · 1 file(s), +1 -0 — \`greeting.txt\``);
+    expect(pr.body).toContain(
+      `### Changes per task\n\n- \`greet\` ([\`${sha.slice(0, 7)}\`](https://github.com/octo-org/widgets/commit/${sha})) · \`red → green\` · 1 file(s), +1 -0 — \`greeting.txt\``,
+    );
   });
 
   it("an escalating task: the comment shows each attempt's tool calls and verification tail; the check run annotates the file the output names", async () => {
