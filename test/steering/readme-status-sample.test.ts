@@ -70,7 +70,11 @@ function readmeSample(readme: string): string {
 describe("the README's status comment sample", () => {
   it('is exactly what renderStatus posts for a goal in progress', () => {
     const readme = readFileSync(fileURLToPath(new URL('../../README.md', import.meta.url)), 'utf8');
-    const rendered = renderStatus(snapshot, { repoUrl: REPO_URL, pullRequest: { number: 43, url: `${REPO_URL}/pull/43` } });
+    const proofs = new Map([
+      ['task-01', { evidence: 'red->green' as const, greenBefore: false }],
+      ['task-02', { evidence: 'red->green' as const, greenBefore: false }],
+    ]);
+    const rendered = renderStatus(snapshot, { repoUrl: REPO_URL, pullRequest: { number: 43, url: `${REPO_URL}/pull/43` } }, [], undefined, proofs);
     expect(rendered.startsWith(STATUS_MARKER)).toBe(true);
     expect(readmeSample(readme)).toBe(rendered);
   });
