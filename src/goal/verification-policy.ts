@@ -1,6 +1,6 @@
 import { type BaselinePolicy, DEFAULT_TEST_PATHS, stricterBaseline, type VerificationPolicy } from './evidence.js';
 import type { GoalSpec, TaskSpec } from './schema.js';
-import { verificationScripts } from './verification-scripts.js';
+import { verificationPackageScripts, verificationScripts } from './verification-scripts.js';
 
 /** The repo config's verification keys (absent: the defaults). */
 export interface VerificationConfig {
@@ -25,6 +25,14 @@ export function verificationPolicy(config: VerificationConfig, spec: Pick<GoalSp
 export function protectedTestPaths(policy: VerificationPolicy, task: Pick<TaskSpec, 'verification' | 'verification_paths' | 'may_edit_tests'>): string[] {
   if (task.may_edit_tests) return [];
   return [...new Set([...policy.testPaths, ...(task.verification_paths ?? []), ...verificationScripts(task.verification).map(literalGlob)])];
+}
+
+/**
+ * The root package.json scripts the task's verification runs (`test` for `npm test`): the task may
+ * not add, change or remove them or their pre/post hooks. None when it says `may_edit_tests`.
+ */
+export function protectedScriptNames(task: Pick<TaskSpec, 'verification' | 'may_edit_tests'>): string[] {
+  return task.may_edit_tests ? [] : verificationPackageScripts(task.verification);
 }
 
 /** A path as a glob that matches only itself. */

@@ -6,7 +6,7 @@ import { failureSignature } from '../goal/failure-signature.js';
 import { guessInstallCommand, isMissingDependency, missingSetupHint, setupNetworkHint, withTurnLimitNote } from '../goal/failure-summary.js';
 import type { GoalSnapshot } from '../goal/result.js';
 import type { GoalSpec, TaskSpec } from '../goal/schema.js';
-import { protectedTestPaths } from '../goal/verification-policy.js';
+import { protectedScriptNames, protectedTestPaths } from '../goal/verification-policy.js';
 import type { TaskAgent } from '../ports/agent.js';
 import type { AttemptLog } from '../ports/attempt-log.js';
 import type { GoalKey, GoalLedger } from '../ports/goal-ledger.js';
@@ -256,7 +256,16 @@ export class EffectPerformer {
     const task = this.task(taskId);
     try {
       const testPaths = protectedTestPaths(this.policy, task);
-      const cp = await this.deps.workspace.checkpoint({ goalId: this.deps.spec.goal_id, taskId, title: task.title, attempt, evidence, ...(testPaths.length > 0 ? { testPaths } : {}) });
+      const protectedScripts = protectedScriptNames(task);
+      const cp = await this.deps.workspace.checkpoint({
+        goalId: this.deps.spec.goal_id,
+        taskId,
+        title: task.title,
+        attempt,
+        evidence,
+        ...(testPaths.length > 0 ? { testPaths } : {}),
+        ...(protectedScripts.length > 0 ? { protectedScripts } : {}),
+      });
       await this.record.checkpoint(taskId, attempt, cp.sha, cp.stat, evidence);
       await this.record.end(taskId, attempt, 'passed', cp.stat ? `${cp.stat.files} file(s) changed, +${cp.stat.insertions} -${cp.stat.deletions}` : 'checkpointed');
       return { type: 'checkpointed', at: this.clock(), sha: cp.sha };

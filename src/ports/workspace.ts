@@ -65,6 +65,12 @@ export interface CheckpointInput {
    * deletes a matching file that existed at the goal's base. Adding new ones is allowed.
    */
   testPaths?: readonly string[];
+  /**
+   * Names of root package.json scripts the verification runs (`test` for `npm test`): the
+   * checkpoint is refused (VerificationScriptChangedError) when it adds, changes or removes any
+   * of them or its `pre`/`post` hook against the goal's base. The rest of package.json is free.
+   */
+  protectedScripts?: readonly string[];
 }
 
 export interface Checkpoint {
@@ -103,6 +109,40 @@ export class TestFilesChangedError extends CheckpointRefusedError {
         'A task may add new tests but not change or delete existing ones (they are what verifies it); put these files back as they were and make the code pass them.',
     );
   }
+}
+
+/** A package.json script the verification runs, as the checkpoint would change it. */
+export interface ScriptChange {
+  name: string;
+  change: 'added' | 'changed' | 'removed';
+}
+
+/**
+ * The checkpoint would change how the task's verification runs: a package.json script it runs
+ * (or its pre/post hook), or package.json left unreadable so that this cannot be checked.
+ * Names only, never the scripts' text (the task's data).
+ */
+export class VerificationScriptChangedError extends CheckpointRefusedError {
+  override name = 'VerificationScriptChangedError';
+  constructor(
+    readonly scripts: readonly ScriptChange[],
+    /** Why package.json could not be compared, when it could not. */
+    readonly unreadable?: string,
+  ) {
+    const listed = scripts.slice(0, 10).map((s) => `${quoteName(s.name)} (${s.change})`);
+    super(
+      unreadable
+        ? `checkpoint refused: package.json ${unreadable}, so it cannot be checked that the scripts the verification runs are unchanged. ` +
+            'A task may not change how its verification runs; leave package.json valid JSON with those scripts as they were.'
+        : `checkpoint refused: the change alters package.json scripts that the verification runs: ${listed.join(', ')}${scripts.length > 10 ? `, and ${scripts.length - 10} more` : ''}. ` +
+            'A task may not change how its verification runs; put these scripts back as they were and make the code pass.',
+    );
+  }
+}
+
+/** A script name for a message: quoted, escaped, at most 60 characters. */
+function quoteName(name: string): string {
+  return JSON.stringify(name.length > 60 ? `${name.slice(0, 60)}…` : name);
 }
 
 /** What makes two setups the same, besides the files they read (the workspace knows those). */

@@ -7,6 +7,7 @@ import { type Checkpoint, type CheckpointInput, CheckpointRefusedError, type Set
 import { Git, GitError, type GitOptions } from './git.js';
 import type { MirrorCache } from './mirror-cache.js';
 import { NestedRepositoryError, refuseNestedRepositories, removeNestedRepositories } from './nested-repos.js';
+import { refuseChangedPackageScripts } from './package-scripts.js';
 import type { SetupCache } from './setup-cache.js';
 import { SetupOutput } from './setup-output.js';
 import { SetupTrust } from './setup-trust.js';
@@ -151,6 +152,7 @@ export class GitWorkspace implements Workspace {
       );
     }
     if (input.testPaths?.length) await refuseChangedTestFiles(this.git, this.dir, this.goalBase || this.lastCheckpoint, staged, input.testPaths);
+    if (input.protectedScripts?.length) await refuseChangedPackageScripts(this.git, this.dir, this.goalBase || this.lastCheckpoint, staged, input.protectedScripts);
     await this.git.run(this.dir, ['commit', '--quiet', '--no-verify', '--allow-empty', '--cleanup=verbatim', '-F', '-'], checkpointMessage(input));
     const sha = await this.committedHead();
     crashPoint('checkpoint-committed');

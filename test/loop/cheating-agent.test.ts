@@ -85,6 +85,26 @@ describe('a task cannot grade its own homework (real jail, real git)', () => {
     expect(result.escalation?.last_error).toMatch(/scripts\/check\.sh \(modified\)/);
   });
 
+  it('rewriting the package.json script that `npm test` runs is refused on every attempt, the next one told why', async () => {
+    const pkg = { name: 'sum', version: '1.0.0', scripts: { test: 'node test/sum.test.js' }, dependencies: {} };
+    const h = await goalHarness({ sandbox: jail(), files: { ...FILES, 'package.json': `${JSON.stringify(pkg, null, 2)}\n` } });
+    const agent = new ScriptedAgent(async (input: AgentInput) => {
+      const path = join(input.workspaceDir, 'package.json');
+      const json = JSON.parse(await readFile(path, 'utf8'));
+      // The dependency is fair game; the script is what grades the task. Told, it runs another test instead.
+      const test = input.attempt === 1 ? 'exit 0' : 'node test/other.test.js';
+      await writeFile(path, JSON.stringify({ ...json, scripts: { ...json.scripts, test }, dependencies: { 'left-pad': '1.3.0' } }));
+    });
+    const result = await h.run(spec('npm-test', 'npm test'), { agent, verification: warn });
+    expect(result.status).toBe('ESCALATED');
+    expect(result.checkpoints).toEqual([]);
+    expect(branchExists(h.repo.bare, 'goal/npm-test')).toBe(false);
+    expect(agent.calls).toHaveLength(2);
+    expect(agent.calls[1]!.previousFailure).toMatch(/package\.json scripts that the verification runs: "test" \(changed\)/);
+    expect(result.escalation?.last_error).toMatch(/may not change how its verification runs/);
+    expect(result.escalation?.last_error).not.toMatch(/exit 0/);
+  });
+
   it('verify_with_base_tests: a weakened test is put back before the verification, so the cheat fails it', async () => {
     const h = await harness();
     const agent = cheater(async (dir) => {
