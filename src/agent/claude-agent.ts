@@ -117,6 +117,7 @@ class ClaudeAgent implements TaskAgent {
           ...(previousFailure !== undefined ? { previousFailure } : {}),
           ...(failureLogId ? { failureLogId } : {}),
           ...(input.testPaths ? { testPaths: input.testPaths } : {}),
+          ...(input.protectedScripts ? { protectedScripts: input.protectedScripts } : {}),
         }) + (notices.length > 0 ? `\n\n${notices.map((n) => `Note: ${n}`).join('\n')}` : ''),
         opts.window,
       );

@@ -84,6 +84,8 @@ export interface TaskBlockInput {
   previousFailure?: string;
   /** Globs of the test files that verify the task (none: it may edit them). */
   testPaths?: readonly string[];
+  /** The package.json scripts its verification runs (none: it may edit them). */
+  protectedScripts?: readonly string[];
   /** Log id of the previous failure in full. */
   failureLogId?: string;
 }
@@ -100,6 +102,10 @@ export function renderTask(input: TaskBlockInput): string {
       '',
       `The tests are the judge, not part of the work: files that already exist under ${globs.join(', ')}${input.testPaths.length > 20 ? ', …' : ''} may not be changed or deleted (a checkpoint that does is refused). You may add new test files there. Make the code pass the tests; never weaken a test, a check or the verification.`,
     );
+  }
+  if (input.protectedScripts && input.protectedScripts.length > 0) {
+    const names = input.protectedScripts.slice(0, 10).map((n) => `\`${sanitizeUntrusted(n).slice(0, 60)}\``);
+    lines.push('', `The verification runs the package.json script(s) ${names.join(', ')}: leave them (and their pre/post scripts) as they are; other keys of package.json may change.`);
   }
   if (input.previousFailure !== undefined) {
     const failure = excerpt(input.previousFailure.trim(), 1500, 3500, input.failureLogId ? `all of it: read_log {"id": "${input.failureLogId}"}` : '');

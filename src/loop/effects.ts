@@ -197,6 +197,7 @@ export class EffectPerformer {
         attempt,
         ...(previousFailure !== undefined ? { previousFailure } : {}),
         testPaths: protectedTestPaths(this.policy, task),
+        protectedScripts: protectedScriptNames(task),
         workspaceDir: deps.workspace.dir,
         done,
         budgetUsd: Math.max(0, state.limits.cost_cap_usd - state.counters.costUsd),

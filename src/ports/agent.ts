@@ -21,6 +21,8 @@ export interface AgentInput {
   previousFailure?: string;
   /** Globs of the test files that verify the task: it may add files there, not change existing ones. */
   testPaths?: readonly string[];
+  /** The root package.json scripts its verification runs (`npm test` → test): it may not change them. */
+  protectedScripts?: readonly string[];
   workspaceDir: string;
   /** Tasks already done, with their checkpoints. */
   done: Array<{ taskId: string; sha: string }>;

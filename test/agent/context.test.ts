@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ContextWindow, historyProblems } from '../../src/agent/context.js';
+import { ContextWindow, historyProblems, renderTask } from '../../src/agent/context.js';
 import type { AssistantBlock, ToolResultBlock } from '../../src/agent/model.js';
 import { type ApiBlock, type MessagesBody, promptText, reply, requestProblems, text, toolUse } from '../helpers/fake-anthropic.js';
 import { claudeAgent, fakeApi, input, spec, workspace } from './fixtures.js';
@@ -99,5 +99,21 @@ describe('the context window (tier 2)', () => {
     expect(last.messages.length).toBeLessThanOrEqual(1 + 2 * 5);
     expect(promptText(last)).toContain('[turn 1] run_command "seq 1 3000');
     expect(promptText(last)).toContain('(log L1)');
+  });
+});
+
+describe('the task block: what judges the task', () => {
+  const task = { id: 'fix', title: 'Fix', dependencies: [], verification: 'npm test', risk: 'low' as const, requires_approval: false, run: [] };
+
+  it('names the protected tests and the package.json scripts the verification runs', () => {
+    const block = renderTask({ task, attempt: 1, tools: ['read_file'], maxTurns: 10, testPaths: ['test/**', '**/*.test.*'], protectedScripts: ['test'] });
+    expect(block).toContain('files that already exist under `test/**`, `**/*.test.*` may not be changed or deleted');
+    expect(block).toContain('The verification runs the package.json script(s) `test`: leave them (and their pre/post scripts) as they are');
+  });
+
+  it('says nothing of either for a task that may edit its tests', () => {
+    const block = renderTask({ task, attempt: 1, tools: ['read_file'], maxTurns: 10, testPaths: [], protectedScripts: [] });
+    expect(block).not.toContain('may not be changed');
+    expect(block).not.toContain('package.json script');
   });
 });

@@ -144,8 +144,9 @@ describe('red before green (real jail, real git)', () => {
     expect(entries.map((e) => e.entry.kind)).toEqual(['baseline', 'verify', 'checkpoint', 'end']);
     expect(entries[0]!.entry).toMatchObject({ kind: 'baseline', passed: false, expect: 'red' });
     const logs = renderAttemptEntries(entries);
-    expect(logs).toMatch(/baseline .*failed \(red/);
-    expect(logs).toMatch(/checkpoint [0-9a-f]{12} red->green/);
+    expect(logs).toMatch(/baseline \(before the task's change\) .* failed, exit 1/);
+    expect(logs).toMatch(/as expected \(expect: red\): the task must make it pass/);
+    expect(logs).toMatch(/checkpoint [0-9a-f]{12} {2}2 files \+2 -1 · red → green/);
   });
 
   it('a verification that passes at the base: require_red escalates before any attempt, with how to fix the spec', async () => {
