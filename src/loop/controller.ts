@@ -13,6 +13,7 @@ import type { Outbox, PendingEffect } from '../ports/outbox.js';
 import type { Sandbox } from '../ports/sandbox.js';
 import type { Workspace } from '../ports/workspace.js';
 import { EffectPerformer } from './effects.js';
+import { finishedAtTip, gateChecksKey } from './finished-tip.js';
 import { GoalAbandonedError } from './goal-abandoned.js';
 import { initialLoopState } from './initial-loop-state.js';
 import { Interruptions } from './interruption.js';
@@ -139,8 +140,10 @@ export async function runGoal(opts: RunGoalOptions): Promise<LoopResult> {
       await journal.settleLeftovers();
       await interruptions.pendingRequest(opts.honorPendingControl ?? false);
       const checkpoints = await workspace.prepare();
-      const setupFailure = await performer.setup(opts.setup ?? [], opts.setupNetwork ?? false, opts.setupEnv);
-      event = { type: 'start', at: clock(), checkpoints, ...(setupFailure !== undefined ? { setupFailure } : {}) };
+      // A finished goal run again on the same tip: nothing to set up, nothing to check again.
+      const finished = await finishedAtTip(ledger, key, view.state.tasks, checkpoints, workspace, gateChecksKey(spec, opts.gate ?? []));
+      const setupFailure = finished ? undefined : await performer.setup(opts.setup ?? [], opts.setupNetwork ?? false, opts.setupEnv);
+      event = { type: 'start', at: clock(), checkpoints, ...(setupFailure !== undefined ? { setupFailure } : {}), ...(finished ? { gatePassed: true } : {}) };
     } catch (err) {
       interruptions.throwIfAbandoned();
       log.error({ err }, 'workspace preparation failed');

@@ -49,12 +49,14 @@ export class DecisionBuilder {
     if (usd) this.state.counters.costUsd += usd;
   }
 
-  startRun(checkpoints: Array<{ taskId: string; sha: string }>): void {
+  startRun(checkpoints: Array<{ taskId: string; sha: string }>, gatePassed = false): void {
     // A run starts afresh: retries, the breaker and any previous verdict belong to the last run.
     delete this.state.escalation;
     delete this.state.stopReason;
     delete this.state.currentTaskId;
     delete this.state.baselineTaskId;
+    if (gatePassed) this.state.gatePassed = true;
+    else delete this.state.gatePassed;
     this.state.counters.consecutiveErrors = 0;
     for (const t of this.state.tasks) {
       t.runAttempts = 0;
@@ -110,7 +112,9 @@ export class DecisionBuilder {
       return;
     }
     if (!next) {
-      if (settled.size === tasks.length) {
+      if (settled.size === tasks.length && this.state.gatePassed) {
+        this.to('LOOP_COMPLETE', 'the final gate already passed on this commit').effect({ type: 'finish' });
+      } else if (settled.size === tasks.length) {
         this.to('FINAL_GATE').effect({ type: 'final_gate' });
       } else {
         this.to('FAILED', 'no task is ready but some are unfinished').effect({ type: 'finish' });

@@ -14,6 +14,7 @@ import type { CommandResult, Sandbox } from '../ports/sandbox.js';
 import { CheckpointRefusedError, type Workspace } from '../ports/workspace.js';
 import { AttemptRecorder, commandOutcome } from './attempt-recorder.js';
 import { BaselineRunner } from './baseline.js';
+import { gateChecksKey, rememberGatePassed } from './finished-tip.js';
 import { type Effect, FINAL_GATE_TASK, type LoopEvent, type LoopState, SETUP_TASK } from './transition.js';
 
 export interface EffectDeps {
@@ -306,6 +307,11 @@ export class EffectPerformer {
       if (!passed) failures.push(output);
     }
     if (checks.length > 0) await this.record.end(FINAL_GATE_TASK, run, failures.length === 0 ? 'passed' : 'failed', failures[0] ?? 'all checks passed');
+    if (failures.length === 0) {
+      await rememberGatePassed(this.deps.ledger, this.deps.key, this.deps.workspace, gateChecksKey(this.deps.spec, this.deps.gate)).catch((err: unknown) =>
+        this.deps.logger.warn({ err, goal: this.deps.key.goalId }, 'cannot remember that the final gate passed; a rerun runs it again'),
+      );
+    }
     return { type: 'gate_done', at: this.clock(), passed: failures.length === 0, output: failures.join('\n\n') || 'all checks passed' };
   }
 

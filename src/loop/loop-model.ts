@@ -65,6 +65,8 @@ export interface LoopState {
   baselinePolicy?: BaselinePolicy;
   /** The task whose baseline is running (its attempt has not begun). */
   baselineTaskId?: string;
+  /** This run found the final gate already passed on the branch's tip: it need not run again. */
+  gatePassed?: boolean;
 }
 
 export type OnEscalation = 'continue' | 'stop';
@@ -72,7 +74,8 @@ export type OnEscalation = 'continue' | 'stop';
 export type ExecutionFailureKind = 'task' | 'infra' | 'budget';
 
 export type LoopEvent =
-  | { type: 'start'; at: number; checkpoints: Array<{ taskId: string; sha: string }>; setupFailure?: string }
+  /** `gatePassed`: every task is checkpointed and the final gate already passed on this tip (a rerun of a finished goal). */
+  | { type: 'start'; at: number; checkpoints: Array<{ taskId: string; sha: string }>; setupFailure?: string; gatePassed?: boolean }
   | { type: 'executed'; at: number; ok: true; costUsd?: number }
   | { type: 'executed'; at: number; ok: false; kind: ExecutionFailureKind; error: string; costUsd?: number }
   | { type: 'baseline_done'; at: number; passed: boolean; output: string }

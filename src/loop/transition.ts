@@ -20,7 +20,7 @@ export function decide(state: LoopState, event: LoopEvent): Decision {
   }
   switch (event.type) {
     case 'start':
-      d.startRun(event.checkpoints);
+      d.startRun(event.checkpoints, event.gatePassed === true);
       if (event.setupFailure !== undefined) d.escalate({ task_id: SETUP_TASK, attempts: 1, last_error: event.setupFailure }, true);
       else d.advance(event.at);
       break;
