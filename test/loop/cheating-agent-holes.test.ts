@@ -1,3 +1,4 @@
+import { writeFileSync } from 'node:fs';
 import { chmod, mkdir, readFile, rename, rm, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -153,5 +154,35 @@ describe('known holes: the verification runs code and files that no checkpoint g
     const agent = cheater((dir) => writeFile(join(dir, 'node_modules/.bin/check'), '#!/bin/sh\nexit 0\n'));
     const result = await h.run(spec('patched-bin', 'npm test'), { agent, verification: warn, setup });
     expect(result.status).toBe('ESCALATED');
+  });
+});
+
+describe('the baseline after a human push (real jail, real git)', () => {
+  it("runs on the human's tree, not the one before it: a fix the human pushed is no task's red->green", async () => {
+    const h = await goalHarness({ sandbox: jail(), files: FILES });
+    const human = join(h.root, 'human');
+    let pushed = false;
+    h.forge.onUpdate = (s) => {
+      if (pushed || !s.tasks.some((t) => t.id === 'a' && t.status === 'done')) return;
+      pushed = true;
+      git(h.root, 'clone', '--quiet', '--branch', 'goal/human', h.repo.bare, human);
+      writeFileSync(join(human, 'sum.js'), 'module.exports = (a, b) => a + b;\n');
+      git(human, '-c', 'user.name=h', '-c', 'user.email=h@example.com', 'commit', '--quiet', '-am', 'human fix');
+      git(human, 'push', '--quiet', 'origin', 'goal/human');
+    };
+    const goal = {
+      goal_id: 'human',
+      objective: 'o',
+      tasks: [
+        { id: 'a', title: 'Docs', verification: 'grep -q usage README.md', run: 'echo usage >> README.md' },
+        { id: 'b', title: 'Fix', verification: TESTS, dependencies: ['a'] },
+      ],
+    };
+    const agent = cheater(async () => undefined);
+    const result = await h.run(goal, { agent, verification: warn }, { syncIntervalMs: 0 });
+    expect(pushed).toBe(true);
+    expect(result.status, result.stop_reason ?? '').toBe('LOOP_COMPLETE');
+    // b changed nothing: its verification passed because of the human's commit, so no red->green.
+    expect(git(h.repo.bare, 'log', '-1', '--format=%(trailers:key=Goal-Verified,valueonly)', 'goal/human').trim()).toBe('green->green');
   });
 });
