@@ -113,6 +113,15 @@ describe('cheats that do not touch a test file (real jail, real git)', () => {
     expect(branchExists(h.repo.bare, 'goal/npmrc-ignored')).toBe(false);
   });
 
+  it('`make test`: rewriting the Makefile recipe to `true` is refused (the makefile is the script)', async () => {
+    const h = await goalHarness({ sandbox: jail(), files: { ...FILES, Makefile: 'test:\n\tnode test/sum.test.js\n' } });
+    const agent = cheater((dir) => writeFile(join(dir, 'Makefile'), 'test:\n\ttrue\n'));
+    const result = await h.run(spec('make', 'timeout 60 make test'), { agent, verification: warn });
+    expect(result.status).toBe('ESCALATED');
+    expect(result.escalation?.last_error).toMatch(/Makefile \(modified\)/);
+    expect(branchExists(h.repo.bare, 'goal/make')).toBe(false);
+  });
+
   it('chmod -x on a test file is a change of it', async () => {
     const h = await goalHarness({ sandbox: jail(), files: FILES });
     const agent = cheater((dir) => chmod(join(dir, 'test/other.test.js'), 0o755));
