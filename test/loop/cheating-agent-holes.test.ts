@@ -204,3 +204,16 @@ describe('the baseline after a human push (real jail, real git)', () => {
     expect(git(h.repo.bare, 'log', '-1', '--format=%(trailers:key=Goal-Verified,valueonly)', 'goal/human').trim()).toBe('green->green');
   });
 });
+
+describe('known hole: a task can make the bot's own git fail (real jail, real git)', () => {
+  it.fails('a .gitattributes `working-tree-encoding` over a file git cannot convert: `git add` fails, blamed on the infrastructure', async () => {
+    const h = await goalHarness({ sandbox: jail(), files: FILES });
+    const agent = cheater(async (dir) => {
+      await writeFile(join(dir, '.gitattributes'), 'notes.txt working-tree-encoding=UTF-16\n');
+      await writeFile(join(dir, 'notes.txt'), Buffer.from([0x41, 0x00, 0x42]));
+    });
+    const result = await h.run(spec('encoding', 'true'), { agent, verification: { ...warn, baseline: 'off' } });
+    // Today: STOPPED by the circuit breaker (three "infrastructure" errors), the task never blamed.
+    expect(result.status).toBe('ESCALATED');
+  });
+});
