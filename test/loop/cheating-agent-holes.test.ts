@@ -205,7 +205,7 @@ describe('the baseline after a human push (real jail, real git)', () => {
   });
 });
 
-describe('known hole: a task can make the bot's own git fail (real jail, real git)', () => {
+describe('known hole: a task can make the host git of the bot fail (real jail, real git)', () => {
   it.fails('a .gitattributes `working-tree-encoding` over a file git cannot convert: `git add` fails, blamed on the infrastructure', async () => {
     const h = await goalHarness({ sandbox: jail(), files: FILES });
     const agent = cheater(async (dir) => {
