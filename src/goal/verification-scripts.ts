@@ -9,16 +9,24 @@ import { packageScriptsOf, unquote } from './package-script-commands.js';
 const INTERPRETERS = new Set(['bash', 'sh', 'zsh', 'dash', 'node', 'python', 'python3', 'ruby', 'perl', 'deno', 'bun', 'tsx', 'ts-node', 'php']);
 /** Options after which the next word is code or a module, not a script path. */
 const CODE_OPTIONS = new Set(['-c', '-e', '-m', '--eval', '-p', '--print', 'run', '-r', '--require', '--import', '--loader']);
+/** The files GNU make reads without `-f`, in its order. */
+const MAKEFILES = ['GNUmakefile', 'makefile', 'Makefile'];
 const PLAIN = /^[A-Za-z0-9_.@+-][A-Za-z0-9_./@+-]*$/;
 
 export function verificationScripts(command: string): string[] {
   const out = new Set<string>();
   for (const simple of command.split(/&&|\|\||[;|\n&]/)) {
-    const words = simple.trim().split(/\s+/).filter(Boolean);
-    while (words.length > 0 && /^[A-Za-z_][A-Za-z0-9_]*=/.test(words[0]!)) words.shift();
-    if (words[0] === 'npx' || words[0] === 'exec' || words[0] === 'env') words.shift();
+    // `timeout 60 bash x.sh`, `(bash x.sh)`, `time bash x.sh` run x.sh as surely as `bash x.sh`.
+    const words = commandWords(simple);
+    if (words[0] === 'npx') words.shift();
     const [first, ...rest] = words;
     if (!first) continue;
+    // `make test`: the recipe is the script (`test:` rewritten to `true`). The root's makefiles
+    // only; `make -C dir` or `-f file` is left to `verification_paths`.
+    if (first === 'make' || first === 'gmake') {
+      for (const name of MAKEFILES) out.add(name);
+      continue;
+    }
     if (first.includes('/')) {
       add(out, first);
       continue;

@@ -44,6 +44,13 @@ export class BaselineRunner {
     const { deps } = this;
     const task = deps.spec.tasks.find((t) => t.id === taskId);
     if (!task) throw new Error(`unknown task ${taskId}`);
+    try {
+      // The tree the task will start from: a human's push since the last checkpoint is in it
+      // (a baseline of the tree before would claim the human's fix as the task's red -> green).
+      await deps.workspace.sync();
+    } catch (err) {
+      return { type: 'infra_error', at: deps.clock(), error: `cannot sync the goal branch: ${err instanceof Error ? err.message : JSON.stringify(err)}` };
+    }
     const tree = await deps.workspace.treeKey?.().catch(() => undefined);
     const memo = tree ? `${tree}\0${task.verification}` : undefined;
     let outcome = memo ? (this.seen.get(memo) ?? (await this.recorded(tree!, task.verification))) : undefined;

@@ -152,7 +152,7 @@ export class GitWorkspace implements Workspace {
       );
     }
     if (input.testPaths?.length) await refuseChangedTestFiles(this.git, this.dir, this.goalBase || this.lastCheckpoint, staged, input.testPaths);
-    if (input.protectedScripts?.length) await refuseChangedPackageScripts(this.git, this.dir, this.goalBase || this.lastCheckpoint, staged, input.protectedScripts);
+    if (input.protectedScripts?.length) await refuseChangedPackageScripts(this.git, this.dir, this.goalBase || this.lastCheckpoint, staged, input.protectedScripts, this.setupOutput.paths);
     await this.git.run(this.dir, ['commit', '--quiet', '--no-verify', '--allow-empty', '--cleanup=verbatim', '-F', '-'], checkpointMessage(input));
     const sha = await this.committedHead();
     crashPoint('checkpoint-committed');

@@ -1,4 +1,6 @@
-import { type ScriptChange, VerificationScriptChangedError } from '../ports/workspace.js';
+import { lstat, readlink } from 'node:fs/promises';
+import { join } from 'node:path';
+import { CheckpointRefusedError, type ScriptChange, VerificationScriptChangedError } from '../ports/workspace.js';
 import type { Git } from './git.js';
 import type { StagedEntry } from './staged-diff.js';
 
@@ -22,10 +24,19 @@ import type { StagedEntry } from './staged-diff.js';
 export const MAX_PACKAGE_JSON_BYTES = 1024 * 1024;
 const PACKAGE_JSON = 'package.json';
 
-/** After staging: unstages everything and throws when the change alters a protected script. */
-export async function refuseChangedPackageScripts(git: Git, dir: string, base: string, staged: readonly StagedEntry[], names: readonly string[]): Promise<void> {
+/**
+ * After staging: unstages everything and throws when the change alters a protected script or a
+ * package manager's config. `setupPaths`: what setup left (a `.npmrc` it wrote is its own).
+ */
+export async function refuseChangedPackageScripts(git: Git, dir: string, base: string, staged: readonly StagedEntry[], names: readonly string[], setupPaths: readonly string[] = []): Promise<void> {
+  if (names.length === 0) return;
+  const configs = (await changedPackageManagerConfigs(git, dir, base)).filter((p) => !setupPaths.includes(p));
+  if (configs.length > 0) {
+    await git.run(dir, ['reset', '--quiet']);
+    throw new PackageManagerConfigChangedError(configs);
+  }
   const entry = staged.find((e) => e.path === PACKAGE_JSON);
-  if (names.length === 0 || !entry) return;
+  if (!entry) return;
   const refusal = await scriptRefusal(git, dir, base, entry, names);
   if (!refusal) return;
   await git.run(dir, ['reset', '--quiet']);
@@ -101,4 +112,53 @@ async function baseMode(git: Git, dir: string, base: string): Promise<string | u
   const line = await git.run(dir, ['ls-tree', '--full-tree', base, '--', `:(literal)${PACKAGE_JSON}`]);
   const m = /^(\d+) (\w+) /.exec(line);
   return m && m[2] === 'blob' ? m[1] : undefined;
+}
+
+/**
+ * The package managers' project config, read by the same `npm test` whose scripts are protected:
+ * `.npmrc`'s `script-shell=/bin/true` (npm, pnpm, yarn 1) or `.yarnrc.yml`'s `yarnPath` run the
+ * unchanged scripts another way, or not at all.
+ */
+export const PACKAGE_MANAGER_CONFIGS = ['.npmrc', '.yarnrc', '.yarnrc.yml', 'bunfig.toml'] as const;
+
+/** The checkpoint would leave a package manager's config other than at the goal's base. */
+export class PackageManagerConfigChangedError extends CheckpointRefusedError {
+  override name = 'PackageManagerConfigChangedError';
+  constructor(readonly paths: readonly string[]) {
+    super(
+      `checkpoint refused: the change alters package manager config that decides how the verification's package scripts run: ${paths.join(', ')}. ` +
+        'A task may not change how its verification runs; put these files back as they were at the goal base (or remove them if they were not there).',
+    );
+  }
+}
+
+/**
+ * The configs in the working tree (tracked, untracked or gitignored: the verification read them
+ * all) that differ from `base`'s: added, deleted, rewritten, or turned into another kind of file.
+ */
+export async function changedPackageManagerConfigs(git: Git, dir: string, base: string): Promise<string[]> {
+  const out = await git.run(dir, ['ls-tree', '-z', '--full-tree', base, '--', ...PACKAGE_MANAGER_CONFIGS.map((p) => `:(literal)${p}`)]);
+  const atBase = new Map<string, { mode: string; oid: string }>();
+  for (const line of out.split('\0')) {
+    const m = /^(\d+) blob (\w+)\t(.*)$/s.exec(line);
+    if (m) atBase.set(m[3]!, { mode: m[1]!, oid: m[2]! });
+  }
+  const changed: string[] = [];
+  for (const name of PACKAGE_MANAGER_CONFIGS) {
+    const was = atBase.get(name);
+    const st = await lstat(join(dir, name)).catch(() => undefined);
+    if (!st || !was) {
+      if (st || was) changed.push(name);
+      continue;
+    }
+    if (st.isSymbolicLink()) {
+      const same = was.mode === '120000' && (await readlink(join(dir, name))) === (await git.run(dir, ['cat-file', 'blob', was.oid]));
+      if (!same) changed.push(name);
+    } else if (!st.isFile() || was.mode === '120000' || st.size > MAX_PACKAGE_JSON_BYTES) {
+      changed.push(name);
+    } else if ((await git.run(dir, ['hash-object', '--no-filters', '--', name])) !== was.oid) {
+      changed.push(name);
+    }
+  }
+  return changed;
 }

@@ -9,6 +9,13 @@ describe('verificationScripts', () => {
     ['CI=1 node --test test/unit.test.js', ['test/unit.test.js']],
     ['npx tsx scripts/verify.ts', ['scripts/verify.ts']],
     ['python3 -u tools/check.py | tee out.txt', ['tools/check.py']],
+    // Wrappers and subshells run the script all the same.
+    ['timeout 300 bash scripts/check.sh', ['scripts/check.sh']],
+    ['(bash scripts/check.sh)', ['scripts/check.sh']],
+    ['{ time nice ./verify.sh; }', ['verify.sh']],
+    ['env CI=1 node test.js', ['test.js']],
+    ['make test', ['GNUmakefile', 'makefile', 'Makefile']],
+    ['npm ci && timeout 60 make -j2 check', ['GNUmakefile', 'makefile', 'Makefile']],
   ])('%s runs %j', (command, scripts) => {
     expect(verificationScripts(command)).toEqual(scripts);
   });

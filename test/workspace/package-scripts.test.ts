@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { createSampleRepo } from '../../src/demo/sample-repo.js';
 import { VerificationScriptChangedError } from '../../src/ports/workspace.js';
 import { GitWorkspace } from '../../src/workspace/git-workspace.js';
-import { changedScripts, MAX_PACKAGE_JSON_BYTES } from '../../src/workspace/package-scripts.js';
+import { changedScripts, MAX_PACKAGE_JSON_BYTES, PackageManagerConfigChangedError } from '../../src/workspace/package-scripts.js';
 import { git } from '../helpers/git.js';
 import { tempDir } from '../helpers/temp.js';
 
@@ -149,5 +149,47 @@ describe('VerificationScriptChangedError', () => {
     const err = new VerificationScriptChangedError([{ name: `a\n"b${'c'.repeat(100)}`, change: 'added' }]);
     expect(err.message).toContain('"a\\n\\"bccc');
     expect(err.message).not.toContain('c'.repeat(61));
+  });
+});
+
+describe('package manager config next to the protected scripts', () => {
+  const files = { 'package.json': json(PACKAGE), 'sum.js': 'module.exports = 1;\n', '.npmrc': 'fund=false\n' };
+  const refused = async (ws: GitWorkspace, taskId: string, scripts: readonly string[] | null = ['test']) => {
+    const err = await ws.checkpoint(input(taskId, scripts)).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    return err instanceof PackageManagerConfigChangedError ? err.paths : err;
+  };
+
+  it('refuses a config added, rewritten, deleted or made a symlink; the index is left unstaged', async () => {
+    const { ws } = await setup(files);
+    const dir = ws.dir;
+    await writeFile(join(dir, '.yarnrc.yml'), 'yarnPath: ./cheat.js\n');
+    expect(await refused(ws, 'added')).toEqual(['.yarnrc.yml']);
+    expect(git(dir, 'diff', '--cached', '--name-only')).toBe('');
+    await rm(join(dir, '.yarnrc.yml'));
+    await writeFile(join(dir, '.npmrc'), 'script-shell=/bin/true\n');
+    expect(await refused(ws, 'rewritten')).toEqual(['.npmrc']);
+    await rm(join(dir, '.npmrc'));
+    expect(await refused(ws, 'deleted')).toEqual(['.npmrc']);
+    await writeFile(join(dir, 'other'), 'fund=false\n');
+    await symlink('other', join(dir, '.npmrc'));
+    expect(await refused(ws, 'symlink')).toEqual(['.npmrc']);
+  });
+
+  it('takes the same config back, and anything without protected scripts', async () => {
+    const { ws } = await setup(files);
+    await writeFile(join(ws.dir, 'sum.js'), 'module.exports = 2;\n');
+    await writeFile(join(ws.dir, '.npmrc'), 'fund=false\n');
+    expect(await refused(ws, 'same')).toBeUndefined();
+    await writeFile(join(ws.dir, 'bunfig.toml'), '[run]\nshell = "system"\n');
+    expect(await refused(ws, 'free', null)).toBeUndefined();
+  });
+
+  it('sees a gitignored config too: the verification read it, though no checkpoint holds it', async () => {
+    const { ws } = await setup({ ...files, '.gitignore': '.yarnrc\n' });
+    await writeFile(join(ws.dir, '.yarnrc'), 'yarn-path "./cheat.js"\n');
+    expect(await refused(ws, 'ignored')).toEqual(['.yarnrc']);
   });
 });
