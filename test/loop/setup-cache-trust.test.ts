@@ -42,8 +42,10 @@ describe('the setup cache trusts only setup that ran on the base commit', () => 
     // The first run has no cache (or its entry was evicted): nothing is restored or kept.
     const first = await h.run(poison, { setup: SETUP }, { dir: join(h.root, 'ws', 'evil') });
     expect(first.status, first.stop_reason ?? '').toBe('LOOP_COMPLETE');
-    // Run again (a retry, an approval, a review): setup runs on the goal branch the task wrote.
-    await h.run(poison, { setup: SETUP }, ws('evil'));
+    // Run again with more work (a review's task): setup runs on the goal branch the task wrote.
+    // (A rerun with nothing new does no setup at all.)
+    const review = { ...poison, tasks: [...poison.tasks, { id: 'review', title: 'Review', run: 'echo ok > review.txt', verification: 'test -f review.txt' }] };
+    await h.run(review, { setup: SETUP }, ws('evil'));
     expect(readFileSync(join(h.root, 'ws', 'evil', 'deps', 'lib.txt'), 'utf8')).toBe('POISON\n');
     await setupCache.idle();
 
