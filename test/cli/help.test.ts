@@ -68,7 +68,7 @@ describe('goal-loop --help and --version', () => {
       expect(r.stderr).toBe('');
       expect(r.stdout).toMatch(/^usage: goal-loop <command>/);
       // Each command: its name (and argument), then what it does, on the one line.
-      for (const name of COMMANDS) expect(r.stdout).toMatch(new RegExp(`^ {2}${name}(?: <[a-z-]+>)? {2,}[a-z]\\S* \\S.*\\n {2}[a-z]`, 'm'));
+      for (const name of COMMANDS) expect(r.stdout).toMatch(new RegExp(`^ {2}${name}(?: <[a-z-]+>| \\[[a-z-]+\\])? {2,}[a-z]\\S* \\S.*\\n {2}[a-z]`, 'm'));
       expect(r.stdout).toMatch(/^Example/m);
       expect(r.stdout).toMatch(/--version/);
     }

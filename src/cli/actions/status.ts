@@ -87,8 +87,9 @@ export async function statusCommand(values: { json?: boolean }): Promise<number>
           '\n',
       );
     }
-    process.stdout.write('\nwhat each attempt did: goal-loop logs <goal-id> [--follow]\n');
+    process.stdout.write('\n');
     await writeDiskLine();
+    process.stdout.write('what each attempt did: goal-loop logs <goal-id> [--follow]\n');
     return 0;
   } finally {
     await store.close();

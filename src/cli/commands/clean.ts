@@ -3,7 +3,7 @@ import type { CliCommand } from '../cli-command.js';
 
 export const CLEAN: CliCommand = {
   name: 'clean',
-  summary: "remove goals' workspaces (--all: the caches too) and say what it freed",
+  summary: 'remove workspaces (--all: the caches too), say what it freed',
   description:
     "Removes the workspaces under GOAL_LOOP_WORKSPACES: one goal's, every finished goal's (complete, escalated, stopped or failed), or all of them, and with --all the caches too (mirrors, parked trees, the setup cache). A goal's checkpoints are on its branch: a later run prepares a new workspace from it. A workspace whose goal is running (its lock is held, its lease is live, or the ledger says it runs) is kept, and nothing outside goal-loop's folders is touched (symlinks are not followed).",
   example: 'goal-loop clean --finished',
