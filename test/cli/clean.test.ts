@@ -79,4 +79,24 @@ describe('goal-loop clean', () => {
     expect(none.stdout).toMatch(/^nothing to clean: no workspace of goal nope under /);
     expect((await runCli(['status'], p.env)).stdout).toMatch(/^disk: workspaces 0 \(0 B\), parked trees 0 \(/m);
   });
+
+  it('--all leaves a cache folder that is a link alone, and what it points at', async () => {
+    const root = await tempDir();
+    const ws = join(root, 'workspaces');
+    const outside = join(root, 'outside');
+    const mirror = join(outside, 'app-0123456789ab.git');
+    mkdirSync(mirror, { recursive: true });
+    writeFileSync(join(mirror, 'goal-loop-mirror.json'), JSON.stringify({ remote: 'https://x/app.git', usedAt: 0, fetchedAt: 0, bytes: 1 }));
+    const entry = join(outside, 'app-0123456789ab', 'b'.repeat(64));
+    mkdirSync(join(entry, 'tree'), { recursive: true });
+    writeFileSync(join(entry, 'manifest.json'), JSON.stringify({ version: 2, key: 'b'.repeat(64), paths: ['x'], bytes: 1 }));
+    mkdirSync(join(ws, 'warm'), { recursive: true });
+    symlinkSync(outside, join(ws, 'mirrors'));
+    symlinkSync(outside, join(ws, 'setup-cache'));
+    const r = await runCli(['clean', '--all'], { GOAL_LOOP_DB: join(root, 'ledger.db'), GOAL_LOOP_WORKSPACES: ws });
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toMatch(/^freed 0 B: 0 setup cache entries, 0 mirrors, 0 parked trees\n$/);
+    expect(existsSync(join(mirror, 'goal-loop-mirror.json'))).toBe(true);
+    expect(existsSync(join(entry, 'manifest.json'))).toBe(true);
+  });
 });

@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import { readdir, realpath } from 'node:fs/promises';
+import { lstat, readdir, realpath } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import { UsageError } from '../../common/errors.js';
 import { goalWorkspaceDir } from '../../github/goal-workspace.js';
@@ -122,16 +122,17 @@ async function emptyCaches(root: string): Promise<{ bytes: number; parts: string
   const setup = new SetupCache({ root: join(root, 'setup-cache'), maxBytes: 0 });
   const dirs = [join(root, 'mirrors'), join(root, 'warm'), join(root, 'setup-cache')];
   const count = async () => ({ mirrors: (await mirrors.list()).length, parked: (await mirrors.warm.list()).length, setup: await setupEntries(join(root, 'setup-cache')) });
-  const owned = async () => {
-    const mine: string[] = [];
-    for (const d of dirs) if (await ownedBy(root, d)) mine.push(d);
-    return mine;
-  };
-  const mine = await owned();
+  const mine: string[] = [];
+  const foreign: string[] = [];
+  for (const d of dirs) {
+    if (await ownedBy(root, d)) mine.push(d);
+    else if (await lstat(d).catch(() => undefined)) foreign.push(d);
+  }
   const before = { bytes: (await diskBytes(mine)) ?? 0, ...(await count()) };
-  // A cache folder that is a link (or leads out of the root) is left alone.
-  if (mine.includes(dirs[0]!) || mine.includes(dirs[1]!)) await mirrors.evict();
-  if (mine.includes(dirs[2]!)) await setup.evict();
+  // A cache folder that is a link (or leads out of the root) is left alone, and so is its cache:
+  // the mirror cache evicts from mirrors/ and warm/ together.
+  if (!foreign.includes(dirs[0]!) && !foreign.includes(dirs[1]!)) await mirrors.evict();
+  if (!foreign.includes(dirs[2]!)) await setup.evict();
   const after = { bytes: (await diskBytes(mine)) ?? 0, ...(await count()) };
   const parts = [plural(before.setup - after.setup, 'setup cache entry', 'setup cache entries'), plural(before.mirrors - after.mirrors, 'mirror'), plural(before.parked - after.parked, 'parked tree')];
   return { bytes: Math.max(0, before.bytes - after.bytes), parts };
