@@ -195,7 +195,7 @@ async function until(check: () => Promise<boolean>, what: string): Promise<void>
 }
 
 describe('SetupCache ready copies made by a detached process (goal-loop run)', () => {
-  it('publishes a whole copy by rename, without set-id bits, and a restore moves it in', async () => {
+  it('publishes a whole copy by rename (no temporary folder left), and a restore moves it in', async () => {
     const root = await tempDir();
     const { cache, entry } = await primed(root, { detachReadyCopies: true });
     await until(async () => (await readyCopies(entry)).length === 1, 'a ready copy');
