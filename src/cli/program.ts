@@ -1,6 +1,7 @@
 import { Command, Help } from 'commander';
 import { type CliCommand, repeatable } from './cli-command.js';
 import { ACTION } from './commands/action.js';
+import { CLEAN } from './commands/clean.js';
 import { DEMO } from './commands/demo.js';
 import { LOGS } from './commands/logs.js';
 import { MCP } from './commands/mcp.js';
@@ -12,7 +13,7 @@ import { WORKER } from './commands/worker.js';
 import { packageVersion } from './version.js';
 
 /** Every `goal-loop` command, in the order `goal-loop --help` lists them. */
-export const CLI_COMMANDS: readonly CliCommand[] = [RUN, PLAN, STATUS, LOGS, SERVE, WORKER, ACTION, MCP, DEMO];
+export const CLI_COMMANDS: readonly CliCommand[] = [RUN, PLAN, STATUS, LOGS, CLEAN, SERVE, WORKER, ACTION, MCP, DEMO];
 
 const EXIT_CODES = `Exit codes: 0 complete, 1 bad input or usage, 2 escalated, 3 stopped (by a safeguard,
 a human or Ctrl-C), paused, or waiting for an approval, 4 internal error (the goal FAILED),

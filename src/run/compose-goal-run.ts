@@ -43,6 +43,8 @@ export interface GoalClone {
   identity?: { name: string; email: string };
   /** Clone from a local mirror of the remote instead of downloading it again. */
   mirrorCache?: MirrorCache;
+  /** No mirror (a local path): the cache whose parked trees a new clone reuses (see GitWorkspaceOptions.parkCache). */
+  parkCache?: MirrorCache;
   /** Put back what the same setup produced before on this repository (see SetupCache.fromEnv). */
   setupCache?: SetupCache;
 }
@@ -59,6 +61,7 @@ export function goalWorkspace(clone: GoalClone, goalId: string, config: Pick<Rep
     protectedPaths: config.protected_paths,
     identity: clone.identity ?? LOCAL_IDENTITY,
     ...(clone.mirrorCache ? { mirrorCache: clone.mirrorCache } : {}),
+    ...(clone.parkCache ? { parkCache: clone.parkCache } : {}),
     ...(clone.setupCache ? { setupCache: clone.setupCache, setupInputs: config.setup_inputs ?? [] } : {}),
   });
 }

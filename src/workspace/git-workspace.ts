@@ -36,6 +36,11 @@ export interface GitWorkspaceOptions extends GitOptions {
    * downloading the repository again for every goal.
    */
   mirrorCache?: MirrorCache;
+  /**
+   * Without a mirror (a local path, cloned directly): the cache whose parked trees a new clone
+   * reuses, and where `release` parks this one, under the same bound as a URL's.
+   */
+  parkCache?: MirrorCache;
   /** Keep setup's output per repository, and put it back for the next run or goal (see SetupCache). */
   setupCache?: SetupCache;
   /** The files setup reads (lockfiles): their blobs at the commit key the cache. */
@@ -248,6 +253,7 @@ export class GitWorkspace implements Workspace {
       await mkdir(dirname(this.dir), { recursive: true });
       let parked = false;
       if (this.opts.mirrorCache) parked = await this.cloneFromMirror(this.opts.mirrorCache);
+      else if (this.opts.parkCache) parked = await this.cloneIntoParked(this.opts.parkCache);
       else await this.git.run(dirname(this.dir), ['clone', '--quiet', '--no-hardlinks', '--no-tags', '--no-checkout', this.opts.remote, this.dir]);
       this.trustedConfig = await readFile(this.configPath(), 'utf8');
       await writeFile(this.trustedConfigCopy(), this.trustedConfig, { mode: 0o600 });
@@ -276,6 +282,15 @@ export class GitWorkspace implements Workspace {
     // A mirror fetched just now is the remote's state; an older one is topped up with what is new.
     if (!current) await this.git.run(this.dir, ['fetch', '--quiet', '--prune', '--no-tags', REMOTE]);
     return reused;
+  }
+
+  /** A direct clone whose working tree is one parked by an earlier goal on the remote, when there is one. */
+  private async cloneIntoParked(cache: MirrorCache): Promise<boolean> {
+    const fresh = freshCloneDir(this.dir);
+    await rm(fresh, { recursive: true, force: true });
+    const took = await cache.warm.take(cache.keyFor(this.opts.remote), this.opts.remote, this.dir);
+    await this.git.run(dirname(this.dir), ['clone', '--quiet', '--no-hardlinks', '--no-tags', '--no-checkout', this.opts.remote, took ? fresh : this.dir]);
+    return took && (await this.adoptParkedTree(fresh));
   }
 
   /** Scrubs the taken tree and moves the fresh `.git` in; false: it could not, the plain clone is used. */
@@ -382,17 +397,17 @@ export class GitWorkspace implements Workspace {
 }
 
 /** `GitWorkspace.release` for a caller that has the options but no instance. */
-export async function releaseWorkspace(opts: Pick<GitWorkspaceOptions, 'dir' | 'remote' | 'mirrorCache'>): Promise<void> {
+export async function releaseWorkspace(opts: Pick<GitWorkspaceOptions, 'dir' | 'remote' | 'mirrorCache' | 'parkCache'>): Promise<void> {
   await rm(trustedConfigCopy(opts.dir), { force: true });
   await rm(`${opts.dir}.logs`, { recursive: true, force: true });
   await rm(freshCloneDir(opts.dir), { recursive: true, force: true });
-  // The working tree is parked for the next goal on this remote when the cache keeps one.
-  if (opts.mirrorCache && existsSync(opts.dir)) await opts.mirrorCache.park(opts.remote, opts.dir).catch(() => false);
+  // The working tree is parked for the next goal on this remote when the cache keeps one; a
+  // local path's go to the same pools, under the same bound (parked trees evicted oldest first).
+  const cache = opts.mirrorCache ?? opts.parkCache;
+  if (cache && existsSync(opts.dir)) await cache.park(opts.remote, opts.dir).catch(() => false);
   await rm(opts.dir, { recursive: true, force: true });
-  if (opts.mirrorCache) {
-    await opts.mirrorCache.unpin(opts.remote, opts.dir);
-    await opts.mirrorCache.evict();
-  }
+  if (opts.mirrorCache) await opts.mirrorCache.unpin(opts.remote, opts.dir);
+  if (cache) await cache.evict();
 }
 
 function trustedConfigCopy(dir: string): string {

@@ -6,7 +6,7 @@ import { execa } from 'execa';
 import type { Logger } from 'pino';
 import { z } from 'zod';
 import { diskUsage, stripSetIds } from './setup-disk.js';
-import { makeReadyCopy, moveInto, readyCopiesSettled, readyCopyNames, STALE_LEFTOVER_MS, takeReadyCopy } from './setup-ready-copies.js';
+import { detachReadyCopy, makeReadyCopy, moveInto, readyCopiesSettled, readyCopyNames, STALE_LEFTOVER_MS, takeReadyCopy } from './setup-ready-copies.js';
 
 const DEFAULT_SETUP_CACHE_MB = 4096;
 
@@ -34,6 +34,12 @@ export interface SetupCacheOptions {
   maxBytes: number;
   /** Keep a ready copy of each entry, made in the background, that a restore moves in (default on). */
   readyCopies?: boolean;
+  /**
+   * Make ready copies in a detached process instead of this one: for a one-shot process
+   * (`goal-loop run`) that must exit with its output, not wait for a copy. The bound is then
+   * restored by the next save or eviction, not right after the copy.
+   */
+  detachReadyCopies?: boolean;
   logger?: Logger;
 }
 
@@ -51,12 +57,12 @@ export class SetupCache {
   constructor(private readonly opts: SetupCacheOptions) {}
 
   /** `<workspaces>/setup-cache`, bounded by GOAL_LOOP_SETUP_CACHE_MB (0 turns it off). */
-  static fromEnv(workspaceRoot: string, env: NodeJS.ProcessEnv = process.env, logger?: Logger): SetupCache | undefined {
+  static fromEnv(workspaceRoot: string, env: NodeJS.ProcessEnv = process.env, logger?: Logger, extra: Pick<SetupCacheOptions, 'detachReadyCopies'> = {}): SetupCache | undefined {
     const raw = env.GOAL_LOOP_SETUP_CACHE_MB;
     const mb = raw === undefined || raw === '' ? DEFAULT_SETUP_CACHE_MB : Number(raw);
     if (!Number.isFinite(mb) || mb < 0) throw new Error(`GOAL_LOOP_SETUP_CACHE_MB must be a number of megabytes (got "${raw}")`);
     if (mb === 0) return undefined;
-    return new SetupCache({ root: join(workspaceRoot, 'setup-cache'), maxBytes: Math.round(mb * 1024 * 1024), ...(logger ? { logger } : {}) });
+    return new SetupCache({ root: join(workspaceRoot, 'setup-cache'), maxBytes: Math.round(mb * 1024 * 1024), ...extra, ...(logger ? { logger } : {}) });
   }
 
   /**
@@ -190,6 +196,10 @@ export class SetupCache {
   private prepareNext(entry: string, manifest: Manifest): void {
     if (this.opts.readyCopies === false || !this.movable) return;
     const hasRoom = async () => (await this.totalBytes()) + manifest.bytes <= this.opts.maxBytes;
+    if (this.opts.detachReadyCopies) {
+      void detachReadyCopy(entry, manifest.paths, hasRoom, (err) => this.opts.logger?.warn({ err, entry }, 'cannot make a ready copy of a setup cache entry; the next restore copies it'));
+      return;
+    }
     void makeReadyCopy(entry, manifest.paths, hasRoom, (err) => this.opts.logger?.warn({ err, entry }, 'cannot make a ready copy of a setup cache entry; the next restore copies it'))
       // Several makers may have passed `hasRoom` at once: the bound is restored afterwards.
       .then(() => this.evict())

@@ -1,7 +1,8 @@
+import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { lstatSync } from 'node:fs';
-import { mkdir, readdir, rename, rm, utimes } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
+import { mkdir, readdir, rename, rm, stat, utimes } from 'node:fs/promises';
+import { basename, dirname, join } from 'node:path';
 import { execa } from 'execa';
 import { stripSetIds } from './setup-disk.js';
 
@@ -13,6 +14,7 @@ import { stripSetIds } from './setup-disk.js';
  *
  *   <entry>/ready-<id>/        complete, waiting (at most one is kept)
  *   <entry>/../.tmp-ready-<id>/  being made (renamed into the entry when whole)
+ *   <entry>/../.tmp-ready-<key>-<id>/  being made by a detached process (same rule)
  *   <entry>/.taking-<id>/      claimed by a restore, being moved out
  */
 
@@ -54,6 +56,48 @@ export function makeReadyCopy(entry: string, paths: readonly string[], hasRoom: 
     .finally(() => making.delete(entry));
   making.set(entry, job);
   return job;
+}
+
+/**
+ * The same copy, made by a detached process that outlives ours (for `goal-loop run`, which must
+ * exit with its last line, not after a copy of the dependencies). Safe to abandon at any point:
+ * the copy is published only by the final rename (`mv -T`, same filesystem: a rename(2)), so a
+ * half-made one is never named `ready-*` and never handed out; a failed one removes itself, and
+ * one killed with the machine is a `.tmp-` leftover the cache's next sweep removes once stale.
+ * Made unless a ready copy is waiting or another process is making one; never throws.
+ */
+export async function detachReadyCopy(entry: string, paths: readonly string[], hasRoom: () => Promise<boolean>, onError: (err: unknown) => void): Promise<void> {
+  try {
+    const key = basename(entry);
+    if (readyCopyNames(await readdir(entry)).length > 0 || (await beingMade(dirname(entry), key)) || !(await hasRoom())) return;
+    const tmp = join(dirname(entry), `.tmp-ready-${key}-${randomBytes(6).toString('hex')}`);
+    const dest = join(entry, `ready-${randomBytes(6).toString('hex')}`);
+    // Paths are arguments, never part of the script. `a && b || c`: any failure removes the copy.
+    const script = [
+      'tmp=$1; dest=$2; tree=$3; shift 3',
+      'for p in "$@"; do mkdir -p -- "$tmp/$(dirname -- "$p")" && cp -a --reflink=auto -- "$tree/$p" "$tmp/$p" || { rm -rf -- "$tmp"; exit 1; }; done',
+      'find -P "$tmp" \\( -type f -o -type d \\) -perm /6000 -exec chmod u-s,g-s -- {} + && mv -T -- "$tmp" "$dest" || rm -rf -- "$tmp"',
+    ].join('\n');
+    await mkdir(tmp); // at once: another process's look sees this copy under way
+    const child = spawn('nice', ['-n', '19', 'sh', '-c', script, 'sh', tmp, dest, join(entry, 'tree'), ...paths], { detached: true, stdio: 'ignore' });
+    child.on('error', (err) => {
+      onError(err);
+      void rm(tmp, { recursive: true, force: true });
+    });
+    child.unref();
+  } catch (err) {
+    onError(err);
+  }
+}
+
+/** A detached copy of the entry `key` under way (a `.tmp-ready-<key>-` folder not yet stale). */
+async function beingMade(repoDir: string, key: string): Promise<boolean> {
+  for (const name of await readdir(repoDir).catch(() => [] as string[])) {
+    if (!name.startsWith(`.tmp-ready-${key}-`)) continue;
+    const st = await stat(join(repoDir, name)).catch(() => undefined);
+    if (st && Date.now() - st.mtimeMs < STALE_LEFTOVER_MS) return true;
+  }
+  return false;
 }
 
 /** Every ready copy this process is making, done. */

@@ -12,7 +12,7 @@ import { tempDir } from '../helpers/temp.js';
 
 const VERSION = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 const DEMO_GOAL = fileURLToPath(new URL('../../examples/demo-goal.yml', import.meta.url));
-const COMMANDS = ['run', 'plan', 'status', 'logs', 'serve', 'worker', 'action', 'mcp', 'demo'];
+const COMMANDS = ['run', 'plan', 'status', 'logs', 'clean', 'serve', 'worker', 'action', 'mcp', 'demo'];
 
 /**
  * The CLI with stdin left open (as an MCP client or a terminal would), no app credentials and a
@@ -68,7 +68,7 @@ describe('goal-loop --help and --version', () => {
       expect(r.stderr).toBe('');
       expect(r.stdout).toMatch(/^usage: goal-loop <command>/);
       // Each command: its name (and argument), then what it does, on the one line.
-      for (const name of COMMANDS) expect(r.stdout).toMatch(new RegExp(`^ {2}${name}(?: <[a-z-]+>)? {2,}[a-z]\\S* \\S.*\\n {2}[a-z]`, 'm'));
+      for (const name of COMMANDS) expect(r.stdout).toMatch(new RegExp(`^ {2}${name}(?: <[a-z-]+>| \\[[a-z-]+\\])? {2,}[a-z]\\S* \\S.*\\n {2}[a-z]`, 'm'));
       expect(r.stdout).toMatch(/^Example/m);
       expect(r.stdout).toMatch(/--version/);
     }

@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { existsSync, readdirSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -307,5 +307,81 @@ tasks:
       'git fetch https://github.com/o/app.git goal/g && git log --oneline -n 2 FETCH_HEAD',
     );
     expect(inspectCommand({ repo: 'git@github.com:o/app.git', branch: 'goal/g', checkpoints: [], cwd: '/' })).toBe('no checkpoint yet, so nothing pushed to goal/g on git@github.com:o/app.git');
+  });
+});
+
+/** A repository whose setup writes a value of its own run, kept by the setup cache. */
+const SETUP_FILES = {
+  'package.json': '{"name":"app","private":true}\n',
+  '.gitignore': 'deps/\n',
+  'setup.sh': 'mkdir -p deps && date +%s%N > deps/lib.txt\n',
+  '.github/goal-loop.yml': 'setup: [sh setup.sh]\nsetup_inputs: [package.json]\n',
+};
+const useDeps = (id: string) => `goal_id: ${id}\nobjective: use what setup installed\ntasks:\n  - { id: use, title: Use, run: cp deps/lib.txt ${id}.txt, verification: test -s ${id}.txt }\n`;
+
+/** Polls until `check` holds; fails after 30 s. */
+async function until(check: () => boolean, what: string): Promise<void> {
+  for (const end = Date.now() + 30_000; !check(); ) {
+    if (Date.now() > end) throw new Error(`never: ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+describe('goal-loop run leaves the machine as it found it', () => {
+  it("exits with its output while the setup cache's ready copy is still being made; the next goal restores it", async () => {
+    const p = await project(useDeps('first'), SETUP_FILES);
+    // A `cp` that holds every ready copy (and only those) until the gate opens.
+    const bin = join(p.root, 'bin');
+    const gate = join(p.root, 'gate');
+    mkdirSync(bin);
+    const realCp = execFileSync('sh', ['-c', 'command -v cp'], { encoding: 'utf8' }).trim();
+    writeFileSync(join(bin, 'cp'), `#!/bin/sh\ncase "$*" in *.tmp-ready-*) while [ ! -e '${gate}' ]; do sleep 0.05; done;; esac\nexec '${realCp}' "$@"\n`);
+    chmodSync(join(bin, 'cp'), 0o755);
+    const env = { ...p.env, PATH: `${bin}:${process.env.PATH}` };
+
+    const first = await runCli(['run', '--repo', p.repo.bare, '--goal', p.goal, '--agent', 'scripted', '--json'], env);
+    expect(first.code, first.stderr).toBe(0);
+    const cacheRoot = join(p.root, 'workspaces', 'setup-cache');
+    const [repoDir] = readdirSync(cacheRoot);
+    const names = () => readdirSync(join(cacheRoot, repoDir!));
+    const entry = names().find((n) => /^[0-9a-f]{64}$/.test(n))!;
+    const ready = () => readdirSync(join(cacheRoot, repoDir!, entry)).filter((n) => n.startsWith('ready-'));
+    // The process is gone, and its ready copy is not made yet: it waits, under its temporary name only.
+    expect(ready()).toEqual([]);
+    expect(names().some((n) => n.startsWith(`.tmp-ready-${entry}-`))).toBe(true);
+    writeFileSync(gate, '');
+    await until(() => ready().length === 1 && !names().some((n) => n.startsWith('.tmp-ready-')), 'the ready copy published');
+
+    await writeFile(p.goal, useDeps('second'));
+    const second = await runCli(['run', '--repo', p.repo.bare, '--goal', p.goal, '--agent', 'scripted', '--json'], env);
+    expect(second.code, second.stderr).toBe(0);
+    // What the first goal's setup installed, put back for the second (setup did not run again).
+    expect(git(p.repo.bare, 'show', 'goal/second:second.txt')).toBe(git(p.repo.bare, 'show', 'goal/first:first.txt'));
+  });
+
+  it("parks a finished goal's workspace of a local path, which the next goal reuses; an escalated goal still resumes", async () => {
+    const p = await project('goal_id: park-a\nobjective: x\ntasks:\n  - { id: a, title: A, run: echo a > a.txt, verification: test -f a.txt }\n');
+    const workspaces = join(p.root, 'workspaces');
+    const parked = () => (existsSync(join(workspaces, 'warm')) ? readdirSync(join(workspaces, 'warm')).flatMap((k) => readdirSync(join(workspaces, 'warm', k)).filter((n) => /^\d{15}-/.test(n))) : []);
+    const a = await runCli(['run', '--repo', p.repo.bare, '--goal', p.goal, '--agent', 'scripted'], p.env);
+    expect(a.code, a.stderr).toBe(0);
+    const [repoDir] = readdirSync(workspaces).filter((d) => !['warm', 'mirrors', 'setup-cache'].includes(d));
+    expect(existsSync(join(workspaces, repoDir!, 'park-a'))).toBe(false);
+    const first = parked();
+    expect(first).toHaveLength(1);
+
+    // A goal that escalates after one checkpoint: its workspace goes too, and a rerun resumes from the branch.
+    await writeFile(
+      p.goal,
+      `goal_id: park-b\nobjective: x\ntasks:\n  - { id: one, title: One, run: echo 1 > one.txt, verification: test -f one.txt }\n  - { id: two, title: Two, dependencies: [one], verification: "false", max_retries: 1 }\n`,
+    );
+    const b = await runCli(['run', '--repo', p.repo.bare, '--goal', p.goal, '--agent', 'scripted', '--json'], p.env);
+    expect(b.code, b.stderr).toBe(2);
+    expect(existsSync(join(workspaces, repoDir!, 'park-b'))).toBe(false);
+    expect(parked()).not.toContain(first[0]); // taken by park-b's clone
+    const again = await runCli(['run', '--repo', p.repo.bare, '--goal', p.goal, '--agent', 'scripted', '--json'], p.env);
+    expect(again.code, again.stderr).toBe(2);
+    expect(JSON.parse(again.stdout)).toMatchObject({ status: 'ESCALATED', tasks_completed: 1 });
+    expect(checkpointCommits(p.repo.bare, 'goal/park-b').map((c) => c.task)).toEqual(['one']);
   });
 });

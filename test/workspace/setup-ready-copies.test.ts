@@ -185,3 +185,58 @@ describe('SetupCache ready copies', () => {
     }
   });
 });
+
+/** Polls until `check` holds (a detached process does the work); fails after 30 s. */
+async function until(check: () => Promise<boolean>, what: string): Promise<void> {
+  for (const end = Date.now() + 30_000; !(await check()); ) {
+    if (Date.now() > end) throw new Error(`never: ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+describe('SetupCache ready copies made by a detached process (goal-loop run)', () => {
+  it('publishes a whole copy by rename (no temporary folder left), and a restore moves it in', async () => {
+    const root = await tempDir();
+    const { cache, entry } = await primed(root, { detachReadyCopies: true });
+    await until(async () => (await readyCopies(entry)).length === 1, 'a ready copy');
+    const [repoDir] = await readdir(join(root, 'cache'));
+    expect((await readdir(join(root, 'cache', repoDir!))).filter((n) => n.startsWith('.tmp-'))).toEqual([]);
+    const ws = await freshWorkspace(root, 'ws2');
+    expect(await cache.restore(REPO, KEY, ws)).toBe('restored');
+    expect(readFileSync(join(ws, 'node_modules', 'main.js'), 'utf8')).toBe(DEP);
+    expect(statSync(join(ws, 'node_modules', 'dep', 'index.js')).ino).not.toBe(statSync(join(entry, 'tree', 'node_modules', 'dep', 'index.js')).ino);
+    await until(async () => (await readyCopies(entry)).length === 1, 'the next ready copy');
+  });
+
+  it('a copy interrupted midway is never handed out, and is swept once stale', async () => {
+    const root = await tempDir();
+    const { cache, entry } = await primed(root, { readyCopies: false });
+    const repoDir = join(entry, '..');
+    // What a killed detached copy leaves: half a tree under its temporary name.
+    const half = join(repoDir, `.tmp-ready-${KEY}-0123456789ab`);
+    await mkdir(join(half, 'node_modules', 'dep'), { recursive: true });
+    await writeFile(join(half, 'node_modules', 'dep', 'index.js'), 'half');
+    const ws = await freshWorkspace(root, 'ws2');
+    expect(await cache.restore(REPO, KEY, ws)).toBe('restored');
+    expect(readFileSync(join(ws, 'node_modules', 'dep', 'index.js'), 'utf8')).toBe(DEP);
+    // While it may still be under way, a detached maker leaves it be (and makes none beside it).
+    const detached = new SetupCache({ root: join(root, 'cache'), maxBytes: 1 << 30, detachReadyCopies: true });
+    const ws3 = await freshWorkspace(root, 'ws3');
+    expect(await detached.restore(REPO, KEY, ws3)).toBe('restored');
+    expect(await readyCopies(entry)).toEqual([]);
+    expect(existsSync(half)).toBe(true);
+    const old = new Date(Date.now() - 2 * 60 * 60 * 1000);
+    await utimes(half, old, old);
+    await cache.evict();
+    expect(existsSync(half)).toBe(false);
+  });
+
+  it('a copy whose entry went meanwhile removes itself and publishes nothing', async () => {
+    const root = await tempDir();
+    const { entry } = await primed(root, { detachReadyCopies: true });
+    await rm(entry, { recursive: true, force: true });
+    const repoDir = join(entry, '..');
+    await until(async () => (await readdir(repoDir)).filter((n) => n.startsWith('.tmp-ready-')).length === 0, 'the copy gone');
+    expect(existsSync(entry)).toBe(false);
+  });
+});

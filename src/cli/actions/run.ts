@@ -20,6 +20,7 @@ import { repoArgument, workspaceDir, workspaceRoot } from '../../run/paths.js';
 import { checkRepoReachable } from '../../run/repo-check.js';
 import { runConfiguredGoal } from '../../run/run-configured-goal.js';
 import { Git } from '../../workspace/git.js';
+import { releaseWorkspace } from '../../workspace/git-workspace.js';
 import { MirrorCache } from '../../workspace/mirror-cache.js';
 import { SetupCache } from '../../workspace/setup-cache.js';
 import { unknownApprovalsWarning } from '../approvals.js';
@@ -58,6 +59,10 @@ export async function runGoalCommand(values: RunValues): Promise<number> {
   });
   const { ledger } = store;
   const logger = createLogger();
+  // URLs clone from a mirror; a local path is already cloned by copying its object files. Both
+  // park a finished goal's tree in the same pools, under GOAL_LOOP_CACHE_MB.
+  const cache = MirrorCache.fromEnv(workspaceRoot(), process.env, logger);
+  const clone = isAbsolute(repo) ? { parkCache: cache } : { mirrorCache: cache };
   const stop = new AbortController();
   let signals = 0;
   const onSignal = () => {
@@ -87,9 +92,9 @@ export async function runGoalCommand(values: RunValues): Promise<number> {
         dir,
         branch,
         ...(values.base ? { baseBranch: values.base } : {}),
-        // A local path is already cloned by copying its object files; a URL is worth mirroring.
-        ...(isAbsolute(repo) ? {} : { mirrorCache: MirrorCache.fromEnv(workspaceRoot(), process.env, logger) }),
-        ...pick(SetupCache.fromEnv(workspaceRoot(), process.env, logger), (setupCache) => ({ setupCache })),
+        ...clone,
+        // Ready copies made by a detached process: `run` exits with its last line, not after a copy.
+        ...pick(SetupCache.fromEnv(workspaceRoot(), process.env, logger, { detachReadyCopies: true }), (setupCache) => ({ setupCache })),
       },
       agent: (ctx) => selectAgent(values.agent as AgentChoice, agentDeps(ctx)),
       forge: new ConsoleForge(),
@@ -98,6 +103,12 @@ export async function runGoalCommand(values: RunValues): Promise<number> {
       ...(human ? { humanLimits: human } : {}),
       signal: stop.signal,
     });
+    // A finished goal's workspace is released (its tree parked): its checkpoints are on the
+    // remote, and a resume (of an escalated goal, say) prepares a new one from the branch. A
+    // stopped goal, or one awaiting approval, keeps it for the run that continues it.
+    if (result.status === 'LOOP_COMPLETE' || result.status === 'ESCALATED') {
+      await releaseWorkspace({ dir, remote: repo, ...clone }).catch((err: unknown) => logger.warn({ err, dir }, 'cannot release the workspace'));
+    }
     if (values.json) process.stdout.write(`${JSON.stringify(result)}\n`);
     else {
       // After the summary (stderr): how to look at the checkpoints. The workspace is no place for

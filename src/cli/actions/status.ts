@@ -5,8 +5,10 @@ import { openStore, resolveDbPath } from '../../ledger/open-ledger.js';
 import { MAX_EFFECT_TRIES } from '../../loop/outbox.js';
 import type { GoalRecord } from '../../ports/goal-ledger.js';
 import type { PendingEffect } from '../../ports/outbox.js';
+import { workspaceRoot } from '../../run/paths.js';
 import { readGitHubGoal } from '../../steering/issue-goal.js';
 import { goalLeaseName } from '../../worker/lease.js';
+import { diskLine } from '../../workspace/workspace-disk.js';
 
 export async function statusCommand(values: { json?: boolean }): Promise<number> {
   if (!process.env.DATABASE_URL) {
@@ -15,6 +17,7 @@ export async function statusCommand(values: { json?: boolean }): Promise<number>
     if (!existsSync(path)) {
       if (notice) process.stderr.write(`${notice}\n`);
       process.stdout.write(values.json ? '[]\n' : `no goals in the ledger yet (${path} does not exist; GOAL_LOOP_DB or DATABASE_URL name another)\n`);
+      if (!values.json) await writeDiskLine();
       return 0;
     }
   }
@@ -63,6 +66,7 @@ export async function statusCommand(values: { json?: boolean }): Promise<number>
     }
     if (rows.length === 0) {
       process.stdout.write('no goals in the ledger yet\n');
+      await writeDiskLine();
       return 0;
     }
     const all = pendingOf(effects, ageS);
@@ -83,11 +87,19 @@ export async function statusCommand(values: { json?: boolean }): Promise<number>
           '\n',
       );
     }
-    process.stdout.write('\nwhat each attempt did: goal-loop logs <goal-id> [--follow]\n');
+    process.stdout.write('\n');
+    await writeDiskLine();
+    process.stdout.write('what each attempt did: goal-loop logs <goal-id> [--follow]\n');
     return 0;
   } finally {
     await store.close();
   }
+}
+
+/** What the workspaces and caches hold on disk (`goal-loop clean` frees it), when there are any. */
+async function writeDiskLine(): Promise<void> {
+  const line = await diskLine(workspaceRoot()).catch(() => undefined);
+  if (line) process.stdout.write(`${line}; goal-loop clean frees it\n`);
 }
 
 interface Pending {

@@ -1,0 +1,102 @@
+import { existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { runCli, startCli } from '../helpers/cli.js';
+import { cliProject } from '../helpers/cli-project.js';
+import { tempDir } from '../helpers/temp.js';
+
+const CACHES = ['warm', 'mirrors', 'setup-cache'];
+
+/** Polls until `check` holds; fails after 30 s. */
+async function until(check: () => boolean, what: string): Promise<void> {
+  for (const end = Date.now() + 30_000; !check(); ) {
+    if (Date.now() > end) throw new Error(`never: ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+describe('goal-loop clean', () => {
+  it('usage: exactly one of <goal-id>, --finished, --all; exit 1 with one line', async () => {
+    for (const args of [['clean'], ['clean', 'g', '--all'], ['clean', '--finished', '--all']]) {
+      const r = await runCli(args, { GOAL_LOOP_WORKSPACES: join(await tempDir(), 'ws') });
+      expect(r.code, args.join(' ')).toBe(1);
+      expect(r.stderr.trimEnd().split('\n')).toHaveLength(1);
+      expect(r.stderr).toMatch(/^goal-loop: clean takes one of <goal-id>, --finished or --all\./);
+    }
+  });
+
+  it('status shows the disk used; clean frees finished workspaces, then the caches, keeps a running goal, and follows no link out', async () => {
+    const p = await cliProject(`goal_id: stopped\nobjective: x\nlimits: { max_iterations: 1 }\ntasks:\n  - { id: a, title: A, run: echo a > a.txt, verification: "false", max_retries: 5 }\n`);
+    const ws = join(p.root, 'workspaces');
+    expect((await runCli(['run', '--repo', p.repo.bare, '--goal', p.goal, '--agent', 'scripted'], p.env)).code).toBe(3);
+    await writeFile(p.goal, 'goal_id: done\nobjective: x\ntasks:\n  - { id: a, title: A, run: echo a > a.txt, verification: test -f a.txt }\n');
+    expect((await runCli(['run', '--repo', p.repo.bare, '--goal', p.goal, '--agent', 'scripted'], p.env)).code).toBe(0);
+    const [repoDir] = readdirSync(ws).filter((d) => !CACHES.includes(d));
+    // The stopped goal keeps its workspace (to go on with); the finished one's is parked.
+    expect(existsSync(join(ws, repoDir!, 'stopped', '.git'))).toBe(true);
+    expect(existsSync(join(ws, repoDir!, 'done'))).toBe(false);
+    // A setup cache entry, as SetupCache writes one.
+    const entry = join(ws, 'setup-cache', 'app-0123456789ab', 'a'.repeat(64));
+    mkdirSync(join(entry, 'tree', 'node_modules'), { recursive: true });
+    writeFileSync(join(entry, 'tree', 'node_modules', 'dep.js'), 'x'.repeat(100_000));
+    writeFileSync(join(entry, 'manifest.json'), JSON.stringify({ version: 2, key: 'a'.repeat(64), paths: ['node_modules'], bytes: 102_400 }));
+    // Links planted where workspaces and caches live: what they point at is never removed.
+    const outside = join(p.root, 'outside');
+    mkdirSync(join(outside, 'victim'), { recursive: true });
+    writeFileSync(join(outside, 'victim', 'keep.txt'), 'keep');
+    symlinkSync(join(outside, 'victim'), join(ws, repoDir!, 'linked'));
+    symlinkSync(outside, join(ws, 'elsewhere'));
+
+    const status = await runCli(['status'], p.env);
+    expect(status.stdout).toMatch(/^disk: workspaces 1 \(\d[\d.]* [KMG]?B\), parked trees 1 \(\d[\d.]* [KMG]?B\), setup cache \(\d[\d.]* [KMG]?B\), mirrors \(0 B\)/m);
+
+    const finished = await runCli(['clean', '--finished'], p.env);
+    expect(finished.code, finished.stderr).toBe(0);
+    expect(finished.stdout).toMatch(/^freed \d[\d.]* [KMG]?B: 1 workspace\n$/);
+    expect(existsSync(join(ws, repoDir!, 'stopped'))).toBe(false);
+    expect(existsSync(join(ws, repoDir!, 'stopped.trusted-gitconfig'))).toBe(false);
+
+    // A goal that is running keeps its workspace, whatever is asked.
+    await writeFile(p.goal, `goal_id: busy\nobjective: x\ntasks:\n  - { id: a, title: a, run: sleep 4, verification: "true" }\n`);
+    const busy = startCli(['run', '--repo', p.repo.bare, '--goal', p.goal, '--agent', 'scripted'], p.env);
+    await until(() => existsSync(join(ws, repoDir!, 'busy', '.git')), 'the busy goal cloned');
+    const one = await runCli(['clean', 'busy'], p.env);
+    expect(one.code, one.stderr).toBe(0);
+    expect(one.stdout).toMatch(/^kept \(running\): busy \(/m);
+    expect(existsSync(join(ws, repoDir!, 'busy', '.git'))).toBe(true);
+    expect((await busy.done).code).toBe(0);
+
+    const all = await runCli(['clean', '--all'], p.env);
+    expect(all.code, all.stderr).toBe(0);
+    expect(all.stdout).toMatch(/^freed \d[\d.]* [KMG]?B: 1 setup cache entry, 0 mirrors, [12] parked trees?\n$/);
+    expect(existsSync(entry)).toBe(false);
+    expect(readdirSync(join(ws, 'warm')).flatMap((k) => (k.startsWith('.') ? [] : readdirSync(join(ws, 'warm', k)).filter((n) => /^\d{15}-/.test(n))))).toEqual([]);
+    expect(readFileSync(join(outside, 'victim', 'keep.txt'), 'utf8')).toBe('keep');
+    expect(existsSync(join(ws, 'elsewhere'))).toBe(true);
+
+    const none = await runCli(['clean', 'nope'], p.env);
+    expect(none.stdout).toMatch(/^nothing to clean: no workspace of goal nope under /);
+    expect((await runCli(['status'], p.env)).stdout).toMatch(/^disk: workspaces 0 \(0 B\), parked trees 0 \(/m);
+  });
+
+  it('--all leaves a cache folder that is a link alone, and what it points at', async () => {
+    const root = await tempDir();
+    const ws = join(root, 'workspaces');
+    const outside = join(root, 'outside');
+    const mirror = join(outside, 'app-0123456789ab.git');
+    mkdirSync(mirror, { recursive: true });
+    writeFileSync(join(mirror, 'goal-loop-mirror.json'), JSON.stringify({ remote: 'https://x/app.git', usedAt: 0, fetchedAt: 0, bytes: 1 }));
+    const entry = join(outside, 'app-0123456789ab', 'b'.repeat(64));
+    mkdirSync(join(entry, 'tree'), { recursive: true });
+    writeFileSync(join(entry, 'manifest.json'), JSON.stringify({ version: 2, key: 'b'.repeat(64), paths: ['x'], bytes: 1 }));
+    mkdirSync(join(ws, 'warm'), { recursive: true });
+    symlinkSync(outside, join(ws, 'mirrors'));
+    symlinkSync(outside, join(ws, 'setup-cache'));
+    const r = await runCli(['clean', '--all'], { GOAL_LOOP_DB: join(root, 'ledger.db'), GOAL_LOOP_WORKSPACES: ws });
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toMatch(/^freed 0 B: 0 setup cache entries, 0 mirrors, 0 parked trees\n$/);
+    expect(existsSync(join(mirror, 'goal-loop-mirror.json'))).toBe(true);
+    expect(existsSync(join(entry, 'manifest.json'))).toBe(true);
+  });
+});
