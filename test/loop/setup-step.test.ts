@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { renderAttemptEntries } from '../../src/cli/render-attempts.js';
 import { SETUP_README } from '../../src/goal/setup-hint.js';
 import type { CommandRequest } from '../../src/ports/sandbox.js';
+import { goalHarness } from '../helpers/goal-harness.js';
 import { memoryGoalHarness } from '../helpers/memory-goal-harness.js';
 
 // Setup as a step of its own (issue 24): its own timeout and stall bound, a hint at the likely
@@ -112,5 +113,20 @@ describe('the setup step', () => {
     expect(text).toContain('── setup · run 1 ');
     expect(text).toContain('── setup · run 2 ');
     expect(text).not.toContain('attempt');
+  });
+});
+
+describe('the setup step, with real processes', () => {
+  it('a silent hang is killed at the stall bound, far before its timeout, and the goal escalates at once with the cause', async () => {
+    const h = await goalHarness();
+    const result = await h.run(SPEC, { setup: ['echo "Progress: resolved 442"; sleep 300'], setupNetwork: true, setupOptions: { stallS: 1, timeoutS: 600, unpassedHostNames: ['HTTPS_PROXY'] } });
+    expect(result.status).toBe('ESCALATED');
+    expect(result.escalation!.last_error).toMatch(
+      /^setup `echo "Progress: resolved 442"; sleep 300` stalled \(no output, no file written and no CPU used for 1s\) and was killed:\nProgress: resolved 442\n/,
+    );
+    expect(result.escalation!.last_error).toContain('HTTPS_PROXY is set here but not passed to setup');
+    const end = (await h.ledger.listAttemptEntries({ repo: h.repo.bare, goalId: 'deps' }, { taskId: 'setup' })).at(-1)!.entry;
+    expect(end).toMatchObject({ kind: 'end', outcome: 'timeout' });
+    expect(end.kind === 'end' && end.durationMs).toBeGreaterThanOrEqual(1000);
   });
 });
