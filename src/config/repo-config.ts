@@ -63,7 +63,7 @@ export const RepoConfigSchema = z
       .positive()
       .default(60)
       .describe(
-        'Seconds a setup command may go with no output, no file written in the workspace and no CPU used (a package manager retrying a registry it cannot reach, behind a proxy, prints nothing) before it is killed as stalled; the failure names the likely cause.',
+        'Seconds a setup command may go with no output, no file written in the workspace, no CPU used and no data moved (a package manager retrying a registry it cannot reach, behind a proxy, prints nothing) before it is killed as stalled; the failure names the likely cause.',
       ),
     setup_env: z
       .array(z.string().regex(/^[A-Z_][A-Z0-9_]*$/, 'must be an environment variable name'))

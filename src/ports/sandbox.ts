@@ -15,7 +15,8 @@ export interface CommandRequest {
   timeoutMs: number;
   /**
    * Kill the command as stalled once, for this long, no output byte arrived, no file in the
-   * workspace changed and its processes used no CPU (the setup step: a silent network retry loop).
+   * workspace changed and its processes used no CPU and moved no data (the setup step: a silent
+   * network retry loop).
    */
   stallMs?: number;
   /** Network access; only ever true for the repo's `setup` step when config allows it. */

@@ -7,20 +7,28 @@ const WALK_BUDGET = 2000;
 const CPU_SHARE = 0.05;
 /** Kernel clock ticks per second (`getconf CLK_TCK`: 100 on every Linux the bot runs on). */
 const TICKS_PER_SECOND = 100;
+/**
+ * Bytes the command's processes must read or write (files anywhere, sockets, pipes) in a check's
+ * interval to count as working: a download into a store outside the workspace uses little CPU.
+ * A silent retry loop (a TLS handshake every few seconds) moves far less.
+ */
+const IO_BYTES = 64 * 1024;
 
 /**
  * Tells when a command has stalled: for `stallMs`, no output byte arrived, no file in its
- * workspace changed, and its processes used no CPU (less than 5% of one core). A network retry
- * loop that prints nothing (a package manager behind a proxy it cannot pass) is all three.
+ * workspace changed, and its processes used no CPU (less than 5% of one core) and moved no data
+ * (less than 64 KiB read or written per check). A network retry loop that prints nothing (a
+ * package manager behind a proxy it cannot pass) is all of these.
  *
  * Each check is cheap and bounded, and done only as far as needed: output first, then the CPU
- * time of the process tree (from /proc: the processes of the command's group and their
- * descendants, which takes in a jail's pid namespace), then a walk of at most 2,000 workspace
- * entries (breadth first, `.git` left out) for its newest mtime, entry count and size.
+ * time and I/O of the process tree (from /proc: the processes of the command's group and their
+ * descendants, which takes in a jail's pid namespace; a process started or gone counts as
+ * activity), then a walk of at most 2,000 workspace entries (breadth first, `.git` left out) for
+ * its newest mtime, entry count and size.
  */
 export class StallWatch {
   private lastActivity: number;
-  private cpu: { ticks: number; pids: string } | undefined;
+  private cpu: TreeUsage | undefined;
   private tree: string | undefined;
   private lastCheck: number;
   private readonly timer: NodeJS.Timeout;
@@ -28,7 +36,7 @@ export class StallWatch {
   constructor(private readonly opts: { pid: number; workspace: string; stallMs: number; onStall: () => void; clock?: () => number }) {
     this.lastActivity = this.now();
     this.lastCheck = this.lastActivity;
-    this.cpu = treeCpu(opts.pid);
+    this.cpu = treeUsage(opts.pid);
     this.tree = workspaceSignature(opts.workspace);
     const every = Math.min(2000, Math.max(200, Math.floor(opts.stallMs / 5)));
     this.timer = setInterval(() => this.check(), every);
@@ -49,11 +57,12 @@ export class StallWatch {
     const interval = now - this.lastCheck;
     this.lastCheck = now;
     if (now - this.lastActivity < interval) return; // output in this interval
-    const cpu = treeCpu(this.opts.pid);
+    const cpu = treeUsage(this.opts.pid);
     const used = cpu && this.cpu ? Math.abs(cpu.ticks - this.cpu.ticks) : 0;
+    const moved = cpu && this.cpu ? Math.abs(cpu.ioBytes - this.cpu.ioBytes) : 0;
     const changed = cpu?.pids !== this.cpu?.pids;
     this.cpu = cpu;
-    if (changed || used >= Math.max(1, (interval / 1000) * TICKS_PER_SECOND * CPU_SHARE)) {
+    if (changed || used >= Math.max(1, (interval / 1000) * TICKS_PER_SECOND * CPU_SHARE) || moved >= IO_BYTES) {
       this.lastActivity = now;
       return;
     }
@@ -81,8 +90,17 @@ interface ProcStat {
   ticks: number;
 }
 
-/** The CPU ticks of the group led by `leader` and every descendant, and which pids they are. */
-export function treeCpu(leader: number): { ticks: number; pids: string } | undefined {
+export interface TreeUsage {
+  /** CPU clock ticks, user and system, of the live processes and the children they reaped. */
+  ticks: number;
+  /** Bytes read and written (rchar + wchar) by the live processes, where /proc lets us read it. */
+  ioBytes: number;
+  /** Which pids they are. */
+  pids: string;
+}
+
+/** What the group led by `leader` and every descendant used so far, and which pids they are. */
+export function treeUsage(leader: number): TreeUsage | undefined {
   const all = new Map<number, ProcStat>();
   let names: string[];
   try {
@@ -108,8 +126,22 @@ export function treeCpu(leader: number): { ticks: number; pids: string } | undef
     }
   }
   let ticks = 0;
-  for (const pid of inTree) ticks += all.get(pid)!.ticks;
-  return { ticks, pids: [...inTree].sort((a, b) => a - b).join(',') };
+  let ioBytes = 0;
+  for (const pid of inTree) {
+    ticks += all.get(pid)!.ticks;
+    ioBytes += readIo(pid);
+  }
+  return { ticks, ioBytes, pids: [...inTree].sort((a, b) => a - b).join(',') };
+}
+
+/** rchar + wchar of one process; 0 when it is gone or not ours to read. */
+function readIo(pid: number): number {
+  try {
+    const text = readFileSync(`/proc/${pid}/io`, 'latin1');
+    return Number(/^rchar: (\d+)$/m.exec(text)?.[1] ?? 0) + Number(/^wchar: (\d+)$/m.exec(text)?.[1] ?? 0);
+  } catch {
+    return 0;
+  }
 }
 
 function readStat(pid: string): ProcStat | undefined {

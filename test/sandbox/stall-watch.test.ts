@@ -20,17 +20,28 @@ describe.each(sandboxes)('a stalled command (%s sandbox)', (_name, make) => {
     expect(result.output).not.toContain('never');
   });
 
+  // `nap` waits 500 ms without starting a process (a read with a timeout on a FIFO nobody
+  // writes), so each case shows one signal alone: no new process appears once it runs.
+  const NAP = 'f=$(mktemp -u); mkfifo "$f"; exec 4<>"$f"; rm "$f"; nap() { read -t 0.5 -u 4 || true; }';
   it.each([
-    ['prints a dot every 500 ms', 'for i in $(seq 8); do printf .; sleep 0.5; done; echo done'],
+    ['prints a dot every 500 ms', `${NAP}; for i in 1 2 3 4 5 6 7 8; do printf .; nap; done; echo done`],
     ['burns CPU silently', 'end=$((SECONDS + 4)); while [ $SECONDS -lt $end ]; do :; done; echo done'],
-    ['writes a file every 500 ms silently', 'for i in $(seq 8); do echo $i >> progress.txt; sleep 0.5; done; echo done'],
-    ['starts a child that writes new files silently', 'bash -c "for i in \\$(seq 8); do mkdir -p deep/a/b; : > deep/a/b/f\\$i; sleep 0.5; done" & wait; echo done'],
+    ['writes a file in the workspace every 500 ms silently', `${NAP}; for i in 1 2 3 4 5 6 7 8; do echo $i >> progress.txt; nap; done; echo done`],
+    ['downloads silently into a store outside the workspace', `${NAP}; exec 5>"$(mktemp)"; for i in 1 2 3 4 5 6 7 8; do printf '%*s' 262144 '' >&5; nap; done; echo done`],
+    ['starts a process every 500 ms silently', 'for i in 1 2 3 4 5 6 7 8; do sleep 0.5; done; echo done'],
   ])('does not kill one that %s', async (_what, command) => {
     const { ws } = await jailRoot();
     const result = await runIn(make(), ws, command, { stallMs, timeoutMs: 60_000 });
     expect(result.stalled).toBeUndefined();
     expect(result.exitCode).toBe(0);
     expect(result.output).toContain('done');
+  });
+
+  it('kills one that only naps: waiting on nothing is no activity (the cases above show one signal each)', async () => {
+    const { ws } = await jailRoot();
+    const result = await runIn(make(), ws, `${NAP}; for i in $(seq 60); do nap; done; echo never`, { stallMs, timeoutMs: 60_000 });
+    expect(result).toMatchObject({ stalled: true, exitCode: null });
+    expect(result.output).not.toContain('never');
   });
 });
 
