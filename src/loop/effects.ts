@@ -145,17 +145,25 @@ export class EffectPerformer {
     for (const [i, command] of (restored ? [] : commands).entries()) {
       this.setupRan = true;
       if (i > 0) show({ status: 'running', command });
-      const result = await this.deps.sandbox.run({
-        command,
-        cwd: this.deps.workspace.dir,
-        env: { GOAL_ID: this.deps.spec.goal_id, GOAL_TASK_ID: SETUP_TASK, GOAL_ATTEMPT: '1' },
-        timeoutMs: timeoutS * 1000,
-        stallMs: stallS * 1000,
-        network,
-        passEnv,
-        logPath: join(this.deps.logDir, `setup-${i + 1}.log`),
-        signal: this.deps.signal,
-      });
+      let result: CommandResult;
+      try {
+        result = await this.deps.sandbox.run({
+          command,
+          cwd: this.deps.workspace.dir,
+          env: { GOAL_ID: this.deps.spec.goal_id, GOAL_TASK_ID: SETUP_TASK, GOAL_ATTEMPT: '1' },
+          timeoutMs: timeoutS * 1000,
+          stallMs: stallS * 1000,
+          network,
+          passEnv,
+          logPath: join(this.deps.logDir, `setup-${i + 1}.log`),
+          signal: this.deps.signal,
+        });
+      } catch (err) {
+        // The sandbox itself failed (the run fails as its preparation did): the record and the display say so.
+        await this.record.end(SETUP_TASK, run, 'infra', `sandbox failed: ${message(err)}`);
+        show({ status: 'failed', command, durationMs: this.clock() - startedAt, failure: `sandbox failed: ${message(err)}` });
+        throw err;
+      }
       if (result.aborted) {
         await this.record.end(SETUP_TASK, run, 'interrupted', 'the run was interrupted');
         show({ status: 'failed', command, durationMs: this.clock() - startedAt, failure: 'interrupted' });

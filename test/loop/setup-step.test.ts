@@ -103,6 +103,20 @@ describe('the setup step', () => {
     });
   });
 
+  it('a sandbox that cannot run setup ends its record and its line, and the run fails as its preparation', async () => {
+    const h = memoryGoalHarness({
+      step: (r) => {
+        if (r.env?.GOAL_TASK_ID === 'setup') throw new Error('bwrap: cannot mount /proc');
+        return undefined;
+      },
+    });
+    const result = await h.run(SPEC, { setup: ['npm ci'] });
+    expect(result.status).toBe('FAILED');
+    const end = (await h.ledger.listAttemptEntries(h.key('deps'), { taskId: 'setup' })).at(-1)!.entry;
+    expect(end).toMatchObject({ kind: 'end', outcome: 'infra', reason: 'sandbox failed: bwrap: cannot mount /proc' });
+    expect(h.forge.updates.map((u) => u.setup).findLast((x) => x !== undefined)).toMatchObject({ status: 'failed', failure: 'sandbox failed: bwrap: cannot mount /proc' });
+  });
+
   it('each run is the next setup attempt, which the logs call a run', async () => {
     const { h, opts } = timed(() => ({ ms: 1_000, result: { exitCode: 1, output: 'boom' } }));
     await h.run(SPEC, { ...opts, setup: ['make deps'] });
