@@ -30,7 +30,7 @@ const TAIL_CHARS = 1500;
 const UsageSchema = z.object({ input: z.number(), output: z.number(), cache_read: z.number(), cache_write: z.number() });
 
 const CarriedEntrySchema = z.discriminatedUnion('kind', [
-  z.object({ kind: z.literal('step'), command: z.string(), exitCode: z.number().nullable(), durationMs: z.number(), timedOut: z.boolean(), tail: z.string() }),
+  z.object({ kind: z.literal('step'), command: z.string(), exitCode: z.number().nullable(), durationMs: z.number(), timedOut: z.boolean(), stalled: z.literal(true).optional(), tail: z.string() }),
   z.object({
     kind: z.literal('baseline'),
     command: z.string(),

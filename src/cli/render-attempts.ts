@@ -1,6 +1,7 @@
 import { plainText } from '../common/plain-text.js';
 import { duration, exitText } from '../common/run-words.js';
 import { spendText } from '../goal/usage.js';
+import { FINAL_GATE_TASK, SETUP_TASK } from '../loop/loop-model.js';
 import type { AttemptEntry, AttemptLogEntry, BaselineEntry } from '../ports/attempt-log.js';
 import { evidenceWords, GREEN_BEFORE, GREEN_BEFORE_WHY, greenBefore } from '../steering/report/evidence.js';
 
@@ -18,7 +19,9 @@ export function renderAttemptEntries(entries: readonly AttemptLogEntry[], last: 
   for (const e of entries) {
     const id = `${e.taskId}#${e.attempt}`;
     if (last.attempt !== id) {
-      out.push(`── ${safe(e.taskId)} · attempt ${e.attempt} ${'─'.repeat(Math.max(3, 50 - e.taskId.length))}`);
+      // Setup and the final gate run once per run: their record's attempt number counts the runs.
+      const which = e.taskId === SETUP_TASK || e.taskId === FINAL_GATE_TASK ? `run ${e.attempt}` : `attempt ${e.attempt}`;
+      out.push(`── ${safe(e.taskId)} · ${which} ${'─'.repeat(Math.max(3, 50 - e.taskId.length))}`);
       last.attempt = id;
     }
     out.push(...renderEntry(e.entry));
@@ -29,7 +32,7 @@ export function renderAttemptEntries(entries: readonly AttemptLogEntry[], last: 
 function renderEntry(e: AttemptEntry): string[] {
   switch (e.kind) {
     case 'step':
-      return [`  $ ${oneLine(e.command)}  ${exitText(e.exitCode, e.timedOut)} · ${duration(e.durationMs)}`, ...(e.exitCode === 0 ? [] : indentTail(e.tail))];
+      return [`  $ ${oneLine(e.command)}  ${exitText(e.exitCode, e.timedOut, e.stalled === true)} · ${duration(e.durationMs)}`, ...(e.exitCode === 0 ? [] : indentTail(e.tail))];
     case 'turn':
       return [
         `  turn ${e.turn}${e.text.trim() ? `  ${oneLine(e.text, 110)}` : ''}`,

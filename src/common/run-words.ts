@@ -4,6 +4,6 @@ export function duration(ms: number): string {
 }
 
 /** How a command ended: its exit code, or that it was killed or timed out. */
-export function exitText(exitCode: number | null, timedOut: boolean): string {
-  return timedOut ? 'timed out' : exitCode === null ? 'killed' : `exit ${exitCode}`;
+export function exitText(exitCode: number | null, timedOut: boolean, stalled = false): string {
+  return stalled ? 'stalled' : timedOut ? 'timed out' : exitCode === null ? 'killed' : `exit ${exitCode}`;
 }

@@ -51,6 +51,20 @@ export const RepoConfigSchema = z
     label: z.string().trim().min(1).default('goal').describe('Issue label that starts a goal.'),
     require_plan_approval: z.boolean().default(false).describe('Wait for `/goal approve` before running any plan (plans the model wrote always wait).'),
     setup: z.array(command).default([]).describe('Commands run once in the workspace before the first task, e.g. `npm ci`. Network only if `network: setup`.'),
+    setup_timeout_s: z
+      .number()
+      .int()
+      .positive()
+      .optional()
+      .describe('Seconds each setup command may run before it is killed (default: `task_timeout_s`). A setup that times out fails the run with a hint at the likely cause.'),
+    setup_stall_s: z
+      .number()
+      .int()
+      .positive()
+      .default(60)
+      .describe(
+        'Seconds a setup command may go with no output, no file written in the workspace, no CPU used and no data moved (a package manager retrying a registry it cannot reach, behind a proxy, prints nothing) before it is killed as stalled; the failure names the likely cause.',
+      ),
     setup_env: z
       .array(z.string().regex(/^[A-Z_][A-Z0-9_]*$/, 'must be an environment variable name'))
       .default([])

@@ -1,8 +1,9 @@
 import { styleText } from 'node:util';
 import { createLogUpdate } from 'log-update';
+import { plainText } from '../common/plain-text.js';
 import type { Escalation } from '../goal/escalation.js';
 import { MISSING_SETUP_HINT_HEAD, summarizeFailure } from '../goal/failure-summary.js';
-import type { GoalSnapshot, LoopResult, TaskSnapshot } from '../goal/result.js';
+import type { GoalSnapshot, LoopResult, SetupProgress, TaskSnapshot } from '../goal/result.js';
 import type { TaskStatus } from '../goal/states.js';
 import type { Forge } from '../ports/forge.js';
 
@@ -37,6 +38,7 @@ export class ConsoleForge implements Forge {
   private ticker?: NodeJS.Timeout;
   private readonly lastLines = new Map<string, string>();
   private readonly lastErrors = new Map<string, string>();
+  private lastSetup = '';
 
   constructor(opts: ConsoleForgeOptions = {}) {
     this.stream = opts.stream ?? process.stderr;
@@ -56,7 +58,12 @@ export class ConsoleForge implements Forge {
       }
       return;
     }
-    // Plain mode: one line whenever a task's status or attempt changes.
+    // Plain mode: one line whenever setup's command or status changes, or a task's status or attempt.
+    if (s.setup) {
+      const key = `${s.setup.status}:${s.setup.command ?? ''}`;
+      if (key !== this.lastSetup) this.stream.write(`${this.setupLine(s.setup)}\n`);
+      this.lastSetup = key;
+    }
     for (const t of s.tasks) {
       const line = `${t.status}:${t.attempts}`;
       if (this.lastLines.get(t.id) === line) continue;
@@ -126,8 +133,18 @@ export class ConsoleForge implements Forge {
     const s = this.last;
     if (!s || !this.draw) return;
     const head = `${this.paint('bold', s.goalId)}  ${s.state}  ${this.paint('gray', `iter ${s.iterations}/${s.limits.max_iterations}  $${s.costUsd.toFixed(2)}/${s.limits.cost_cap_usd}`)}`;
+    const setup = s.setup ? [this.setupLine(s.setup)] : [];
     const lines = s.tasks.flatMap((t) => (t.lastError && t.status !== 'done' ? [this.taskLine(t), `    ${this.failureLine(t, 4)}`] : [this.taskLine(t)]));
-    this.draw([head, ...lines].join('\n'));
+    this.draw([head, ...setup, ...lines].join('\n'));
+  }
+
+  /** `◐ setup  npm ci  running 12.3s`, then `✔ setup  npm ci  done 14.0s` (or restored, or ✖ failed and why). */
+  private setupLine(p: SetupProgress): string {
+    const [icon, style] = p.status === 'running' ? ICON.running : p.status === 'done' ? ICON.done : ICON.escalated;
+    const elapsed = formatElapsed(p.durationMs ?? this.clock() - p.startedAt);
+    const what = p.restored ? 'restored from the setup cache' : p.command ? oneLine(p.command, 60) : '';
+    const why = p.failure ? `  ${this.paint('red', oneLine(p.failure, 120))}` : '';
+    return `${this.paint(style, icon)} setup  ${what}  ${this.paint('gray', `${p.status} ${elapsed}`)}${why}`;
   }
 
   private taskLine(t: TaskSnapshot): string {
@@ -166,6 +183,12 @@ export function formatElapsed(ms: number): string {
   if (s < 60) return `${s.toFixed(1)}s`;
   const m = Math.floor(s / 60);
   return `${m}m${String(Math.floor(s % 60)).padStart(2, '0')}s`;
+}
+
+/** Untrusted text (a command, a failure) on one line, escapes removed, cut at `max` characters. */
+function oneLine(text: string, max: number): string {
+  const chars = Array.from(plainText(text).replace(/\s+/g, ' ').trim());
+  return chars.length > max ? `${chars.slice(0, max - 1).join('')}…` : chars.join('');
 }
 
 function indent(text: string): string {

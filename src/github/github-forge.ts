@@ -388,8 +388,8 @@ const FIRST_LABEL_SETTLE_MS = 5000;
 /** Least time between two edits of a draft PR's body at checkpoints. */
 const PR_BODY_INTERVAL_MS = 5 * 60_000;
 
-/** What a reader follows on the checklist: each task's status and attempt. */
-const checklistKey = (s: GoalSnapshot): string => s.tasks.map((t) => `${t.id}:${t.status}:${t.attempts}`).join('\n');
+/** What a reader follows on the checklist: setup's status and command (not each second of it), each task's status and attempt. */
+const checklistKey = (s: GoalSnapshot): string => [s.setup ? `setup:${s.setup.status}:${s.setup.command ?? ''}` : '', ...s.tasks.map((t) => `${t.id}:${t.status}:${t.attempts}`)].join('\n');
 
 function pullRequestIn(meta: GitHubGoalMeta): { number: number; url: string } | undefined {
   return meta.prNumber !== undefined && meta.prUrl !== undefined ? { number: meta.prNumber, url: meta.prUrl } : undefined;

@@ -54,6 +54,23 @@ export interface GoalSnapshot {
   limits: LoopLimits;
   startedAt: number;
   escalation?: Escalation;
+  /** This run's setup, once it started (absent when the repo config has no setup). */
+  setup?: SetupProgress;
+}
+
+/** The repo's setup step of this run, as shown live (terminal, status comment). */
+export interface SetupProgress {
+  status: 'running' | 'done' | 'failed';
+  /** The command running now, or the last one that ran (absent when the setup cache was restored). */
+  command?: string;
+  /** Epoch ms: when setup started. */
+  startedAt: number;
+  /** Once it ended. */
+  durationMs?: number;
+  /** Its output was put back from the setup cache: no command ran. */
+  restored?: boolean;
+  /** Why it failed, in one line (the escalation has the whole of it). */
+  failure?: string;
 }
 
 /** Exit codes of the CLI (DESIGN.md section 3). */

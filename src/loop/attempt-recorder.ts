@@ -53,6 +53,7 @@ export class AttemptRecorder {
       exitCode: r.exitCode,
       durationMs: Math.round(r.durationMs),
       timedOut: r.timedOut,
+      ...(r.stalled ? { stalled: true as const } : {}),
       tail: tail(r.output, TAIL_CHARS),
     });
   }
@@ -153,7 +154,8 @@ export class AttemptRecorder {
 
 /** The outcome a failed command stands for. */
 export function commandOutcome(r: CommandResult): AttemptOutcome {
-  return r.timedOut ? 'timeout' : 'failed';
+  // A stall is a timeout of its own kind: the command was killed for doing nothing.
+  return r.timedOut || r.stalled ? 'timeout' : 'failed';
 }
 
 const id = (taskId: string, attempt: number) => `${taskId}#${attempt}`;

@@ -12,7 +12,7 @@ import type { GoalKey, GoalLedger } from '../ports/goal-ledger.js';
 import type { Outbox, PendingEffect } from '../ports/outbox.js';
 import type { Sandbox } from '../ports/sandbox.js';
 import type { Workspace } from '../ports/workspace.js';
-import { EffectPerformer } from './effects.js';
+import { EffectPerformer, type SetupOptions } from './effects.js';
 import { finishedAtTip, gateChecksKey } from './finished-tip.js';
 import { GoalAbandonedError } from './goal-abandoned.js';
 import { initialLoopState } from './initial-loop-state.js';
@@ -46,6 +46,8 @@ export interface RunGoalOptions {
   setupNetwork?: boolean;
   /** Host variables the setup commands get (repo config `setup_env`, already filtered). */
   setupEnv?: Record<string, string>;
+  /** Setup's own timeout and stall bound (repo config `setup_timeout_s`, `setup_stall_s`), and what its failure hint needs. */
+  setupOptions?: Omit<SetupOptions, 'progress'>;
   /** Repo config `on_escalation` (default `continue`: independent tasks go on after an escalation). */
   onEscalation?: OnEscalation;
   /**
@@ -142,7 +144,16 @@ export async function runGoal(opts: RunGoalOptions): Promise<LoopResult> {
       const checkpoints = await workspace.prepare();
       // A finished goal run again on the same tip: nothing to set up, nothing to check again.
       const finished = await finishedAtTip(ledger, key, view.state.tasks, checkpoints, workspace, gateChecksKey(spec, opts.gate ?? []));
-      const setupFailure = finished ? undefined : await performer.setup(opts.setup ?? [], opts.setupNetwork ?? false, opts.setupEnv);
+      const setupFailure = finished
+        ? undefined
+        : await performer.setup(opts.setup ?? [], opts.setupNetwork ?? false, opts.setupEnv, {
+            ...opts.setupOptions,
+            // Shown live: setup can take minutes before the first task.
+            progress: (p) => {
+              view.setup = p;
+              opts.forge.update(view.snapshot()).catch((err: unknown) => log.warn({ err }, 'forge.update failed'));
+            },
+          });
       event = { type: 'start', at: clock(), checkpoints, ...(setupFailure !== undefined ? { setupFailure } : {}), ...(finished ? { gatePassed: true } : {}) };
     } catch (err) {
       interruptions.throwIfAbandoned();

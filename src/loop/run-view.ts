@@ -1,4 +1,4 @@
-import type { GoalSnapshot, LoopResult } from '../goal/result.js';
+import type { GoalSnapshot, LoopResult, SetupProgress } from '../goal/result.js';
 import type { GoalSpec } from '../goal/schema.js';
 import type { Usage } from '../goal/usage.js';
 import type { GoalKey, GoalLedger } from '../ports/goal-ledger.js';
@@ -13,6 +13,8 @@ export type TaskTimes = Map<string, { startedAt?: number; endedAt?: number }>;
  */
 export class RunView {
   readonly taskTimes: TaskTimes = new Map();
+  /** This run's setup, as it goes (shown before the first task). */
+  setup: SetupProgress | undefined;
 
   constructor(
     private readonly key: GoalKey,
@@ -52,6 +54,7 @@ export class RunView {
       limits: state.limits,
       startedAt: state.startedAtMs,
       ...(state.escalation ? { escalation: state.escalation } : {}),
+      ...(this.setup ? { setup: { ...this.setup } } : {}),
     };
   }
 

@@ -32,6 +32,8 @@ export interface StepEntry {
   exitCode: number | null;
   durationMs: number;
   timedOut: boolean;
+  /** Killed as stalled: no output, no file written, no CPU used for the stall bound (setup). */
+  stalled?: true;
   /** The end of its output (a failure's explanation is at the end). */
   tail: string;
 }

@@ -13,6 +13,12 @@ export interface CommandRequest {
   /** Extra variables; the sandbox starts from a cleared environment. */
   env?: Record<string, string>;
   timeoutMs: number;
+  /**
+   * Kill the command as stalled once, for this long, no output byte arrived, no file in the
+   * workspace changed and its processes used no CPU and moved no data (the setup step: a silent
+   * network retry loop).
+   */
+  stallMs?: number;
   /** Network access; only ever true for the repo's `setup` step when config allows it. */
   network?: boolean;
   /**
@@ -30,6 +36,8 @@ export interface CommandResult {
   exitCode: number | null;
   signal: string | null;
   timedOut: boolean;
+  /** Killed by `stallMs`: no output, no file written, no CPU used for that long. */
+  stalled?: boolean;
   aborted: boolean;
   /** Interleaved stdout and stderr, capped: head and tail, with a marker where bytes were cut. */
   output: string;

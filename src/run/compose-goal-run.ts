@@ -3,6 +3,7 @@ import type { AgentDeps } from '../agent/select-agent.js';
 import { configLimits, type RepoConfig } from '../config/repo-config.js';
 import { effectiveLimits, ignoredSpecLimits, type LoopLimits } from '../goal/limits.js';
 import type { GoalSpec, LimitsOverride } from '../goal/schema.js';
+import { unpassedProxyNames } from '../goal/setup-hint.js';
 import { verificationFlags } from '../goal/verification-lint.js';
 import { verificationPolicy } from '../goal/verification-policy.js';
 import type { RunGoalOptions } from '../loop/controller.js';
@@ -125,12 +126,24 @@ export function configCommands(
   return { gate: config.gate, setup: config.setup, setupNetwork: config.network === 'setup', setupEnv: env.env };
 }
 
+/** Setup's own timeout and stall bound, and the proxy variables the host has that setup does not get (for its failure hint). */
+export function setupOptions(
+  config: Pick<RepoConfig, 'setup_env' | 'setup_stall_s'> & Partial<Pick<RepoConfig, 'setup_timeout_s'>>,
+  host: NodeJS.ProcessEnv = process.env,
+): RunGoalOptions['setupOptions'] {
+  return {
+    ...(config.setup_timeout_s !== undefined ? { timeoutS: config.setup_timeout_s } : {}),
+    stallS: config.setup_stall_s,
+    unpassedHostNames: unpassedProxyNames(host, config.setup_env),
+  };
+}
+
 /** The sandbox the repo config asks for (`bwrap` is refused with SandboxUnavailableError where it cannot run). */
 export function sandboxForConfig(logger: Logger): (config: RepoConfig) => Promise<Sandbox> {
   return (config) => selectSandbox({ mode: config.sandbox, logger });
 }
 
-export interface ComposeGoalRunInput extends Omit<RunGoalOptions, 'spec' | 'workspace' | 'sandbox' | 'agent' | 'limits' | 'gate' | 'setup' | 'setupNetwork' | 'setupEnv'> {
+export interface ComposeGoalRunInput extends Omit<RunGoalOptions, 'spec' | 'workspace' | 'sandbox' | 'agent' | 'limits' | 'gate' | 'setup' | 'setupNetwork' | 'setupEnv' | 'setupOptions'> {
   spec: GoalSpec;
   config: RepoConfig;
   /** The goal's clone: where and how, or a workspace the caller already made (e.g. with goalWorkspace, to plan in it first). */
@@ -178,6 +191,7 @@ export async function composeGoalRun(input: ComposeGoalRunInput): Promise<Compos
     ...(agent ? { agent } : {}),
     limits,
     ...commands,
+    setupOptions: setupOptions(config),
     onEscalation: config.on_escalation,
     verification: verificationPolicy(config, spec),
   };

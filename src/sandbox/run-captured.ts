@@ -3,6 +3,7 @@ import { closeSync, constants, fchmodSync, openSync, rmSync } from 'node:fs';
 import { Socket } from 'node:net';
 import type { CommandRequest, CommandResult } from '../ports/sandbox.js';
 import { scratchPath } from './scratch.js';
+import { StallWatch } from './stall-watch.js';
 
 /** Where a command's output goes: an OutputCapture, or a filter in front of one. */
 export interface Capture {
@@ -36,7 +37,7 @@ const READ_BUFFER_BYTES = 64 * 1024;
  * Output travels through a FIFO read into one reused buffer: however much a command prints,
  * the bot allocates nothing per chunk, so a flood does not raise its memory.
  */
-export function runCaptured(start: StartChild, capture: Capture, req: Pick<CommandRequest, 'timeoutMs' | 'signal'>): Promise<CommandResult> {
+export function runCaptured(start: StartChild, capture: Capture, req: Pick<CommandRequest, 'timeoutMs' | 'signal' | 'stallMs' | 'cwd'>): Promise<CommandResult> {
   const started = Date.now();
   return new Promise((resolve, reject) => {
     let channel: { read: number; write: number };
@@ -48,11 +49,18 @@ export function runCaptured(start: StartChild, capture: Capture, req: Pick<Comma
       return;
     }
     const buffer = Buffer.allocUnsafe(READ_BUFFER_BYTES);
+    let watch: StallWatch | undefined;
     const reader = new Socket({
       fd: channel.read,
       readable: true,
       writable: false,
-      onread: { buffer, callback: (n: number, buf: Uint8Array) => void capture.write(Buffer.from(buf.buffer, buf.byteOffset, n)) },
+      onread: {
+        buffer,
+        callback: (n: number, buf: Uint8Array) => {
+          watch?.output();
+          capture.write(Buffer.from(buf.buffer, buf.byteOffset, n));
+        },
+      },
     } as ConstructorParameters<typeof Socket>[0]);
     let child: ChildProcess;
     try {
@@ -68,6 +76,7 @@ export function runCaptured(start: StartChild, capture: Capture, req: Pick<Comma
     closeSync(channel.write);
 
     let timedOut = false;
+    let stalled = false;
     let aborted = false;
     let exit: { code: number | null; signal: string | null } | undefined;
     let drained = false;
@@ -85,6 +94,17 @@ export function runCaptured(start: StartChild, capture: Capture, req: Pick<Comma
       timedOut = true;
       killGroup();
     }, req.timeoutMs);
+    if (req.stallMs !== undefined && child.pid !== undefined) {
+      watch = new StallWatch({
+        pid: child.pid,
+        workspace: req.cwd,
+        stallMs: req.stallMs,
+        onStall: () => {
+          stalled = true;
+          killGroup();
+        },
+      });
+    }
     const onAbort = () => {
       aborted = true;
       killGroup();
@@ -94,6 +114,7 @@ export function runCaptured(start: StartChild, capture: Capture, req: Pick<Comma
 
     const cleanup = () => {
       clearTimeout(timer);
+      watch?.stop();
       if (grace) clearTimeout(grace);
       req.signal?.removeEventListener('abort', onAbort);
       reader.destroy();
@@ -104,9 +125,10 @@ export function runCaptured(start: StartChild, capture: Capture, req: Pick<Comma
       settled = true;
       cleanup();
       resolve({
-        exitCode: timedOut || aborted ? null : exit.code,
+        exitCode: timedOut || stalled || aborted ? null : exit.code,
         signal: exit.signal,
         timedOut,
+        ...(stalled ? { stalled } : {}),
         aborted,
         output: capture.text(),
         outputBytes: capture.bytes,
@@ -133,6 +155,7 @@ export function runCaptured(start: StartChild, capture: Capture, req: Pick<Comma
     });
     child.on('exit', (code, signal) => {
       exit = { code, signal };
+      watch?.stop();
       // Background children may still hold the output open: end them with the group.
       killGroup();
       grace = setTimeout(() => {

@@ -35,4 +35,20 @@ describe("the job log's live task list", () => {
     progressPrinter((l) => lines.push(l))(snap('EXECUTING', [['a', 'running', 1]], 'x\n::add-mask::oops\r\n::error::forged'));
     expect(lines.every((l) => !l.includes('\n') && !l.includes('\r') && l.startsWith('goal-loop:'))).toBe(true);
   });
+
+  it('prints setup as each command starts and when it ends, before the tasks', () => {
+    const lines: string[] = [];
+    const p = progressPrinter((l) => lines.push(l));
+    const at = (setup: GoalSnapshot['setup']) => ({ ...snap('INITIALIZING', [['a', 'pending', 0]]), setup });
+    p(at({ status: 'running', command: 'npm ci', startedAt: 0 }));
+    p(at({ status: 'running', command: 'npm ci', startedAt: 0 }));
+    p(at({ status: 'running', command: 'npm run build\n::error::forged', startedAt: 0 }));
+    p(at({ status: 'done', command: 'npm run build', startedAt: 0, durationMs: 14_000 }));
+    expect(lines).toEqual([
+      'goal-loop: goal 7 is INITIALIZING',
+      'goal-loop:   setup running: npm ci',
+      'goal-loop:   setup running: npm run build ::error::forged',
+      'goal-loop:   setup done in 14.0 s: npm run build',
+    ]);
+  });
 });

@@ -229,3 +229,36 @@ describe('ConsoleForge: verification evidence', () => {
     expect(out.text()).toContain('⚠ its verification passed before the task ran');
   });
 });
+
+describe('ConsoleForge: the setup line, before the first task', () => {
+  const setupSnapshot = (setup: GoalSnapshot['setup']) => ({ ...snapshot({ status: 'pending', attempts: 0 }), state: 'INITIALIZING' as const, setup });
+
+  it('live: running with its command and the time so far, above the tasks', async () => {
+    const out = stream(200);
+    const forge = new ConsoleForge({ stream: out.s, live: true, color: false, clock: () => 12_300 });
+    await forge.update(setupSnapshot({ status: 'running', command: 'npm ci', startedAt: 0 }));
+    const lines = out.text().split('\n');
+    const at = lines.findIndex((l) => l.includes('setup'));
+    expect(lines[at]).toBe('◐ setup  npm ci  running 12.3s');
+    expect(lines.findIndex((l) => l.includes('Slugify'))).toBeGreaterThan(at);
+  });
+
+  it('plain: a line when it starts, one per command, and one when it ends (done, restored, or failed with why)', async () => {
+    const out = stream();
+    const forge = new ConsoleForge({ stream: out.s, live: false, color: false, clock: () => 5_000 });
+    await forge.update(setupSnapshot({ status: 'running', command: 'pnpm install', startedAt: 0 }));
+    await forge.update(setupSnapshot({ status: 'running', command: 'pnpm install', startedAt: 0 }));
+    await forge.update(setupSnapshot({ status: 'done', command: 'pnpm install', startedAt: 0, durationMs: 14_000 }));
+    expect(out.text()).toBe('◐ setup  pnpm install  running 5.0s\n✔ setup  pnpm install  done 14.0s\n');
+
+    const restored = stream();
+    await new ConsoleForge({ stream: restored.s, live: false, color: false }).update(setupSnapshot({ status: 'done', startedAt: 0, durationMs: 800, restored: true }));
+    expect(restored.text()).toBe('✔ setup  restored from the setup cache  done 0.8s\n');
+
+    const failed = stream();
+    await new ConsoleForge({ stream: failed.s, live: false, color: false }).update(
+      setupSnapshot({ status: 'failed', command: 'pnpm\ninstall \x1b[31m', startedAt: 0, durationMs: 60_000, failure: '`pnpm install` stalled: no output, no file written, no CPU for 60s' }),
+    );
+    expect(failed.text()).toBe('✖ setup  pnpm install  failed 1m00s  `pnpm install` stalled: no output, no file written, no CPU for 60s\n');
+  });
+});

@@ -82,6 +82,21 @@ describe('the forge writes only what changed', () => {
     expect(s.h.fake.labels(61).sort()).toEqual(['goal', 'goal:paused', 'help wanted']);
   });
 
+  it('setup shows in the status comment: its command while it runs, then done; not every second of it', async () => {
+    const s = await scene();
+    const base = await s.snapshot();
+    const edits = () => s.h.fake.calls('PATCH', /\/issues\/comments\/\d+$/).length;
+    await s.forge.update({ ...base, state: 'EXECUTING', setup: { status: 'running', command: 'npm ci', startedAt: Date.now() } });
+    await s.forge.settled();
+    expect(s.status().body).toMatch(/^\*\*Setup:\*\* running `npm ci` \(\d+ s\)$/m);
+    const after = edits();
+    await s.forge.update({ ...base, state: 'EXECUTING', iterations: 2, setup: { status: 'running', command: 'npm ci', startedAt: Date.now() } });
+    await s.forge.update({ ...base, state: 'EXECUTING', setup: { status: 'done', command: 'npm ci', startedAt: Date.now(), durationMs: 14_000 } });
+    await s.forge.flush();
+    expect(edits()).toBe(after + 1);
+    expect(s.status().body).toContain('**Setup:** done in 14 s, `npm ci`');
+  });
+
   it('a status edit held back (by the write budget) does not hold the run up, and the updates meanwhile become one edit', async () => {
     const s = await scene();
     const base = await s.snapshot();

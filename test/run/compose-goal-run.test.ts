@@ -9,7 +9,7 @@ import type { Forge } from '../../src/ports/forge.js';
 import type { Ledger } from '../../src/ports/ledger.js';
 import type { Sandbox } from '../../src/ports/sandbox.js';
 import type { Workspace } from '../../src/ports/workspace.js';
-import { agentDeps, composeGoalRun, configCommands, goalWorkspace, LOCAL_IDENTITY, runLimits } from '../../src/run/compose-goal-run.js';
+import { agentDeps, composeGoalRun, configCommands, goalWorkspace, LOCAL_IDENTITY, runLimits, setupOptions } from '../../src/run/compose-goal-run.js';
 import { rawSpec } from '../helpers/spec-builders.js';
 
 const logger = pino({ level: 'silent' });
@@ -74,6 +74,22 @@ describe('configCommands', () => {
     { raw: { setup: ['npm ci'], setup_env: ['HTTPS_PROXY'] }, out: { gate: [], setup: ['npm ci'], setupNetwork: false, setupEnv: { HTTPS_PROXY: 'http://p:3128' } } },
   ])('$raw', ({ raw, out }) => {
     expect(configCommands(parseRepoConfig(raw), { HTTPS_PROXY: 'http://p:3128', HOME: '/root' })).toEqual(out);
+  });
+});
+
+describe('setupOptions', () => {
+  const host = { HTTPS_PROXY: 'http://p:3128', NODE_EXTRA_CA_CERTS: '/etc/corp.pem', HOME: '/root' };
+  it.each([
+    // The timeout is left to the task timeout; the stall bound is 60 s.
+    { raw: {}, out: { stallS: 60, unpassedHostNames: ['HTTPS_PROXY', 'NODE_EXTRA_CA_CERTS'] } },
+    { raw: { setup_timeout_s: 900, setup_stall_s: 20, setup_env: ['HTTPS_PROXY'] }, out: { timeoutS: 900, stallS: 20, unpassedHostNames: ['NODE_EXTRA_CA_CERTS'] } },
+  ])('$raw', ({ raw, out }) => {
+    expect(setupOptions(parseRepoConfig(raw), host)).toEqual(out);
+  });
+
+  it('refuses a stall bound or timeout that is not a positive whole number of seconds', () => {
+    expect(() => parseRepoConfig({ setup_stall_s: 0 })).toThrow(/setup_stall_s/);
+    expect(() => parseRepoConfig({ setup_timeout_s: 1.5 })).toThrow(/setup_timeout_s/);
   });
 });
 

@@ -68,3 +68,27 @@ describe('the status comment: bounded, and inert outside its own markup', () => 
     expect(md.split('\n').at(-1)).toMatch(/^- … \d+ more task\(s\)/);
   });
 });
+
+describe('the status comment: the setup line', () => {
+  it.each([
+    [{ status: 'running', command: 'npm ci', startedAt: 0 }, '**Setup:** running `npm ci` (12 s)'],
+    [{ status: 'done', startedAt: 0, durationMs: 14_200, restored: true }, '**Setup:** done in 14 s (restored from the setup cache)'],
+    [{ status: 'done', command: 'npm ci', startedAt: 0, durationMs: 14_200 }, '**Setup:** done in 14 s, `npm ci`'],
+    [
+      { status: 'failed', command: 'npm ci', startedAt: 0, durationMs: 60_000, failure: '`npm ci` stalled: no output, no file written, no CPU for 60s' },
+      '**Setup:** failed after 60 s: \\`npm ci\\` stalled: no output, no file written, no CPU for 60s',
+    ],
+  ] as const)('%o', (setup, line) => {
+    const md = renderStatus({ ...snapshot([{ id: 'a', title: 'A' }]), setup }, LINKS, [], undefined, undefined, 12_300);
+    expect(md.split('\n')).toContain(line);
+  });
+
+  it('a command that mentions or links stays inert', () => {
+    const md = renderStatus({ ...snapshot([{ id: 'a', title: 'A' }]), setup: { status: 'running', command: 'echo @octocat `x` https://evil', startedAt: 0 } }, LINKS, [], undefined, undefined, 0);
+    expect(md).toContain('**Setup:** running ``echo @octocat `x` https://evil`` (0 s)');
+  });
+
+  it('no line without setup', () => {
+    expect(renderStatus(snapshot([{ id: 'a', title: 'A' }]), LINKS)).not.toContain('Setup');
+  });
+});

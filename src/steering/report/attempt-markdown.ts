@@ -62,7 +62,7 @@ function entryBlock(e: AttemptEntry, ctx: RenderContext, scale: Scale): string {
   switch (e.kind) {
     case 'step': {
       const ok = e.exitCode === 0 && !e.timedOut;
-      const head = `**Run** ${code(e.command, 300)} · ${exitText(e.exitCode, e.timedOut)} · ${duration(e.durationMs)}`;
+      const head = `**Run** ${code(e.command, 300)} · ${exitText(e.exitCode, e.timedOut, e.stalled === true)} · ${duration(e.durationMs)}`;
       return e.tail.trim() ? `${head}\n\n${fenced(lastLines(e.tail, ok ? 8 : scale.tailLines))}` : head;
     }
     case 'turn':
@@ -147,7 +147,7 @@ function briefBody(v: AttemptView, ctx: RenderContext): string {
   let calls = 0;
   let lastWords = '';
   for (const e of v.entries) {
-    if (e.kind === 'step') tried.push(`- ran ${code(e.command, 160)} → ${exitText(e.exitCode, e.timedOut)}`);
+    if (e.kind === 'step') tried.push(`- ran ${code(e.command, 160)} → ${exitText(e.exitCode, e.timedOut, e.stalled === true)}`);
     if (e.kind === 'turn') {
       if (e.text.trim()) lastWords = e.text;
       for (const c of e.tools) {
@@ -164,7 +164,8 @@ function briefBody(v: AttemptView, ctx: RenderContext): string {
   if (lastWords) out.push(`**The agent's last words:** ${inlineUntrusted(lastWords, 300)}`);
   for (const e of v.entries) {
     if (e.kind === 'verify' && !e.passed) out.push(`**What failed:** ${code(e.command, 200)} · ${exitText(e.exitCode, e.timedOut)}\n\n${fenced(lastLines(e.tail, 30))}`);
-    if (e.kind === 'step' && (e.exitCode !== 0 || e.timedOut)) out.push(`**What failed:** ${code(e.command, 200)} · ${exitText(e.exitCode, e.timedOut)}\n\n${fenced(lastLines(e.tail, 30))}`);
+    if (e.kind === 'step' && (e.exitCode !== 0 || e.timedOut))
+      out.push(`**What failed:** ${code(e.command, 200)} · ${exitText(e.exitCode, e.timedOut, e.stalled === true)}\n\n${fenced(lastLines(e.tail, 30))}`);
     if (e.kind === 'truncated') out.push(`_${inlineUntrusted(e.dropped, 300)}_`);
   }
   if (v.end) out.push(`**Ended:** ${endText(v.end)}`);

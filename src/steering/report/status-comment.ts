@@ -3,10 +3,11 @@ import { plainText } from '../../common/plain-text.js';
 import { redactUrls } from '../../common/redact-urls.js';
 import { headChars, sanitizeProse, utf8Bytes } from '../../common/untrusted.js';
 import { mermaidGraph } from '../../goal/render.js';
-import type { GoalSnapshot, TaskSnapshot } from '../../goal/result.js';
+import type { GoalSnapshot, SetupProgress, TaskSnapshot } from '../../goal/result.js';
 import { totalTokens } from '../../goal/usage.js';
 import { evidenceWords, GREEN_BEFORE, GREEN_BEFORE_WHY, type TaskProof } from './evidence.js';
 import { fitLines } from './fit.js';
+import { code } from './inert.js';
 
 /** Kept here too: the report and older callers import it from this module. */
 export { unlinked } from '../../common/inert-text.js';
@@ -151,14 +152,14 @@ function stateText(s: GoalSnapshot, queued: QueuePlace | undefined): string {
  * `queued`: its place in the queue, shown instead of its state while it waits for a worker;
  * `proofs`: each task's evidence from the attempt record (record.ts taskProofs), shown in the checklist.
  */
-export function renderStatus(s: GoalSnapshot, links: Links, undelivered: readonly Undelivered[] = [], queued?: QueuePlace, proofs?: ReadonlyMap<string, TaskProof>): string {
+export function renderStatus(s: GoalSnapshot, links: Links, undelivered: readonly Undelivered[] = [], queued?: QueuePlace, proofs?: ReadonlyMap<string, TaskProof>, now: number = Date.now()): string {
   const branchUrl = `${links.repoUrl}/tree/${s.branch.split('/').map(encodeURIComponent).join('/')}`;
   const pr = links.pullRequest ? ` · **PR:** [#${links.pullRequest.number}](${links.pullRequest.url})${links.pullRequest.merged ? ', merged: done' : ''}` : '';
   const reason = s.stopReason && s.state !== 'LOOP_COMPLETE' ? `\n\n> ${inlineUntrusted(s.stopReason, 300)}` : '';
   const parts = [
     STATUS_MARKER,
     `### goal-loop: ${inlineUntrusted(s.objective, 200)}`,
-    `**State:** ${stateText(s, queued)} · **Branch:** [\`${s.branch}\`](${branchUrl})${pr}${reason}`,
+    `**State:** ${stateText(s, queued)} · **Branch:** [\`${s.branch}\`](${branchUrl})${pr}${reason}${s.setup ? `\n\n${setupLine(s.setup, now)}` : ''}`,
 
     s.tasks.length > 0 ? checklist(s, links, proofs) : '_Planning…_',
   ];
@@ -167,6 +168,18 @@ export function renderStatus(s: GoalSnapshot, links: Links, undelivered: readonl
   const notice = undeliveredNotice(undelivered);
   if (notice) parts.push(notice);
   return parts.join('\n\n');
+}
+
+/**
+ * This run's setup: "Setup: running `npm ci` (12 s)", "Setup: done in 14 s (restored from the
+ * setup cache)", or "Setup: failed after 60 s: …". The command and the failure are untrusted.
+ */
+export function setupLine(p: SetupProgress, now: number = Date.now()): string {
+  const seconds = `${Math.round(Math.max(0, p.durationMs ?? now - p.startedAt) / 1000)} s`;
+  const command = p.command ? ` ${code(p.command, 80)}` : '';
+  if (p.status === 'running') return `**Setup:** running${command} (${seconds})`;
+  if (p.status === 'done') return `**Setup:** done in ${seconds}${p.restored ? ' (restored from the setup cache)' : command ? `,${command}` : ''}`;
+  return `**Setup:** failed after ${seconds}${p.failure ? `: ${inlineUntrusted(p.failure, 200)}` : command ? `,${command}` : ''}`;
 }
 
 /** The task graph, bounded: with titles, else with ids alone, else a line saying it is too large. */
