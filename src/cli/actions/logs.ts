@@ -1,9 +1,11 @@
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { InputError } from '../../common/errors.js';
+import { plainText, withoutEscapes } from '../../common/plain-text.js';
 import { redactUrls } from '../../common/redact-urls.js';
 import { RESTING_STATES } from '../../goal/states.js';
 import { openStore, resolveDbPath } from '../../ledger/open-ledger.js';
+import { FINAL_GATE_TASK, SETUP_TASK } from '../../loop/loop-model.js';
 import type { AttemptLogFilter } from '../../ports/attempt-log.js';
 import type { GoalKey, GoalLedger } from '../../ports/goal-ledger.js';
 import { renderAttemptEntries } from '../render-attempts.js';
@@ -31,6 +33,7 @@ export async function logsCommand(goalId: string, values: LogsValues): Promise<n
   const store = await openStore();
   try {
     const key = await findGoal(store.ledger, goalId, values.repo);
+    if (values.task !== undefined) await requireTask(store.ledger, key, values.task);
     const print = (text: string) => process.stdout.write(text);
     const header = { attempt: undefined as string | undefined };
     let afterSeq = 0;
@@ -60,9 +63,27 @@ export async function logsCommand(goalId: string, values: LogsValues): Promise<n
   }
 }
 
-/** JSON escapes C0 controls but prints C1 ones (U+0080–U+009F) raw, which some terminals obey. */
+/**
+ * One entry as a JSON line: its strings without terminal escape sequences (a colour code in a
+ * command's output is noise to a reader of the data). JSON escapes C0 controls but prints C1
+ * ones (U+0080–U+009F) raw, which some terminals obey: those left are escaped.
+ */
 function jsonLine(value: unknown): string {
-  return JSON.stringify(value).replace(/[\u0080-\u009f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  return JSON.stringify(value, (_key, v: unknown) => (typeof v === 'string' ? withoutEscapes(v) : v)).replace(/[\u0080-\u009f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+}
+
+/** Task ids named in a usage error: the rest are counted. */
+const TASK_IDS_SHOWN = 20;
+
+/** --task names a task of the goal (or its setup or final gate): a typo is a usage error, not an empty record. */
+async function requireTask(ledger: GoalLedger, key: GoalKey, taskId: string): Promise<void> {
+  const [goal, tasks] = await Promise.all([ledger.getGoal(key), ledger.listTasks(key)]);
+  const ids = [...new Set([...(goal?.spec.tasks.map((t) => t.id) ?? []), ...tasks.map((t) => t.taskId), SETUP_TASK, FINAL_GATE_TASK])];
+  if (ids.includes(taskId)) return;
+  const shown = ids.slice(0, TASK_IDS_SHOWN).map(plainText).join(', ');
+  const more = ids.length > TASK_IDS_SHOWN ? ` and ${ids.length - TASK_IDS_SHOWN} more` : '';
+  const named = plainText(taskId).slice(0, 80);
+  throw new InputError(`goal "${key.goalId}" has no task "${named}"; its tasks: ${shown}${more}`);
 }
 
 /** The goal with this id; --repo picks one when several repositories have it (a path or a URL, as run was given it). */
