@@ -12,7 +12,7 @@ import { tempDir } from '../helpers/temp.js';
 
 const VERSION = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 const DEMO_GOAL = fileURLToPath(new URL('../../examples/demo-goal.yml', import.meta.url));
-const COMMANDS = ['run', 'plan', 'status', 'logs', 'serve', 'worker', 'action', 'mcp', 'demo'];
+const COMMANDS = ['run', 'plan', 'status', 'logs', 'show', 'serve', 'worker', 'action', 'mcp', 'demo'];
 
 /**
  * The CLI with stdin left open (as an MCP client or a terminal would), no app credentials and a

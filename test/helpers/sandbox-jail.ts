@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { pino } from 'pino';
 import type { CommandRequest, CommandResult, Sandbox } from '../../src/ports/sandbox.js';
 import { BwrapSandbox, type BwrapSandboxOptions } from '../../src/sandbox/bwrap-sandbox.js';
-import { discoverToolchain, isUnder } from '../../src/sandbox/toolchain.js';
+import { discoverToolchain, isUnder, type Toolchain } from '../../src/sandbox/toolchain.js';
 import { tempDir } from './temp.js';
 
 export const quietLogger = pino({ level: 'silent' });
@@ -28,16 +28,17 @@ const CHECKOUT = resolve(fileURLToPath(new URL('../../', import.meta.url)));
  * through npm: a direct jail's tools are looked up on the host PATH without the checkout.
  */
 export function jail(opts: BwrapSandboxOptions = {}): BwrapSandbox {
-  const toolchain = opts.jailMode === 'direct' && !opts.toolchain ? { toolchain: discoverToolchain({ hostPath: pathOutsideCheckout() }) } : {};
+  const toolchain = opts.jailMode === 'direct' && !opts.toolchain ? { toolchain: directToolchain() } : {};
   return new BwrapSandbox({ logger: quietLogger, ...toolchain, ...opts });
 }
 
-/** The host PATH without the directories inside this checkout. */
-export function pathOutsideCheckout(): string {
-  return (process.env.PATH ?? '')
+/** The toolchain of a direct jail in the tests: found on the host PATH without the directories inside this checkout. */
+export function directToolchain(): Toolchain {
+  const hostPath = (process.env.PATH ?? '')
     .split(delimiter)
     .filter((d) => d !== '' && !isUnder(d, CHECKOUT))
     .join(delimiter);
+  return discoverToolchain({ hostPath });
 }
 
 /** Runs one command with a generous timeout (the tests never assert on time). */

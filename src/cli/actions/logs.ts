@@ -1,13 +1,12 @@
-import { existsSync } from 'node:fs';
-import { resolve } from 'node:path';
 import { InputError } from '../../common/errors.js';
 import { plainText, withoutEscapes } from '../../common/plain-text.js';
 import { redactUrls } from '../../common/redact-urls.js';
 import { RESTING_STATES } from '../../goal/states.js';
-import { openStore, resolveDbPath } from '../../ledger/open-ledger.js';
+import { openStore } from '../../ledger/open-ledger.js';
 import { FINAL_GATE_TASK, SETUP_TASK } from '../../loop/loop-model.js';
 import type { AttemptLogFilter } from '../../ports/attempt-log.js';
 import type { GoalKey, GoalLedger } from '../../ports/goal-ledger.js';
+import { findGoal, requireLedger } from '../find-goal.js';
 import { renderAttemptEntries } from '../render-attempts.js';
 
 export interface LogsValues {
@@ -26,10 +25,7 @@ export async function logsCommand(goalId: string, values: LogsValues): Promise<n
     ...(values.task !== undefined ? { taskId: values.task } : {}),
     ...(values.attempt !== undefined ? { attempt: values.attempt } : {}),
   };
-  if (!process.env.DATABASE_URL) {
-    const { path } = resolveDbPath();
-    if (!existsSync(path)) throw new InputError(`no goal "${goalId}": the ledger ${path} does not exist yet (GOAL_LOOP_DB or DATABASE_URL name another)`);
-  }
+  requireLedger(goalId);
   const store = await openStore();
   try {
     const key = await findGoal(store.ledger, goalId, values.repo);
@@ -84,14 +80,4 @@ async function requireTask(ledger: GoalLedger, key: GoalKey, taskId: string): Pr
   const more = ids.length > TASK_IDS_SHOWN ? ` and ${ids.length - TASK_IDS_SHOWN} more` : '';
   const named = plainText(taskId).slice(0, 80);
   throw new InputError(`goal "${key.goalId}" has no task "${named}"; its tasks: ${shown}${more}`);
-}
-
-/** The goal with this id; --repo picks one when several repositories have it (a path or a URL, as run was given it). */
-async function findGoal(ledger: GoalLedger, goalId: string, repo: string | undefined): Promise<GoalKey> {
-  const matches = (await ledger.listGoals()).filter((g) => g.goalId === goalId);
-  const chosen = repo === undefined ? matches : matches.filter((g) => g.repo === repo || g.repo === resolve(repo) || redactUrls(g.repo) === repo);
-  if (chosen.length === 1) return { repo: chosen[0]!.repo, goalId };
-  if (matches.length === 0) throw new InputError(`no goal "${goalId}" in the ledger (see \`goal-loop status\`)`);
-  if (chosen.length === 0) throw new InputError(`no goal "${goalId}" on ${repo}; it is on: ${matches.map((g) => redactUrls(g.repo)).join(', ')}`);
-  throw new InputError(`goal "${goalId}" is on several repositories; name one with --repo: ${chosen.map((g) => redactUrls(g.repo)).join(', ')}`);
 }
