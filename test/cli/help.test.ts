@@ -164,7 +164,7 @@ describe('goal-loop --help and --version', () => {
         const probe = buildProgram(() => undefined);
         const target = probe.commands.find((c) => c.name() === name)!;
         target.action(() => undefined); // parse only
-        const args = [name, ...(name === 'logs' ? ['g'] : []), flag, ...(value !== undefined ? [value] : [])];
+        const args = [name, ...(name === 'logs' || name === 'show' ? ['g'] : []), flag, ...(value !== undefined ? [value] : [])];
         const error = await probe.parseAsync(args, { from: 'user' }).then(
           () => undefined,
           (e: unknown) => e as { code?: string },

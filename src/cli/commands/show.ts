@@ -3,7 +3,7 @@ import type { CliCommand } from '../cli-command.js';
 
 export const SHOW: CliCommand = {
   name: 'show',
-  summary: "a goal's branch, its commits with their trailers, and its diffstat",
+  summary: "a goal's branch: its commits, their trailers, its diffstat",
   description:
     "Shows a goal's branch on its repository (from the ledger): where it left the default branch, each commit with its Goal-Task, Goal-Attempt and Goal-Verified trailers, and the diffstat of the whole branch. The repository is read as a remote, into a scratch repository of goal-loop's own: none of its config is obeyed.",
   example: 'goal-loop show demo-slugify',
