@@ -62,3 +62,20 @@ describe('goal-loop show', () => {
     expect(unknown.stderr.trim()).toBe('goal-loop: no goal "nope" in the ledger (see `goal-loop status`)');
   });
 });
+
+describe('goal-loop show, before the first checkpoint', () => {
+  it('says the goal has no commits yet', async () => {
+    const p = await cliProject(`goal_id: show-none
+objective: a task that never passes
+tasks:
+  - { id: never, title: Never, run: "true", verification: "false", max_retries: 1 }
+`);
+    const run = await runCli(['run', '--repo', p.repo.bare, '--goal', p.goal, '--agent', 'scripted'], p.env);
+    expect(run.code, run.stderr).toBe(2);
+    const json = await runCli(['show', 'show-none', '--json'], p.env);
+    expect(json.code, json.stderr).toBe(0);
+    expect(JSON.parse(json.stdout)).toMatchObject({ goal_id: 'show-none', state: 'ESCALATED', branch: 'goal/show-none', pushed: false, commits: [], commits_total: 0 });
+    const text = await runCli(['show', 'show-none'], p.env);
+    expect(text.stdout).toContain('branch goal/show-none (from main)\nno commits yet: the branch is not on the repository\n');
+  });
+});
