@@ -69,7 +69,7 @@ describe('goal-loop logs', () => {
     const typo = await runCli(['logs', 'logs-retry', '--task', 'flakey'], p.env);
     expect(typo.code).toBe(1);
     expect(typo.stdout).toBe('');
-    expect(typo.stderr.trim()).toBe('goal-loop: goal "logs-retry" has no task "flakey"; its tasks: flaky, setup, final-gate');
+    expect(typo.stderr.trim()).toBe('goal-loop: goal "logs-retry" has no task "flakey" (did you mean flaky?); its tasks: flaky, setup, final-gate');
     const setup = await runCli(['logs', 'logs-retry', '--task', 'setup'], p.env);
     expect(setup.code, setup.stderr).toBe(0);
     const bad = await runCli(['logs', 'logs-retry', '--attempt', 'two'], p.env);

@@ -1,3 +1,4 @@
+import { didYouMean } from '../../common/closest-word.js';
 import { InputError } from '../../common/errors.js';
 import { plainText, withoutEscapes } from '../../common/plain-text.js';
 import { redactUrls } from '../../common/redact-urls.js';
@@ -79,5 +80,5 @@ async function requireTask(ledger: GoalLedger, key: GoalKey, taskId: string): Pr
   const shown = ids.slice(0, TASK_IDS_SHOWN).map(plainText).join(', ');
   const more = ids.length > TASK_IDS_SHOWN ? ` and ${ids.length - TASK_IDS_SHOWN} more` : '';
   const named = plainText(taskId).slice(0, 80);
-  throw new InputError(`goal "${key.goalId}" has no task "${named}"; its tasks: ${shown}${more}`);
+  throw new InputError(`goal "${key.goalId}" has no task "${named}"${didYouMean(taskId, ids)}; its tasks: ${shown}${more}`);
 }
