@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { chmodSync, chownSync, existsSync, lstatSync, mkdirSync, readdirSync, symlinkSync, writeFileSync } from 'node:fs';
-import { join, relative, resolve } from 'node:path';
+import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { createSampleRepo } from '../../src/demo/sample-repo.js';
@@ -14,7 +14,7 @@ const OTHER = 4_242_002;
 /** Above the kernel's largest pid_max: never a live process. */
 const DEAD_PID = 4_194_305;
 /** This checkout, built; BOT sees it at `<host root>/checkout` (see runAsBot). */
-const CHECKOUT = resolve(fileURLToPath(new URL('../../', import.meta.url)));
+const CHECKOUT = fileURLToPath(new URL('../..', import.meta.url));
 const SCRATCH = fileURLToPath(new URL('../../dist/src/sandbox/scratch.js', import.meta.url));
 /** A file of this checkout, as BOT sees it from `root`. */
 const seenFrom = (root: string, path: string) => join(root, 'checkout', relative(CHECKOUT, path));
