@@ -1,6 +1,7 @@
 import { appendFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
+import { childLogger } from '../common/child-logger.js';
 import { errorMessage } from '../common/errors.js';
 import { DEFAULT_PROTECTED_PATHS } from '../config/protected-paths.js';
 import { turnLimitText } from '../goal/failure-summary.js';
@@ -66,7 +67,7 @@ class ClaudeAgent implements TaskAgent {
   async work(input: AgentInput): Promise<AgentOutcome> {
     const { opts } = this;
     const { goal, task, attempt, signal } = input;
-    const log = opts.logger?.child({ goal: goal.goal_id, task: task.id, attempt });
+    const log = opts.logger && childLogger(opts.logger, { goal: goal.goal_id, task: task.id, attempt });
     const guard = new CostGuard(input.budgetUsd, opts.model.pricing);
     let usage: Usage = { ...NO_USAGE };
     const fail = (kind: 'infra' | 'budget', error: string): AgentOutcome => ({ ok: false, kind, error, usage, costUsd: guard.spentUsd });

@@ -1,4 +1,4 @@
-import { type DestinationStream, type Logger, pino } from 'pino';
+import { type DestinationStream, type LogFn, type Logger, pino } from 'pino';
 import { redactUrls } from '../common/redact-urls.js';
 
 /**
@@ -9,7 +9,20 @@ export const MAX_LOG_LINE_CHARS = 64 * 1024;
 
 /** Structured logs on stderr (stdout stays free for `--json`), with credentials in URLs masked. */
 export function createLogger(level = process.env.LOG_LEVEL ?? 'warn', destination: DestinationStream = pino.destination(2)): Logger {
-  return pino({ name: 'goal-loop', level, hooks: { streamWrite: boundedLogLine } }, destination);
+  return pino({ name: 'goal-loop', level, hooks: { streamWrite: boundedLogLine, logMethod: withoutBoundKeys } }, destination);
+}
+
+/**
+ * A log call's fields without those its logger already binds: pino would write both
+ * (`"goal":"x","goal":"x"`). The binding wins, as in `childLogger`.
+ */
+function withoutBoundKeys(this: Logger, args: Parameters<LogFn>, method: LogFn): void {
+  const [first] = args;
+  if (first !== null && typeof first === 'object' && !(first instanceof Error)) {
+    const bound = this.bindings();
+    if (Object.keys(first).some((k) => k in bound)) args[0] = Object.fromEntries(Object.entries(first).filter(([k]) => !(k in bound)));
+  }
+  method.apply(this, args);
 }
 
 /** A pino line with credentials in URLs masked, and no longer than MAX_LOG_LINE_CHARS and a little. */

@@ -8,12 +8,13 @@ import { MCP } from './commands/mcp.js';
 import { PLAN } from './commands/plan.js';
 import { RUN } from './commands/run.js';
 import { SERVE } from './commands/serve.js';
+import { SHOW } from './commands/show.js';
 import { STATUS } from './commands/status.js';
 import { WORKER } from './commands/worker.js';
 import { packageVersion } from './version.js';
 
 /** Every `goal-loop` command, in the order `goal-loop --help` lists them. */
-export const CLI_COMMANDS: readonly CliCommand[] = [RUN, PLAN, STATUS, LOGS, CLEAN, SERVE, WORKER, ACTION, MCP, DEMO];
+export const CLI_COMMANDS: readonly CliCommand[] = [RUN, PLAN, STATUS, LOGS, SHOW, CLEAN, SERVE, WORKER, ACTION, MCP, DEMO];
 
 const EXIT_CODES = `Exit codes: 0 complete, 1 bad input or usage, 2 escalated, 3 stopped (by a safeguard,
 a human or Ctrl-C), paused, or waiting for an approval, 4 internal error (the goal FAILED),

@@ -1,5 +1,7 @@
 import { parseDocument } from 'yaml';
 import { z } from 'zod';
+import { didYouMean } from '../common/closest-word.js';
+import { objectKeysAt } from '../common/schema-keys.js';
 import { BaselinePolicySchema, DEFAULT_TEST_PATHS } from '../goal/evidence.js';
 import { LIMIT_KEYS, type LoopLimits, limitConfigKeys } from '../goal/limits.js';
 import { DEFAULT_PROTECTED_PATHS } from './protected-paths.js';
@@ -133,7 +135,10 @@ export function parseRepoConfig(raw: unknown, source?: string): RepoConfig {
   throw new RepoConfigError(
     result.error.issues.map((i) => {
       const key = i.path.map(String).join('.') || '(root)';
-      if (i.code === 'unrecognized_keys') return `${key}: unknown key${i.keys.length > 1 ? 's' : ''} ${i.keys.join(', ')}`;
+      if (i.code === 'unrecognized_keys') {
+        const known = objectKeysAt(RepoConfigSchema, i.path);
+        return `${key}: unknown key${i.keys.length > 1 ? 's' : ''} ${i.keys.map((k) => `${k}${didYouMean(k, known)}`).join(', ')}`;
+      }
       return `${key}: ${i.message}`;
     }),
     source,

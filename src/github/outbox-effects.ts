@@ -1,4 +1,5 @@
 import type { Logger } from 'pino';
+import { childLogger } from '../common/child-logger.js';
 import type { GoalSnapshot } from '../goal/result.js';
 import { drainEffects, effectOnceId, effectsRecorded, LOOP_EFFECT_KINDS, performLoopEffect, recordedEffect } from '../loop/outbox.js';
 import type { AttemptLog } from '../ports/attempt-log.js';
@@ -76,7 +77,7 @@ export async function settleGoalEffects(deps: GoalEffectsDeps & { ledger: Attemp
   const record = await deps.ledger.getGoal(key);
   const g = record && readGitHubMeta(record.meta).github;
   if (!g) return 0;
-  const log = deps.logger.child({ goal: `${key.repo}#${key.goalId}` });
+  const log = childLogger(deps.logger, { goal: `${key.repo}#${key.goalId}` });
   const forge = new GitHubForge({ octokit: await deps.auth(g.installationId), goal: g, key, ledger: deps.ledger, attemptLog: deps.ledger, logger: log, minUpdateIntervalMs: 0 });
   return performGoalEffects({ ...deps, logger: log, forge, goal: g }, key);
 }

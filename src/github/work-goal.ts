@@ -1,4 +1,5 @@
 import type { Logger } from 'pino';
+import { childLogger } from '../common/child-logger.js';
 import { configLimits, type RepoConfig, RepoConfigError } from '../config/repo-config.js';
 import { extractGoalBlock } from '../goal/parse.js';
 import type { LoopResult } from '../goal/result.js';
@@ -64,7 +65,7 @@ export async function workGoal(deps: WorkGoalDeps, key: GoalKey, mode: GoalMode)
   const meta = goal && readGitHubMeta(goal.meta);
   const g = meta?.github;
   if (!goal || !meta || !g) return;
-  const log = deps.logger.child({ goal: `${key.repo}#${key.goalId}` });
+  const log = childLogger(deps.logger, { goal: `${key.repo}#${key.goalId}` });
   const octokit = await deps.auth(g.installationId);
   const forge = new GitHubForge({
     octokit,

@@ -2,6 +2,8 @@ import { readFile } from 'node:fs/promises';
 import { basename, extname } from 'node:path';
 import { parseDocument } from 'yaml';
 import type { z } from 'zod';
+import { didYouMean } from '../common/closest-word.js';
+import { objectKeysAt } from '../common/schema-keys.js';
 import { type SpecError, validateGraph } from './dag.js';
 import { type AcceptanceCriterion, GOAL_ID_MAX, type GoalSpec, GoalSpecSchema } from './schema.js';
 import { slugify } from './slug.js';
@@ -112,8 +114,11 @@ function echoKey(key: string): string {
   return `"${cut.replace(/[\u0000-\u001f\u007f-\u009f\u00ad\u061c\u180e\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff"\\]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`)}"`;
 }
 
-function unknownKeys(keys: readonly string[]): string {
-  const shown = keys.slice(0, ECHOED_KEYS).map(echoKey).join(', ');
+function unknownKeys(keys: readonly string[], known: readonly string[]): string {
+  const shown = keys
+    .slice(0, ECHOED_KEYS)
+    .map((k) => `${echoKey(k)}${didYouMean(k, known)}`)
+    .join(', ');
   return `unknown key${keys.length > 1 ? 's' : ''} ${shown}${keys.length > ECHOED_KEYS ? ` and ${keys.length - ECHOED_KEYS} more` : ''}`;
 }
 
@@ -136,7 +141,7 @@ function zodErrors(error: z.ZodError, raw: unknown): SpecError[] {
     else if (issue.code === 'invalid_type' && issue.expected === 'string' && /received number/.test(issue.message)) {
       message = 'must be a string (quote it in YAML, e.g. "01")';
     }
-    if (issue.code === 'unrecognized_keys') message = unknownKeys(issue.keys);
+    if (issue.code === 'unrecognized_keys') message = unknownKeys(issue.keys, objectKeysAt(GoalSpecSchema, issue.path));
     return { path: path || '(root)', message, ...(taskId ? { taskId } : {}) };
   });
 }

@@ -1,5 +1,6 @@
 import { hostname } from 'node:os';
 import type { Logger } from 'pino';
+import { childLogger } from '../common/child-logger.js';
 import { DEFAULT_VERIFICATION_POLICY, type VerificationPolicy } from '../goal/evidence.js';
 import type { LoopLimits } from '../goal/limits.js';
 import type { GoalSnapshot, LoopResult } from '../goal/result.js';
@@ -102,7 +103,7 @@ export async function runGoal(opts: RunGoalOptions): Promise<LoopResult> {
   const clock = opts.clock ?? Date.now;
   const startedAt = clock();
   const key: GoalKey = { repo: opts.repo, goalId: spec.goal_id };
-  const log = opts.logger.child({ goal: spec.goal_id });
+  const log = childLogger(opts.logger, { goal: spec.goal_id });
   const { limits } = opts;
   const verification = opts.verification ?? DEFAULT_VERIFICATION_POLICY;
   const initial = await initialLoopState(ledger, key, {

@@ -1,4 +1,5 @@
 import type { Logger } from 'pino';
+import { childLogger } from '../common/child-logger.js';
 import type { RepoConfig } from '../config/repo-config.js';
 import type { LoopLimits } from '../goal/limits.js';
 import { type CoreGoalMeta, readCoreMeta } from '../goal/meta.js';
@@ -122,7 +123,7 @@ export class GoalSession {
     const release = acquireLock(`${this.opts.workspaceDir}.lock`);
     const { opts } = this;
     this.runStartedAt = this.clock();
-    const log = opts.logger.child({ goal: opts.spec.goal_id, driver: 'mcp' });
+    const log = childLogger(opts.logger, { goal: opts.spec.goal_id, driver: 'mcp' });
     this.run = runConfiguredGoal({
       repo: opts.repo,
       // The limits in force, already vetted, are pinned: the ledger's copy of the spec shows them to `status`.

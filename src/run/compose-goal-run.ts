@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import type { AgentDeps } from '../agent/select-agent.js';
+import { childLogger } from '../common/child-logger.js';
 import { configLimits, type RepoConfig } from '../config/repo-config.js';
 import { effectiveLimits, ignoredSpecLimits, type LoopLimits } from '../goal/limits.js';
 import type { GoalSpec, LimitsOverride } from '../goal/schema.js';
@@ -106,7 +107,7 @@ export function runLimits(config: RepoConfig, spec: GoalSpec, human?: LimitsOver
   const configured = configLimits(config);
   const limits = effectiveLimits(configured, spec.limits, human);
   const ignored = ignoredSpecLimits(configured, spec.limits, human);
-  if (ignored.length > 0) o.logger?.child({ goal: spec.goal_id }).warn({ ignored }, `the goal spec's limits may only tighten the repo config; ignored: ${ignored.join(', ')}`);
+  if (ignored.length > 0) (o.logger && childLogger(o.logger, { goal: spec.goal_id }))?.warn({ ignored }, `the goal spec's limits may only tighten the repo config; ignored: ${ignored.join(', ')}`);
   return { limits, spec: o.pin ? { ...spec, limits: { ...limits } } : spec };
 }
 
@@ -179,7 +180,7 @@ export async function composeGoalRun(input: ComposeGoalRunInput): Promise<Compos
   const workspace = isWorkspace(workspaceInput) ? workspaceInput : goalWorkspace(workspaceInput, spec.goal_id, config);
   const commands = configCommands(config, process.env, input.logger);
   const flags = verificationFlags(spec);
-  if (flags.length > 0) input.logger.child({ goal: spec.goal_id }).warn({ flags }, 'verifications that cannot fail: they prove nothing about their tasks');
+  if (flags.length > 0) childLogger(input.logger, { goal: spec.goal_id }).warn({ flags }, 'verifications that cannot fail: they prove nothing about their tasks');
   // Last, so nothing that can fail comes between making the agent and handing back its close().
   const made = typeof agentInput === 'function';
   const agent = typeof agentInput === 'function' ? agentInput({ sandbox, config, limits, logger: input.logger }) : agentInput;

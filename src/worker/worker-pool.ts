@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { Logger } from 'pino';
+import { childLogger } from '../common/child-logger.js';
 import { RESTING_STATES } from '../goal/states.js';
 import { GoalAbandonedError } from '../loop/controller.js';
 import type { GoalKey, GoalLedger, GoalRecord } from '../ports/goal-ledger.js';
@@ -266,7 +267,7 @@ export class WorkerPool {
     const held = keepLease(ledger, name, this.workerId, this.leaseMs, logger);
     const abandon = new AbortController();
     held.lost.addEventListener('abort', () => abandon.abort(), { once: true });
-    const log = logger.child({ goal: name, worker: this.workerId });
+    const log = childLogger(logger, { goal: name, worker: this.workerId });
     log.info({ mode: job.mode }, 'working goal');
     const done = this.opts
       .work(job, { workerId: this.workerId, abandon: abandon.signal, fence: () => ledger.renewLease(name, this.workerId, this.leaseMs) })

@@ -12,7 +12,7 @@ import { tempDir } from '../helpers/temp.js';
 
 const VERSION = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 const DEMO_GOAL = fileURLToPath(new URL('../../examples/demo-goal.yml', import.meta.url));
-const COMMANDS = ['run', 'plan', 'status', 'logs', 'clean', 'serve', 'worker', 'action', 'mcp', 'demo'];
+const COMMANDS = ['run', 'plan', 'status', 'logs', 'show', 'clean', 'serve', 'worker', 'action', 'mcp', 'demo'];
 
 /**
  * The CLI with stdin left open (as an MCP client or a terminal would), no app credentials and a
@@ -164,7 +164,7 @@ describe('goal-loop --help and --version', () => {
         const probe = buildProgram(() => undefined);
         const target = probe.commands.find((c) => c.name() === name)!;
         target.action(() => undefined); // parse only
-        const args = [name, ...(name === 'logs' ? ['g'] : []), flag, ...(value !== undefined ? [value] : [])];
+        const args = [name, ...(name === 'logs' || name === 'show' ? ['g'] : []), flag, ...(value !== undefined ? [value] : [])];
         const error = await probe.parseAsync(args, { from: 'user' }).then(
           () => undefined,
           (e: unknown) => e as { code?: string },

@@ -1,6 +1,9 @@
 import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { createLogger, MAX_LOG_LINE_CHARS } from '../../src/cli/logging.js';
+import { runCli } from '../helpers/cli.js';
+import { cliProject } from '../helpers/cli-project.js';
+import { repeatedKeys } from '../helpers/json-keys.js';
 
 /** The process's logger, writing to memory instead of fd 2. */
 function capture(): { lines: () => string[]; log: ReturnType<typeof createLogger> } {
@@ -53,5 +56,24 @@ describe('the process logger', () => {
       expect(l).not.toContain('S3CRET');
       expect(l).not.toContain('user:S');
     }
+  });
+});
+
+describe("a goal run's log", () => {
+  it('carries each key once per line (a line about the goal, on a logger bound to it)', async () => {
+    // A setup that leaves a file: the loop logs it, with the goal, on the goal's logger.
+    const p = await cliProject(
+      `goal_id: log-keys
+objective: one task
+tasks:
+  - { id: t1, title: One, run: "echo 1 > t1.txt", verification: "test -f t1.txt" }
+`,
+      { '.github/goal-loop.yml': 'setup: ["echo built > setup-made.txt"]\n' },
+    );
+    const run = await runCli(['run', '--repo', p.repo.bare, '--goal', p.goal, '--agent', 'scripted'], { ...p.env, LOG_LEVEL: 'debug' });
+    expect(run.code, run.stderr).toBe(0);
+    const lines = run.stderr.split('\n').filter((l) => l.startsWith('{'));
+    expect(lines.find((l) => l.includes('setup output left out'))).toContain('"goal":"log-keys"');
+    for (const l of lines) expect(repeatedKeys(l), l).toEqual([]);
   });
 });

@@ -13,7 +13,7 @@ tasks:
   - id: flaky
     title: Passes the second time
     run: 'if [ "$GOAL_ATTEMPT" -gt 1 ]; then echo ok > flaky.txt; fi'
-    verification: 'test -f flaky.txt || { printf "\\302\\233[31m\\n"; echo "src/flaky.test.ts:3:7 expected the file"; exit 1; }'
+    verification: 'test -f flaky.txt || { printf "\\302\\233[31m\\n"; printf "\\033[1;31mFAIL\\033[0m \\033]8;;https://x.test\\007link\\033]8;;\\007\\n"; echo "src/flaky.test.ts:3:7 expected the file"; exit 1; }'
     max_retries: 2
 `;
 
@@ -34,7 +34,7 @@ describe('goal-loop logs', () => {
     expect(r.stdout).toMatch(/● checkpoint [0-9a-f]{12} {2}1 file \+1 -0(?: · [^\n]+)?\n {4}flaky\.txt \+1 -0/);
     expect(r.stdout).toContain('= passed: 1 file(s) changed, +1 -0');
 
-    // --json: the output's C1 control (a CSI a terminal would obey) kept as data, escaped.
+    // --json: the output's escape sequences (colours, a hyperlink, an 8-bit CSI a terminal would obey) are not data.
     const all = await runCli(['logs', 'logs-retry', '--json'], p.env);
     expect(all.stdout).not.toMatch(/[\u0080-\u009f]/);
     const failed = all.stdout
@@ -42,7 +42,10 @@ describe('goal-loop logs', () => {
       .split('\n')
       .map((l) => JSON.parse(l) as AttemptLogEntry)
       .find((e) => e.entry.kind === 'verify' && !e.entry.passed)!;
-    expect(failed.entry.kind === 'verify' && failed.entry.tail).toContain('\u009b[31m');
+    const tail = failed.entry.kind === 'verify' ? failed.entry.tail : '';
+    expect(tail).toContain('FAIL link\nsrc/flaky.test.ts:3:7 expected the file');
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: the test asserts no escape sequence is left
+    expect(tail).not.toMatch(/[\u001b\u009b\u009d]|\[31m|\[0m|8;;/);
 
     const only = await runCli(['logs', 'logs-retry', '--task', 'flaky', '--attempt', '2', '--json'], p.env);
     expect(only.code, only.stderr).toBe(0);
@@ -54,7 +57,7 @@ describe('goal-loop logs', () => {
     expect(lines.map((e) => e.entry.kind)).toEqual(['step', 'verify', 'checkpoint', 'end']);
   });
 
-  it('refuses an unknown goal and a bad --attempt with one line each, exit 1', async () => {
+  it('refuses an unknown goal, a task the goal does not have and a bad --attempt with one line each, exit 1', async () => {
     const p = await project(RETRIED);
     const missing = await runCli(['logs', 'nope'], p.env);
     expect(missing.code).toBe(1);
@@ -63,6 +66,12 @@ describe('goal-loop logs', () => {
     const unknown = await runCli(['logs', 'nope'], p.env);
     expect(unknown.code).toBe(1);
     expect(unknown.stderr.trim()).toBe('goal-loop: no goal "nope" in the ledger (see `goal-loop status`)');
+    const typo = await runCli(['logs', 'logs-retry', '--task', 'flakey'], p.env);
+    expect(typo.code).toBe(1);
+    expect(typo.stdout).toBe('');
+    expect(typo.stderr.trim()).toBe('goal-loop: goal "logs-retry" has no task "flakey" (did you mean flaky?); its tasks: flaky, setup, final-gate');
+    const setup = await runCli(['logs', 'logs-retry', '--task', 'setup'], p.env);
+    expect(setup.code, setup.stderr).toBe(0);
     const bad = await runCli(['logs', 'logs-retry', '--attempt', 'two'], p.env);
     expect(bad.code).toBe(1);
     expect(bad.stderr).toContain('--attempt must be a whole number');

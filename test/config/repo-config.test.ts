@@ -89,10 +89,11 @@ describe('repo config', () => {
     expect(resolveLimits(configLimits(c), { max_retries: 2 })).toMatchObject({ max_retries: 2, cost_cap_usd: 1, max_iterations: 50 });
   });
 
-  it('an unknown key is named, not a crash', () => {
+  it('an unknown key is named, not a crash, with the known key a typo likely meant', () => {
     const p = problems(() => parseRepoConfig({ lable: 'goal', max_retries: 2 }));
-    expect(p).toHaveLength(1);
-    expect(p[0]).toContain('lable');
+    expect(p).toEqual(['(root): unknown key lable (did you mean label?)']);
+    const nested = problems(() => parseRepoConfig({ setpu: [], color: 'red', mcp_servers: [{ name: 'db', command: 'db-mcp', argz: [] }] }));
+    expect(nested).toEqual(['mcp_servers.0: unknown key argz (did you mean args?)', '(root): unknown keys setpu (did you mean setup?), color']);
   });
 
   it('bad values name their keys, all at once', () => {

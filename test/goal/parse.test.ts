@@ -281,11 +281,11 @@ describe('validation errors name the path and the task id', () => {
     expect(err.errors[0]).toMatchObject({ path: 'tasks[0].verification', taskId: 'a' });
   });
 
-  it('unknown keys, at the root and in a task, are named', () => {
-    const spec = rawSpec([rawTask('a'), rawTask('b', [], { verfication: 'oops' })], { objectve: 'typo' });
+  it('unknown keys, at the root and in a task, are named, with the key a typo likely meant', () => {
+    const spec = rawSpec([rawTask('a'), rawTask('b', [], { verfication: 'oops' })], { objectve: 'typo', colour: 'red' });
     const out = lines(() => parseGoalSpec(json(spec)));
-    expect(out).toContainEqual(expect.stringMatching(/^\(root\): unknown key "objectve"$/));
-    expect(out).toContainEqual(expect.stringMatching(/^tasks\[1\]: unknown key "verfication" \(task "b"\)$/));
+    expect(out).toContainEqual('(root): unknown keys "objectve" (did you mean objective?), "colour"');
+    expect(out).toContainEqual('tasks[1]: unknown key "verfication" (did you mean verification?) (task "b")');
   });
 
   it('a file that is no goal spec never has its content echoed (a mapping without objective or tasks)', () => {
@@ -422,7 +422,7 @@ describe('schema details', () => {
       max_risk: 'medium',
     });
     expect(specError(() => validateGoalSpec(rawSpec([rawTask('a')], { limits: { max_retries: 0 } }))).errors[0]!.path).toBe('limits.max_retries');
-    expect(lines(() => validateGoalSpec(rawSpec([rawTask('a')], { limits: { max_retry: 2 } })))).toEqual(['limits: unknown key "max_retry"']);
+    expect(lines(() => validateGoalSpec(rawSpec([rawTask('a')], { limits: { max_retry: 2 } })))).toEqual(['limits: unknown key "max_retry" (did you mean max_retries?)']);
   });
 
   it('a task max_retries must be a positive integer', () => {

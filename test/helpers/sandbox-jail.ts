@@ -1,9 +1,11 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
-import { join } from 'node:path';
+import { delimiter, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { pino } from 'pino';
 import type { CommandRequest, CommandResult, Sandbox } from '../../src/ports/sandbox.js';
 import { BwrapSandbox, type BwrapSandboxOptions } from '../../src/sandbox/bwrap-sandbox.js';
+import { discoverToolchain, isUnder, type Toolchain } from '../../src/sandbox/toolchain.js';
 import { tempDir } from './temp.js';
 
 export const quietLogger = pino({ level: 'silent' });
@@ -16,8 +18,27 @@ export async function jailRoot(): Promise<{ root: string; ws: string }> {
   return { root, ws };
 }
 
+/** This checkout: npm and vitest put its node_modules/.bin first on PATH. */
+const CHECKOUT = resolve(fileURLToPath(new URL('../../', import.meta.url)));
+
+/**
+ * A jail as the bot would make it. A direct one runs bwrap as the jail uid, which must reach
+ * every tool it binds; the checkout may sit where that uid cannot (under /root, or in a 0700
+ * `mktemp -d` folder), and its node_modules/.bin (pnpm) is on PATH only because the tests run
+ * through npm: a direct jail's tools are looked up on the host PATH without the checkout.
+ */
 export function jail(opts: BwrapSandboxOptions = {}): BwrapSandbox {
-  return new BwrapSandbox({ logger: quietLogger, ...opts });
+  const toolchain = opts.jailMode === 'direct' && !opts.toolchain ? { toolchain: directToolchain() } : {};
+  return new BwrapSandbox({ logger: quietLogger, ...toolchain, ...opts });
+}
+
+/** The toolchain of a direct jail in the tests: found on the host PATH without the directories inside this checkout. */
+export function directToolchain(): Toolchain {
+  const hostPath = (process.env.PATH ?? '')
+    .split(delimiter)
+    .filter((d) => d !== '' && !isUnder(d, CHECKOUT))
+    .join(delimiter);
+  return discoverToolchain({ hostPath });
 }
 
 /** Runs one command with a generous timeout (the tests never assert on time). */

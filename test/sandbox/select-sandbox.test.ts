@@ -5,6 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { SandboxUnavailableError } from '../../src/ports/sandbox.js';
 import { PROCESS_SANDBOX_WARNING, selectSandbox } from '../../src/sandbox/select-sandbox.js';
 import { findProgram } from '../../src/sandbox/toolchain.js';
+import { directToolchain } from '../helpers/sandbox-jail.js';
 import { tempDir } from '../helpers/temp.js';
 
 /** A pino logger whose records land in an array. */
@@ -89,7 +90,7 @@ describe('selectSandbox', () => {
       const restore = await bwrap06OnPath();
       try {
         const { logger, records } = recordingLogger();
-        const sandbox = await selectSandbox({ mode: 'bwrap', logger, jailMode: 'direct', env: { GOAL_LOOP_ALLOW_UNSIZED_TMPFS: '1' } });
+        const sandbox = await selectSandbox({ mode: 'bwrap', logger, jailMode: 'direct', toolchain: directToolchain(), env: { GOAL_LOOP_ALLOW_UNSIZED_TMPFS: '1' } });
         expect(sandbox.kind).toBe('bwrap');
         expect(records).toContainEqual(expect.objectContaining({ level: 40, msg: expect.stringMatching(/^TMPFS NOT SIZED .*bubblewrap 0\.6\.1/) }));
       } finally {

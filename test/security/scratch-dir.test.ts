@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { chmodSync, chownSync, existsSync, lstatSync, mkdirSync, readdirSync, symlinkSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { createSampleRepo } from '../../src/demo/sample-repo.js';
@@ -13,7 +13,11 @@ const BOT = 4_242_001;
 const OTHER = 4_242_002;
 /** Above the kernel's largest pid_max: never a live process. */
 const DEAD_PID = 4_194_305;
+/** This checkout, built; BOT sees it at `<host root>/checkout` (see runAsBot). */
+const CHECKOUT = fileURLToPath(new URL('../..', import.meta.url));
 const SCRATCH = fileURLToPath(new URL('../../dist/src/sandbox/scratch.js', import.meta.url));
+/** A file of this checkout, as BOT sees it from `root`. */
+const seenFrom = (root: string, path: string) => join(root, 'checkout', relative(CHECKOUT, path));
 
 interface Ran {
   code: number | null;
@@ -21,9 +25,16 @@ interface Ran {
   stderr: string;
 }
 
-/** Runs `argv` as BOT (real uid and gid, no groups) with a minimal environment. */
-function runAsBot(argv: string[], env: Record<string, string>, cwd: string): Promise<Ran> {
-  const child = spawn('setpriv', [`--reuid=${BOT}`, `--regid=${BOT}`, '--clear-groups', '--', ...argv], {
+/**
+ * Runs `argv` as BOT (real uid and gid, no groups) with a minimal environment. The checkout (its
+ * dist/ and node_modules) is bound at `<root>/checkout`, in a mount namespace of its own: BOT may
+ * not be able to traverse the folder the checkout is in (under /root, or a 0700 `mktemp -d`).
+ */
+function runAsBot(root: string, argv: string[], env: Record<string, string>, cwd: string): Promise<Ran> {
+  mkdirSync(join(root, 'checkout'), { recursive: true });
+  const asBot = ['setpriv', `--reuid=${BOT}`, `--regid=${BOT}`, '--clear-groups', '--', ...argv];
+  const bind = 'mount --bind "$1" "$2" && shift 2 && exec "$@"';
+  const child = spawn('unshare', ['--mount', '--propagation', 'private', '--', 'sh', '-c', bind, 'sh', CHECKOUT, join(root, 'checkout'), ...asBot], {
     cwd,
     env: { PATH: '/usr/bin:/bin', LANG: 'C.UTF-8', LOG_LEVEL: 'warn', NO_COLOR: '1', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -59,8 +70,8 @@ function ownedDir(path: string, uid: number, mode = 0o755): string {
 }
 
 // Takes the process's scratch directory, writes a file in it, and reports where it landed.
-const PROBE = `
-import(${JSON.stringify(SCRATCH)}).then((m) => {
+const probe = (scratch: string) => `
+import(${JSON.stringify(scratch)}).then((m) => {
   const fs = require('fs'), path = require('path');
   const file = m.scratchPath('probe');
   fs.writeFileSync(file, 'mine');
@@ -82,7 +93,8 @@ describe('the scratch directory in a shared TMPDIR', () => {
     for (const p of [join(root, 'sample'), ...walk(join(root, 'sample'))]) chownSync(p, BOT, BOT);
 
     const r = await runAsBot(
-      [process.execPath, CLI, 'run', '--repo', repo.bare, '--goal', goal, '--agent', 'scripted', '--json'],
+      root,
+      [process.execPath, seenFrom(root, CLI), 'run', '--repo', repo.bare, '--goal', goal, '--agent', 'scripted', '--json'],
       { HOME: home, TMPDIR: shared, GOAL_LOOP_DB: join(home, 'ledger.db'), GOAL_LOOP_WORKSPACES: join(home, 'workspaces') },
       home,
     );
@@ -96,12 +108,12 @@ describe('the scratch directory in a shared TMPDIR', () => {
   });
 
   it('sweeps its own dead runs, and never writes into a per-user directory another user made', async () => {
-    const { shared, home } = await host();
+    const { root, shared, home } = await host();
     const mine = join(shared, `goal-loop-${BOT}`);
     mkdirSync(mine);
     chownSync(mine, BOT, BOT);
     const deadRun = ownedDir(join(mine, `run-${DEAD_PID}-abc`), BOT);
-    const first = await runAsBot([process.execPath, '-e', PROBE], { TMPDIR: shared }, home);
+    const first = await runAsBot(root, [process.execPath, '-e', probe(seenFrom(root, SCRATCH))], { TMPDIR: shared }, home);
     expect(first.stderr).toBe('');
     const own = JSON.parse(first.stdout);
     expect(own.real.startsWith(`${mine}/run-`)).toBe(true);
@@ -109,9 +121,9 @@ describe('the scratch directory in a shared TMPDIR', () => {
     expect(own.parentMode & 0o022).toBe(0);
     expect(existsSync(deadRun)).toBe(false);
 
-    const { shared: shared2, home: home2 } = await host();
+    const { root: root2, shared: shared2, home: home2 } = await host();
     const squatted = ownedDir(join(shared2, `goal-loop-${BOT}`), OTHER, 0o777);
-    const second = await runAsBot([process.execPath, '-e', PROBE], { TMPDIR: shared2 }, home2);
+    const second = await runAsBot(root2, [process.execPath, '-e', probe(seenFrom(root2, SCRATCH))], { TMPDIR: shared2 }, home2);
     expect(second.stderr).toBe('');
     const out = JSON.parse(second.stdout);
     expect(out.real.startsWith(`${shared2}/`)).toBe(true);

@@ -2,6 +2,7 @@ import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { type CallToolResult, CallToolResultSchema, type Tool } from '@modelcontextprotocol/sdk/types.js';
 import type { Logger } from 'pino';
+import { childLogger } from '../../common/child-logger.js';
 import type { McpServerConfig } from '../../config/repo-config.js';
 import { canSpawn, type Sandbox, type SandboxProcess } from '../../ports/sandbox.js';
 import { hostEnv } from '../../sandbox/host-env.js';
@@ -51,7 +52,7 @@ export class McpServerConnection {
     readonly config: McpServerConfig,
     private readonly deps: ConnectionDeps,
   ) {
-    this.log = deps.logger.child({ mcpServer: config.name, goal: deps.goalId });
+    this.log = childLogger(deps.logger, { mcpServer: config.name, goal: deps.goalId });
   }
 
   async start(): Promise<void> {

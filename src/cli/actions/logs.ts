@@ -1,11 +1,13 @@
-import { existsSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { didYouMean } from '../../common/closest-word.js';
 import { InputError } from '../../common/errors.js';
+import { plainText, withoutEscapes } from '../../common/plain-text.js';
 import { redactUrls } from '../../common/redact-urls.js';
 import { RESTING_STATES } from '../../goal/states.js';
-import { openStore, resolveDbPath } from '../../ledger/open-ledger.js';
+import { openStore } from '../../ledger/open-ledger.js';
+import { FINAL_GATE_TASK, SETUP_TASK } from '../../loop/loop-model.js';
 import type { AttemptLogFilter } from '../../ports/attempt-log.js';
 import type { GoalKey, GoalLedger } from '../../ports/goal-ledger.js';
+import { findGoal, requireLedger } from '../find-goal.js';
 import { renderAttemptEntries } from '../render-attempts.js';
 
 export interface LogsValues {
@@ -24,13 +26,11 @@ export async function logsCommand(goalId: string, values: LogsValues): Promise<n
     ...(values.task !== undefined ? { taskId: values.task } : {}),
     ...(values.attempt !== undefined ? { attempt: values.attempt } : {}),
   };
-  if (!process.env.DATABASE_URL) {
-    const { path } = resolveDbPath();
-    if (!existsSync(path)) throw new InputError(`no goal "${goalId}": the ledger ${path} does not exist yet (GOAL_LOOP_DB or DATABASE_URL name another)`);
-  }
+  requireLedger(goalId);
   const store = await openStore();
   try {
     const key = await findGoal(store.ledger, goalId, values.repo);
+    if (values.task !== undefined) await requireTask(store.ledger, key, values.task);
     const print = (text: string) => process.stdout.write(text);
     const header = { attempt: undefined as string | undefined };
     let afterSeq = 0;
@@ -60,17 +60,25 @@ export async function logsCommand(goalId: string, values: LogsValues): Promise<n
   }
 }
 
-/** JSON escapes C0 controls but prints C1 ones (U+0080–U+009F) raw, which some terminals obey. */
+/**
+ * One entry as a JSON line: its strings without terminal escape sequences (a colour code in a
+ * command's output is noise to a reader of the data). JSON escapes C0 controls but prints C1
+ * ones (U+0080–U+009F) raw, which some terminals obey: those left are escaped.
+ */
 function jsonLine(value: unknown): string {
-  return JSON.stringify(value).replace(/[\u0080-\u009f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  return JSON.stringify(value, (_key, v: unknown) => (typeof v === 'string' ? withoutEscapes(v) : v)).replace(/[\u0080-\u009f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
 }
 
-/** The goal with this id; --repo picks one when several repositories have it (a path or a URL, as run was given it). */
-async function findGoal(ledger: GoalLedger, goalId: string, repo: string | undefined): Promise<GoalKey> {
-  const matches = (await ledger.listGoals()).filter((g) => g.goalId === goalId);
-  const chosen = repo === undefined ? matches : matches.filter((g) => g.repo === repo || g.repo === resolve(repo) || redactUrls(g.repo) === repo);
-  if (chosen.length === 1) return { repo: chosen[0]!.repo, goalId };
-  if (matches.length === 0) throw new InputError(`no goal "${goalId}" in the ledger (see \`goal-loop status\`)`);
-  if (chosen.length === 0) throw new InputError(`no goal "${goalId}" on ${repo}; it is on: ${matches.map((g) => redactUrls(g.repo)).join(', ')}`);
-  throw new InputError(`goal "${goalId}" is on several repositories; name one with --repo: ${chosen.map((g) => redactUrls(g.repo)).join(', ')}`);
+/** Task ids named in a usage error: the rest are counted. */
+const TASK_IDS_SHOWN = 20;
+
+/** --task names a task of the goal (or its setup or final gate): a typo is a usage error, not an empty record. */
+async function requireTask(ledger: GoalLedger, key: GoalKey, taskId: string): Promise<void> {
+  const [goal, tasks] = await Promise.all([ledger.getGoal(key), ledger.listTasks(key)]);
+  const ids = [...new Set([...(goal?.spec.tasks.map((t) => t.id) ?? []), ...tasks.map((t) => t.taskId), SETUP_TASK, FINAL_GATE_TASK])];
+  if (ids.includes(taskId)) return;
+  const shown = ids.slice(0, TASK_IDS_SHOWN).map(plainText).join(', ');
+  const more = ids.length > TASK_IDS_SHOWN ? ` and ${ids.length - TASK_IDS_SHOWN} more` : '';
+  const named = plainText(taskId).slice(0, 80);
+  throw new InputError(`goal "${key.goalId}" has no task "${named}"${didYouMean(taskId, ids)}; its tasks: ${shown}${more}`);
 }
