@@ -111,6 +111,14 @@ export class ConsoleForge implements Forge {
     if (this.live) {
       this.redraw();
       this.draw?.done();
+    } else {
+      // The last step's changes (a task that escalated as the goal came to rest) get their line too.
+      for (const t of s.tasks) {
+        const line = `${t.status}:${t.attempts}`;
+        if (this.lastLines.get(t.id) === line || (t.status === 'pending' && t.attempts === 0)) continue;
+        this.lastLines.set(t.id, line);
+        this.stream.write(`${this.taskLine(t)}\n`);
+      }
     }
     const colour: Style = r.success ? 'green' : r.status === 'ESCALATED' || r.status === 'FAILED' ? 'red' : 'yellow';
     const budget = `${r.iterations} iteration(s), ${r.tokens.input + r.tokens.output} tokens, $${r.cost_usd.toFixed(2)}`;

@@ -73,7 +73,7 @@ export class BaselineRunner {
     const { output, ...result } = outcome;
     await deps.record.baseline(taskId, attempt, { ...result, expect, policy, ...(reused ? { reused } : {}), ...(tree ? { tree } : {}) }, task.verification, output);
     if (!outcome.passed || expect === 'green') return { type: 'baseline_done', at: deps.clock(), passed: outcome.passed, output };
-    deps.logger.warn({ goal: deps.key.goalId, task: taskId, verification: task.verification }, 'the verification passes before the task ran: it proves nothing about the task');
+    deps.logger.warn({ task: taskId, verification: task.verification }, 'the verification passes before the task ran: it proves nothing about the task');
     const why = passesBefore(task, policy);
     if (policy === 'require_red') await deps.record.end(taskId, attempt, 'refused', why);
     return { type: 'baseline_done', at: deps.clock(), passed: true, output: `${why}\n\n${output.trim() ? `Its output before the task:\n${output.trim()}` : '(no output)'}` };

@@ -100,7 +100,7 @@ export class EffectPerformer {
         } catch (err) {
           if (effect.bestEffort) {
             // The goal is coming to rest; the next run's prepare resets the workspace anyway.
-            this.deps.logger.warn({ err, goal: this.deps.key.goalId }, 'rollback failed');
+            this.deps.logger.warn({ err }, 'rollback failed');
             return undefined;
           }
           return { type: 'infra_error', at: this.clock(), error: `rollback failed: ${message(err)}` };
@@ -134,12 +134,12 @@ export class EffectPerformer {
     show({ status: 'running', ...(commands[0] ? { command: commands[0] } : {}) });
     // The same setup on the same inputs ran before on this repository: its output is put back.
     const restored = await this.deps.workspace.restoreSetup?.(identity).catch((err: unknown) => {
-      this.deps.logger.warn({ err, goal: this.deps.key.goalId }, 'cannot read the setup cache; setup runs');
+      this.deps.logger.warn({ err }, 'cannot read the setup cache; setup runs');
       return false;
     });
     if (restored) {
       this.setupRan = true;
-      this.deps.logger.info({ goal: this.deps.key.goalId }, 'setup output restored from the setup cache; setup did not run');
+      this.deps.logger.info('setup output restored from the setup cache; setup did not run');
     }
     const timeoutS = opts.timeoutS ?? this.timeoutS();
     const stallS = opts.stallS ?? DEFAULT_SETUP_STALL_S;
@@ -203,10 +203,10 @@ export class EffectPerformer {
       const output = await this.deps.workspace.preserveIgnored();
       if (output.length > 0) {
         // Not gitignored, so named: no checkpoint takes them unless a task changes one.
-        this.deps.logger.info({ goal: this.deps.key.goalId, paths: output.slice(0, 50), count: output.length }, 'setup output left out of every checkpoint');
+        this.deps.logger.info({ paths: output.slice(0, 50), count: output.length }, 'setup output left out of every checkpoint');
       }
       if (identity.commands.length > 0 && !restored) {
-        await this.deps.workspace.saveSetup?.(identity).catch((err: unknown) => this.deps.logger.warn({ err, goal: this.deps.key.goalId }, 'cannot keep setup output in the setup cache'));
+        await this.deps.workspace.saveSetup?.(identity).catch((err: unknown) => this.deps.logger.warn({ err }, 'cannot keep setup output in the setup cache'));
       }
     } catch (err) {
       // What setup left (e.g. a nested repository) that no checkpoint may take: setup failed.
@@ -305,10 +305,7 @@ export class EffectPerformer {
     if (globs.length === 0) return;
     const restored = await this.deps.workspace.restoreTestFiles(globs);
     if (restored.length > 0)
-      this.deps.logger.info(
-        { goal: this.deps.key.goalId, task: task.id, restored: restored.slice(0, 20), count: restored.length },
-        'test files put back as they were before the task, for its verification',
-      );
+      this.deps.logger.info({ task: task.id, restored: restored.slice(0, 20), count: restored.length }, 'test files put back as they were before the task, for its verification');
   }
 
   private async checkpoint(taskId: string, attempt: number, evidence: Evidence): Promise<LoopEvent> {
@@ -366,7 +363,7 @@ export class EffectPerformer {
     if (checks.length > 0) await this.record.end(FINAL_GATE_TASK, run, failures.length === 0 ? 'passed' : 'failed', failures[0] ?? 'all checks passed');
     if (failures.length === 0) {
       await rememberGatePassed(this.deps.ledger, this.deps.key, this.deps.workspace, gateChecksKey(this.deps.spec, this.deps.gate)).catch((err: unknown) =>
-        this.deps.logger.warn({ err, goal: this.deps.key.goalId }, 'cannot remember that the final gate passed; a rerun runs it again'),
+        this.deps.logger.warn({ err }, 'cannot remember that the final gate passed; a rerun runs it again'),
       );
     }
     return { type: 'gate_done', at: this.clock(), passed: failures.length === 0, output: failures.join('\n\n') || 'all checks passed' };

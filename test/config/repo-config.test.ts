@@ -138,6 +138,8 @@ describe('repo config', () => {
         'label',
         'require_plan_approval',
         'setup',
+        'setup_timeout_s',
+        'setup_stall_s',
         'setup_env',
         'setup_inputs',
         'gate',

@@ -262,3 +262,31 @@ describe('ConsoleForge: the setup line, before the first task', () => {
     expect(failed.text()).toBe('✖ setup  pnpm install  failed 1m00s  `pnpm install` stalled: no output, no file written, no CPU for 60s\n');
   });
 });
+
+describe('ConsoleForge: the end of a run', () => {
+  it('prints the final line of a task whose last change came with the end (plain mode)', async () => {
+    const out = stream();
+    const forge = new ConsoleForge({ stream: out.s, live: false, color: false });
+    await forge.update(snapshot({ status: 'running', attempts: 0 }));
+    const s = snapshot({ status: 'escalated', attempts: 0 });
+    const result = {
+      goal_id: 'g',
+      status: 'ESCALATED',
+      success: false,
+      tasks_completed: 0,
+      tasks_total: 1,
+      iterations: 0,
+      errors_recovered: 0,
+      tokens: { input: 0, output: 0, cache_read: 0, cache_write: 0 },
+      cost_usd: 0,
+      duration_s: 1,
+      stop_reason: 'x',
+      branch: 'goal/g',
+      checkpoints: [],
+    } as const;
+    await forge.finished({ ...result, checkpoints: [] }, s);
+    const lines = out.text().split('\n');
+    expect(lines.some((l) => l.startsWith('✖ ') && l.includes('escalated'))).toBe(true);
+    expect(lines.findIndex((l) => l.startsWith('✖ '))).toBeLessThan(lines.findIndex((l) => l.startsWith('ESCALATED')));
+  });
+});
