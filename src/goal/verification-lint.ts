@@ -294,26 +294,18 @@ class Parser {
   /** A simple command, or a `( … )` / `{ …; }` group (its status is its list's). */
   private command(prevOk: boolean): Outcome | undefined {
     const first = this.tokens[this.i];
-    if (first?.kind === 'op' && first.op === '(') {
+    const subshell = first?.kind === 'op' && first.op === '(';
+    if (subshell || (first?.kind === 'word' && first.value === '{' && first.literal)) {
+      const close = subshell ? ')' : '}';
       this.i += 1;
       if (++this.depth > MAX_DEPTH) return undefined;
-      const inner = this.list(')', prevOk);
+      const inner = this.list(close, prevOk);
       this.depth -= 1;
-      if (!inner || !this.peekOp(')')) return undefined;
+      if (!inner || !(subshell ? this.peekOp(')') : this.atClose('}'))) return undefined;
       this.i += 1;
       this.skipRedirections();
-      // `exit` in a subshell ends the subshell only.
-      return { ok: inner.ok, why: inner.why };
-    }
-    if (first?.kind === 'word' && first.value === '{' && first.literal) {
-      this.i += 1;
-      if (++this.depth > MAX_DEPTH) return undefined;
-      const inner = this.list('}', prevOk);
-      this.depth -= 1;
-      if (!inner || !this.atClose('}')) return undefined;
-      this.i += 1;
-      this.skipRedirections();
-      return { ok: inner.ok, why: inner.why, ...(inner.exits ? { exits: true } : {}) };
+      // `exit` in a subshell ends the subshell only; in a `{ …; }` group it ends the command.
+      return { ok: inner.ok, why: inner.why, ...(!subshell && inner.exits ? { exits: true } : {}) };
     }
     const words: Array<{ value: string; literal: boolean }> = [];
     for (let t = this.tokens[this.i]; t && t.kind !== 'op'; t = this.tokens[this.i]) {

@@ -35,8 +35,9 @@ interface Outcome {
  * same command on the same tree (another task's, or an earlier run's) is not run again.
  */
 export class BaselineRunner {
-  /** Results of this run by tree and command. */
+  /** Results by tree and command: this run's, and (read once, at the first baseline) earlier runs'. */
   private readonly seen = new Map<string, Outcome>();
+  private earlierRead = false;
 
   constructor(private readonly deps: BaselineDeps) {}
 
@@ -53,7 +54,8 @@ export class BaselineRunner {
     }
     const tree = await deps.workspace.treeKey?.().catch(() => undefined);
     const memo = tree ? `${tree}\0${task.verification}` : undefined;
-    let outcome = memo ? (this.seen.get(memo) ?? (await this.recorded(tree!, task.verification))) : undefined;
+    if (memo) await this.readEarlierRuns();
+    let outcome = memo ? this.seen.get(memo) : undefined;
     const reused = outcome !== undefined;
     if (!outcome) {
       let result: CommandResult;
@@ -79,14 +81,14 @@ export class BaselineRunner {
     return { type: 'baseline_done', at: deps.clock(), passed: true, output: `${why}\n\n${output.trim() ? `Its output before the task:\n${output.trim()}` : '(no output)'}` };
   }
 
-  /** A baseline of `command` on `tree` in the goal's record (an earlier run's). */
-  private async recorded(tree: string, command: string): Promise<Outcome | undefined> {
+  /** The baselines in the goal's record (earlier runs'), once per run; the newest of a tree and command wins. */
+  private async readEarlierRuns(): Promise<void> {
+    if (this.earlierRead) return;
+    this.earlierRead = true;
     const entries = await this.deps.ledger.listAttemptEntries(this.deps.key).catch(() => []);
-    for (const e of entries.reverse()) {
-      const b = e.entry;
-      if (b.kind === 'baseline' && b.tree === tree && b.command === command) return { passed: b.passed, exitCode: b.exitCode, durationMs: b.durationMs, timedOut: b.timedOut, output: b.tail };
+    for (const { entry: b } of entries) {
+      if (b.kind === 'baseline' && b.tree) this.seen.set(`${b.tree}\0${b.command}`, { passed: b.passed, exitCode: b.exitCode, durationMs: b.durationMs, timedOut: b.timedOut, output: b.tail });
     }
-    return undefined;
   }
 }
 

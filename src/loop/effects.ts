@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
-import { DEFAULT_VERIFICATION_POLICY, type Evidence, type VerificationPolicy } from '../goal/evidence.js';
+import type { Evidence, VerificationPolicy } from '../goal/evidence.js';
 import { failureSignature } from '../goal/failure-signature.js';
 import { guessInstallCommand, isMissingDependency, missingSetupHint, withTurnLimitNote } from '../goal/failure-summary.js';
 import type { GoalSnapshot, SetupProgress } from '../goal/result.js';
@@ -34,8 +34,8 @@ export interface EffectDeps {
   /** Why the signal fired: a pause, a stop, or a safeguard. */
   interruption: () => { request: 'pause' | 'stop'; reason: string };
   snapshot: () => GoalSnapshot;
-  /** Red before green, protected tests (DESIGN.md §10); default: `warn`, the default test paths. */
-  verification?: VerificationPolicy;
+  /** Red before green, protected tests (DESIGN.md §10): the run's policy. */
+  verification: VerificationPolicy;
   clock?: () => number;
 }
 
@@ -71,7 +71,7 @@ export class EffectPerformer {
   constructor(private readonly deps: EffectDeps) {
     this.clock = deps.clock ?? Date.now;
     this.record = new AttemptRecorder(deps.ledger, deps.key, deps.logger, this.clock);
-    this.policy = deps.verification ?? DEFAULT_VERIFICATION_POLICY;
+    this.policy = deps.verification;
     this.baseline = new BaselineRunner({
       ...deps,
       policy: this.policy,

@@ -164,3 +164,6 @@ function spawnGit(cwd: string, args: string[], env: Record<string, string>, inpu
     if (input !== undefined) child.stdin!.end(input);
   });
 }
+
+/** A pathspec naming exactly this path (no glob, no magic from the name): paths are untrusted text. */
+export const literalPathspec = (path: string): string => `:(literal)${path}`;

@@ -1,7 +1,7 @@
 import { lstat, readlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { CheckpointRefusedError, type ScriptChange, VerificationScriptChangedError } from '../ports/workspace.js';
-import type { Git } from './git.js';
+import { type Git, literalPathspec } from './git.js';
 import type { StagedEntry } from './staged-diff.js';
 
 /**
@@ -109,7 +109,7 @@ async function readAt(git: Git, dir: string, spec: string, mode: string | undefi
 
 /** The mode of package.json in `base`'s tree (a folder or gitlink of that name: not a file). */
 async function baseMode(git: Git, dir: string, base: string): Promise<string | undefined> {
-  const line = await git.run(dir, ['ls-tree', '--full-tree', base, '--', `:(literal)${PACKAGE_JSON}`]);
+  const line = await git.run(dir, ['ls-tree', '--full-tree', base, '--', literalPathspec(PACKAGE_JSON)]);
   const m = /^(\d+) (\w+) /.exec(line);
   return m && m[2] === 'blob' ? m[1] : undefined;
 }
@@ -137,7 +137,7 @@ export class PackageManagerConfigChangedError extends CheckpointRefusedError {
  * all) that differ from `base`'s: added, deleted, rewritten, or turned into another kind of file.
  */
 export async function changedPackageManagerConfigs(git: Git, dir: string, base: string): Promise<string[]> {
-  const out = await git.run(dir, ['ls-tree', '-z', '--full-tree', base, '--', ...PACKAGE_MANAGER_CONFIGS.map((p) => `:(literal)${p}`)]);
+  const out = await git.run(dir, ['ls-tree', '-z', '--full-tree', base, '--', ...PACKAGE_MANAGER_CONFIGS.map(literalPathspec)]);
   const atBase = new Map<string, { mode: string; oid: string }>();
   for (const line of out.split('\0')) {
     const m = /^(\d+) blob (\w+)\t(.*)$/s.exec(line);

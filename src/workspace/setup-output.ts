@@ -1,4 +1,4 @@
-import type { Git } from './git.js';
+import { type Git, literalPathspec } from './git.js';
 import { SetupCache } from './setup-cache.js';
 
 /**
@@ -33,7 +33,7 @@ export class SetupOutput {
     // The blobs setup left: staged, read back, unstaged.
     let blobs = new Map<string, string | null>();
     if (files.length > 0) {
-      await this.git.run(this.dir, ['add', '--all', '--', ...files.map(literal)]);
+      await this.git.run(this.dir, ['add', '--all', '--', ...files.map(literalPathspec)]);
       blobs = await this.stagedBlobs(files);
       await this.git.run(this.dir, ['reset', '--quiet']);
     }
@@ -54,12 +54,12 @@ export class SetupOutput {
     const files = [...this.files.keys()];
     const now = await this.stagedBlobs(files);
     const untouched = files.filter((p) => now.get(p) === this.files.get(p));
-    if (untouched.length > 0) await this.git.run(this.dir, ['reset', '--quiet', '--', ...untouched.map(literal)]);
+    if (untouched.length > 0) await this.git.run(this.dir, ['reset', '--quiet', '--', ...untouched.map(literalPathspec)]);
   }
 
   /** The setup cache's key: the base branch's name, the setup's identity and the blobs of its input files at HEAD. */
   async key(base: string, setup: { commands: readonly string[]; network: boolean }, inputNames: readonly string[]): Promise<string> {
-    const out = inputNames.length > 0 ? await this.git.run(this.dir, ['ls-tree', '-z', 'HEAD', '--', ...inputNames.map(literal)]) : '';
+    const out = inputNames.length > 0 ? await this.git.run(this.dir, ['ls-tree', '-z', 'HEAD', '--', ...inputNames.map(literalPathspec)]) : '';
     const inputs = out
       .split('\0')
       .map((e) => /^\d+ \w+ ([0-9a-f]+)\t([\s\S]+)$/.exec(e))
@@ -73,7 +73,7 @@ export class SetupOutput {
   private async stagedBlobs(paths: string[]): Promise<Map<string, string | null>> {
     const blobs = new Map<string, string | null>(paths.map((p) => [p, null]));
     if (paths.length === 0) return blobs;
-    const out = await this.git.run(this.dir, ['ls-files', '--stage', '-z', '--', ...paths.map(literal)]);
+    const out = await this.git.run(this.dir, ['ls-files', '--stage', '-z', '--', ...paths.map(literalPathspec)]);
     for (const entry of out.split('\0')) {
       const m = /^\d+ ([0-9a-f]+) \d\t([\s\S]*)$/.exec(entry);
       if (m && blobs.has(m[2]!)) blobs.set(m[2]!, m[1]!);
@@ -81,6 +81,3 @@ export class SetupOutput {
     return blobs;
   }
 }
-
-/** A pathspec naming exactly this path (no glob, no magic from the name). */
-const literal = (p: string) => `:(literal)${p}`;

@@ -1,6 +1,6 @@
 import picomatch from 'picomatch';
 import { TestFilesChangedError } from '../ports/workspace.js';
-import type { Git } from './git.js';
+import { type Git, literalPathspec } from './git.js';
 import type { StagedEntry } from './staged-diff.js';
 
 /**
@@ -57,7 +57,7 @@ export async function restoreBaseTestFiles(git: Git, dir: string, base: string, 
   const restore = changed.filter((p) => atBase.has(p));
   if (restore.length === 0) return [];
   // Git writes no file through a symlinked leading folder: it replaces the link with a folder.
-  await git.run(dir, ['checkout', '--quiet', 'HEAD', '--pathspec-from-file=-', '--pathspec-file-nul'], restore.map((p) => `${literal(p)}\0`).join(''));
+  await git.run(dir, ['checkout', '--quiet', 'HEAD', '--pathspec-from-file=-', '--pathspec-file-nul'], restore.map((p) => `${literalPathspec(p)}\0`).join(''));
   return restore;
 }
 
@@ -72,7 +72,7 @@ export async function existingAt(git: Git, dir: string, commit: string, paths: r
   const wanted = new Set(paths);
   const found = new Set<string>();
   for (const chunk of chunks([...wanted], ARGS_BUDGET)) {
-    const out = await git.run(dir, ['ls-tree', '-r', '-z', '--name-only', '--full-tree', commit, '--', ...chunk.map(literal)]);
+    const out = await git.run(dir, ['ls-tree', '-r', '-z', '--name-only', '--full-tree', commit, '--', ...chunk.map(literalPathspec)]);
     for (const name of out.split('\0')) if (wanted.has(name)) found.add(name);
   }
   return found;
@@ -82,8 +82,6 @@ function matcher(globs: readonly string[]): (path: string) => boolean {
   if (globs.length === 0) return () => false;
   return picomatch([...globs], { dot: true });
 }
-
-const literal = (p: string) => `:(literal)${p}`;
 
 function chunks(paths: string[], budget: number): string[][] {
   const out: string[][] = [];

@@ -152,7 +152,7 @@ describe('failure signatures', () => {
 
   it('replaces the workspace dir, temp dirs, clocks, addresses, ids, pids and ports', () => {
     const out = [
-      'Error: ENOENT: no such file or directory, open /work/ws/goal-42/repo/src/config.json  ',
+      'Error: ENOENT: no such file or directory, open /srv/goal-loop/ws/goal-42/repo/src/config.json  ',
       'copied to /tmp/tmp.XyZ123/out.txt and /private/var/folders/x1/abc_def/T/vitest-9/setup.js',
       '2026-12-02T09:44:15.123Z [info] started at 09:44:15.123, done 2026-12-02 09:45:01',
       'Segmentation fault at 0x7ffd5e8c1a20 (flags 0xff)',
@@ -166,7 +166,7 @@ describe('failure signatures', () => {
       'expected [1234] to equal [1235] in Test Suite deadline',
       '',
     ].join('\r\n');
-    expect(normalizeFailure(out, { workspaceDir: '/work/ws/goal-42/repo/' }).split('\n')).toEqual([
+    expect(normalizeFailure(out, { workspaceDir: '/srv/goal-loop/ws/goal-42/repo/' }).split('\n')).toEqual([
       'Error: ENOENT: no such file or directory, open <workspace>/src/config.json',
       'copied to <tmp>/out.txt and <tmp>/setup.js',
       '<timestamp> [info] started at <time>, done <timestamp>',
