@@ -22,6 +22,7 @@ import { sandboxForConfig } from '../run/compose-goal-run.js';
 import type { EventBase, GoalEvent, IssueRef } from '../steering/events.js';
 import { readGitHubMeta } from '../steering/goal-meta.js';
 import { EventProcessor } from '../steering/handle/event-processor.js';
+import { PackageStores } from '../workspace/package-stores.js';
 import { type CarriedState, carriedLine, carriedStateOf, spendKey } from './carried-state.js';
 import { type ActionContext, DEFAULT_API_URL } from './context.js';
 import { dispatchContinuation } from './continuation.js';
@@ -189,6 +190,8 @@ async function work(ctx: ActionContext, store: Store, o: Octokit, deps: ActionDe
         logger: log,
         auth: async () => o,
         workspaceRoot: `${ctx.tempDir}/work`,
+        // On the runner for this job only: setup's package managers keep their stores out of the tree.
+        packageStores: PackageStores.fromEnv(`${ctx.tempDir}/work`, deps.env, log),
         sandboxFor,
         workerId: `action:${ctx.runId}:${ctx.runAttempt}`,
         effectClaimMs: 60_000,

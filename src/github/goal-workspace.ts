@@ -4,6 +4,7 @@ import { goalWorkspace as cloneWorkspace } from '../run/compose-goal-run.js';
 import type { GitHubGoal } from '../steering/goal-meta.js';
 import { type GitWorkspace, releaseWorkspace } from '../workspace/git-workspace.js';
 import type { MirrorCache } from '../workspace/mirror-cache.js';
+import type { PackageStores } from '../workspace/package-stores.js';
 import type { SetupCache } from '../workspace/setup-cache.js';
 import { tokenHeaderConfig } from './git-auth.js';
 import type { Octokit } from './github-forge.js';
@@ -14,6 +15,8 @@ export interface GoalWorkspaceDeps {
   mirrorCache?: MirrorCache;
   /** Put back what the same setup produced before on the repository (see SetupCache.fromEnv). */
   setupCache?: SetupCache;
+  /** Package managers' stores per repository, bound into setup (see PackageStores.fromEnv). */
+  packageStores?: PackageStores;
   identity?: { name: string; email: string };
 }
 
@@ -33,6 +36,7 @@ export function githubGoalWorkspace(deps: GoalWorkspaceDeps, octokit: Octokit, g
       identity: deps.identity ?? { name: 'goal-loop[bot]', email: 'goal-loop[bot]@users.noreply.github.com' },
       ...(deps.mirrorCache ? { mirrorCache: deps.mirrorCache } : {}),
       ...(deps.setupCache ? { setupCache: deps.setupCache } : {}),
+      ...(deps.packageStores ? { packageStores: deps.packageStores } : {}),
     },
     goalId,
     config,

@@ -7,6 +7,7 @@ import type { Store } from '../ledger/open-ledger.js';
 import type { Sandbox } from '../ports/sandbox.js';
 import type { WorkerPool } from '../worker/worker-pool.js';
 import { MirrorCache } from '../workspace/mirror-cache.js';
+import { PackageStores } from '../workspace/package-stores.js';
 import { SetupCache } from '../workspace/setup-cache.js';
 import { goalLoopApp } from './app.js';
 import { claudeHooks } from './claude-hooks.js';
@@ -87,6 +88,7 @@ export function createRuntime(opts: RuntimeOptions): GoalLoopRuntime {
           ...(opts.controlPollMs !== undefined ? { controlPollMs: opts.controlPollMs } : {}),
           mirrorCache: opts.mirrorCache ?? MirrorCache.fromEnv(opts.workspaceRoot, process.env, opts.logger),
           ...pick(SetupCache.fromEnv(opts.workspaceRoot, process.env, opts.logger), (setupCache) => ({ setupCache })),
+          packageStores: PackageStores.fromEnv(opts.workspaceRoot, process.env, opts.logger),
           ...opts.claude,
         });
   const holder = pool?.workerId ?? `webhooks:${process.pid}:${randomBytes(3).toString('hex')}`;

@@ -8,8 +8,11 @@ import { plainText } from '../common/plain-text.js';
 /** Lockfiles (top level of the workspace), in the order they are looked for, and the install each implies. */
 export const LOCKFILE_INSTALLS: ReadonlyArray<readonly [lockfile: string, install: string]> = [
   ['package-lock.json', 'npm ci'],
+  ['npm-shrinkwrap.json', 'npm ci'],
   ['pnpm-lock.yaml', 'pnpm install --frozen-lockfile'],
   ['yarn.lock', 'yarn install --frozen-lockfile'],
+  ['bun.lock', 'bun install --frozen-lockfile'],
+  ['bun.lockb', 'bun install --frozen-lockfile'],
   ['requirements.txt', 'pip install -r requirements.txt'],
   ['Cargo.lock', 'cargo fetch'],
   // No lockfile: a package.json alone still names its dependencies.
@@ -37,7 +40,9 @@ export function isMissingDependency(result: { exitCode: number | null; output: s
 
 /** The install command the lockfiles present suggest, else a placeholder. */
 export function guessInstallCommand(present: (lockfile: string) => boolean): string {
-  return LOCKFILE_INSTALLS.find(([file]) => present(file))?.[1] ?? '<your install command>';
+  const install = LOCKFILE_INSTALLS.find(([file]) => present(file))?.[1] ?? '<your install command>';
+  // yarn 2+ (a `.yarnrc.yml` beside its lockfile) calls a frozen install `--immutable`.
+  return install.startsWith('yarn ') && present('.yarnrc.yml') ? 'yarn install --immutable' : install;
 }
 
 /** The hint appended to a not-found failure when the repo config has no setup: the config to add. */

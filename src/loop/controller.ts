@@ -13,13 +13,14 @@ import type { GoalKey, GoalLedger } from '../ports/goal-ledger.js';
 import type { Outbox, PendingEffect } from '../ports/outbox.js';
 import type { Sandbox } from '../ports/sandbox.js';
 import type { Workspace } from '../ports/workspace.js';
-import { EffectPerformer, type SetupOptions } from './effects.js';
+import { EffectPerformer } from './effects.js';
 import { finishedAtTip, gateChecksKey } from './finished-tip.js';
 import { GoalAbandonedError } from './goal-abandoned.js';
 import { initialLoopState } from './initial-loop-state.js';
 import { Interruptions } from './interruption.js';
 import { performLoopEffect } from './outbox.js';
 import { RunView } from './run-view.js';
+import type { SetupOptions } from './setup-runner.js';
 import { StepJournal } from './step-journal.js';
 import { decide, type Effect, type LoopEvent, type LoopState, type OnEscalation } from './transition.js';
 

@@ -4,9 +4,8 @@ import type { Logger } from 'pino';
 import type { Evidence, VerificationPolicy } from '../goal/evidence.js';
 import { failureSignature } from '../goal/failure-signature.js';
 import { guessInstallCommand, isMissingDependency, missingSetupHint, withTurnLimitNote } from '../goal/failure-summary.js';
-import type { GoalSnapshot, SetupProgress } from '../goal/result.js';
+import type { GoalSnapshot } from '../goal/result.js';
 import type { GoalSpec, TaskSpec } from '../goal/schema.js';
-import { setupFailureHint } from '../goal/setup-hint.js';
 import { protectedScriptNames, protectedTestPaths } from '../goal/verification-policy.js';
 import type { TaskAgent } from '../ports/agent.js';
 import type { AttemptLog } from '../ports/attempt-log.js';
@@ -15,8 +14,10 @@ import type { CommandResult, Sandbox } from '../ports/sandbox.js';
 import { CheckpointRefusedError, type Workspace } from '../ports/workspace.js';
 import { AttemptRecorder, commandOutcome } from './attempt-recorder.js';
 import { BaselineRunner } from './baseline.js';
+import { attemptRecord, describeFailure, message } from './command-report.js';
 import { gateChecksKey, rememberGatePassed } from './finished-tip.js';
-import { type Effect, FINAL_GATE_TASK, type LoopEvent, type LoopState, SETUP_TASK } from './transition.js';
+import { type SetupOptions, SetupRunner } from './setup-runner.js';
+import { type Effect, FINAL_GATE_TASK, type LoopEvent, type LoopState } from './transition.js';
 
 export interface EffectDeps {
   key: GoalKey;
@@ -39,26 +40,11 @@ export interface EffectDeps {
   clock?: () => number;
 }
 
-/** Repo config `setup_stall_s` when none is given. */
-export const DEFAULT_SETUP_STALL_S = 60;
-
-/** How setup runs beyond its commands (repo config `setup_timeout_s`, `setup_stall_s`), and who watches it. */
-export interface SetupOptions {
-  /** Seconds each command may run; default: the task timeout. */
-  timeoutS?: number;
-  /** Seconds with no output, no file written and no CPU used before a command is killed as stalled; default 60. */
-  stallS?: number;
-  /** Proxy and CA variables set on the host that `setup_env` does not name (for the hint). */
-  unpassedHostNames?: readonly string[];
-  /** Told as setup starts, moves to its next command, and ends. */
-  progress?: (p: SetupProgress) => void;
-}
-
 /** Performs the controller's effects through the ports, and reports what happened as an event. */
 export class EffectPerformer {
   private readonly clock: () => number;
-  /** Whether `setup()` ran any command in this run (else a command not found gets the missing-setup hint). */
-  private setupRan = false;
+  /** The repo's setup, once per run. */
+  private readonly setupRunner: SetupRunner;
   /** The attempt record: what each attempt did, in the ledger as it goes. */
   private readonly record: AttemptRecorder;
   /** Attempts whose agent stopped at its turn limit (task#attempt → the limit). */
@@ -79,6 +65,13 @@ export class EffectPerformer {
       clock: this.clock,
       run: (task, attempt) => this.command(task.verification, task, attempt, 'baseline'),
       interrupted: (taskId, attempt) => this.interrupted(taskId, attempt),
+    });
+    this.setupRunner = new SetupRunner({
+      ...deps,
+      record: this.record,
+      clock: this.clock,
+      timeoutS: () => this.timeoutS(),
+      nextRunAttempt: (taskId) => this.nextRunAttempt(taskId),
     });
   }
 
@@ -116,107 +109,9 @@ export class EffectPerformer {
     }
   }
 
-  /**
-   * Runs the repo's setup commands once per run; returns the failure, if any. Each command may
-   * run `timeoutS` (default: the task timeout) and is killed as stalled after `stallS` with no
-   * output, no file written and no CPU used. `progress` is told as setup starts, moves to its
-   * next command and ends (the live display).
-   */
+  /** Runs the repo's setup commands once per run (see SetupRunner); returns the failure, if any. */
   async setup(commands: readonly string[], network: boolean, passEnv: Record<string, string> = {}, opts: SetupOptions = {}): Promise<string | undefined> {
-    const identity = { commands, network };
-    if (commands.length === 0) return this.keepSetupOutput(identity, false, undefined);
-    const startedAt = this.clock();
-    const show = (p: Omit<SetupProgress, 'startedAt'>) => opts.progress?.({ startedAt, ...p });
-    // Setup runs once per run: each run's is its own attempt in the record (`logs` calls it "run N").
-    const run = await this.nextRunAttempt(SETUP_TASK);
-    // Begun before anything: its end's duration covers the restore and every command.
-    this.record.begin(SETUP_TASK, run);
-    show({ status: 'running', ...(commands[0] ? { command: commands[0] } : {}) });
-    // The same setup on the same inputs ran before on this repository: its output is put back.
-    const restored = await this.deps.workspace.restoreSetup?.(identity).catch((err: unknown) => {
-      this.deps.logger.warn({ err }, 'cannot read the setup cache; setup runs');
-      return false;
-    });
-    if (restored) {
-      this.setupRan = true;
-      this.deps.logger.info('setup output restored from the setup cache; setup did not run');
-    }
-    const timeoutS = opts.timeoutS ?? this.timeoutS();
-    const stallS = opts.stallS ?? DEFAULT_SETUP_STALL_S;
-    for (const [i, command] of (restored ? [] : commands).entries()) {
-      this.setupRan = true;
-      if (i > 0) show({ status: 'running', command });
-      let result: CommandResult;
-      try {
-        result = await this.deps.sandbox.run({
-          command,
-          cwd: this.deps.workspace.dir,
-          env: { GOAL_ID: this.deps.spec.goal_id, GOAL_TASK_ID: SETUP_TASK, GOAL_ATTEMPT: '1' },
-          timeoutMs: timeoutS * 1000,
-          stallMs: stallS * 1000,
-          network,
-          passEnv,
-          logPath: join(this.deps.logDir, `setup-${i + 1}.log`),
-          signal: this.deps.signal,
-        });
-      } catch (err) {
-        // The sandbox itself failed (the run fails as its preparation did): the record and the display say so.
-        await this.record.end(SETUP_TASK, run, 'infra', `sandbox failed: ${message(err)}`);
-        show({ status: 'failed', command, durationMs: this.clock() - startedAt, failure: `sandbox failed: ${message(err)}` });
-        throw err;
-      }
-      if (result.aborted) {
-        await this.record.end(SETUP_TASK, run, 'interrupted', 'the run was interrupted');
-        show({ status: 'failed', command, durationMs: this.clock() - startedAt, failure: 'interrupted' });
-        return undefined;
-      }
-      const passed = result.exitCode === 0;
-      const hint = passed
-        ? undefined
-        : setupFailureHint(result.output, {
-            command,
-            network,
-            passedNames: Object.keys(passEnv),
-            unpassedHostNames: opts.unpassedHostNames ?? [],
-            timedOut: result.timedOut,
-            stalled: result.stalled === true,
-          });
-      const output = passed ? result.output : describeFailure(`setup \`${command}\``, result, timeoutS, hint, stallS);
-      await this.deps.ledger.recordAttempt(this.deps.key, attemptRecord(SETUP_TASK, 1, 'setup', result, output, passed));
-      await this.record.step(SETUP_TASK, run, command, result);
-      if (!passed) {
-        await this.record.end(SETUP_TASK, run, commandOutcome(result), output);
-        show({ status: 'failed', command, durationMs: this.clock() - startedAt, failure: setupHeadline(command, result, timeoutS, stallS) });
-        return output;
-      }
-    }
-    const failure = await this.keepSetupOutput(identity, restored === true, run);
-    const last = restored ? {} : { command: commands.at(-1)! };
-    show({ status: failure ? 'failed' : 'done', ...last, durationMs: this.clock() - startedAt, ...(restored ? { restored: true } : {}), ...(failure ? { failure } : {}) });
-    if (!failure) await this.record.end(SETUP_TASK, run, 'passed', restored ? 'setup output restored from the setup cache' : 'setup done');
-    return failure;
-  }
-
-  /** Marks what setup left out of every checkpoint and keeps it in the setup cache; a refusal is setup's failure. */
-  private async keepSetupOutput(identity: { commands: readonly string[]; network: boolean }, restored: boolean, run: number | undefined): Promise<string | undefined> {
-    try {
-      const output = await this.deps.workspace.preserveIgnored();
-      if (output.length > 0) {
-        // Not gitignored, so named: no checkpoint takes them unless a task changes one.
-        this.deps.logger.info({ paths: output.slice(0, 50), count: output.length }, 'setup output left out of every checkpoint');
-      }
-      if (identity.commands.length > 0 && !restored) {
-        await this.deps.workspace.saveSetup?.(identity).catch((err: unknown) => this.deps.logger.warn({ err }, 'cannot keep setup output in the setup cache'));
-      }
-    } catch (err) {
-      // What setup left (e.g. a nested repository) that no checkpoint may take: setup failed.
-      if (err instanceof CheckpointRefusedError) {
-        if (run !== undefined) await this.record.end(SETUP_TASK, run, 'refused', err.message);
-        return `setup: ${err.message}`;
-      }
-      throw err;
-    }
-    return undefined;
+    return this.setupRunner.run(commands, network, passEnv, opts);
   }
 
   private async execute(taskId: string, attempt: number, state: LoopState, previousFailure?: string): Promise<LoopEvent> {
@@ -389,7 +284,7 @@ export class EffectPerformer {
    * The install to suggest comes from the lockfiles at the workspace's top level (fixed names).
    */
   private hintFor(result: CommandResult): string | undefined {
-    if (this.setupRan || !isMissingDependency(result) || result.timedOut) return undefined;
+    if (this.setupRunner.ran || !isMissingDependency(result) || result.timedOut) return undefined;
     return missingSetupHint(guessInstallCommand((lockfile) => existsSync(join(this.deps.workspace.dir, lockfile))));
   }
 
@@ -420,32 +315,4 @@ export class EffectPerformer {
     const entries = await this.deps.ledger.listAttemptEntries(this.deps.key, { taskId }).catch(() => []);
     return entries.reduce((n, e) => Math.max(n, e.attempt), 0) + 1;
   }
-}
-
-/** What failed and how, its output, and last (so every tail-excerpt keeps it) a hint, if any. */
-export function describeFailure(what: string, result: CommandResult, timeoutS: number, hint?: string, stallS?: number): string {
-  const status = result.stalled
-    ? `stalled (no output, no file written and no CPU used for ${stallS ?? '?'}s) and was killed`
-    : result.timedOut
-      ? `timed out after ${timeoutS}s and was killed`
-      : result.exitCode === null
-        ? `was killed by ${result.signal ?? 'a signal'}`
-        : `exited with code ${result.exitCode}`;
-  const out = result.output.trim();
-  return `${what} ${status}${out ? `:\n${out}` : ' (no output)'}${hint ? `\n\n${hint}` : ''}`;
-}
-
-/** One line for the live display: the command and how it ended. */
-function setupHeadline(command: string, result: CommandResult, timeoutS: number, stallS: number): string {
-  if (result.stalled) return `\`${command}\` stalled: no output, no file written, no CPU for ${stallS}s`;
-  if (result.timedOut) return `\`${command}\` timed out after ${timeoutS}s`;
-  return `\`${command}\` ${result.exitCode === null ? `was killed by ${result.signal ?? 'a signal'}` : `exited with code ${result.exitCode}`}`;
-}
-
-function attemptRecord(taskId: string, attempt: number, phase: string, r: CommandResult, output: string, passed = false) {
-  return { taskId, attempt, phase, passed, exitCode: r.exitCode, output, ...(r.logPath ? { logPath: r.logPath } : {}), durationMs: r.durationMs };
-}
-
-function message(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
 }

@@ -11,6 +11,7 @@ import { runLimits } from '../run/compose-goal-run.js';
 import { acquireLock } from '../run/lock.js';
 import { runConfiguredGoal } from '../run/run-configured-goal.js';
 import type { GitOptions } from '../workspace/git.js';
+import type { PackageStores } from '../workspace/package-stores.js';
 import type { SetupCache } from '../workspace/setup-cache.js';
 import { type ExternalReport, Handoff, type PendingAttempt } from './handoff.js';
 import { liveBudgetTripped } from './limits-policy.js';
@@ -30,6 +31,8 @@ export interface GoalSessionOptions {
   workspaceDir: string;
   /** Put back what the same setup produced before on the repository. */
   setupCache?: SetupCache;
+  /** Package managers' stores per repository, bound into setup (see PackageStores.fromEnv). */
+  packageStores?: PackageStores;
   baseBranch?: string;
   /** Task ids a human approved on the server's command line (`all` approves every task). */
   approve?: readonly string[];
@@ -137,6 +140,7 @@ export class GoalSession {
         ...opts.auth,
         dir: opts.workspaceDir,
         ...(opts.setupCache ? { setupCache: opts.setupCache } : {}),
+        ...(opts.packageStores ? { packageStores: opts.packageStores } : {}),
         branch: this.branch,
         ...(opts.baseBranch ? { baseBranch: opts.baseBranch } : {}),
       },

@@ -11,6 +11,7 @@ import type { Sandbox } from '../ports/sandbox.js';
 import { sandboxForConfig } from '../run/compose-goal-run.js';
 import { repoArgument, workspaceDir, workspaceRoot } from '../run/paths.js';
 import { checkRepoReachable } from '../run/repo-check.js';
+import { PackageStores } from '../workspace/package-stores.js';
 import { SetupCache } from '../workspace/setup-cache.js';
 import { type AskHuman, configForMcpGoal, confirmRepository } from './config-source.js';
 import { GoalSession, SessionError } from './goal-session.js';
@@ -104,6 +105,7 @@ export class Sessions {
       logger: this.opts.logger,
       workspaceDir: workspaceDir(workspaceRoot(this.opts.env), repo, spec.goal_id),
       ...pick(SetupCache.fromEnv(workspaceRoot(this.opts.env), this.opts.env, this.opts.logger), (setupCache) => ({ setupCache })),
+      packageStores: PackageStores.fromEnv(workspaceRoot(this.opts.env), this.opts.env, this.opts.logger),
       ...(input.base ? { baseBranch: input.base } : {}),
       ...(this.opts.approve ? { approve: this.opts.approve } : {}),
       ...(this.opts.controlPollMs ? { controlPollMs: this.opts.controlPollMs } : {}),

@@ -26,6 +26,12 @@ export interface CommandRequest {
    * the bot's own credentials). A CA bundle one of them names is bound read-only.
    */
   passEnv?: Record<string, string>;
+  /**
+   * The repository's package store, for setup only: a folder goal-loop made (absolute, real, no
+   * link on the way, apart from the workspace), bound read-write at the same path, and the
+   * variables that point the package managers at it.
+   */
+  packageStore?: { dir: string; env: Record<string, string> };
   /** Full output is written here (bounded); the result keeps only a head and a tail. */
   logPath?: string;
   signal?: AbortSignal;

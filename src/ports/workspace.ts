@@ -32,6 +32,12 @@ export interface Workspace {
   restoreSetup?(setup: SetupIdentity): Promise<boolean>;
   /** After a setup that passed (and `preserveIgnored`): keeps its output for the next run or goal. */
   saveSetup?(setup: SetupIdentity): Promise<void>;
+  /**
+   * Before setup runs its commands: the package store they get read-write (outside the tree, one
+   * per repository), with the variables for the package managers this tree uses; undefined when
+   * there is none to give. The caller releases it when setup ends.
+   */
+  packageStore?(): Promise<PackageStoreGrant | undefined>;
   /** The current checkpoint commit. */
   head(): Promise<string>;
   /**
@@ -49,6 +55,18 @@ export interface Workspace {
    * decides when. Optional: a workspace without it keeps its files.
    */
   release?(): Promise<void>;
+}
+
+export interface PackageStoreGrant {
+  /** The host folder setup's jail binds read-write at the same path. */
+  dir: string;
+  /** The variables that point the detected package managers at it. */
+  env: Record<string, string>;
+  /** The repository's store, kept for its next setup (false: a throwaway one). */
+  kept: boolean;
+  /** The package managers detected (for the log). */
+  managers: string[];
+  release(): Promise<void>;
 }
 
 export interface CheckpointInput {

@@ -16,6 +16,7 @@ import { selectSandbox } from '../sandbox/select-sandbox.js';
 import type { GitOptions } from '../workspace/git.js';
 import { GitWorkspace } from '../workspace/git-workspace.js';
 import type { MirrorCache } from '../workspace/mirror-cache.js';
+import type { PackageStores } from '../workspace/package-stores.js';
 import type { SetupCache } from '../workspace/setup-cache.js';
 
 /**
@@ -49,6 +50,8 @@ export interface GoalClone {
   parkCache?: MirrorCache;
   /** Put back what the same setup produced before on this repository (see SetupCache.fromEnv). */
   setupCache?: SetupCache;
+  /** Package managers' stores per repository, bound into setup (see PackageStores.fromEnv). */
+  packageStores?: PackageStores;
 }
 
 /** The goal's clone, with the repo config's protected paths. */
@@ -65,6 +68,7 @@ export function goalWorkspace(clone: GoalClone, goalId: string, config: Pick<Rep
     ...(clone.mirrorCache ? { mirrorCache: clone.mirrorCache } : {}),
     ...(clone.parkCache ? { parkCache: clone.parkCache } : {}),
     ...(clone.setupCache ? { setupCache: clone.setupCache, setupInputs: config.setup_inputs ?? [] } : {}),
+    ...(clone.packageStores ? { packageStores: clone.packageStores } : {}),
   });
 }
 

@@ -43,6 +43,8 @@ export interface JailSpec {
    * tools (MCP servers), so nothing can change the tree between a check and its use.
    */
   workspaceReadOnly?: boolean;
+  /** Host folders bound read-write at the same path (a setup's package store), checked by the caller. */
+  writableDirs?: readonly string[];
   /** The workspace has a `.git` (bound read-only over itself). */
   hasGitDir: boolean;
   /** Private tmpfs home. */
@@ -157,6 +159,7 @@ function layout(spec: JailSpec, role: 'outer' | 'direct'): string[] {
   for (const m of spec.toolchain.masks) a.push('--ro-bind', spec.emptyFile, m);
   a.push(...dirs(dirname(spec.workspace)), spec.workspaceReadOnly ? '--ro-bind' : '--bind', spec.workspace, spec.workspace);
   if (spec.hasGitDir) a.push('--ro-bind', join(spec.workspace, '.git'), join(spec.workspace, '.git'));
+  for (const d of spec.writableDirs ?? []) a.push(...dirs(dirname(d)), '--bind', d, d);
   return a;
 }
 

@@ -8,7 +8,7 @@ import { type CommandRequest, type CommandResult, type SandboxProcess, SandboxUn
 import { type BwrapFeatures, type JailSpec, jailArgv } from './bwrap-args.js';
 import { type CgroupSupport, type CommandCgroup, createCommandCgroup, detectCgroups } from './cgroup.js';
 import { sandboxEnvironment } from './environment.js';
-import { bwrapFeatures, checkWorkspace, fnv1a, JAIL_HOME, livePidsOfUid, lstatOrUndefined, mib, realOrUndefined } from './jail-host.js';
+import { bwrapFeatures, checkPackageStore, checkWorkspace, fnv1a, JAIL_HOME, livePidsOfUid, lstatOrUndefined, mib, realOrUndefined } from './jail-host.js';
 import { explainJailFailure, StartFilter } from './jail-start.js';
 import { type CaptureLimits, DEFAULT_CAPTURE, OutputCapture } from './output-capture.js';
 import { runCaptured } from './run-captured.js';
@@ -180,7 +180,7 @@ export class BwrapSandbox implements SpawningSandbox {
    * `close` waits for every process of the jail to be gone and removes what was made.
    */
   private async openJail(
-    req: Pick<CommandRequest, 'command' | 'cwd' | 'env' | 'network' | 'timeoutMs'>,
+    req: Pick<CommandRequest, 'command' | 'cwd' | 'env' | 'network' | 'timeoutMs' | 'packageStore'>,
     merge: boolean,
     passEnv: Record<string, string> = {},
     workspaceReadOnly = false,
@@ -192,6 +192,8 @@ export class BwrapSandbox implements SpawningSandbox {
     const git = lstatOrUndefined(gitPath);
     if (git?.isSymbolicLink()) throw new SandboxUnavailableError(`refusing to run in ${workspace}: its .git is a symlink`);
     if (this.root) await handOverWorkspace(workspace, uid, gid);
+    const store = req.packageStore ? checkPackageStore(req.packageStore.dir, workspace) : undefined;
+    if (store && this.root) await handOverWorkspace(store, uid, gid, 'package store');
 
     // Holds only the generated /etc files; readable so that bwrap can bind them as any uid.
     const scratch = scratchPath('jail');
@@ -222,9 +224,10 @@ export class BwrapSandbox implements SpawningSandbox {
         emptyFile,
         workspace,
         workspaceReadOnly,
+        ...(store ? { writableDirs: [store] } : {}),
         hasGitDir: git !== undefined,
         home: JAIL_HOME,
-        env: { ...passEnv, ...sandboxEnvironment({ path: this.toolchain.path, home: JAIL_HOME, extra: req.env }) },
+        env: { ...passEnv, ...req.packageStore?.env, ...sandboxEnvironment({ path: this.toolchain.path, home: JAIL_HOME, extra: req.env }) },
         network: req.network === true,
         features: this.features,
         tmpBytes: this.limits.tmpBytes,

@@ -65,6 +65,27 @@ export function checkWorkspace(cwd: string): string {
   return real;
 }
 
+/**
+ * The package store a setup gets read-write: an absolute folder, its own real path (no link on
+ * the way, so the bind is where the caller meant), a directory, apart from the workspace (neither
+ * inside the other) and from the system's folders.
+ */
+export function checkPackageStore(dir: string, workspace: string): string {
+  let real: string | undefined;
+  try {
+    real = isAbsolute(dir) ? realpathSync(dir) : undefined;
+    if (real && !lstatSync(real).isDirectory()) real = undefined;
+  } catch {
+    real = undefined;
+  }
+  if (!real || real !== dir) throw new SandboxUnavailableError(`the package store ${dir} is not a folder at its real path`);
+  const forbidden = ['/usr', '/etc', '/proc', '/sys', '/dev', '/boot', '/bin', '/sbin', '/lib', '/lib32', '/lib64', '/libx32', '/run', JAIL_HOME];
+  if (real.split('/').filter(Boolean).length < 2 || forbidden.some((f) => isUnder(real, f)) || isUnder(homedir(), real) || real === tmpdir() || isUnder(real, workspace) || isUnder(workspace, real)) {
+    throw new SandboxUnavailableError(`refusing ${real} as a package store: it is a system folder, or the workspace holds it or is in it`);
+  }
+  return real;
+}
+
 /** Host pids of the live (not zombie) processes whose real uid is `uid`. */
 export function livePidsOfUid(uid: number): number[] {
   const out: number[] = [];

@@ -23,7 +23,7 @@ export class ProcessSandbox implements SpawningSandbox {
     const home = scratchPath('home');
     await mkdir(home, { mode: 0o700 });
     try {
-      const env = { ...req.passEnv, ...sandboxEnvironment({ path: `${dirname(process.execPath)}:${DEFAULT_SANDBOX_PATH}`, home, extra: req.env }) };
+      const env = { ...req.passEnv, ...req.packageStore?.env, ...sandboxEnvironment({ path: `${dirname(process.execPath)}:${DEFAULT_SANDBOX_PATH}`, home, extra: req.env }) };
       return await runCaptured(
         (output) => spawn('bash', ['-c', req.command], { cwd: req.cwd, env, detached: true, stdio: ['ignore', output, output] }),
         new OutputCapture(this.capture, req.logPath),

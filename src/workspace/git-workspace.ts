@@ -3,11 +3,13 @@ import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { crashPoint } from '../common/crash-point.js';
 import { protectedMatches } from '../config/protected-paths.js';
-import { type Checkpoint, type CheckpointInput, CheckpointRefusedError, type SetupIdentity, type Workspace } from '../ports/workspace.js';
+import { type Checkpoint, type CheckpointInput, CheckpointRefusedError, type PackageStoreGrant, type SetupIdentity, type Workspace } from '../ports/workspace.js';
 import { Git, GitError, type GitOptions } from './git.js';
 import type { MirrorCache } from './mirror-cache.js';
 import { NestedRepositoryError, refuseNestedRepositories, removeNestedRepositories } from './nested-repos.js';
+import { detectPackageManagers, packageStoreEnv } from './package-managers.js';
 import { refuseChangedPackageScripts } from './package-scripts.js';
+import type { PackageStores } from './package-stores.js';
 import type { SetupCache } from './setup-cache.js';
 import { SetupOutput } from './setup-output.js';
 import { SetupTrust } from './setup-trust.js';
@@ -45,6 +47,8 @@ export interface GitWorkspaceOptions extends GitOptions {
   setupCache?: SetupCache;
   /** The files setup reads (lockfiles): their blobs at the commit key the cache. */
   setupInputs?: readonly string[];
+  /** Package managers' stores, one per repository, outside the tree (see PackageStores). */
+  packageStores?: PackageStores;
 }
 
 const REMOTE = 'origin';
@@ -89,7 +93,7 @@ export class GitWorkspace implements Workspace {
     const remoteRef = `refs/remotes/${REMOTE}/${this.branch}`;
     const onRemote = await this.git.tryRun(this.dir, ['rev-parse', '--verify', '--quiet', `${remoteRef}^{commit}`]);
     const start = onRemote ?? (await this.baseCommit());
-    if (this.opts.setupCache) await this.setupTrust.prepared(async () => (onRemote ? this.baseCommit().catch(() => undefined) : start));
+    if (this.opts.setupCache || this.opts.packageStores) await this.setupTrust.prepared(async () => (onRemote ? this.baseCommit().catch(() => undefined) : start));
     // A parked tree: index the files already there (hashed, not rewritten), so the checkout
     // writes only those that differ from `start`. Exit status ignored: checkout --force decides.
     if (parked) {
@@ -212,6 +216,21 @@ export class GitWorkspace implements Workspace {
     const refusal = await this.setupTrust.refusal();
     if (refusal) return cache.notKept(this.opts.remote, refusal);
     await cache.save(this.opts.remote, await this.setupOutput.key(this.setupTrust.keyBase(), setup, this.opts.setupInputs ?? []), this.dir, this.setupOutput.paths);
+  }
+
+  async packageStore(): Promise<PackageStoreGrant | undefined> {
+    const stores = this.opts.packageStores;
+    if (!stores) return undefined;
+    await this.guardGitDir();
+    // The top level's names as committed: the host reads no file of the tree.
+    const names = new Set((await this.git.run(this.dir, ['ls-tree', '-z', '--name-only', 'HEAD'])).split('\0').filter(Boolean));
+    const managers = detectPackageManagers(names);
+    if (managers.length === 0) return undefined;
+    // The repository's kept store only for setup on the base commit, as for the setup cache.
+    await this.setupTrust.beforeSetup();
+    const trusted = (await this.setupTrust.refusal()) === undefined;
+    const claim = await stores.claim(this.opts.remote, this.setupTrust.keyBase(), trusted);
+    return { dir: claim.dir, kept: claim.kept, managers, env: packageStoreEnv(managers, claim.dir), release: () => claim.release() };
   }
 
   private async clean(): Promise<void> {

@@ -1,10 +1,11 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { lstatSync } from 'node:fs';
 import { mkdir, readdir, readFile, rename, rm, stat, utimes, writeFile } from 'node:fs/promises';
-import { basename, dirname, join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { execa } from 'execa';
 import type { Logger } from 'pino';
 import { z } from 'zod';
+import { repoFolderName } from './repo-folder.js';
 import { diskUsage, stripSetIds } from './setup-disk.js';
 import { detachReadyCopy, makeReadyCopy, moveInto, readyCopiesSettled, readyCopyNames, STALE_LEFTOVER_MS, takeReadyCopy } from './setup-ready-copies.js';
 
@@ -260,8 +261,7 @@ export class SetupCache {
 
   /** Never shared across repositories: one folder per remote (a readable name and a hash). */
   private repoDir(repo: string): string {
-    const name = basename(repo.replace(/\.git\/?$/, '').replace(/\/+$/, '')).replace(/[^A-Za-z0-9._-]/g, '_') || 'repo';
-    return join(this.opts.root, `${name}-${createHash('sha256').update(repo).digest('hex').slice(0, 12)}`);
+    return join(this.opts.root, repoFolderName(repo));
   }
 
   private async readManifest(entry: string): Promise<Manifest | undefined> {

@@ -8,11 +8,12 @@ import { execa } from 'execa';
  *
  *   <root>/<repository>/<goal>/   a goal's clone, with `<goal>.lock`, `.logs`, `.fresh-clone`,
  *                                 `.trusted-gitconfig` beside it
- *   <root>/mirrors/ warm/ setup-cache/   the caches (MirrorCache, its parked trees, SetupCache)
+ *   <root>/mirrors/ warm/ setup-cache/ package-stores/   the caches (MirrorCache, its parked
+ *                                 trees, SetupCache, PackageStores)
  *
  * Only real folders count: a symlink is never followed, measured or removed through.
  */
-export const CACHE_DIRS: readonly string[] = ['mirrors', 'warm', 'setup-cache'];
+export const CACHE_DIRS: readonly string[] = ['mirrors', 'warm', 'setup-cache', 'package-stores'];
 
 /** Every goal workspace under `root` (a real path), as real paths. */
 export async function listWorkspaces(root: string): Promise<string[]> {
@@ -87,7 +88,7 @@ export async function removeOwned(root: string, path: string): Promise<boolean> 
 
 /**
  * One line of what goal-loop holds on disk under `root`, for `status`:
- * `disk: workspaces 3 (1.2 GB), parked trees 2 (300 MB), setup cache (600 MB), mirrors (40 MB)`.
+ * `disk: workspaces 3 (1.2 GB), parked trees 2 (300 MB), setup cache (600 MB), package stores (250 MB), mirrors (40 MB)`.
  * Undefined when the root does not exist.
  */
 export async function diskLine(root: string): Promise<string | undefined> {
@@ -95,9 +96,9 @@ export async function diskLine(root: string): Promise<string | undefined> {
   if (!real) return undefined;
   const workspaces = await listWorkspaces(real);
   const cache = async (name: string) => ((await ownedBy(real, join(real, name))) ? diskBytes([join(real, name)]) : 0);
-  const [ws, warm, setup, mirrors] = await Promise.all([diskBytes(workspaces.flatMap(workspaceFiles)), cache('warm'), cache('setup-cache'), cache('mirrors')]);
+  const [ws, warm, setup, stores, mirrors] = await Promise.all([diskBytes(workspaces.flatMap(workspaceFiles)), cache('warm'), cache('setup-cache'), cache('package-stores'), cache('mirrors')]);
   const parked = (await readdir(join(real, 'warm'), { withFileTypes: true }).catch(() => [])).filter((d) => d.isDirectory() && !d.name.startsWith('.'));
   let trees = 0;
   for (const pool of parked) trees += (await readdir(join(real, 'warm', pool.name)).catch(() => [] as string[])).filter((n) => /^\d{15}-\d+-[0-9a-f]{8}$/.test(n)).length;
-  return `disk: workspaces ${workspaces.length} (${formatBytes(ws)}), parked trees ${trees} (${formatBytes(warm)}), setup cache (${formatBytes(setup)}), mirrors (${formatBytes(mirrors)})`;
+  return `disk: workspaces ${workspaces.length} (${formatBytes(ws)}), parked trees ${trees} (${formatBytes(warm)}), setup cache (${formatBytes(setup)}), package stores (${formatBytes(stores)}), mirrors (${formatBytes(mirrors)})`;
 }

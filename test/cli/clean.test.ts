@@ -41,6 +41,10 @@ describe('goal-loop clean', () => {
     mkdirSync(join(entry, 'tree', 'node_modules'), { recursive: true });
     writeFileSync(join(entry, 'tree', 'node_modules', 'dep.js'), 'x'.repeat(100_000));
     writeFileSync(join(entry, 'manifest.json'), JSON.stringify({ version: 2, key: 'a'.repeat(64), paths: ['node_modules'], bytes: 102_400 }));
+    const store = join(ws, 'package-stores', 'app-0123456789ab-01234567');
+    mkdirSync(join(store, 'store', 'npm'), { recursive: true });
+    writeFileSync(join(store, 'store', 'npm', 'tarball'), 'x'.repeat(100_000));
+    writeFileSync(join(store, 'bytes'), '102400');
     // Links planted where workspaces and caches live: what they point at is never removed.
     const outside = join(p.root, 'outside');
     mkdirSync(join(outside, 'victim'), { recursive: true });
@@ -49,7 +53,9 @@ describe('goal-loop clean', () => {
     symlinkSync(outside, join(ws, 'elsewhere'));
 
     const status = await runCli(['status'], p.env);
-    expect(status.stdout).toMatch(/^disk: workspaces 1 \(\d[\d.]* [KMG]?B\), parked trees 1 \(\d[\d.]* [KMG]?B\), setup cache \(\d[\d.]* [KMG]?B\), mirrors \(0 B\)/m);
+    expect(status.stdout).toMatch(
+      /^disk: workspaces 1 \(\d[\d.]* [KMG]?B\), parked trees 1 \(\d[\d.]* [KMG]?B\), setup cache \(\d[\d.]* [KMG]?B\), package stores \(\d[\d.]* [KMG]?B\), mirrors \(0 B\)/m,
+    );
 
     const finished = await runCli(['clean', '--finished'], p.env);
     expect(finished.code, finished.stderr).toBe(0);
@@ -69,8 +75,9 @@ describe('goal-loop clean', () => {
 
     const all = await runCli(['clean', '--all'], p.env);
     expect(all.code, all.stderr).toBe(0);
-    expect(all.stdout).toMatch(/^freed \d[\d.]* [KMG]?B: 1 setup cache entry, 0 mirrors, [12] parked trees?\n$/);
+    expect(all.stdout).toMatch(/^freed \d[\d.]* [KMG]?B: 1 setup cache entry, 0 mirrors, [12] parked trees?, 1 package store\n$/);
     expect(existsSync(entry)).toBe(false);
+    expect(existsSync(store)).toBe(false);
     expect(readdirSync(join(ws, 'warm')).flatMap((k) => (k.startsWith('.') ? [] : readdirSync(join(ws, 'warm', k)).filter((n) => /^\d{15}-/.test(n))))).toEqual([]);
     expect(readFileSync(join(outside, 'victim', 'keep.txt'), 'utf8')).toBe('keep');
     expect(existsSync(join(ws, 'elsewhere'))).toBe(true);
@@ -93,9 +100,14 @@ describe('goal-loop clean', () => {
     mkdirSync(join(ws, 'warm'), { recursive: true });
     symlinkSync(outside, join(ws, 'mirrors'));
     symlinkSync(outside, join(ws, 'setup-cache'));
+    const store = join(outside, 'stores', 'app-0123456789ab-01234567');
+    mkdirSync(join(store, 'store'), { recursive: true });
+    writeFileSync(join(store, 'bytes'), '1');
+    symlinkSync(join(outside, 'stores'), join(ws, 'package-stores'));
     const r = await runCli(['clean', '--all'], { GOAL_LOOP_DB: join(root, 'ledger.db'), GOAL_LOOP_WORKSPACES: ws });
     expect(r.code, r.stderr).toBe(0);
-    expect(r.stdout).toMatch(/^freed 0 B: 0 setup cache entries, 0 mirrors, 0 parked trees\n$/);
+    expect(r.stdout).toMatch(/^freed 0 B: 0 setup cache entries, 0 mirrors, 0 parked trees, 0 package stores\n$/);
+    expect(existsSync(join(store, 'bytes'))).toBe(true);
     expect(existsSync(join(mirror, 'goal-loop-mirror.json'))).toBe(true);
     expect(existsSync(join(entry, 'manifest.json'))).toBe(true);
   });

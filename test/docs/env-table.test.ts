@@ -10,7 +10,9 @@ import { userDbPath } from '../../src/ledger/open-ledger.js';
 import { workspaceRoot } from '../../src/run/paths.js';
 import { DEFAULT_LEASE_MS } from '../../src/worker/worker-pool.js';
 import { DEFAULT_CACHE_MB } from '../../src/workspace/mirror-cache.js';
+import { PackageStores } from '../../src/workspace/package-stores.js';
 import { SetupCache } from '../../src/workspace/setup-cache.js';
+import { tempDir } from '../helpers/temp.js';
 import { parseMarkdown, ROOT, readDoc } from './markdown.js';
 
 // The README's environment variable table is the whole truth about the environment: every
@@ -115,6 +117,7 @@ function codeDefaults(): Record<string, string[]> {
     XDG_CACHE_HOME: [tilde(dirname(dirname(workspaceRoot({}))))],
     GOAL_LOOP_CACHE_MB: [String(DEFAULT_CACHE_MB)],
     GOAL_LOOP_SETUP_CACHE_MB: [literal('src/workspace/setup-cache.ts', /DEFAULT_SETUP_CACHE_MB = ([\d_]+)/), '0: off'],
+    GOAL_LOOP_STORE_MB: [literal('src/workspace/package-stores.ts', /DEFAULT_STORE_MB = ([\d_]+)/), '0: a throwaway store per setup'],
     GOAL_LOOP_MODEL: [DEFAULT_MODEL],
     GITHUB_API_URL: [DEFAULT_API_URL],
     GITHUB_SERVER_URL: [DEFAULT_SERVER_URL],
@@ -162,6 +165,13 @@ describe("the README's environment variable table", () => {
 
   it('says 0 turns the setup cache off, as the code does', () => {
     expect(SetupCache.fromEnv('/nonexistent', { GOAL_LOOP_SETUP_CACHE_MB: '0' })).toBeUndefined();
+  });
+
+  it('says 0 gives every setup a throwaway package store, as the code does', async () => {
+    const root = await tempDir();
+    const grant = await PackageStores.fromEnv(root, { GOAL_LOOP_STORE_MB: '0' }).claim('/r/app', 'main', true);
+    expect(grant.kept).toBe(false);
+    await grant.release();
   });
 
   it('names ARCHITECTURE.md as where the crash points are documented', () => {

@@ -91,11 +91,26 @@ describe('the missing-setup hint on a command that was not found', () => {
       [['yarn.lock', 'package-lock.json'], 'npm ci'],
       [['package.json'], 'npm install'],
       [['package.json', 'yarn.lock'], 'yarn install --frozen-lockfile'],
+      [['package.json', 'yarn.lock', '.yarnrc.yml'], 'yarn install --immutable'],
+      [['npm-shrinkwrap.json'], 'npm ci'],
+      [['bun.lock'], 'bun install --frozen-lockfile'],
+      [['bun.lockb', 'package.json'], 'bun install --frozen-lockfile'],
+      [['.yarnrc.yml', 'package-lock.json'], 'npm ci'],
       [[], '<your install command>'],
       [['Gemfile.lock'], '<your install command>'],
     ];
     for (const [files, install] of cases) expect(guessInstallCommand((f) => files.includes(f))).toBe(install);
-    expect(LOCKFILE_INSTALLS.map(([f]) => f)).toEqual(['package-lock.json', 'pnpm-lock.yaml', 'yarn.lock', 'requirements.txt', 'Cargo.lock', 'package.json']);
+    expect(LOCKFILE_INSTALLS.map(([f]) => f)).toEqual([
+      'package-lock.json',
+      'npm-shrinkwrap.json',
+      'pnpm-lock.yaml',
+      'yarn.lock',
+      'bun.lock',
+      'bun.lockb',
+      'requirements.txt',
+      'Cargo.lock',
+      'package.json',
+    ]);
     expect([0, 1, 2, 125, 126, 127, 128, null].map(isCommandNotFound)).toEqual([false, false, false, false, true, true, false, false]);
   });
 });

@@ -12,6 +12,7 @@ import { goalLeaseName } from '../../worker/lease.js';
 import { FileLock } from '../../workspace/file-lock.js';
 import { MirrorCache } from '../../workspace/mirror-cache.js';
 import { sweepLeftovers } from '../../workspace/mirror-disk.js';
+import { PackageStores } from '../../workspace/package-stores.js';
 import { SetupCache } from '../../workspace/setup-cache.js';
 import { diskBytes, formatBytes, listWorkspaces, ownedBy, removeOwned, workspaceFiles } from '../../workspace/workspace-disk.js';
 
@@ -120,8 +121,14 @@ async function ledgerOwners(root: string): Promise<Map<string, Owner>> {
 async function emptyCaches(root: string): Promise<{ bytes: number; parts: string[] }> {
   const mirrors = new MirrorCache({ dir: join(root, 'mirrors'), maxBytes: 0 });
   const setup = new SetupCache({ root: join(root, 'setup-cache'), maxBytes: 0 });
-  const dirs = [join(root, 'mirrors'), join(root, 'warm'), join(root, 'setup-cache')];
-  const count = async () => ({ mirrors: (await mirrors.list()).length, parked: (await mirrors.warm.list()).length, setup: await setupEntries(join(root, 'setup-cache')) });
+  const stores = new PackageStores({ root: join(root, 'package-stores'), maxBytes: 0 });
+  const dirs = [join(root, 'mirrors'), join(root, 'warm'), join(root, 'setup-cache'), join(root, 'package-stores')];
+  const count = async () => ({
+    mirrors: (await mirrors.list()).length,
+    parked: (await mirrors.warm.list()).length,
+    setup: await setupEntries(join(root, 'setup-cache')),
+    stores: await stores.count(),
+  });
   const mine: string[] = [];
   const foreign: string[] = [];
   for (const d of dirs) {
@@ -133,8 +140,14 @@ async function emptyCaches(root: string): Promise<{ bytes: number; parts: string
   // the mirror cache evicts from mirrors/ and warm/ together.
   if (!foreign.includes(dirs[0]!) && !foreign.includes(dirs[1]!)) await mirrors.evict();
   if (!foreign.includes(dirs[2]!)) await setup.evict();
+  if (!foreign.includes(dirs[3]!)) await stores.evict({ all: true });
   const after = { bytes: (await diskBytes(mine)) ?? 0, ...(await count()) };
-  const parts = [plural(before.setup - after.setup, 'setup cache entry', 'setup cache entries'), plural(before.mirrors - after.mirrors, 'mirror'), plural(before.parked - after.parked, 'parked tree')];
+  const parts = [
+    plural(before.setup - after.setup, 'setup cache entry', 'setup cache entries'),
+    plural(before.mirrors - after.mirrors, 'mirror'),
+    plural(before.parked - after.parked, 'parked tree'),
+    plural(before.stores - after.stores, 'package store'),
+  ];
   return { bytes: Math.max(0, before.bytes - after.bytes), parts };
 }
 

@@ -22,6 +22,7 @@ import { runConfiguredGoal } from '../../run/run-configured-goal.js';
 import { Git } from '../../workspace/git.js';
 import { releaseWorkspace } from '../../workspace/git-workspace.js';
 import { MirrorCache } from '../../workspace/mirror-cache.js';
+import { PackageStores } from '../../workspace/package-stores.js';
 import { SetupCache } from '../../workspace/setup-cache.js';
 import { unknownApprovalsWarning } from '../approvals.js';
 import { cliInvocation } from '../invocation.js';
@@ -95,6 +96,7 @@ export async function runGoalCommand(values: RunValues): Promise<number> {
         ...clone,
         // Ready copies made by a detached process: `run` exits with its last line, not after a copy.
         ...pick(SetupCache.fromEnv(workspaceRoot(), process.env, logger, { detachReadyCopies: true }), (setupCache) => ({ setupCache })),
+        packageStores: PackageStores.fromEnv(workspaceRoot(), process.env, logger),
       },
       agent: (ctx) => selectAgent(values.agent as AgentChoice, agentDeps(ctx)),
       forge: new ConsoleForge(),

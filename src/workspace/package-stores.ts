@@ -1,0 +1,162 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { mkdir, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { Logger } from 'pino';
+import { FileLock } from './file-lock.js';
+import { repoFolderName } from './repo-folder.js';
+import { diskUsage, stripSetIds } from './setup-disk.js';
+
+const DEFAULT_STORE_MB = 4096;
+/** A throwaway store older than this was left by a process that died during setup (no setup runs a day). */
+const STALE_THROWAWAY_MS = 24 * 3_600_000;
+
+/** A repository's store folder: repoFolderName (name and 12 hex) and the base's hash. */
+const STORE_NAME = /^[A-Za-z0-9._-]+-[0-9a-f]{12}-[0-9a-f]{8}$/;
+
+export interface PackageStoresOptions {
+  /** `<root>/<repository>/{store/, lock, bytes}`, and throwaway stores as `<root>/.tmp-*`. */
+  root: string;
+  /** Bound on all repositories' stores together, in blocks in use; the least recently used go first. 0: throwaway stores only. */
+  maxBytes: number;
+  logger?: Logger;
+}
+
+/** The store one setup gets, bound read-write into its jail (and nowhere else). */
+export interface PackageStoreClaim {
+  /** The host folder: real, made by goal-loop, no link on the way. */
+  readonly dir: string;
+  /** True when it is the repository's store, kept for its next setup; false: a throwaway. */
+  readonly kept: boolean;
+  /** Ends the setup's use: a throwaway goes, a kept store is measured and the bound applied. */
+  release(): Promise<void>;
+}
+
+/**
+ * Package managers' stores and caches (npm's cache, pnpm's store, yarn's cache), one per
+ * repository, outside every workspace: a second goal's install links or copies from it instead of
+ * downloading, and the setup cache holds `node_modules`, not the store a second time.
+ *
+ * Never shared between repositories: what one repository's setup wrote into a store (a store
+ * file is trusted by the next install that finds it) must not be what another's installs. Within
+ * a repository, only setup on the base commit writes the kept store (the setup cache's trust rule,
+ * see SetupTrust); setup on a goal branch, whose tasks could have changed what it runs, gets a
+ * throwaway store, as does a setup while another of the same repository holds the kept one.
+ */
+export class PackageStores {
+  constructor(private readonly opts: PackageStoresOptions) {}
+
+  /** `<workspaces>/package-stores`, bounded by GOAL_LOOP_STORE_MB (0: a throwaway store per setup). */
+  static fromEnv(workspaceRoot: string, env: NodeJS.ProcessEnv = process.env, logger?: Logger): PackageStores {
+    const raw = env.GOAL_LOOP_STORE_MB;
+    const mb = raw === undefined || raw === '' ? DEFAULT_STORE_MB : Number(raw);
+    if (!Number.isFinite(mb) || mb < 0) throw new Error(`GOAL_LOOP_STORE_MB must be a number of megabytes (got "${raw}")`);
+    return new PackageStores({ root: join(workspaceRoot, 'package-stores'), maxBytes: Math.round(mb * 1024 * 1024), ...(logger ? { logger } : {}) });
+  }
+
+  /**
+   * The repository's kept store for setups on `base` when `trusted` and free, else a throwaway
+   * one. Kept per base branch, as the setup cache is: what setup made on `--base feature-x`
+   * never reaches a goal on the default branch ('' and its name key alike: see SetupTrust).
+   */
+  async claim(repo: string, base: string, trusted: boolean): Promise<PackageStoreClaim> {
+    await mkdir(this.opts.root, { recursive: true, mode: 0o700 });
+    if (trusted && this.opts.maxBytes > 0) {
+      const home = join(this.opts.root, `${repoFolderName(repo)}-${createHash('sha256').update(base).digest('hex').slice(0, 8)}`);
+      await mkdir(home, { recursive: true, mode: 0o700 });
+      const lock = new FileLock(join(home, 'lock'));
+      if (await lock.tryAcquire()) {
+        try {
+          const dir = join(home, 'store');
+          await mkdir(dir, { recursive: true, mode: 0o755 });
+          return { dir, kept: true, release: () => this.releaseKept(home, lock) };
+        } catch (err) {
+          await lock.release();
+          throw err;
+        }
+      }
+      this.opts.logger?.info({ repo }, 'another setup of this repository holds its package store: this one gets a throwaway store');
+    }
+    const dir = join(this.opts.root, `.tmp-${randomBytes(6).toString('hex')}`);
+    await mkdir(dir, { mode: 0o755 });
+    return { dir, kept: false, release: () => rm(dir, { recursive: true, force: true }) };
+  }
+
+  /** How many repositories have a store. */
+  async count(): Promise<number> {
+    return (await this.scan()).length;
+  }
+
+  /** Every store together, in blocks in use (as last measured). */
+  async totalBytes(): Promise<number> {
+    return (await this.scan()).reduce((n, s) => n + s.bytes, 0);
+  }
+
+  /**
+   * Down to the bound (`all`: every one): the least recently used stores go first, never one a
+   * setup holds. Also removes throwaway stores a killed process left.
+   */
+  async evict(opts: { all?: boolean } = {}): Promise<void> {
+    const stores = (await this.scan()).sort((a, b) => a.usedAt - b.usedAt);
+    let total = stores.reduce((n, s) => n + s.bytes, 0);
+    for (const s of stores) {
+      if (!opts.all && total <= this.opts.maxBytes) return;
+      if (await this.discard(s.home)) {
+        total -= s.bytes;
+        this.opts.logger?.info({ store: s.home, bytes: s.bytes }, 'package store evicted');
+      }
+    }
+  }
+
+  private async releaseKept(home: string, lock: FileLock): Promise<void> {
+    try {
+      const dir = join(home, 'store');
+      // Data for the next install: nothing in it runs as anyone else's user.
+      await stripSetIds([dir]);
+      const { allocated } = await diskUsage([dir]);
+      await writeFile(join(home, 'bytes'), String(allocated)); // its mtime: when it was last used
+      if (allocated > this.opts.maxBytes) {
+        this.opts.logger?.info({ store: home, bytes: allocated, maxBytes: this.opts.maxBytes }, 'a package store is larger than its bound on its own: it is removed');
+        await rm(dir, { recursive: true, force: true });
+        await writeFile(join(home, 'bytes'), '0');
+      }
+    } finally {
+      await lock.release();
+    }
+    await this.evict().catch((err: unknown) => this.opts.logger?.warn({ err }, 'package store eviction failed'));
+  }
+
+  private async scan(): Promise<Array<{ home: string; bytes: number; usedAt: number }>> {
+    const out: Array<{ home: string; bytes: number; usedAt: number }> = [];
+    for (const name of await readdir(this.opts.root).catch(() => [] as string[])) {
+      const home = join(this.opts.root, name);
+      if (name.startsWith('.tmp-')) {
+        const st = await stat(home).catch(() => undefined);
+        if (st && Date.now() - st.mtimeMs > STALE_THROWAWAY_MS) await rm(home, { recursive: true, force: true });
+        continue;
+      }
+      // Only what claim() names: nothing else under the root is a store to measure or evict.
+      if (!STORE_NAME.test(name)) continue;
+      const bytesFile = join(home, 'bytes');
+      const [text, st] = await Promise.all([readFile(bytesFile, 'utf8').catch(() => ''), stat(bytesFile).catch(() => undefined)]);
+      const bytes = Number.parseInt(text, 10);
+      out.push({ home, bytes: Number.isFinite(bytes) ? bytes : 0, usedAt: st?.mtimeMs ?? 0 });
+    }
+    return out;
+  }
+
+  /** Removes a repository's store unless a setup holds it; true when it went. */
+  private async discard(home: string): Promise<boolean> {
+    const lock = new FileLock(join(home, 'lock'));
+    if (!(await lock.tryAcquire())) return false;
+    const away = join(this.opts.root, `.tmp-discard-${randomBytes(6).toString('hex')}`);
+    try {
+      await rename(home, away);
+    } catch {
+      await lock.release();
+      return false;
+    }
+    await lock.release(); // its file went with the folder
+    await rm(away, { recursive: true, force: true });
+    return true;
+  }
+}

@@ -1,0 +1,233 @@
+import { chmodSync, existsSync, mkdirSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { mkdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { createSampleRepo } from '../../src/demo/sample-repo.js';
+import { GitWorkspace } from '../../src/workspace/git-workspace.js';
+import { detectPackageManagers, packageStoreEnv } from '../../src/workspace/package-managers.js';
+import { PackageStores } from '../../src/workspace/package-stores.js';
+import { git } from '../helpers/git.js';
+import { tempDir } from '../helpers/temp.js';
+
+const MB = 1024 * 1024;
+
+describe('package managers, from the names at the top of the tree', () => {
+  it('detects each from its lockfile, yarn berry by its .yarnrc.yml, npm for a package.json alone', () => {
+    const cases: [string[], string[]][] = [
+      [['pnpm-lock.yaml', 'package.json'], ['pnpm']],
+      [['yarn.lock'], ['yarn-classic']],
+      [['yarn.lock', '.yarnrc.yml'], ['yarn-berry']],
+      [['package-lock.json'], ['npm']],
+      [['npm-shrinkwrap.json'], ['npm']],
+      [['bun.lockb'], ['bun']],
+      [['package.json'], ['npm']],
+      [
+        ['pnpm-lock.yaml', 'package-lock.json'],
+        ['pnpm', 'npm'],
+      ],
+      [['requirements.txt', 'Cargo.lock'], []],
+      [[], []],
+    ];
+    for (const [names, managers] of cases) expect(detectPackageManagers(new Set(names)), names.join(' ')).toEqual(managers);
+  });
+
+  it("points only the detected managers at the store (npm warns about settings it does not know), and leaves berry's project cache alone", () => {
+    expect(packageStoreEnv(['npm'], '/s')).toEqual({ COREPACK_HOME: '/s/corepack', npm_config_cache: '/s/npm' });
+    expect(packageStoreEnv(['pnpm'], '/s')).toEqual({ COREPACK_HOME: '/s/corepack', npm_config_store_dir: '/s/pnpm', pnpm_config_store_dir: '/s/pnpm' });
+    expect(packageStoreEnv(['yarn-berry'], '/s')).toEqual({ COREPACK_HOME: '/s/corepack', YARN_GLOBAL_FOLDER: '/s/yarn-berry' });
+    expect(packageStoreEnv(['yarn-classic'], '/s')).toMatchObject({ YARN_CACHE_FOLDER: '/s/yarn' });
+    expect(packageStoreEnv(['bun'], '/s')).toMatchObject({ BUN_INSTALL_CACHE_DIR: '/s/bun' });
+  });
+});
+
+describe('package stores: one per repository and base, outside every workspace', () => {
+  it('a trusted setup gets its repository’s kept store; another repository or base another; an untrusted one a throwaway that goes', async () => {
+    const root = await tempDir();
+    const stores = new PackageStores({ root, maxBytes: 100 * MB });
+    const a = await stores.claim('https://example.com/o/a.git', 'main', true);
+    expect(a.kept).toBe(true);
+    writeFileSync(join(a.dir, 'pkg'), 'a');
+    await a.release();
+    const again = await stores.claim('https://example.com/o/a.git', 'main', true);
+    expect(again.dir).toBe(a.dir);
+    expect(existsSync(join(again.dir, 'pkg'))).toBe(true);
+    await again.release();
+
+    const other = await stores.claim('https://example.com/o/b.git', 'main', true);
+    const feature = await stores.claim('https://example.com/o/a.git', 'feature-x', true);
+    expect(new Set([a.dir, other.dir, feature.dir]).size).toBe(3);
+    expect(existsSync(join(other.dir, 'pkg'))).toBe(false);
+    expect(existsSync(join(feature.dir, 'pkg'))).toBe(false);
+    await other.release();
+    await feature.release();
+
+    const untrusted = await stores.claim('https://example.com/o/a.git', 'main', false);
+    expect(untrusted.kept).toBe(false);
+    expect(existsSync(join(untrusted.dir, 'pkg'))).toBe(false);
+    writeFileSync(join(untrusted.dir, 'pkg'), 'poison');
+    await untrusted.release();
+    expect(existsSync(untrusted.dir)).toBe(false);
+    expect(await stores.count()).toBe(3);
+  });
+
+  it('while one setup holds the store, a second of the same repository gets a throwaway (two jail uids cannot share it)', async () => {
+    const root = await tempDir();
+    const stores = new PackageStores({ root, maxBytes: 100 * MB });
+    const first = await stores.claim('/r/app', 'main', true);
+    const second = await stores.claim('/r/app', 'main', true);
+    expect(first.kept).toBe(true);
+    expect(second.kept).toBe(false);
+    expect(second.dir).not.toBe(first.dir);
+    await second.release();
+    await first.release();
+    const third = await stores.claim('/r/app', 'main', true);
+    expect(third.dir).toBe(first.dir);
+    await third.release();
+  });
+
+  it('bounded: the least recently used store goes first, never one a setup holds, and a store over the bound on its own is emptied', async () => {
+    const root = await tempDir();
+    const stores = new PackageStores({ root, maxBytes: 3 * MB });
+    const fill = async (repo: string, mb: number) => {
+      const c = await stores.claim(repo, 'main', true);
+      writeFileSync(join(c.dir, 'blob'), Buffer.alloc(mb * MB, 1));
+      return c;
+    };
+    const old = await fill('/r/old', 1);
+    await old.release();
+    await new Promise((r) => setTimeout(r, 20)); // distinct last-use times
+    const held = await fill('/r/held', 1);
+    const fresh = await fill('/r/fresh', 1.5);
+    await fresh.release(); // 1 + 1.5 counted (held is not measured yet): under the bound
+    expect(existsSync(old.dir)).toBe(true);
+    await held.release(); // 3.5 MB: the oldest goes
+    expect(existsSync(old.dir)).toBe(false);
+    expect(existsSync(held.dir)).toBe(true);
+    expect(existsSync(fresh.dir)).toBe(true);
+
+    const huge = await fill('/r/huge', 4);
+    await huge.release();
+    expect(existsSync(join(huge.dir, 'blob'))).toBe(false);
+    expect(await stores.totalBytes()).toBeLessThanOrEqual(3 * MB);
+  });
+
+  it('never measures nor evicts what it did not make: a GitHub goal workspace named like owner "package", repo "stores" survives', async () => {
+    const root = await tempDir();
+    const stores = new PackageStores({ root, maxBytes: 0 });
+    const goalWorkspace = join(root, '12'); // `<workspaces>/package-stores/12` for package/stores#12
+    mkdirSync(goalWorkspace);
+    writeFileSync(join(goalWorkspace, 'bytes'), String(10 * MB));
+    await stores.evict({ all: true });
+    expect(existsSync(goalWorkspace)).toBe(true);
+    expect(await stores.count()).toBe(0);
+  });
+
+  it('with a bound of 0 every setup gets a throwaway; eviction of everything skips a held store', async () => {
+    const root = await tempDir();
+    expect((await new PackageStores({ root, maxBytes: 0 }).claim('/r/app', 'main', true)).kept).toBe(false);
+    const stores = new PackageStores({ root, maxBytes: MB });
+    const held = await stores.claim('/r/app', 'main', true);
+    const done = await stores.claim('/r/lib', 'main', true);
+    await done.release();
+    await stores.evict({ all: true });
+    expect(existsSync(held.dir)).toBe(true);
+    expect(existsSync(done.dir)).toBe(false);
+    await held.release();
+  });
+
+  it('strips set-id bits from what setup left in the kept store', async () => {
+    const root = await tempDir();
+    const stores = new PackageStores({ root, maxBytes: 100 * MB });
+    const c = await stores.claim('/r/app', 'main', true);
+    const file = join(c.dir, 'tool');
+    writeFileSync(file, '#!/bin/sh\n');
+    chmodSync(file, 0o4755);
+    await c.release();
+    expect(statSync(file).mode & 0o6000).toBe(0);
+  });
+});
+
+describe('the workspace gives setup a package store', () => {
+  async function prepared(opts: { branch?: string } = {}) {
+    const root = await tempDir();
+    const repo = await createSampleRepo(join(root, 'sample'));
+    const storesRoot = join(root, 'stores');
+    const make = (branch: string) =>
+      new GitWorkspace({
+        remote: repo.bare,
+        dir: join(root, 'ws', branch.replace('/', '-')),
+        goalId: 'g1',
+        branch,
+        identity: { name: 'goal-loop', email: 'bot@example.com' },
+        packageStores: new PackageStores({ root: storesRoot, maxBytes: 100 * MB }),
+      });
+    const ws = make(opts.branch ?? 'goal/g1');
+    await ws.prepare();
+    return { root, repo, ws, make, storesRoot };
+  }
+
+  it('on the base commit: the kept store, with the variables for the managers its lockfiles name', async () => {
+    const { ws } = await prepared();
+    const grant = await ws.packageStore();
+    expect(grant?.kept).toBe(true);
+    expect(grant?.managers).toEqual(['npm']);
+    expect(grant?.env.npm_config_cache).toBe(join(grant!.dir, 'npm'));
+    expect(grant!.dir.startsWith(ws.dir)).toBe(false);
+    await grant?.release();
+  });
+
+  it('attack: setup on a goal branch a task wrote cannot plant a file in the store the next goal installs from', async () => {
+    const { repo, make } = await prepared();
+    // A task's checkpoint on the goal branch (say, a changed install script) makes its setup untrusted.
+    const seed = make('goal/g1');
+    await seed.prepare();
+    await writeFile(join(seed.dir, 'postinstall.sh'), 'echo planted\n');
+    await seed.checkpoint({ goalId: 'g1', taskId: 't1', title: 'plant', attempt: 1 });
+    const resumed = make('goal/g1');
+    await resumed.prepare();
+    const grant = await resumed.packageStore();
+    expect(grant?.kept).toBe(false);
+    await mkdir(join(grant!.dir, 'npm'), { recursive: true });
+    await writeFile(join(grant!.dir, 'npm', 'poisoned-tarball'), 'evil');
+    await grant?.release();
+
+    const next = make('goal/g2');
+    await next.prepare();
+    const clean = await next.packageStore();
+    expect(clean?.kept).toBe(true);
+    expect(existsSync(join(clean!.dir, 'npm', 'poisoned-tarball'))).toBe(false);
+    await clean?.release();
+    expect(git(repo.bare, 'branch', '--list', 'goal/g1')).toContain('goal/g1');
+  });
+
+  it('attack: a tree holding more than the base commit (an untracked file) gets a throwaway', async () => {
+    const { ws } = await prepared();
+    await writeFile(join(ws.dir, '.npmrc'), 'cache=/elsewhere\n');
+    const grant = await ws.packageStore();
+    expect(grant?.kept).toBe(false);
+    await grant?.release();
+  });
+
+  it('none for a tree with no JavaScript manifest', async () => {
+    const root = await tempDir();
+    const bare = join(root, 'bare.git');
+    const src = join(root, 'src');
+    mkdirSync(src);
+    git(src, 'init', '-q', '-b', 'main');
+    writeFileSync(join(src, 'requirements.txt'), 'requests\n');
+    git(src, 'add', '.');
+    git(src, '-c', 'user.name=t', '-c', 'user.email=t@example.com', 'commit', '-qm', 'init');
+    git(root, 'clone', '-q', '--bare', src, bare);
+    const ws = new GitWorkspace({
+      remote: bare,
+      dir: join(root, 'ws'),
+      goalId: 'g',
+      branch: 'goal/g',
+      identity: { name: 'goal-loop', email: 'bot@example.com' },
+      packageStores: new PackageStores({ root: join(root, 'stores'), maxBytes: MB }),
+    });
+    await ws.prepare();
+    expect(await ws.packageStore()).toBeUndefined();
+    expect(existsSync(join(root, 'stores')) ? readdirSync(join(root, 'stores')) : []).toEqual([]);
+  });
+});
