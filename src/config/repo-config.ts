@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { didYouMean } from '../common/closest-word.js';
 import { objectKeysAt } from '../common/schema-keys.js';
 import { BaselinePolicySchema, DEFAULT_TEST_PATHS } from '../goal/evidence.js';
+import { DEFAULT_SETUP_STALL_S } from '../goal/setup-hint.js';
 import { LIMIT_KEYS, type LoopLimits, limitConfigKeys } from '../goal/limits.js';
 import { DEFAULT_PROTECTED_PATHS } from './protected-paths.js';
 
@@ -63,9 +64,9 @@ export const RepoConfigSchema = z
       .number()
       .int()
       .positive()
-      .default(60)
+      .default(DEFAULT_SETUP_STALL_S)
       .describe(
-        'Seconds a setup command may go with no output, no file written in the workspace, no CPU used and no data moved (a package manager retrying a registry it cannot reach, behind a proxy, prints nothing) before it is killed as stalled; the failure names the likely cause.',
+        'Seconds a setup command may go with no output, no file written in the workspace, no CPU used and no data moved (a package manager retrying a registry it cannot reach, behind a proxy, prints nothing) before it is killed as stalled; the failure names the likely cause. The default leaves a setup stuck behind a proxy failing in under a minute.',
       ),
     setup_env: z
       .array(z.string().regex(/^[A-Z_][A-Z0-9_]*$/, 'must be an environment variable name'))

@@ -8,6 +8,9 @@ export const SETUP_README = {
   lockfile: `${README_URL}setup-fails-on-an-out-of-date-lockfile`,
 } as const;
 
+/** `setup_stall_s` when the config has none: a setup stuck behind a proxy fails in under a minute. */
+export const DEFAULT_SETUP_STALL_S = 45;
+
 /** Host variables that say a proxy (or its CA) is in the way: set on the host, they should reach setup. */
 export const PROXY_VARIABLES = ['HTTPS_PROXY', 'https_proxy', 'HTTP_PROXY', 'http_proxy', 'ALL_PROXY', 'NPM_CONFIG_PROXY', 'NPM_CONFIG_HTTPS_PROXY'];
 export const CA_VARIABLES = ['NODE_EXTRA_CA_CERTS', 'SSL_CERT_FILE', 'REQUESTS_CA_BUNDLE', 'PIP_CERT', 'CURL_CA_BUNDLE', 'GIT_SSL_CAINFO', 'NPM_CONFIG_CAFILE'];
@@ -56,7 +59,7 @@ export function setupFailureHint(output: string, c: SetupFailureContext): string
   if (!c.network && INSTALLS.test(c.command)) {
     return `hint: setup ${how} without the network: the repo config gives setup none unless it says \`network: setup\`, and an install waits on its registry. See ${SETUP_README.stalled}`;
   }
-  const ca = c.unpassedHostNames.filter((n) => CA_VARIABLES.includes(n));
+  const ca = caNamesFor(c.command, c.unpassedHostNames.filter((n) => CA_VARIABLES.includes(n)));
   const proxy = c.unpassedHostNames.filter((n) => PROXY_VARIABLES.includes(n));
   if (ca.length > 0 || proxy.length > 0) {
     const names = [...proxy, ...ca];
@@ -66,6 +69,22 @@ export function setupFailureHint(output: string, c: SetupFailureContext): string
     return `hint: setup ${how} while installing: the registry is likely unreachable (a proxy, a firewall, or a TLS-intercepting proxy whose CA setup does not trust). Try the same install in a clean shell with only the variables \`setup_env\` names. See ${SETUP_README.stalled}`;
   }
   return `hint: setup ${how}. See ${SETUP_README.stalled}`;
+}
+
+// Which CA variables each kind of tool reads: the hint names those, not every bundle the host sets.
+const CA_READERS: ReadonlyArray<readonly [RegExp, readonly string[]]> = [
+  [/\b(npm|npx|pnpm|yarn|bun|corepack|node)\b/, ['NODE_EXTRA_CA_CERTS', 'NPM_CONFIG_CAFILE']],
+  [/\b(pip3?|uv|poetry|python3?)\b/, ['REQUESTS_CA_BUNDLE', 'PIP_CERT', 'SSL_CERT_FILE']],
+  [/\b(cargo|curl)\b/, ['CURL_CA_BUNDLE', 'SSL_CERT_FILE']],
+  [/\bgit\b/, ['GIT_SSL_CAINFO']],
+  [/\b(bundle|gem|composer|go)\b/, ['SSL_CERT_FILE']],
+];
+
+/** The CA variables among `names` that the command's tools read; all of them when it names no tool known here. */
+function caNamesFor(command: string, names: readonly string[]): string[] {
+  const read = new Set(CA_READERS.filter(([re]) => re.test(command)).flatMap(([, vars]) => vars));
+  const relevant = names.filter((n) => read.has(n));
+  return relevant.length > 0 ? relevant : [...names];
 }
 
 /** The proxy and CA variables set in `host` that `passed` does not name (for the hint). */

@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import type { Logger } from 'pino';
 import type { SetupProgress } from '../goal/result.js';
 import type { GoalSpec } from '../goal/schema.js';
-import { setupFailureHint } from '../goal/setup-hint.js';
+import { DEFAULT_SETUP_STALL_S, setupFailureHint } from '../goal/setup-hint.js';
 import type { AttemptLog } from '../ports/attempt-log.js';
 import type { GoalKey, GoalLedger } from '../ports/goal-ledger.js';
 import type { CommandResult, Sandbox } from '../ports/sandbox.js';
@@ -11,14 +11,11 @@ import { type AttemptRecorder, commandOutcome } from './attempt-recorder.js';
 import { attemptRecord, describeFailure, message } from './command-report.js';
 import { SETUP_TASK } from './transition.js';
 
-/** Repo config `setup_stall_s` when none is given. */
-export const DEFAULT_SETUP_STALL_S = 60;
-
 /** How setup runs beyond its commands (repo config `setup_timeout_s`, `setup_stall_s`), and who watches it. */
 export interface SetupOptions {
   /** Seconds each command may run; default: the task timeout. */
   timeoutS?: number;
-  /** Seconds with no output, no file written and no CPU used before a command is killed as stalled; default 60. */
+  /** Seconds with no output, no file written and no CPU used before a command is killed as stalled; default DEFAULT_SETUP_STALL_S. */
   stallS?: number;
   /** Proxy and CA variables set on the host that `setup_env` does not name (for the hint). */
   unpassedHostNames?: readonly string[];

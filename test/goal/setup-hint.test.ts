@@ -39,6 +39,18 @@ describe('setupFailureHint: the likely cause of a failed setup, with the README 
     expect(hint).toContain(SETUP_README.proxy);
   });
 
+  it('names the CA variables the command reads, not every bundle the host sets (all of them for a command it cannot tell)', () => {
+    const host = ['NODE_EXTRA_CA_CERTS', 'SSL_CERT_FILE', 'REQUESTS_CA_BUNDLE', 'PIP_CERT', 'CURL_CA_BUNDLE', 'GIT_SSL_CAINFO'];
+    const names = (command: string) => /setup_env: \[([^\]]*)\]/.exec(setupFailureHint('', ctx({ stalled: true, command, unpassedHostNames: host })) ?? '')?.[1];
+    expect(names('pnpm install --frozen-lockfile')).toBe('NODE_EXTRA_CA_CERTS');
+    expect(names('corepack yarn install')).toBe('NODE_EXTRA_CA_CERTS');
+    expect(names('pip install -r requirements.txt')).toBe('SSL_CERT_FILE, REQUESTS_CA_BUNDLE, PIP_CERT');
+    expect(names('cargo fetch')).toBe('SSL_CERT_FILE, CURL_CA_BUNDLE');
+    expect(names('./scripts/bootstrap.sh')).toBe(host.join(', '));
+    // A node tool on a host whose only bundle is one node does not read: named all the same.
+    expect(setupFailureHint('', ctx({ stalled: true, command: 'npm ci', unpassedHostNames: ['SSL_CERT_FILE'] }))).toContain('`setup_env: [SSL_CERT_FILE]`');
+  });
+
   it('a timed-out install with no network: the config says `network: none`', () => {
     const hint = setupFailureHint('', ctx({ network: false, timedOut: true, command: 'npm ci' }));
     expect(hint).toMatch(/^hint: setup timed out without the network: .*`network: setup`/);

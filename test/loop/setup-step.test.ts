@@ -43,7 +43,7 @@ describe('the setup step', () => {
     const { h, opts, requests } = timed(() => ({ ms: 90_000, result: { exitCode: null, timedOut: true, signal: 'SIGKILL' } }));
     const result = await h.run(SPEC, { ...opts, setup: ['npm ci'], setupOptions: { timeoutS: 90 } });
     expect(result.status).toBe('ESCALATED');
-    expect(requests[0]).toMatchObject({ timeoutMs: 90_000, stallMs: 60_000 });
+    expect(requests[0]).toMatchObject({ timeoutMs: 90_000, stallMs: 45_000 });
     expect(result.escalation!.last_error).toMatch(/^setup `npm ci` timed out after 90s and was killed/);
     const end = (await h.ledger.listAttemptEntries(h.key('deps'), { taskId: 'setup' })).at(-1)!.entry;
     expect(end).toMatchObject({ kind: 'end', outcome: 'timeout', durationMs: 90_000 });

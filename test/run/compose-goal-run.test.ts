@@ -80,8 +80,8 @@ describe('configCommands', () => {
 describe('setupOptions', () => {
   const host = { HTTPS_PROXY: 'http://p:3128', NODE_EXTRA_CA_CERTS: '/etc/corp.pem', HOME: '/root' };
   it.each([
-    // The timeout is left to the task timeout; the stall bound is 60 s.
-    { raw: {}, out: { stallS: 60, unpassedHostNames: ['HTTPS_PROXY', 'NODE_EXTRA_CA_CERTS'] } },
+    // The timeout is left to the task timeout; the stall bound is 45 s.
+    { raw: {}, out: { stallS: 45, unpassedHostNames: ['HTTPS_PROXY', 'NODE_EXTRA_CA_CERTS'] } },
     { raw: { setup_timeout_s: 900, setup_stall_s: 20, setup_env: ['HTTPS_PROXY'] }, out: { timeoutS: 900, stallS: 20, unpassedHostNames: ['NODE_EXTRA_CA_CERTS'] } },
   ])('$raw', ({ raw, out }) => {
     expect(setupOptions(parseRepoConfig(raw), host)).toEqual(out);
