@@ -20,7 +20,8 @@ export function detectPackageManagers(topLevelNames: ReadonlySet<string>): Packa
 
 /**
  * The variables that move each manager's store or cache into `store` (a folder per repository).
- * - pnpm reads its settings from `npm_config_*` (and `pnpm_config_*` from v11).
+ * - pnpm reads its settings from `npm_config_*` (and `pnpm_config_*` from v11); the pnpm release
+ *   a `packageManager` field asks for is downloaded into `PNPM_HOME`, kept with the store.
  * - yarn berry keeps its cache in its global folder by default; its per-project `cacheFolder`
  *   (zero-installs: a cache committed in `.yarn/cache`) is left alone.
  * - yarn classic's cache is `YARN_CACHE_FOLDER`; a berry without `.yarnrc.yml` takes the global
@@ -38,6 +39,7 @@ export function packageStoreEnv(managers: readonly PackageManager[], store: stri
       case 'pnpm':
         env.npm_config_store_dir = join(store, 'pnpm');
         env.pnpm_config_store_dir = join(store, 'pnpm');
+        env.PNPM_HOME = join(store, 'pnpm-home');
         break;
       case 'yarn-berry':
         env.YARN_GLOBAL_FOLDER = join(store, 'yarn-berry');

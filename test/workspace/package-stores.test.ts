@@ -33,7 +33,7 @@ describe('package managers, from the names at the top of the tree', () => {
 
   it("points only the detected managers at the store (npm warns about settings it does not know), and leaves berry's project cache alone", () => {
     expect(packageStoreEnv(['npm'], '/s')).toEqual({ COREPACK_HOME: '/s/corepack', npm_config_cache: '/s/npm' });
-    expect(packageStoreEnv(['pnpm'], '/s')).toEqual({ COREPACK_HOME: '/s/corepack', npm_config_store_dir: '/s/pnpm', pnpm_config_store_dir: '/s/pnpm' });
+    expect(packageStoreEnv(['pnpm'], '/s')).toEqual({ COREPACK_HOME: '/s/corepack', npm_config_store_dir: '/s/pnpm', pnpm_config_store_dir: '/s/pnpm', PNPM_HOME: '/s/pnpm-home' });
     expect(packageStoreEnv(['yarn-berry'], '/s')).toEqual({ COREPACK_HOME: '/s/corepack', YARN_GLOBAL_FOLDER: '/s/yarn-berry' });
     expect(packageStoreEnv(['yarn-classic'], '/s')).toMatchObject({ YARN_CACHE_FOLDER: '/s/yarn' });
     expect(packageStoreEnv(['bun'], '/s')).toMatchObject({ BUN_INSTALL_CACHE_DIR: '/s/bun' });
