@@ -6,6 +6,9 @@ export function sandboxEnvironment(opts: { path: string; home: string; extra?: R
     CI: '1',
     LANG: 'C.UTF-8',
     TMPDIR: '/tmp',
+    // The host's pnpm runs every command: pnpm 10 would otherwise fetch the release a
+    // `packageManager` field pins, which needs the network no task has (and npm ignores it).
+    npm_config_manage_package_manager_versions: 'false',
   };
   for (const [k, v] of Object.entries(opts.extra ?? {})) {
     if (isAllowedExtra(k)) env[k] = v;

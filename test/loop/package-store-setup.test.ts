@@ -8,9 +8,17 @@ import { git } from '../helpers/git.js';
 import { goalHarness } from '../helpers/goal-harness.js';
 import { jail } from '../helpers/sandbox-jail.js';
 
-/** A dependency from a tarball in the repository: pnpm adds it to its store, offline. */
+/**
+ * A dependency from a tarball in the repository: pnpm adds it to its store, offline. The
+ * `packageManager` pin names a pnpm the host does not have: pnpm 10 would fetch it for every
+ * command, and tasks have no network.
+ */
 const FILES = {
-  'package.json': JSON.stringify({ name: 'app', version: '1.0.0', private: true, dependencies: { 'left-pad-local': 'file:./vendor/left-pad-local-1.0.0.tgz' } }, null, 2),
+  'package.json': JSON.stringify(
+    { name: 'app', version: '1.0.0', private: true, packageManager: 'pnpm@9.15.0', dependencies: { 'left-pad-local': 'file:./vendor/left-pad-local-1.0.0.tgz' } },
+    null,
+    2,
+  ),
 };
 
 /** Every path under `dir`, relative, links not followed. */
@@ -34,7 +42,7 @@ describe("pnpm with the repository's package store, in the jail", () => {
     writeFileSync(join(pkg, 'index.js'), "module.exports = (s, n) => String(s).padStart(n, ' ');\n");
     mkdirSync(join(h.repo.work, 'vendor'));
     execFileSync('tar', ['czf', join(h.repo.work, 'vendor', 'left-pad-local-1.0.0.tgz'), '-C', join(h.root, 'pack'), 'package']);
-    execFileSync('pnpm', ['install', '--lockfile-only', '--offline', '--store-dir', join(h.root, 'scratch-store'), '--reporter=silent'], { cwd: h.repo.work });
+    execFileSync('pnpm', ['--config.manage-package-manager-versions=false', 'install', '--lockfile-only', '--offline', '--store-dir', join(h.root, 'scratch-store'), '--reporter=silent'], { cwd: h.repo.work });
     rmSync(join(h.root, 'scratch-store'), { recursive: true, force: true });
     git(h.repo.work, 'add', '--all');
     git(h.repo.work, '-c', 'user.name=t', '-c', 'user.email=t@example.com', 'commit', '-qm', 'pnpm');
@@ -48,7 +56,7 @@ describe("pnpm with the repository's package store, in the jail", () => {
     const goal = (id: string) => ({
       goal_id: id,
       objective: 'o',
-      tasks: [{ id: 'pad', title: 'Pad', run: `node -e "require('fs').writeFileSync('${id}.txt', require('left-pad-local')('x', 3))"`, verification: `test "$(cat ${id}.txt)" = "  x"` }],
+      tasks: [{ id: 'pad', title: 'Pad', run: `node -e "require('fs').writeFileSync('${id}.txt', require('left-pad-local')('x', 3))"`, verification: `test "$(cat ${id}.txt)" = "  x" && pnpm --version` }],
     });
     const setupRuns = async (id: string) => (await h.ledger.listAttempts({ repo: h.repo.bare, goalId: id })).filter((a) => a.taskId === 'setup').length;
 

@@ -43,7 +43,7 @@ describe('the jail shows no secret of the bot', () => {
       .trim()
       .split('\n')
       .map((l) => l.split('=')[0]);
-    expect(new Set(names)).toEqual(new Set(['PATH', 'HOME', 'CI', 'LANG', 'TMPDIR', 'GOAL_TASK_ID', 'PWD', 'SHLVL', '_']));
+    expect(new Set(names)).toEqual(new Set(['PATH', 'HOME', 'CI', 'LANG', 'TMPDIR', 'npm_config_manage_package_manager_versions', 'GOAL_TASK_ID', 'PWD', 'SHLVL', '_']));
   });
 
   it('shows no secret through /proc/*/environ or any process command line', async () => {
