@@ -3,8 +3,8 @@ import { z } from 'zod';
 import { didYouMean } from '../common/closest-word.js';
 import { objectKeysAt } from '../common/schema-keys.js';
 import { BaselinePolicySchema, DEFAULT_TEST_PATHS } from '../goal/evidence.js';
-import { DEFAULT_SETUP_STALL_S } from '../goal/setup-hint.js';
 import { LIMIT_KEYS, type LoopLimits, limitConfigKeys } from '../goal/limits.js';
+import { DEFAULT_SETUP_STALL_S } from '../goal/setup-hint.js';
 import { DEFAULT_PROTECTED_PATHS } from './protected-paths.js';
 
 export const REPO_CONFIG_PATH = '.github/goal-loop.yml';

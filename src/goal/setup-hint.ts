@@ -59,7 +59,10 @@ export function setupFailureHint(output: string, c: SetupFailureContext): string
   if (!c.network && INSTALLS.test(c.command)) {
     return `hint: setup ${how} without the network: the repo config gives setup none unless it says \`network: setup\`, and an install waits on its registry. See ${SETUP_README.stalled}`;
   }
-  const ca = caNamesFor(c.command, c.unpassedHostNames.filter((n) => CA_VARIABLES.includes(n)));
+  const ca = caNamesFor(
+    c.command,
+    c.unpassedHostNames.filter((n) => CA_VARIABLES.includes(n)),
+  );
   const proxy = c.unpassedHostNames.filter((n) => PROXY_VARIABLES.includes(n));
   if (ca.length > 0 || proxy.length > 0) {
     const names = [...proxy, ...ca];

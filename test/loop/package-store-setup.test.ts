@@ -42,7 +42,9 @@ describe("pnpm with the repository's package store, in the jail", () => {
     writeFileSync(join(pkg, 'index.js'), "module.exports = (s, n) => String(s).padStart(n, ' ');\n");
     mkdirSync(join(h.repo.work, 'vendor'));
     execFileSync('tar', ['czf', join(h.repo.work, 'vendor', 'left-pad-local-1.0.0.tgz'), '-C', join(h.root, 'pack'), 'package']);
-    execFileSync('pnpm', ['--config.manage-package-manager-versions=false', 'install', '--lockfile-only', '--offline', '--store-dir', join(h.root, 'scratch-store'), '--reporter=silent'], { cwd: h.repo.work });
+    execFileSync('pnpm', ['--config.manage-package-manager-versions=false', 'install', '--lockfile-only', '--offline', '--store-dir', join(h.root, 'scratch-store'), '--reporter=silent'], {
+      cwd: h.repo.work,
+    });
     rmSync(join(h.root, 'scratch-store'), { recursive: true, force: true });
     git(h.repo.work, 'add', '--all');
     git(h.repo.work, '-c', 'user.name=t', '-c', 'user.email=t@example.com', 'commit', '-qm', 'pnpm');
@@ -56,7 +58,9 @@ describe("pnpm with the repository's package store, in the jail", () => {
     const goal = (id: string) => ({
       goal_id: id,
       objective: 'o',
-      tasks: [{ id: 'pad', title: 'Pad', run: `node -e "require('fs').writeFileSync('${id}.txt', require('left-pad-local')('x', 3))"`, verification: `test "$(cat ${id}.txt)" = "  x" && pnpm --version` }],
+      tasks: [
+        { id: 'pad', title: 'Pad', run: `node -e "require('fs').writeFileSync('${id}.txt', require('left-pad-local')('x', 3))"`, verification: `test "$(cat ${id}.txt)" = "  x" && pnpm --version` },
+      ],
     });
     const setupRuns = async (id: string) => (await h.ledger.listAttempts({ repo: h.repo.bare, goalId: id })).filter((a) => a.taskId === 'setup').length;
 
