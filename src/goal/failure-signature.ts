@@ -35,6 +35,9 @@ const PID = /\b(pid[ =:]*)\d+\b/gi;
 const BRACKET_PID = /(^|[A-Za-z_.-])\[\d+\](?=[:\s]|$)/gm;
 const DURATION = /(?<![\w.:])(?:\d+h ?)?(?:\d+m ?)?\d+(?:[.,]\d+)? ?(?:ms|s|secs?|seconds?|µs|μs|us|ns|mins?|minutes?)(?![A-Za-z0-9_])|\(cached\)/g;
 
+// A duration named by its key, the unit in the name (node --test's TAP `duration_ms: 12.5`).
+const KEYED_DURATION = /\b((?:duration|elapsed|time)_?(?:ms|s|sec|seconds)?["']?(?::|=)?[ \t]*)\d+(?:\.\d+)?\b/gi;
+
 const RULE_LINE = /([=_\-*~─━⎯])\1{3,}/g;
 
 /** The output with the run-to-run noise replaced by placeholders, padding, trailing blanks and blank-line runs squeezed. */
@@ -53,6 +56,7 @@ export function normalizeFailure(output: string, opts: FailureSignatureOptions =
     .replace(PID, '$1<pid>')
     .replace(BRACKET_PID, '$1[<pid>]')
     .replace(DURATION, '<duration>')
+    .replace(KEYED_DURATION, '$1<duration>')
     // Padding that follows the width of what was replaced: rules (pytest's `=====`) and aligned columns.
     .replace(RULE_LINE, '$1$1$1')
     .replace(/(?<=\S)[ \t]{2,}/g, ' ');

@@ -122,8 +122,31 @@ FAIL\texample.com/shop\t${(r.ms / 1000).toFixed(3)}s
 FAIL
 `;
 
+// node --test (TAP), as a real run printed it on tj/commander.js: its durations are keyed, not suffixed.
+const nodeTest = (r: Run, message = 'require is not defined in ES module scope, you can use import instead', line = 1) =>
+  `TAP version 13
+# Subtest: tests/goal-short-flag.test.js
+not ok 1 - tests/goal-short-flag.test.js
+  ---
+  duration_ms: ${r.ms.toFixed(3)}
+  location: '/srv/ws/tests/goal-short-flag.test.js:${line}:1'
+  failureType: 'testCodeFailure'
+  exitCode: 1
+  error: 'test failed'
+  code: 'ERR_TEST_FAILURE'
+  stack: |-
+    ReferenceError: ${message}
+  ...
+1..1
+# tests 1
+# pass 0
+# fail 1
+# duration_ms ${(r.ms * 1.7).toFixed(5)}
+`;
+
 describe('failure signatures', () => {
   it.each([
+    ['node --test', nodeTest(A), nodeTest(B)],
     ['vitest', vitest(A), vitest(B)],
     ['jest', jest(A), jest(B)],
     ['mocha', mocha(A), mocha(B)],
@@ -146,6 +169,7 @@ describe('failure signatures', () => {
     ['pytest: another line', pytest(A), pytest(B, undefined, 18)],
     ['go test: another message', goTest(A), goTest(B, 'got 100, want 80')],
     ['go test: another line', goTest(A), goTest(B, undefined, 15)],
+    ['node --test: another error', nodeTest(A), nodeTest(B, 'Cannot find module')],
   ])('%s: a different failure', (_case, a, b) => {
     expect(failureSignature(a)).not.toBe(failureSignature(b));
   });
