@@ -1,6 +1,9 @@
 import { type Git, literalPathspec } from './git.js';
 import { SetupCache } from './setup-cache.js';
 
+/** Untracked folders beyond which `status` takes one look (see there). */
+const MAX_EXCLUDED_DIRS = 200;
+
 /**
  * What setup left in a goal's tree beyond the commit, as git sees it: the baseline every rollback
  * keeps, what no checkpoint takes (unless a task changes a file), and what the setup cache keeps.
@@ -22,11 +25,7 @@ export class SetupOutput {
 
   /** Reads the tree after setup; returns what is not gitignored (named in the log). */
   async record(): Promise<string[]> {
-    const out = await this.git.run(this.dir, ['status', '--porcelain=v1', '-z', '--ignored=matching', '--untracked-files=normal', '--no-renames', '--ignore-submodules=all']);
-    const entries = out
-      .split('\0')
-      .filter((e) => e.length > 3)
-      .map((e) => ({ code: e.slice(0, 2), path: e.slice(3) }));
+    const entries = await this.status();
     const untracked = entries.filter((e) => e.code === '??').map((e) => e.path);
     const dirs = untracked.filter((p) => p.endsWith('/'));
     const files = [...untracked.filter((p) => !p.endsWith('/')), ...entries.filter((e) => e.code !== '??' && e.code !== '!!').map((e) => e.path)];
@@ -42,6 +41,27 @@ export class SetupOutput {
     this.paths = entries.map((e) => e.path);
     this.keep = entries.filter((e) => e.code === '!!' || e.code === '??').map((e) => `/${e.path.replace(/[\\*?[\]!#]/g, (c) => `\\${c}`)}`);
     return [...dirs, ...files];
+  }
+
+  /**
+   * Git's view of the tree: changes, untracked files and folders, ignored ones. Two looks: without
+   * ignored files first, where git stops at an untracked folder's first file; then the ignored ones
+   * outside those folders. A single look with `--ignored` walks every untracked folder whole (all
+   * of node_modules) for the ignored files inside, which their folder already covers (it is kept,
+   * cached and left out as a whole).
+   */
+  private async status(): Promise<Array<{ code: string; path: string }>> {
+    const look = async (extra: string[]) =>
+      (await this.git.run(this.dir, ['status', '--porcelain=v1', '-z', '--untracked-files=normal', '--no-renames', '--ignore-submodules=all', ...extra]))
+        .split('\0')
+        .filter((e) => e.length > 3)
+        .map((e) => ({ code: e.slice(0, 2), path: e.slice(3) }));
+    const plain = await look([]);
+    const dirs = plain.filter((e) => e.code === '??' && e.path.endsWith('/')).map((e) => e.path.replace(/\/$/, ''));
+    // Past a few hundred folders, one look costs less than the pathspecs that leave them out.
+    if (dirs.length > MAX_EXCLUDED_DIRS) return look(['--ignored=matching']);
+    const ignored = (await look(['--ignored=matching', '--', '.', ...dirs.map((d) => `:(exclude,literal)${d}`)])).filter((e) => e.code === '!!');
+    return [...plain, ...ignored];
   }
 
   /** Pathspecs that leave out setup's folders, and its files too when `withFiles`. */

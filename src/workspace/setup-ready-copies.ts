@@ -20,6 +20,8 @@ import { stripSetIds } from './setup-disk.js';
 
 /** Copies being made in this process, by entry: a restore waits for one rather than copy again. */
 const making = new Map<string, Promise<void>>();
+/** Copies waiting out their delay, each a way to start it at once. */
+const waiting = new Set<() => void>();
 
 /** Leftovers of a killed process older than this are removed by the next sweep. */
 export const STALE_LEFTOVER_MS = 60 * 60 * 1000;
@@ -29,13 +31,16 @@ export function readyCopyNames(names: readonly string[]): string[] {
 }
 
 /**
- * Makes one ready copy of the entry's tree unless one is waiting or being made, or `hasRoom`
- * says the cache's bound has no room for it; never throws.
+ * Makes one ready copy of the entry's tree, after `delayMs`, unless one is waiting or being made,
+ * or `hasRoom` says the cache's bound has no room for it; never throws. The delay keeps the copy
+ * off the start of the goal that just saved or restored the entry: tens of megabytes written
+ * beside its first git commands and sandboxed processes slow them (whatever the CPU priority).
  */
-export function makeReadyCopy(entry: string, paths: readonly string[], hasRoom: () => Promise<boolean>, onError: (err: unknown) => void): Promise<void> {
+export function makeReadyCopy(entry: string, paths: readonly string[], hasRoom: () => Promise<boolean>, onError: (err: unknown) => void, delayMs = 0): Promise<void> {
   const running = making.get(entry);
   if (running !== undefined) return running;
   const job = (async () => {
+    await delay(delayMs);
     if (readyCopyNames(await readdir(entry)).length > 0 || !(await hasRoom())) return;
     // Made beside the entry, not in it: an entry removed meanwhile is not brought back by the copy.
     const tmp = join(dirname(entry), `.tmp-ready-${randomBytes(6).toString('hex')}`);
@@ -100,9 +105,27 @@ async function beingMade(repoDir: string, key: string): Promise<boolean> {
   return false;
 }
 
-/** Every ready copy this process is making, done. */
+/** Every ready copy this process is making, done (those waiting out their delay start now). */
 export async function readyCopiesSettled(): Promise<void> {
-  while (making.size > 0) await Promise.all(making.values());
+  while (making.size > 0) {
+    for (const start of waiting) start(); // each leaves the set as it starts
+    await Promise.all(making.values());
+  }
+}
+
+/** Resolves after `ms`, or as soon as `readyCopiesSettled` asks; keeps no process alive for a copy. */
+function delay(ms: number): Promise<void> {
+  if (ms <= 0) return Promise.resolve();
+  return new Promise((resolve) => {
+    const start = () => {
+      clearTimeout(timer);
+      waiting.delete(start);
+      resolve();
+    };
+    const timer = setTimeout(start, ms);
+    timer.unref();
+    waiting.add(start);
+  });
 }
 
 /**
