@@ -12,6 +12,7 @@ import type { Forge } from '../src/ports/forge.js';
 import { runConfiguredGoal } from '../src/run/run-configured-goal.js';
 import { ProcessSandbox } from '../src/sandbox/process-sandbox.js';
 import { GitWorkspace } from '../src/workspace/git-workspace.js';
+import { MirrorCache } from '../src/workspace/mirror-cache.js';
 import { SetupCache } from '../src/workspace/setup-cache.js';
 import { makeBareRepo } from './bench-repo.js';
 import { DEPENDENCIES, npm, type PackageManager, packageJson, pnpm } from './setup-cache-managers.js';
@@ -57,13 +58,15 @@ async function line(root: string, manager: PackageManager): Promise<Verdict[]> {
   // No .gitignore: setup's output is not ignored, so only the harness keeps it out of checkpoints.
   const bare = makeBareRepo(join(root, 'repo'), { 'package.json': packageJson(), [lockName]: lockText, 'README.md': 'bench\n' });
   const setup = [primed.setup];
-  process.stdout.write(`${name}: ${primed.packages} packages from ${lockName} (${Object.keys(DEPENDENCIES).join(', ')}), setup \`${primed.shown}\`, sandbox process\n`);
+  process.stdout.write(`${name}: ${primed.packages} packages from ${lockName} (${Object.keys(DEPENDENCIES).join(', ')}), setup \`${primed.shown}\`, sandbox process, workspaces parked and reused\n`);
 
   const ledger = new SqliteLedger(join(root, 'ledger.db'));
   try {
     const setupCache = new SetupCache({ root: join(root, 'setup-cache'), maxBytes: 4 * 1024 ** 3 });
+    // As `goal-loop run` on a local path: a released workspace is parked, the next goal's clone reuses it.
+    const parkCache = new MirrorCache({ dir: join(root, 'mirrors') });
     const run = (goalId: string, opts: { setup: string[]; cache: boolean }) =>
-      timedGoal({ root, bare, ledger, goalId, setup: opts.setup, inputs: ['package.json', lockName], ...(opts.cache ? { setupCache } : {}) });
+      timedGoal({ root, bare, ledger, parkCache, goalId, setup: opts.setup, inputs: ['package.json', lockName], ...(opts.cache ? { setupCache } : {}) });
 
     // Not timed: the first goal of the process pays for loading modules and warming git.
     const warm = await run('warm-up', { setup: [], cache: false });
@@ -145,7 +148,16 @@ interface TimedGoal {
   toFirstTask?: number;
 }
 
-async function timedGoal(o: { root: string; bare: string; ledger: SqliteLedger; goalId: string; setup: string[]; inputs: string[]; setupCache?: SetupCache }): Promise<TimedGoal> {
+async function timedGoal(o: {
+  root: string;
+  bare: string;
+  ledger: SqliteLedger;
+  parkCache: MirrorCache;
+  goalId: string;
+  setup: string[];
+  inputs: string[];
+  setupCache?: SetupCache;
+}): Promise<TimedGoal> {
   // Two tasks: the loop reports progress after the first (it skips the update of its final step).
   const spec = validateGoalSpec({
     goal_id: o.goalId,
@@ -162,6 +174,7 @@ async function timedGoal(o: { root: string; bare: string; ledger: SqliteLedger; 
     branch: `goal/${o.goalId}`,
     protectedPaths: ['.github/workflows/**'],
     identity: { name: 'goal-loop', email: 'bench@example.com' },
+    parkCache: o.parkCache,
     ...(o.setupCache ? { setupCache: o.setupCache, setupInputs: o.inputs } : {}),
   });
   const forge = new FirstTaskForge();
