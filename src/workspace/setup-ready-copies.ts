@@ -71,7 +71,7 @@ export function makeReadyCopy(entry: string, paths: readonly string[], hasRoom: 
  * one killed with the machine is a `.tmp-` leftover the cache's next sweep removes once stale.
  * Made unless a ready copy is waiting or another process is making one; never throws.
  */
-export async function detachReadyCopy(entry: string, paths: readonly string[], hasRoom: () => Promise<boolean>, onError: (err: unknown) => void): Promise<void> {
+export async function detachReadyCopy(entry: string, paths: readonly string[], hasRoom: () => Promise<boolean>, onError: (err: unknown) => void, delayMs = 0): Promise<void> {
   try {
     const key = basename(entry);
     if (readyCopyNames(await readdir(entry)).length > 0 || (await beingMade(dirname(entry), key)) || !(await hasRoom())) return;
@@ -79,12 +79,13 @@ export async function detachReadyCopy(entry: string, paths: readonly string[], h
     const dest = join(entry, `ready-${randomBytes(6).toString('hex')}`);
     // Paths are arguments, never part of the script. `a && b || c`: any failure removes the copy.
     const script = [
-      'tmp=$1; dest=$2; tree=$3; shift 3',
+      // The same delay as in this process (see makeReadyCopy), slept by the copy's own process.
+      'tmp=$1; dest=$2; tree=$3; sleep "$4"; shift 4',
       'for p in "$@"; do mkdir -p -- "$tmp/$(dirname -- "$p")" && cp -a --reflink=auto -- "$tree/$p" "$tmp/$p" || { rm -rf -- "$tmp"; exit 1; }; done',
       'find -P "$tmp" \\( -type f -o -type d \\) -perm /6000 -exec chmod u-s,g-s -- {} + && mv -T -- "$tmp" "$dest" || rm -rf -- "$tmp"',
     ].join('\n');
     await mkdir(tmp); // at once: another process's look sees this copy under way
-    const child = spawn('nice', ['-n', '19', 'sh', '-c', script, 'sh', tmp, dest, join(entry, 'tree'), ...paths], { detached: true, stdio: 'ignore' });
+    const child = spawn('nice', ['-n', '19', 'sh', '-c', script, 'sh', tmp, dest, join(entry, 'tree'), (Math.max(delayMs, 0) / 1000).toFixed(3), ...paths], { detached: true, stdio: 'ignore' });
     child.on('error', (err) => {
       onError(err);
       void rm(tmp, { recursive: true, force: true });
