@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import { lstat, mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { crashPoint } from '../common/crash-point.js';
 import { protectedMatches } from '../config/protected-paths.js';
@@ -9,7 +9,7 @@ import type { MirrorCache } from './mirror-cache.js';
 import { NestedRepositoryError, refuseNestedRepositories, removeNestedRepositories } from './nested-repos.js';
 import { refuseChangedPackageScripts } from './package-scripts.js';
 import type { SetupCache } from './setup-cache.js';
-import { SetupOutput } from './setup-output.js';
+import { dropSetupFolders, SetupOutput } from './setup-output.js';
 import { SetupTrust } from './setup-trust.js';
 import { parseStagedDiff } from './staged-diff.js';
 import { refuseChangedTestFiles, restoreBaseTestFiles } from './test-files.js';
@@ -371,7 +371,7 @@ export class GitWorkspace implements Workspace {
    * a later run prepares a new workspace. The caller decides when; nothing may use it after.
    */
   async release(): Promise<void> {
-    await releaseWorkspace(this.opts, this.setupOutput.paths);
+    await releaseWorkspace(this.opts);
   }
 
   /** Kept beside the clone, outside anything a sandboxed command can write. */
@@ -396,8 +396,8 @@ export class GitWorkspace implements Workspace {
   }
 }
 
-/** `GitWorkspace.release` for a caller that has the options but no instance (`setupOutput`: what setup left, if known). */
-export async function releaseWorkspace(opts: Pick<GitWorkspaceOptions, 'dir' | 'remote' | 'mirrorCache' | 'parkCache'>, setupOutput: readonly string[] = []): Promise<void> {
+/** `GitWorkspace.release` for a caller that has the options but no instance. */
+export async function releaseWorkspace(opts: Pick<GitWorkspaceOptions, 'dir' | 'remote' | 'mirrorCache' | 'parkCache'>): Promise<void> {
   await rm(trustedConfigCopy(opts.dir), { force: true });
   await rm(`${opts.dir}.logs`, { recursive: true, force: true });
   await rm(freshCloneDir(opts.dir), { recursive: true, force: true });
@@ -405,26 +405,12 @@ export async function releaseWorkspace(opts: Pick<GitWorkspaceOptions, 'dir' | '
   // local path's go to the same pools, under the same bound (parked trees evicted oldest first).
   const cache = opts.mirrorCache ?? opts.parkCache;
   if (cache && existsSync(opts.dir)) {
-    await dropSetupFolders(opts.dir, setupOutput);
+    await dropSetupFolders(opts.dir);
     await cache.park(opts.remote, opts.dir).catch(() => false);
   }
   await rm(opts.dir, { recursive: true, force: true });
   if (opts.mirrorCache) await opts.mirrorCache.unpin(opts.remote, opts.dir);
   if (cache) await cache.evict();
-}
-
-/**
- * Setup's top-level folders (node_modules), deleted before the tree is parked: the next goal's
- * checkout cleans them out anyway (its own setup or the setup cache provides them, never another
- * goal's tree), and on its clock, after walking them in the scrub. Only real folders (a link
- * goes with the clean), never tracked ones (git lists a folder as setup's only if it tracks
- * nothing in it).
- */
-async function dropSetupFolders(dir: string, setupOutput: readonly string[]): Promise<void> {
-  const names = new Set(setupOutput.map((p) => p.replace(/\/+$/, '')).filter((p) => p !== '' && !p.includes('/') && p !== '.git' && p !== '.' && p !== '..'));
-  for (const name of names) {
-    if ((await lstat(join(dir, name)).catch(() => undefined))?.isDirectory()) await rm(join(dir, name), { recursive: true, force: true });
-  }
 }
 
 function trustedConfigCopy(dir: string): string {

@@ -1,3 +1,5 @@
+import { lstat, readFile, rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { type Git, literalPathspec } from './git.js';
 import { SetupCache } from './setup-cache.js';
 
@@ -40,6 +42,7 @@ export class SetupOutput {
     this.files = blobs;
     this.paths = entries.map((e) => e.path);
     this.keep = entries.filter((e) => e.code === '!!' || e.code === '??').map((e) => `/${e.path.replace(/[\\*?[\]!#]/g, (c) => `\\${c}`)}`);
+    await noteFolders(this.dir, this.paths);
     return [...dirs, ...files];
   }
 
@@ -99,5 +102,35 @@ export class SetupOutput {
       if (m && blobs.has(m[2]!)) blobs.set(m[2]!, m[1]!);
     }
     return blobs;
+  }
+}
+
+/** Where `record` notes setup's top-level folders for the release (see dropSetupFolders). */
+const FOLDERS_NOTE = 'goal-loop-setup-folders';
+
+/** Setup's folders at the top of the tree (node_modules): never a tracked one, as git lists a folder only when it tracks nothing in it. */
+async function noteFolders(dir: string, paths: readonly string[]): Promise<void> {
+  const names = [...new Set(paths.filter((p) => /^[^/]+\/$/.test(p)).map((p) => p.slice(0, -1)))];
+  // In the workspace's own `.git` (read-only in the jail), gone with it when the tree is parked.
+  if ((await lstat(join(dir, '.git')).catch(() => undefined))?.isDirectory()) await writeFile(join(dir, '.git', FOLDERS_NOTE), JSON.stringify(names));
+}
+
+/**
+ * Deletes the setup folders `record` noted, before a released tree is parked: the next goal's
+ * checkout would clean them out anyway (its setup or the setup cache provides its own, never
+ * another goal's tree), on its own clock and after scrubbing every file in them. Only real
+ * folders at the top of the tree: a link in the place of one is left to that clean.
+ */
+export async function dropSetupFolders(dir: string): Promise<void> {
+  let names: unknown;
+  try {
+    names = JSON.parse(await readFile(join(dir, '.git', FOLDERS_NOTE), 'utf8'));
+  } catch {
+    return;
+  }
+  if (!Array.isArray(names)) return;
+  for (const name of names) {
+    if (typeof name !== 'string' || name === '' || name.includes('/') || name === '.git' || name === '.' || name === '..') continue;
+    if ((await lstat(join(dir, name)).catch(() => undefined))?.isDirectory()) await rm(join(dir, name), { recursive: true, force: true });
   }
 }

@@ -2,6 +2,7 @@ import { existsSync, readdirSync, symlinkSync } from 'node:fs';
 import { mkdir, readdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { releaseWorkspace } from '../../src/workspace/git-workspace.js';
 import { SetupCache } from '../../src/workspace/setup-cache.js';
 import { git } from '../helpers/git.js';
 import { tempDir } from '../helpers/temp.js';
@@ -32,7 +33,7 @@ describe('setup output on the warm path', () => {
   });
 
   it("a released tree is parked without setup's top-level folders; one a task swapped for a link is not followed", async () => {
-    const { root, cache, make } = await mirrorSetup();
+    const { root, repo, cache, make } = await mirrorSetup();
     const setupRan = async (dir: string) => {
       await mkdir(join(dir, 'node_modules', 'dep'), { recursive: true });
       await writeFile(join(dir, 'node_modules', 'dep', 'index.js'), 'x');
@@ -41,7 +42,8 @@ describe('setup output on the warm path', () => {
     await ws1.prepare();
     await setupRan(ws1.dir);
     expect(await ws1.preserveIgnored()).toEqual(['node_modules/']);
-    await ws1.release();
+    // As the CLI and the server release a goal's workspace: by its options, with no instance.
+    await releaseWorkspace({ dir: ws1.dir, remote: repo.bare, mirrorCache: cache });
     const [parked] = await cache.warm.list();
     expect(parked).toBeDefined();
     expect(existsSync(join(parked!.path, 'node_modules'))).toBe(false);
