@@ -113,7 +113,7 @@ async function line(root: string, manager: PackageManager): Promise<Verdict[]> {
         `  goal 1, cache empty (setup runs, output saved)  ${ms(first.toFirstTask!).padStart(10)}  (setup ran ${firstRuns}x; its output is copied into the cache before the first task)\n` +
         `  goal 2, same lockfile (cache hit)               ${ms(t2).padStart(10)}  (median of ${ROUNDS}: ${second.map((g) => ms(g.toFirstTask!)).join(', ')}; setup ran ${secondRuns}x)\n` +
         `  ratio (faster of goals 0 and 1, to goal 2)      ${ratio.toFixed(1)}x\n` +
-        `  ready copy made after goal 1, in the background  ${ms(readyMs).padStart(9)}  still to wait when goal 1 ended (off both goals' clocks)\n` +
+        `  ready copy made after goal 1, in the background  ${ms(readyMs).padStart(9)}  still to wait when goal 1 ended (it waits out its delay off the goal's start; idle() starts it; off both goals' clocks)\n` +
         `  setup cache on disk                             ${(cacheBytes / 1024 / 1024).toFixed(1)} MB (${cacheBytes} bytes, du -sb: the entry and its ready copy)\n`,
     );
 
