@@ -11,7 +11,7 @@ import { detectPackageManagers, packageStoreEnv } from './package-managers.js';
 import { refuseChangedPackageScripts } from './package-scripts.js';
 import type { PackageStores } from './package-stores.js';
 import type { SetupCache } from './setup-cache.js';
-import { SetupOutput } from './setup-output.js';
+import { dropSetupFolders, SetupOutput } from './setup-output.js';
 import { SetupTrust } from './setup-trust.js';
 import { parseStagedDiff } from './staged-diff.js';
 import { refuseChangedTestFiles, restoreBaseTestFiles } from './test-files.js';
@@ -423,7 +423,10 @@ export async function releaseWorkspace(opts: Pick<GitWorkspaceOptions, 'dir' | '
   // The working tree is parked for the next goal on this remote when the cache keeps one; a
   // local path's go to the same pools, under the same bound (parked trees evicted oldest first).
   const cache = opts.mirrorCache ?? opts.parkCache;
-  if (cache && existsSync(opts.dir)) await cache.park(opts.remote, opts.dir).catch(() => false);
+  if (cache && existsSync(opts.dir)) {
+    await dropSetupFolders(opts.dir);
+    await cache.park(opts.remote, opts.dir).catch(() => false);
+  }
   await rm(opts.dir, { recursive: true, force: true });
   if (opts.mirrorCache) await opts.mirrorCache.unpin(opts.remote, opts.dir);
   if (cache) await cache.evict();

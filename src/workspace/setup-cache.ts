@@ -10,6 +10,8 @@ import { diskUsage, stripSetIds } from './setup-disk.js';
 import { detachReadyCopy, makeReadyCopy, moveInto, readyCopiesSettled, readyCopyNames, STALE_LEFTOVER_MS, takeReadyCopy } from './setup-ready-copies.js';
 
 const DEFAULT_SETUP_CACHE_MB = 4096;
+/** How long a ready copy waits after the save or restore that calls for it (see makeReadyCopy). */
+const READY_COPY_DELAY_MS = 2000;
 
 /**
  * What an entry says of itself; written last, so an entry without it is incomplete. Version 2:
@@ -35,6 +37,8 @@ export interface SetupCacheOptions {
   maxBytes: number;
   /** Keep a ready copy of each entry, made in the background, that a restore moves in (default on). */
   readyCopies?: boolean;
+  /** How long after a save or restore its ready copy starts (default 2 s; `idle` starts one made in this process at once). */
+  readyCopyDelayMs?: number;
   /**
    * Make ready copies in a detached process instead of this one: for a one-shot process
    * (`goal-loop run`) that must exit with its output, not wait for a copy. The bound is then
@@ -197,11 +201,13 @@ export class SetupCache {
   private prepareNext(entry: string, manifest: Manifest): void {
     if (this.opts.readyCopies === false || !this.movable) return;
     const hasRoom = async () => (await this.totalBytes()) + manifest.bytes <= this.opts.maxBytes;
+    const onError = (err: unknown) => this.opts.logger?.warn({ err, entry }, 'cannot make a ready copy of a setup cache entry; the next restore copies it');
+    const delayMs = this.opts.readyCopyDelayMs ?? READY_COPY_DELAY_MS;
     if (this.opts.detachReadyCopies) {
-      void detachReadyCopy(entry, manifest.paths, hasRoom, (err) => this.opts.logger?.warn({ err, entry }, 'cannot make a ready copy of a setup cache entry; the next restore copies it'));
+      void detachReadyCopy(entry, manifest.paths, hasRoom, onError, delayMs);
       return;
     }
-    void makeReadyCopy(entry, manifest.paths, hasRoom, (err) => this.opts.logger?.warn({ err, entry }, 'cannot make a ready copy of a setup cache entry; the next restore copies it'))
+    void makeReadyCopy(entry, manifest.paths, hasRoom, onError, delayMs)
       // Several makers may have passed `hasRoom` at once: the bound is restored afterwards.
       .then(() => this.evict())
       .catch((err: unknown) => this.opts.logger?.warn({ err }, 'setup cache eviction failed'));

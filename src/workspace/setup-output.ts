@@ -1,5 +1,10 @@
+import { lstat, readFile, rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { type Git, literalPathspec } from './git.js';
 import { SetupCache } from './setup-cache.js';
+
+/** Untracked folders beyond which `status` takes one look (see there). */
+const MAX_EXCLUDED_DIRS = 200;
 
 /**
  * What setup left in a goal's tree beyond the commit, as git sees it: the baseline every rollback
@@ -22,11 +27,7 @@ export class SetupOutput {
 
   /** Reads the tree after setup; returns what is not gitignored (named in the log). */
   async record(): Promise<string[]> {
-    const out = await this.git.run(this.dir, ['status', '--porcelain=v1', '-z', '--ignored=matching', '--untracked-files=normal', '--no-renames', '--ignore-submodules=all']);
-    const entries = out
-      .split('\0')
-      .filter((e) => e.length > 3)
-      .map((e) => ({ code: e.slice(0, 2), path: e.slice(3) }));
+    const entries = await this.status();
     const untracked = entries.filter((e) => e.code === '??').map((e) => e.path);
     const dirs = untracked.filter((p) => p.endsWith('/'));
     const files = [...untracked.filter((p) => !p.endsWith('/')), ...entries.filter((e) => e.code !== '??' && e.code !== '!!').map((e) => e.path)];
@@ -41,7 +42,29 @@ export class SetupOutput {
     this.files = blobs;
     this.paths = entries.map((e) => e.path);
     this.keep = entries.filter((e) => e.code === '!!' || e.code === '??').map((e) => `/${e.path.replace(/[\\*?[\]!#]/g, (c) => `\\${c}`)}`);
+    await noteFolders(this.dir, this.paths);
     return [...dirs, ...files];
+  }
+
+  /**
+   * Git's view of the tree: changes, untracked files and folders, ignored ones. Two looks: without
+   * ignored files first, where git stops at an untracked folder's first file; then the ignored ones
+   * outside those folders. A single look with `--ignored` walks every untracked folder whole (all
+   * of node_modules) for the ignored files inside, which their folder already covers (it is kept,
+   * cached and left out as a whole).
+   */
+  private async status(): Promise<Array<{ code: string; path: string }>> {
+    const look = async (extra: string[]) =>
+      (await this.git.run(this.dir, ['status', '--porcelain=v1', '-z', '--untracked-files=normal', '--no-renames', '--ignore-submodules=all', ...extra]))
+        .split('\0')
+        .filter((e) => e.length > 3)
+        .map((e) => ({ code: e.slice(0, 2), path: e.slice(3) }));
+    const plain = await look([]);
+    const dirs = plain.filter((e) => e.code === '??' && e.path.endsWith('/')).map((e) => e.path.replace(/\/$/, ''));
+    // Past a few hundred folders, one look costs less than the pathspecs that leave them out.
+    if (dirs.length > MAX_EXCLUDED_DIRS) return look(['--ignored=matching']);
+    const ignored = (await look(['--ignored=matching', '--', '.', ...dirs.map((d) => `:(exclude,literal)${d}`)])).filter((e) => e.code === '!!');
+    return [...plain, ...ignored];
   }
 
   /** Pathspecs that leave out setup's folders, and its files too when `withFiles`. */
@@ -79,5 +102,35 @@ export class SetupOutput {
       if (m && blobs.has(m[2]!)) blobs.set(m[2]!, m[1]!);
     }
     return blobs;
+  }
+}
+
+/** Where `record` notes setup's top-level folders for the release (see dropSetupFolders). */
+const FOLDERS_NOTE = 'goal-loop-setup-folders';
+
+/** Setup's folders at the top of the tree (node_modules): never a tracked one, as git lists a folder only when it tracks nothing in it. */
+async function noteFolders(dir: string, paths: readonly string[]): Promise<void> {
+  const names = [...new Set(paths.filter((p) => /^[^/]+\/$/.test(p)).map((p) => p.slice(0, -1)))];
+  // In the workspace's own `.git` (read-only in the jail), gone with it when the tree is parked.
+  if ((await lstat(join(dir, '.git')).catch(() => undefined))?.isDirectory()) await writeFile(join(dir, '.git', FOLDERS_NOTE), JSON.stringify(names));
+}
+
+/**
+ * Deletes the setup folders `record` noted, before a released tree is parked: the next goal's
+ * checkout would clean them out anyway (its setup or the setup cache provides its own, never
+ * another goal's tree), on its own clock and after scrubbing every file in them. Only real
+ * folders at the top of the tree: a link in the place of one is left to that clean.
+ */
+export async function dropSetupFolders(dir: string): Promise<void> {
+  let names: unknown;
+  try {
+    names = JSON.parse(await readFile(join(dir, '.git', FOLDERS_NOTE), 'utf8'));
+  } catch {
+    return;
+  }
+  if (!Array.isArray(names)) return;
+  for (const name of names) {
+    if (typeof name !== 'string' || name === '' || name.includes('/') || name === '.git' || name === '.' || name === '..') continue;
+    if ((await lstat(join(dir, name)).catch(() => undefined))?.isDirectory()) await rm(join(dir, name), { recursive: true, force: true });
   }
 }

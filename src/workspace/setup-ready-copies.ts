@@ -20,6 +20,8 @@ import { stripSetIds } from './setup-disk.js';
 
 /** Copies being made in this process, by entry: a restore waits for one rather than copy again. */
 const making = new Map<string, Promise<void>>();
+/** Copies waiting out their delay, each a way to start it at once. */
+const waiting = new Set<() => void>();
 
 /** Leftovers of a killed process older than this are removed by the next sweep. */
 export const STALE_LEFTOVER_MS = 60 * 60 * 1000;
@@ -29,13 +31,16 @@ export function readyCopyNames(names: readonly string[]): string[] {
 }
 
 /**
- * Makes one ready copy of the entry's tree unless one is waiting or being made, or `hasRoom`
- * says the cache's bound has no room for it; never throws.
+ * Makes one ready copy of the entry's tree, after `delayMs`, unless one is waiting or being made,
+ * or `hasRoom` says the cache's bound has no room for it; never throws. The delay keeps the copy
+ * off the start of the goal that just saved or restored the entry: tens of megabytes written
+ * beside its first git commands and sandboxed processes slow them (whatever the CPU priority).
  */
-export function makeReadyCopy(entry: string, paths: readonly string[], hasRoom: () => Promise<boolean>, onError: (err: unknown) => void): Promise<void> {
+export function makeReadyCopy(entry: string, paths: readonly string[], hasRoom: () => Promise<boolean>, onError: (err: unknown) => void, delayMs = 0): Promise<void> {
   const running = making.get(entry);
   if (running !== undefined) return running;
   const job = (async () => {
+    await delay(delayMs);
     if (readyCopyNames(await readdir(entry)).length > 0 || !(await hasRoom())) return;
     // Made beside the entry, not in it: an entry removed meanwhile is not brought back by the copy.
     const tmp = join(dirname(entry), `.tmp-ready-${randomBytes(6).toString('hex')}`);
@@ -66,7 +71,7 @@ export function makeReadyCopy(entry: string, paths: readonly string[], hasRoom: 
  * one killed with the machine is a `.tmp-` leftover the cache's next sweep removes once stale.
  * Made unless a ready copy is waiting or another process is making one; never throws.
  */
-export async function detachReadyCopy(entry: string, paths: readonly string[], hasRoom: () => Promise<boolean>, onError: (err: unknown) => void): Promise<void> {
+export async function detachReadyCopy(entry: string, paths: readonly string[], hasRoom: () => Promise<boolean>, onError: (err: unknown) => void, delayMs = 0): Promise<void> {
   try {
     const key = basename(entry);
     if (readyCopyNames(await readdir(entry)).length > 0 || (await beingMade(dirname(entry), key)) || !(await hasRoom())) return;
@@ -74,12 +79,13 @@ export async function detachReadyCopy(entry: string, paths: readonly string[], h
     const dest = join(entry, `ready-${randomBytes(6).toString('hex')}`);
     // Paths are arguments, never part of the script. `a && b || c`: any failure removes the copy.
     const script = [
-      'tmp=$1; dest=$2; tree=$3; shift 3',
+      // The same delay as in this process (see makeReadyCopy), slept by the copy's own process.
+      'tmp=$1; dest=$2; tree=$3; sleep "$4"; shift 4',
       'for p in "$@"; do mkdir -p -- "$tmp/$(dirname -- "$p")" && cp -a --reflink=auto -- "$tree/$p" "$tmp/$p" || { rm -rf -- "$tmp"; exit 1; }; done',
       'find -P "$tmp" \\( -type f -o -type d \\) -perm /6000 -exec chmod u-s,g-s -- {} + && mv -T -- "$tmp" "$dest" || rm -rf -- "$tmp"',
     ].join('\n');
     await mkdir(tmp); // at once: another process's look sees this copy under way
-    const child = spawn('nice', ['-n', '19', 'sh', '-c', script, 'sh', tmp, dest, join(entry, 'tree'), ...paths], { detached: true, stdio: 'ignore' });
+    const child = spawn('nice', ['-n', '19', 'sh', '-c', script, 'sh', tmp, dest, join(entry, 'tree'), (Math.max(delayMs, 0) / 1000).toFixed(3), ...paths], { detached: true, stdio: 'ignore' });
     child.on('error', (err) => {
       onError(err);
       void rm(tmp, { recursive: true, force: true });
@@ -100,9 +106,27 @@ async function beingMade(repoDir: string, key: string): Promise<boolean> {
   return false;
 }
 
-/** Every ready copy this process is making, done. */
+/** Every ready copy this process is making, done (those waiting out their delay start now). */
 export async function readyCopiesSettled(): Promise<void> {
-  while (making.size > 0) await Promise.all(making.values());
+  while (making.size > 0) {
+    for (const start of waiting) start(); // each leaves the set as it starts
+    await Promise.all(making.values());
+  }
+}
+
+/** Resolves after `ms`, or as soon as `readyCopiesSettled` asks; keeps no process alive for a copy. */
+function delay(ms: number): Promise<void> {
+  if (ms <= 0) return Promise.resolve();
+  return new Promise((resolve) => {
+    const start = () => {
+      clearTimeout(timer);
+      waiting.delete(start);
+      resolve();
+    };
+    const timer = setTimeout(start, ms);
+    timer.unref();
+    waiting.add(start);
+  });
 }
 
 /**

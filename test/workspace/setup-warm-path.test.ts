@@ -1,0 +1,83 @@
+import { existsSync, readdirSync, symlinkSync } from 'node:fs';
+import { mkdir, readdir, rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { releaseWorkspace } from '../../src/workspace/git-workspace.js';
+import { SetupCache } from '../../src/workspace/setup-cache.js';
+import { git } from '../helpers/git.js';
+import { tempDir } from '../helpers/temp.js';
+import { mirrorSetup } from './mirror-helpers.js';
+
+/** What the warm path of a setup cache hit skips, and what it still does. */
+describe('setup output on the warm path', () => {
+  it('ignored files inside a folder setup made are kept with it: listed once, never checkpointed, kept by rollbacks', async () => {
+    const { repo, make } = await mirrorSetup({}, { '.gitignore': '*.log\n/cache/\n', 'README.md': 'x\n' });
+    const ws = make('g1');
+    await ws.prepare();
+    // Setup: a dependency folder holding an ignored file, an ignored file and an ignored folder beside it.
+    await mkdir(join(ws.dir, 'node_modules', 'dep'), { recursive: true });
+    await writeFile(join(ws.dir, 'node_modules', 'dep', 'index.js'), 'x');
+    await writeFile(join(ws.dir, 'node_modules', 'dep', 'build.log'), 'x');
+    await writeFile(join(ws.dir, 'setup.log'), 'x');
+    await mkdir(join(ws.dir, 'cache'));
+    await writeFile(join(ws.dir, 'cache', 'blob'), 'x');
+    expect(await ws.preserveIgnored()).toEqual(['node_modules/']);
+    await writeFile(join(ws.dir, 'task.txt'), '1');
+    await writeFile(join(ws.dir, 'task.log'), '1');
+    await ws.rollback();
+    for (const p of ['node_modules/dep/index.js', 'node_modules/dep/build.log', 'setup.log', 'cache/blob']) expect(existsSync(join(ws.dir, p)), p).toBe(true);
+    for (const p of ['task.txt', 'task.log']) expect(existsSync(join(ws.dir, p)), p).toBe(false);
+    await writeFile(join(ws.dir, 'task.txt'), '1');
+    const cp = await ws.checkpoint({ goalId: 'g1', taskId: 't1', title: 'one', attempt: 1 });
+    expect(git(repo.bare, 'show', '--name-only', '--format=', cp.sha)).toBe('task.txt');
+  });
+
+  it("a released tree is parked without setup's top-level folders; one a task swapped for a link is not followed", async () => {
+    const { root, repo, cache, make } = await mirrorSetup();
+    const setupRan = async (dir: string) => {
+      await mkdir(join(dir, 'node_modules', 'dep'), { recursive: true });
+      await writeFile(join(dir, 'node_modules', 'dep', 'index.js'), 'x');
+    };
+    const ws1 = make('g1');
+    await ws1.prepare();
+    await setupRan(ws1.dir);
+    expect(await ws1.preserveIgnored()).toEqual(['node_modules/']);
+    // As the CLI and the server release a goal's workspace: by its options, with no instance.
+    await releaseWorkspace({ dir: ws1.dir, remote: repo.bare, mirrorCache: cache });
+    const [parked] = await cache.warm.list();
+    expect(parked).toBeDefined();
+    expect(existsSync(join(parked!.path, 'node_modules'))).toBe(false);
+    expect(existsSync(join(parked!.path, 'README.md'))).toBe(true);
+
+    const outside = join(root, 'outside');
+    await mkdir(outside);
+    await writeFile(join(outside, 'keep.txt'), 'x');
+    const ws2 = make('g2');
+    await ws2.prepare();
+    await setupRan(ws2.dir);
+    await ws2.preserveIgnored();
+    await rm(join(ws2.dir, 'node_modules'), { recursive: true });
+    symlinkSync(outside, join(ws2.dir, 'node_modules'));
+    await ws2.release();
+    expect(readdirSync(outside)).toEqual(['keep.txt']);
+    const ws3 = make('g3');
+    await ws3.prepare();
+    expect(existsSync(join(ws3.dir, 'node_modules'))).toBe(false);
+    expect(readdirSync(outside)).toEqual(['keep.txt']);
+  });
+
+  it('a ready copy waits out its delay after a save, and `idle` starts it at once', async () => {
+    const root = await tempDir();
+    const cache = new SetupCache({ root: join(root, 'cache'), maxBytes: 1 << 30, readyCopyDelayMs: 10 * 60 * 1000 });
+    await mkdir(join(root, 'ws', 'node_modules', 'dep'), { recursive: true });
+    await writeFile(join(root, 'ws', 'node_modules', 'dep', 'index.js'), 'x');
+    const key = SetupCache.key({ base: 'main', commands: ['npm ci'], network: false, inputs: [] });
+    await cache.save('https://x/app.git', key, join(root, 'ws'), ['node_modules/']);
+    const [repoDir] = await readdir(join(root, 'cache'));
+    const entry = join(root, 'cache', repoDir!, key);
+    const readyCopies = async () => (await readdir(entry)).filter((n) => n.startsWith('ready-'));
+    expect(await readyCopies()).toEqual([]);
+    await cache.idle();
+    expect(await readyCopies()).toHaveLength(1);
+  });
+});
