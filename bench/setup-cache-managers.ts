@@ -69,7 +69,9 @@ export const pnpm: PackageManager = {
     return {
       lockfile: ['pnpm-lock.yaml', readFileSync(join(dir, 'pnpm-lock.yaml'), 'utf8')],
       packages,
-      setup: `${bin} install --frozen-lockfile --offline --store-dir ${store} --ignore-scripts --reporter=silent`,
+      // Copied out of the store, as in the jail, where the store is bound in (another mount): a
+      // hard link from the same filesystem would be faster than any goal-loop setup can be.
+      setup: `${bin} install --frozen-lockfile --offline --store-dir ${store} --package-import-method=copy --ignore-scripts --reporter=silent`,
       shown: 'pnpm install --frozen-lockfile --offline',
     };
   },

@@ -75,6 +75,8 @@ export class GitWorkspace implements Workspace {
   private mustSync = false;
   /** Whether setup's output may be cached: only from setup on the base commit. */
   private readonly setupTrust: SetupTrust;
+  /** What the setup cache just put back, until the next `preserveIgnored` (see there). */
+  private justRestored: string[] = [];
 
   constructor(private readonly opts: GitWorkspaceOptions) {
     this.dir = opts.dir;
@@ -110,6 +112,7 @@ export class GitWorkspace implements Workspace {
   }
 
   async sync(): Promise<void> {
+    this.justRestored = []; // a command may have run since the restore
     await this.guardGitDir();
     if (!this.mustSync && Date.now() - this.lastFetchAt < (this.opts.syncIntervalMs ?? 5000)) return;
     const remoteTip = await this.fetchBranch();
@@ -134,6 +137,7 @@ export class GitWorkspace implements Workspace {
   }
 
   async checkpoint(input: CheckpointInput): Promise<Checkpoint> {
+    this.justRestored = []; // a command may have run since the restore
     await this.guardGitDir();
     // Before `add`: it would run a nested repository's filters (no setting stops that).
     await refuseNestedRepositories(this.dir);
@@ -182,6 +186,7 @@ export class GitWorkspace implements Workspace {
   }
 
   async rollback(): Promise<void> {
+    this.justRestored = []; // a command may have run since the restore
     await this.guardGitDir();
     await removeNestedRepositories(this.dir);
     await this.git.run(this.dir, ['reset', '--quiet', '--hard', this.lastCheckpoint]);
@@ -190,7 +195,11 @@ export class GitWorkspace implements Workspace {
 
   async preserveIgnored(): Promise<string[]> {
     await this.guardGitDir();
-    await refuseNestedRepositories(this.dir);
+    // What the host just moved in from its setup cache was searched when it was saved, and no
+    // command ran since; every checkpoint still searches it (a task may plant a repository there).
+    const restored = this.justRestored;
+    this.justRestored = [];
+    await refuseNestedRepositories(this.dir, restored);
     return this.setupOutput.record();
   }
 
@@ -199,7 +208,12 @@ export class GitWorkspace implements Workspace {
     if (!cache) return false;
     await this.guardGitDir();
     await this.setupTrust.beforeSetup();
-    const outcome = await cache.restore(this.opts.remote, await this.setupOutput.key(this.setupTrust.keyBase(), setup, this.opts.setupInputs ?? []), this.dir);
+    this.justRestored = [];
+    const outcome = await cache.restore(this.opts.remote, await this.setupOutput.key(this.setupTrust.keyBase(), setup, this.opts.setupInputs ?? []), this.dir, {
+      onRestored: (paths) => {
+        this.justRestored = [...paths];
+      },
+    });
     if (outcome === 'failed') {
       // Half a copy is no baseline: back to the checkout, and setup runs.
       await removeNestedRepositories(this.dir);

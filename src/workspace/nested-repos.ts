@@ -40,8 +40,9 @@ function looksLikeGitDir(names: Buffer[]): boolean {
  * error fails the search: nothing else writes the tree while it runs, so a folder that cannot
  * be read is a folder someone hid.
  */
-async function findNested(root: string): Promise<Buffer[]> {
+async function findNested(root: string, skip: readonly string[] = []): Promise<Buffer[]> {
   const found: Buffer[] = [];
+  const skipped = skip.map((p) => Buffer.from(p));
   let frontier: Buffer[] = [Buffer.alloc(0)];
   const base = Buffer.from(root);
   while (frontier.length > 0) {
@@ -59,7 +60,7 @@ async function findNested(root: string): Promise<Buffer[]> {
             const path = rel.length > 0 ? Buffer.concat([rel, SLASH, e.name]) : e.name;
             if (e.name.equals(DOT_GIT)) {
               if (rel.length > 0) found.push(path);
-            } else if (e.isDirectory()) next.push(path);
+            } else if (e.isDirectory() && !skipped.some((s) => s.equals(path))) next.push(path);
           }
         }),
       );
@@ -94,8 +95,13 @@ export async function findNestedGitEntries(root: string): Promise<string[]> {
 }
 
 /** Throws when the tree holds a nested repository (before a git that would read it runs). */
-export async function refuseNestedRepositories(root: string): Promise<void> {
-  const found = await findNested(root);
+/**
+ * Refuses a tree holding a nested repository. `known` (relative folders) are not searched: only
+ * for what the host itself just put there from its own cache, searched when it was saved, with
+ * nothing run in between (setup output restored from the setup cache).
+ */
+export async function refuseNestedRepositories(root: string, known: readonly string[] = []): Promise<void> {
+  const found = await findNested(root, known);
   if (found.length > 0) throw new NestedRepositoryError(found.map(display));
 }
 

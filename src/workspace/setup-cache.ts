@@ -86,7 +86,7 @@ export class SetupCache {
    * safely), `failed` when the copy broke midway (the caller resets the tree). An entry that does
    * not read back whole (no manifest, a listed path missing, a failed copy) is removed.
    */
-  async restore(repo: string, key: string, dir: string): Promise<'restored' | 'missing' | 'failed'> {
+  async restore(repo: string, key: string, dir: string, opts: { onRestored?: (paths: readonly string[]) => void } = {}): Promise<'restored' | 'missing' | 'failed'> {
     const entry = join(this.repoDir(repo), key);
     const manifest = await this.readManifest(entry);
     if (!manifest) {
@@ -128,6 +128,7 @@ export class SetupCache {
       }
       this.opts.logger?.debug({ entry, how }, 'setup output restored');
       this.prepareNext(entry, manifest);
+      opts.onRestored?.(manifest.paths);
       return 'restored';
     } catch (err) {
       this.opts.logger?.warn({ err, entry }, 'a setup cache entry does not read back; it is removed and setup runs');

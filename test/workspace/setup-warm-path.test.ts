@@ -2,7 +2,9 @@ import { existsSync, readdirSync, symlinkSync } from 'node:fs';
 import { mkdir, readdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { releaseWorkspace } from '../../src/workspace/git-workspace.js';
+import { createSampleRepo } from '../../src/demo/sample-repo.js';
+import { GitWorkspace, releaseWorkspace } from '../../src/workspace/git-workspace.js';
+import { NestedRepositoryError } from '../../src/workspace/nested-repos.js';
 import { SetupCache } from '../../src/workspace/setup-cache.js';
 import { git } from '../helpers/git.js';
 import { tempDir } from '../helpers/temp.js';
@@ -64,6 +66,52 @@ describe('setup output on the warm path', () => {
     await ws3.prepare();
     expect(existsSync(join(ws3.dir, 'node_modules'))).toBe(false);
     expect(readdirSync(outside)).toEqual(['keep.txt']);
+  });
+
+  it('attack: after a restore, a repository planted in the restored folder is refused at the checkpoint, and one planted elsewhere at once', async () => {
+    const root = await tempDir();
+    const repo = await createSampleRepo(join(root, 'sample'));
+    const setupCache = new SetupCache({ root: join(root, 'cache'), maxBytes: 1 << 30, readyCopies: false });
+    const SETUP = { commands: ['npm ci'], network: false };
+    const make = (id: string) =>
+      new GitWorkspace({
+        remote: repo.bare,
+        dir: join(root, 'ws', id),
+        goalId: id,
+        branch: `goal/${id}`,
+        identity: { name: 'goal-loop', email: 'bot@example.com' },
+        setupCache,
+        setupInputs: ['package.json'],
+      });
+    const first = make('g1');
+    await first.prepare();
+    expect(await first.restoreSetup(SETUP)).toBe(false);
+    await mkdir(join(first.dir, 'node_modules', 'dep'), { recursive: true });
+    await writeFile(join(first.dir, 'node_modules', 'dep', 'index.js'), 'x');
+    await first.preserveIgnored();
+    await first.saveSetup(SETUP);
+
+    const plant = async (dir: string) => {
+      await mkdir(join(dir, '.git', 'refs'), { recursive: true });
+      await mkdir(join(dir, '.git', 'objects'), { recursive: true });
+      await writeFile(join(dir, '.git', 'HEAD'), 'ref: refs/heads/main\n');
+      await writeFile(join(dir, '.git', 'config'), '[filter "x"]\n\tclean = touch /tmp/pwned\n');
+    };
+    // The restored folder is not searched again before setup's output is marked; a checkpoint searches it.
+    const second = make('g2');
+    await second.prepare();
+    expect(await second.restoreSetup(SETUP)).toBe(true);
+    await second.preserveIgnored();
+    await plant(join(second.dir, 'node_modules', 'dep'));
+    await writeFile(join(second.dir, 'task.txt'), '1');
+    await expect(second.checkpoint({ goalId: 'g2', taskId: 't1', title: 't', attempt: 1 })).rejects.toBeInstanceOf(NestedRepositoryError);
+
+    // Anything beside the restored folders is searched as ever.
+    const third = make('g3');
+    await third.prepare();
+    expect(await third.restoreSetup(SETUP)).toBe(true);
+    await plant(join(third.dir, 'vendor', 'lib'));
+    await expect(third.preserveIgnored()).rejects.toBeInstanceOf(NestedRepositoryError);
   });
 
   it('a ready copy waits out its delay after a save, and `idle` starts it at once', async () => {
