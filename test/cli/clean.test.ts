@@ -6,7 +6,7 @@ import { runCli, startCli } from '../helpers/cli.js';
 import { cliProject } from '../helpers/cli-project.js';
 import { tempDir } from '../helpers/temp.js';
 
-const CACHES = ['warm', 'mirrors', 'setup-cache'];
+const CACHES = ['warm', 'mirrors', 'setup-cache', 'package-stores'];
 
 /** Polls until `check` holds; fails after 30 s. */
 async function until(check: () => boolean, what: string): Promise<void> {
@@ -85,6 +85,27 @@ describe('goal-loop clean', () => {
     const none = await runCli(['clean', 'nope'], p.env);
     expect(none.stdout).toMatch(/^nothing to clean: no workspace of goal nope under /);
     expect((await runCli(['status'], p.env)).stdout).toMatch(/^disk: workspaces 0 \(0 B\), parked trees 0 \(/m);
+  });
+
+  it('the workspace of a run that died (the ledger still says it runs, its lock is free) is cleaned; a live one is kept', async () => {
+    const p = await cliProject('goal_id: crashed\nobjective: x\ntasks:\n  - { id: a, title: A, run: sleep 60, verification: "true" }\n');
+    const ws = join(p.root, 'workspaces');
+    const run = startCli(['run', '--repo', p.repo.bare, '--goal', p.goal, '--agent', 'scripted'], p.env);
+    const goalDir = () => (existsSync(ws) ? readdirSync(ws) : []).filter((d) => !CACHES.includes(d)).map((d) => join(ws, d, 'crashed'))[0];
+    await until(() => {
+      const dir = goalDir();
+      return dir !== undefined && existsSync(join(dir, '.git'));
+    }, 'the goal cloned');
+    const alive = await runCli(['clean', 'crashed'], p.env);
+    expect(alive.stdout).toMatch(/^kept \(running\): crashed/m);
+    run.child.kill('SIGKILL'); // no clean-up: the ledger keeps its running state
+    await run.done;
+    const status = await runCli(['status'], p.env);
+    expect(status.stdout).toMatch(/^crashed\s+EXECUTING/m);
+    const dead = await runCli(['clean', 'crashed'], p.env);
+    expect(dead.code, dead.stderr).toBe(0);
+    expect(dead.stdout).toMatch(/^freed \d[\d.]* [KMG]?B: 1 workspace\n$/);
+    expect(existsSync(goalDir()!)).toBe(false);
   });
 
   it('--all leaves a cache folder that is a link alone, and what it points at', async () => {

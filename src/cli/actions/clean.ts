@@ -26,7 +26,7 @@ const FINISHED: ReadonlySet<string> = new Set(['LOOP_COMPLETE', 'ESCALATED', 'ST
 
 interface Owner {
   goal: GoalRecord;
-  /** A live lease, or a state the loop is running in: its workspace is never removed. */
+  /** A live lease (or, for the App's workspaces, a state the loop runs in): its workspace is never removed. */
   running: boolean;
 }
 
@@ -102,10 +102,12 @@ async function ledgerOwners(root: string): Promise<Map<string, Owner>> {
     const [goals, leases] = await Promise.all([store.ledger.listGoals(), store.ledger.listLeases()]);
     const owners = new Map<string, Owner>();
     for (const goal of goals) {
-      const running = !RESTING_STATES.has(goal.state) || leases.some((l) => l.name === goalLeaseName(goal) && l.live);
+      const leased = leases.some((l) => l.name === goalLeaseName(goal) && l.live);
       const github = readGitHubGoal(goal.meta);
-      owners.set(workspaceDir(root, goal.repo, goal.goalId), { goal, running });
-      if (github) owners.set(goalWorkspaceDir(root, github), { goal, running });
+      // `run` and `mcp` hold the workspace's lock while they work (checked below): a goal the
+      // ledger says runs, with its lock free, was a run that died. The App's workers hold a lease.
+      owners.set(workspaceDir(root, goal.repo, goal.goalId), { goal, running: leased });
+      if (github) owners.set(goalWorkspaceDir(root, github), { goal, running: leased || !RESTING_STATES.has(goal.state) });
     }
     return owners;
   } finally {
