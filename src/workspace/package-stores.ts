@@ -10,8 +10,12 @@ const DEFAULT_STORE_MB = 4096;
 /** A throwaway store older than this was left by a process that died during setup (no setup runs a day). */
 const STALE_THROWAWAY_MS = 24 * 3_600_000;
 
-/** A repository's store folder: repoFolderName (name and 12 hex) and the base's hash. */
-const STORE_NAME = /^[A-Za-z0-9._-]+-[0-9a-f]{12}-[0-9a-f]{8}$/;
+/**
+ * A repository's store folder: repoFolderName (name and 12 hex) and a hash of repository and base,
+ * 128 bits: a base is a name a caller picks, so a short hash could be searched for one that
+ * shares another base's (or repository's) store.
+ */
+const STORE_NAME = /^[A-Za-z0-9._-]+-[0-9a-f]{12}-[0-9a-f]{32}$/;
 
 export interface PackageStoresOptions {
   /** `<root>/<repository>/{store/, lock, bytes}`, and throwaway stores as `<root>/.tmp-*`. */
@@ -61,7 +65,11 @@ export class PackageStores {
   async claim(repo: string, base: string, trusted: boolean): Promise<PackageStoreClaim> {
     await mkdir(this.opts.root, { recursive: true, mode: 0o700 });
     if (trusted && this.opts.maxBytes > 0) {
-      const home = join(this.opts.root, `${repoFolderName(repo)}-${createHash('sha256').update(base).digest('hex').slice(0, 8)}`);
+      const key = createHash('sha256')
+        .update(JSON.stringify([repo, base]))
+        .digest('hex')
+        .slice(0, 32);
+      const home = join(this.opts.root, `${repoFolderName(repo)}-${key}`);
       await mkdir(home, { recursive: true, mode: 0o700 });
       const lock = new FileLock(join(home, 'lock'));
       if (await lock.tryAcquire()) {

@@ -1,3 +1,5 @@
+import { lstat, readdir } from 'node:fs/promises';
+import { join } from 'node:path';
 import type { Git } from './git.js';
 
 /**
@@ -48,7 +50,24 @@ export class SetupTrust {
   /** Just before setup: notes HEAD if the tree holds nothing beyond it (no change, no untracked or ignored file). */
   async beforeSetup(): Promise<void> {
     const status = await this.git.run(this.dir, ['status', '--porcelain=v1', '-z', '--ignored=matching', '--untracked-files=normal', '--ignore-submodules=all']);
-    this.ranOn = status === '' ? await this.head() : undefined;
+    this.ranOn = status === '' && (await this.submoduleFoldersEmpty()) ? await this.head() : undefined;
+  }
+
+  /**
+   * git status never looks into a submodule's folder, and git clean never empties it; goal-loop
+   * never fills one, so whatever is there (a task's file, kept across runs in the same
+   * workspace) is beyond the commit.
+   */
+  private async submoduleFoldersEmpty(): Promise<boolean> {
+    const gitlinks = (await this.git.run(this.dir, ['ls-files', '--stage', '-z']))
+      .split('\0')
+      .filter((e) => e.startsWith('160000 '))
+      .map((e) => e.slice(e.indexOf('\t') + 1));
+    for (const path of gitlinks) {
+      const st = await lstat(join(this.dir, path)).catch(() => undefined);
+      if (st && (!st.isDirectory() || (await readdir(join(this.dir, path))).length > 0)) return false;
+    }
+    return true;
   }
 
   /** Why this run's setup output may not be kept, or undefined when it may. */

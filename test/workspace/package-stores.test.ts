@@ -135,6 +135,21 @@ describe('package stores: one per repository and base, outside every workspace',
     await held.release();
   });
 
+  it('attack: a base whose name was searched to share the first hex of its hash with another base still gets a store of its own', async () => {
+    // sha256 of both names starts 41c8aad5: found by trying names (a base a caller names, approved over MCP).
+    const root = await tempDir();
+    const stores = new PackageStores({ root, maxBytes: 100 * MB });
+    const planted = await stores.claim('/r/app', 'feature-118203', true);
+    writeFileSync(join(planted.dir, 'poisoned-tarball'), 'evil');
+    await planted.release();
+    const victim = await stores.claim('/r/app', 'feature-117842', true);
+    expect(victim.kept).toBe(true);
+    expect(victim.dir).not.toBe(planted.dir);
+    expect(existsSync(join(victim.dir, 'poisoned-tarball'))).toBe(false);
+    await victim.release();
+    expect(await stores.count()).toBe(2);
+  });
+
   it('strips set-id bits from what setup left in the kept store', async () => {
     const root = await tempDir();
     const stores = new PackageStores({ root, maxBytes: 100 * MB });
@@ -204,6 +219,25 @@ describe('the workspace gives setup a package store', () => {
     const { ws } = await prepared();
     await writeFile(join(ws.dir, '.npmrc'), 'cache=/elsewhere\n');
     const grant = await ws.packageStore();
+    expect(grant?.kept).toBe(false);
+    await grant?.release();
+  });
+
+  it('attack: what a task left in a submodule folder (which git status and clean never show) makes the next setup on the base untrusted', async () => {
+    const { repo, make } = await prepared();
+    // The repository has a submodule; goal-loop never fills it, so its folder is empty after a checkout.
+    const sha = git(repo.work, 'rev-parse', 'HEAD');
+    git(repo.work, 'update-index', '--add', '--cacheinfo', `160000,${sha},vendor/lib`);
+    git(repo.work, '-c', 'user.name=t', '-c', 'user.email=t@example.com', 'commit', '-qm', 'submodule');
+    git(repo.work, 'push', '-q', 'origin', 'main');
+    const first = make('goal/g3');
+    await first.prepare();
+    // A task of this goal writes there; nothing is checkpointed, and the goal runs again on the base.
+    await writeFile(join(first.dir, 'vendor', 'lib', 'index.js'), 'planted\n');
+    const rerun = make('goal/g3');
+    await rerun.prepare();
+    expect(existsSync(join(rerun.dir, 'vendor', 'lib', 'index.js'))).toBe(true);
+    const grant = await rerun.packageStore();
     expect(grant?.kept).toBe(false);
     await grant?.release();
   });
