@@ -1,6 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { mkdir, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { execa } from 'execa';
 import type { Logger } from 'pino';
 import { FileLock } from './file-lock.js';
 import { repoFolderName } from './repo-folder.js';
@@ -86,7 +87,7 @@ export class PackageStores {
     }
     const dir = join(this.opts.root, `.tmp-${randomBytes(6).toString('hex')}`);
     await mkdir(dir, { mode: 0o755 });
-    return { dir, kept: false, release: () => rm(dir, { recursive: true, force: true }) };
+    return { dir, kept: false, release: () => removeTree(dir) };
   }
 
   /** How many repositories have a store. */
@@ -119,12 +120,15 @@ export class PackageStores {
     try {
       const dir = join(home, 'store');
       // Data for the next install: nothing in it runs as anyone else's user.
-      await stripSetIds([dir]);
+      await stripSetIds([dir]).catch(async () => {
+        await openUp(dir);
+        await stripSetIds([dir]);
+      });
       const { allocated } = await diskUsage([dir]);
       await writeFile(join(home, 'bytes'), String(allocated)); // its mtime: when it was last used
       if (allocated > this.opts.maxBytes) {
         this.opts.logger?.info({ store: home, bytes: allocated, maxBytes: this.opts.maxBytes }, 'a package store is larger than its bound on its own: it is removed');
-        await rm(dir, { recursive: true, force: true });
+        await removeTree(dir);
         await writeFile(join(home, 'bytes'), '0');
       }
     } finally {
@@ -139,7 +143,9 @@ export class PackageStores {
       const home = join(this.opts.root, name);
       if (name.startsWith('.tmp-')) {
         const st = await stat(home).catch(() => undefined);
-        if (st && Date.now() - st.mtimeMs > STALE_THROWAWAY_MS) await rm(home, { recursive: true, force: true });
+        if (st && Date.now() - st.mtimeMs > STALE_THROWAWAY_MS) {
+          await removeTree(home).catch((err: unknown) => this.opts.logger?.warn({ err, store: home }, 'cannot remove a leftover package store'));
+        }
         continue;
       }
       // Only what claim() names: nothing else under the root is a store to measure or evict.
@@ -164,7 +170,28 @@ export class PackageStores {
       return false;
     }
     await lock.release(); // its file went with the folder
-    await rm(away, { recursive: true, force: true });
+    await removeTree(away);
     return true;
   }
+}
+
+/**
+ * Removes what setup wrote. When the bot is not root the jail runs as its uid, so setup may leave
+ * a folder it made unreadable (chmod 000), which `rm` cannot enter: opened up first, then.
+ */
+async function removeTree(path: string): Promise<void> {
+  try {
+    await rm(path, { recursive: true, force: true });
+  } catch {
+    await openUp(path);
+    await rm(path, { recursive: true, force: true });
+  }
+}
+
+/**
+ * Gives the owner rwx on every folder under `path` (links never followed; `;`, not `+`: each
+ * folder is opened before find reads it). Only where no jailed process runs.
+ */
+async function openUp(path: string): Promise<void> {
+  await execa('find', ['-P', path, '-type', 'd', '!', '-perm', '-u=rwx', '-exec', 'chmod', 'u+rwx', '--', '{}', ';'], { env: { LC_ALL: 'C' }, reject: false });
 }

@@ -1,4 +1,4 @@
-import { chmodSync, existsSync, mkdirSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, chownSync, existsSync, mkdirSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -148,6 +148,41 @@ describe('package stores: one per repository and base, outside every workspace',
     expect(existsSync(join(victim.dir, 'poisoned-tarball'))).toBe(false);
     await victim.release();
     expect(await stores.count()).toBe(2);
+  });
+
+  it('attack: a folder setup made unreadable (chmod 000, its own uid when the bot is not root) is still removed, measured and evicted', async () => {
+    const root = await tempDir();
+    // The host as a non-root bot: the jail runs as the bot's own uid, and the bot has no override.
+    const asBot = process.getuid?.() === 0 ? 65534 : undefined;
+    if (asBot !== undefined) chownSync(root, asBot, asBot);
+    const stores = new PackageStores({ root: join(root, 'stores'), maxBytes: 100 * MB });
+    const lock = (dir: string) => {
+      mkdirSync(join(dir, 'npm', 'locked', 'deep'), { recursive: true });
+      writeFileSync(join(dir, 'npm', 'locked', 'deep', 'blob'), Buffer.alloc(MB, 1));
+      chmodSync(join(dir, 'npm', 'locked'), 0o000);
+    };
+    if (asBot !== undefined) {
+      process.setegid?.(asBot);
+      process.seteuid?.(asBot);
+    }
+    try {
+      const throwaway = await stores.claim('/r/app', 'main', false);
+      lock(throwaway.dir);
+      await throwaway.release();
+      expect(existsSync(throwaway.dir)).toBe(false);
+      const kept = await stores.claim('/r/app', 'main', true);
+      lock(kept.dir);
+      await kept.release();
+      expect(await stores.totalBytes()).toBeGreaterThanOrEqual(MB);
+      await stores.evict({ all: true });
+      expect(await stores.count()).toBe(0);
+      expect(readdirSync(join(root, 'stores'))).toEqual([]);
+    } finally {
+      if (asBot !== undefined) {
+        process.seteuid?.(0);
+        process.setegid?.(0);
+      }
+    }
   });
 
   it('strips set-id bits from what setup left in the kept store', async () => {
