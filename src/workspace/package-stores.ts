@@ -1,4 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
+import { existsSync } from 'node:fs';
 import { mkdir, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { execa } from 'execa';
@@ -8,7 +9,7 @@ import { repoFolderName } from './repo-folder.js';
 import { diskUsage, stripSetIds } from './setup-disk.js';
 
 const DEFAULT_STORE_MB = 4096;
-/** A throwaway store older than this was left by a process that died during setup (no setup runs a day). */
+/** A leftover with no lock (its maker died before taking it) is removed once this old. */
 const STALE_THROWAWAY_MS = 24 * 3_600_000;
 
 /**
@@ -19,7 +20,7 @@ const STALE_THROWAWAY_MS = 24 * 3_600_000;
 const STORE_NAME = /^[A-Za-z0-9._-]+-[0-9a-f]{12}-[0-9a-f]{32}$/;
 
 export interface PackageStoresOptions {
-  /** `<root>/<repository>/{store/, lock, bytes}`, and throwaway stores as `<root>/.tmp-*`. */
+  /** `<root>/<repository>/{store/, lock, bytes}`, and throwaway stores as `<root>/.tmp-<id>/{store/, lock}`. */
   root: string;
   /** Bound on all repositories' stores together, in blocks in use; the least recently used go first. 0: throwaway stores only. */
   maxBytes: number;
@@ -85,9 +86,22 @@ export class PackageStores {
       }
       this.opts.logger?.info({ repo }, 'another setup of this repository holds its package store: this one gets a throwaway store');
     }
-    const dir = join(this.opts.root, `.tmp-${randomBytes(6).toString('hex')}`);
+    // The store's folder is the jail's (it can date it back); whether it is in use is told by
+    // a lock beside it, which the jail never sees: never removed while its setup may still run.
+    const home = join(this.opts.root, `.tmp-${randomBytes(6).toString('hex')}`);
+    await mkdir(home, { mode: 0o700 });
+    const lock = new FileLock(join(home, 'lock'));
+    await lock.tryAcquire();
+    const dir = join(home, 'store');
     await mkdir(dir, { mode: 0o755 });
-    return { dir, kept: false, release: () => removeTree(dir) };
+    return {
+      dir,
+      kept: false,
+      release: async () => {
+        await removeTree(home);
+        await lock.release();
+      },
+    };
   }
 
   /** How many repositories have a store. */
@@ -142,10 +156,7 @@ export class PackageStores {
     for (const name of await readdir(this.opts.root).catch(() => [] as string[])) {
       const home = join(this.opts.root, name);
       if (name.startsWith('.tmp-')) {
-        const st = await stat(home).catch(() => undefined);
-        if (st && Date.now() - st.mtimeMs > STALE_THROWAWAY_MS) {
-          await removeTree(home).catch((err: unknown) => this.opts.logger?.warn({ err, store: home }, 'cannot remove a leftover package store'));
-        }
+        await this.removeIfAbandoned(home);
         continue;
       }
       // Only what claim() names: nothing else under the root is a store to measure or evict.
@@ -156,6 +167,29 @@ export class PackageStores {
       out.push({ home, bytes: Number.isFinite(bytes) ? bytes : 0, usedAt: st?.mtimeMs ?? 0 });
     }
     return out;
+  }
+
+  /**
+   * A throwaway store (or a discarded one) whose maker is gone: its lock is free, or it has none
+   * (its maker died before taking it) and is a day old. Never judged by the store's own folder,
+   * which the jail can date back: removing a tree a jailed process still changes would follow
+   * any link it swaps in for a folder.
+   */
+  private async removeIfAbandoned(home: string): Promise<void> {
+    const lock = new FileLock(join(home, 'lock'));
+    const locked = existsSync(lock.path);
+    if (locked && !(await lock.tryAcquire())) return;
+    try {
+      if (!locked) {
+        const st = await stat(home).catch(() => undefined);
+        if (!st || Date.now() - st.mtimeMs <= STALE_THROWAWAY_MS) return;
+      }
+      await removeTree(home);
+    } catch (err) {
+      this.opts.logger?.warn({ err, store: home }, 'cannot remove a leftover package store');
+    } finally {
+      await lock.release();
+    }
   }
 
   /** Removes a repository's store unless a setup holds it; true when it went. */

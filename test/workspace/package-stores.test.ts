@@ -1,4 +1,4 @@
-import { chmodSync, chownSync, existsSync, mkdirSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, chownSync, existsSync, mkdirSync, readdirSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -183,6 +183,21 @@ describe('package stores: one per repository and base, outside every workspace',
         process.setegid?.(0);
       }
     }
+  });
+
+  it('attack: a setup that dates its own throwaway store back a day does not get it removed under it by another goal’s eviction', async () => {
+    const root = await tempDir();
+    const throwaway = await new PackageStores({ root, maxBytes: 100 * MB }).claim('/r/app', 'main', false);
+    mkdirSync(join(throwaway.dir, 'npm', 'pkg'), { recursive: true });
+    // The store is the jail's own folder (bound at this path): `touch -d '2 days ago'` on it works.
+    const twoDaysAgo = new Date(Date.now() - 48 * 3_600_000);
+    utimesSync(throwaway.dir, twoDaysAgo, twoDaysAgo);
+    // Removing a tree a jailed process still changes follows any link it swaps in for a folder.
+    await new PackageStores({ root, maxBytes: 100 * MB }).evict({ all: true });
+    expect(existsSync(join(throwaway.dir, 'npm', 'pkg'))).toBe(true);
+    await throwaway.release();
+    expect(existsSync(throwaway.dir)).toBe(false);
+    expect(readdirSync(root)).toEqual([]);
   });
 
   it('strips set-id bits from what setup left in the kept store', async () => {
