@@ -176,7 +176,8 @@ export class PackageStores {
    * any link it swaps in for a folder.
    */
   private async removeIfAbandoned(home: string): Promise<void> {
-    const lock = new FileLock(join(home, 'lock'));
+    // One another host wrote (a shared root) is judged by age, as before: a day, not the default hour.
+    const lock = new FileLock(join(home, 'lock'), { foreignStaleMs: STALE_THROWAWAY_MS });
     const locked = existsSync(lock.path);
     if (locked && !(await lock.tryAcquire())) return;
     try {
