@@ -65,7 +65,7 @@ export class SetupTrust {
       .map((e) => e.slice(e.indexOf('\t') + 1));
     for (const path of gitlinks) {
       const st = await lstat(join(this.dir, path)).catch(() => undefined);
-      if (st && (!st.isDirectory() || (await readdir(join(this.dir, path))).length > 0)) return false;
+      if (st && (!st.isDirectory() || (await readdir(join(this.dir, path)).catch(() => ['unreadable'])).length > 0)) return false;
     }
     return true;
   }
