@@ -41,7 +41,7 @@ describe('goal-loop clean', () => {
     mkdirSync(join(entry, 'tree', 'node_modules'), { recursive: true });
     writeFileSync(join(entry, 'tree', 'node_modules', 'dep.js'), 'x'.repeat(100_000));
     writeFileSync(join(entry, 'manifest.json'), JSON.stringify({ version: 2, key: 'a'.repeat(64), paths: ['node_modules'], bytes: 102_400 }));
-    const store = join(ws, 'package-stores', 'app-0123456789ab-01234567');
+    const store = join(ws, 'package-stores', 'app-0123456789ab-0123456789abcdef0123456789abcdef');
     mkdirSync(join(store, 'store', 'npm'), { recursive: true });
     writeFileSync(join(store, 'store', 'npm', 'tarball'), 'x'.repeat(100_000));
     writeFileSync(join(store, 'bytes'), '102400');
@@ -121,7 +121,7 @@ describe('goal-loop clean', () => {
     mkdirSync(join(ws, 'warm'), { recursive: true });
     symlinkSync(outside, join(ws, 'mirrors'));
     symlinkSync(outside, join(ws, 'setup-cache'));
-    const store = join(outside, 'stores', 'app-0123456789ab-01234567');
+    const store = join(outside, 'stores', 'app-0123456789ab-0123456789abcdef0123456789abcdef');
     mkdirSync(join(store, 'store'), { recursive: true });
     writeFileSync(join(store, 'bytes'), '1');
     symlinkSync(join(outside, 'stores'), join(ws, 'package-stores'));
