@@ -22,8 +22,9 @@ export function detectPackageManagers(topLevelNames: ReadonlySet<string>): Packa
  * The variables that move each manager's store or cache into `store` (a folder per repository).
  * - pnpm reads its settings from `npm_config_*` (and `pnpm_config_*` from v11); the pnpm release
  *   a `packageManager` field asks for is downloaded into `PNPM_HOME`, kept with the store.
- * - yarn berry keeps its cache in its global folder by default; its per-project `cacheFolder`
- *   (zero-installs: a cache committed in `.yarn/cache`) is left alone.
+ * - yarn berry's cache stays in the project (`.yarn/cache`, setup's output): Plug'n'Play loads
+ *   packages from the zips there, and tasks never see the store; its global folder (metadata)
+ *   moves to the store.
  * - yarn classic's cache is `YARN_CACHE_FOLDER`; a berry without `.yarnrc.yml` takes the global
  *   folder, so both are set.
  * Only the detected managers' variables: npm warns about every `npm_config_*` it does not know.
@@ -43,6 +44,7 @@ export function packageStoreEnv(managers: readonly PackageManager[], store: stri
         break;
       case 'yarn-berry':
         env.YARN_GLOBAL_FOLDER = join(store, 'yarn-berry');
+        env.YARN_ENABLE_GLOBAL_CACHE = 'false';
         break;
       case 'yarn-classic':
         env.YARN_CACHE_FOLDER = join(store, 'yarn');

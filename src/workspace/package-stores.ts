@@ -1,6 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { mkdir, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, realpath, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import type { Logger } from 'pino';
@@ -9,6 +9,8 @@ import { repoFolderName } from './repo-folder.js';
 import { diskUsage, stripSetIds } from './setup-disk.js';
 
 const DEFAULT_STORE_MB = 4096;
+/** The stores' folders: only searchable by others (the jail's uid binds its store through them). */
+const DIR_MODE = 0o711;
 /** A leftover with no lock (its maker died before taking it) is removed once this old. */
 const STALE_THROWAWAY_MS = 24 * 3_600_000;
 
@@ -65,14 +67,17 @@ export class PackageStores {
    * never reaches a goal on the default branch ('' and its name key alike: see SetupTrust).
    */
   async claim(repo: string, base: string, trusted: boolean): Promise<PackageStoreClaim> {
-    await mkdir(this.opts.root, { recursive: true, mode: 0o700 });
+    // Searchable, not listable, by the jail's uid (a direct jail binds the store as that uid);
+    // by its real path, which the jail requires of a store (GOAL_LOOP_WORKSPACES may be a link).
+    await mkdir(this.opts.root, { recursive: true, mode: DIR_MODE });
+    const root = await realpath(this.opts.root);
     if (trusted && this.opts.maxBytes > 0) {
       const key = createHash('sha256')
         .update(JSON.stringify([repo, base]))
         .digest('hex')
         .slice(0, 32);
-      const home = join(this.opts.root, `${repoFolderName(repo)}-${key}`);
-      await mkdir(home, { recursive: true, mode: 0o700 });
+      const home = join(root, `${repoFolderName(repo)}-${key}`);
+      await mkdir(home, { recursive: true, mode: DIR_MODE });
       const lock = new FileLock(join(home, 'lock'));
       if (await lock.tryAcquire()) {
         try {
@@ -88,8 +93,8 @@ export class PackageStores {
     }
     // The store's folder is the jail's (it can date it back); whether it is in use is told by
     // a lock beside it, which the jail never sees: never removed while its setup may still run.
-    const home = join(this.opts.root, `.tmp-${randomBytes(6).toString('hex')}`);
-    await mkdir(home, { mode: 0o700 });
+    const home = join(root, `.tmp-${randomBytes(6).toString('hex')}`);
+    await mkdir(home, { mode: DIR_MODE });
     const lock = new FileLock(join(home, 'lock'));
     await lock.tryAcquire();
     const dir = join(home, 'store');

@@ -2,6 +2,7 @@ import { chmodSync, existsSync, mkdirSync, readFileSync, statSync, symlinkSync }
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { SandboxUnavailableError } from '../../src/ports/sandbox.js';
+import { PackageStores } from '../../src/workspace/package-stores.js';
 import { jail, jailRoot, runIn } from '../helpers/sandbox-jail.js';
 
 // Setup's package store is a host folder bound read-write into setup's jail only: what setup
@@ -22,6 +23,18 @@ describe("setup's package store in the jail", () => {
       if (process.getuid?.() === 0 && jailMode === 'nested') expect(statSync(join(store, 'tarball')).uid).not.toBe(0);
     });
   }
+
+  it('(direct, as a root bot runs it) a store PackageStores made is reachable by the jail uid, which binds it', async () => {
+    const { root, ws } = await jailRoot();
+    chmodSync(root, 0o755); // the jail uid must reach the workspace, as under GOAL_LOOP_WORKSPACES
+    const grant = await new PackageStores({ root: join(root, 'package-stores'), maxBytes: 1 << 30 }).claim('/r/app', 'main', true);
+    const result = await runIn(jail({ jailMode: 'direct' }), ws, 'echo cached > "$npm_config_cache" && echo WROTE', {
+      packageStore: { dir: grant.dir, env: { npm_config_cache: join(grant.dir, 'tarball') } },
+    });
+    expect(result.output).toContain('WROTE');
+    expect(readFileSync(join(grant.dir, 'tarball'), 'utf8')).toBe('cached\n');
+    await grant.release();
+  });
 
   it('a command without the store (a task, a verification) neither sees it nor gets its variables', async () => {
     const { root, ws } = await jailRoot();

@@ -1,4 +1,4 @@
-import { chmodSync, chownSync, existsSync, mkdirSync, readdirSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import { chmodSync, chownSync, existsSync, mkdirSync, readdirSync, realpathSync, statSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -34,7 +34,8 @@ describe('package managers, from the names at the top of the tree', () => {
   it("points only the detected managers at the store (npm warns about settings it does not know), and leaves berry's project cache alone", () => {
     expect(packageStoreEnv(['npm'], '/s')).toEqual({ COREPACK_HOME: '/s/corepack', npm_config_cache: '/s/npm' });
     expect(packageStoreEnv(['pnpm'], '/s')).toEqual({ COREPACK_HOME: '/s/corepack', npm_config_store_dir: '/s/pnpm', pnpm_config_store_dir: '/s/pnpm', PNPM_HOME: '/s/pnpm-home' });
-    expect(packageStoreEnv(['yarn-berry'], '/s')).toEqual({ COREPACK_HOME: '/s/corepack', YARN_GLOBAL_FOLDER: '/s/yarn-berry' });
+    // Plug'n'Play loads from the project's cache: it stays in the tree, where tasks can read it.
+    expect(packageStoreEnv(['yarn-berry'], '/s')).toEqual({ COREPACK_HOME: '/s/corepack', YARN_GLOBAL_FOLDER: '/s/yarn-berry', YARN_ENABLE_GLOBAL_CACHE: 'false' });
     expect(packageStoreEnv(['yarn-classic'], '/s')).toMatchObject({ YARN_CACHE_FOLDER: '/s/yarn' });
     expect(packageStoreEnv(['bun'], '/s')).toMatchObject({ BUN_INSTALL_CACHE_DIR: '/s/bun' });
   });
@@ -68,6 +69,19 @@ describe('package stores: one per repository and base, outside every workspace',
     await untrusted.release();
     expect(existsSync(untrusted.dir)).toBe(false);
     expect(await stores.count()).toBe(3);
+  });
+
+  it('hands out stores by their real path when the workspace root is reached through a link (the jail binds only a real path)', async () => {
+    const root = await tempDir();
+    mkdirSync(join(root, 'real'));
+    symlinkSync(join(root, 'real'), join(root, 'link'));
+    const stores = new PackageStores({ root: join(root, 'link', 'package-stores'), maxBytes: 100 * MB });
+    for (const trusted of [true, false]) {
+      const c = await stores.claim('/r/app', 'main', trusted);
+      expect(c.dir.startsWith(join(root, 'real', 'package-stores'))).toBe(true);
+      expect(realpathSync(c.dir)).toBe(c.dir);
+      await c.release();
+    }
   });
 
   it('while one setup holds the store, a second of the same repository gets a throwaway (two jail uids cannot share it)', async () => {
