@@ -13,6 +13,7 @@ import { runConfiguredGoal } from '../src/run/run-configured-goal.js';
 import { GitWorkspace } from '../src/workspace/git-workspace.js';
 import { makeBareRepo, sh } from './bench-repo.js';
 import { median, ms, type Verdict } from './stats.js';
+import { TimeSpent } from './where-time-goes.js';
 
 const FILES = 2000;
 const TASKS = 25;
@@ -49,20 +50,30 @@ export async function checkpointOverhead(sandbox: Sandbox, opts: { informational
         ...(i > 0 ? { dependencies: [`t${i - 1}`] } : {}),
       })),
     });
-    const ledger = new SqliteLedger(join(root, 'ledger.db'));
+    const spent = new TimeSpent();
+    const ledger = spent.wrap(new SqliteLedger(join(root, 'ledger.db')), 'ledger');
     const stamps: number[] = [];
     const forge = new TimingForge(stamps);
-    const workspace = new GitWorkspace({
-      remote: bare,
-      dir: join(root, 'ws'),
-      goalId: 'bench',
-      branch: 'goal/bench',
-      protectedPaths: ['.github/workflows/**'],
-      identity: { name: 'goal-loop', email: 'b@b' },
-    });
+    const workspace = spent.wrap(
+      new GitWorkspace({
+        remote: bare,
+        dir: join(root, 'ws'),
+        goalId: 'bench',
+        branch: 'goal/bench',
+        protectedPaths: ['.github/workflows/**'],
+        identity: { name: 'goal-loop', email: 'b@b' },
+      }),
+      'workspace',
+    );
     // No baseline: it would run each task's verification a second time, which raw git has no counterpart of.
     const config = parseRepoConfig({ verification_baseline: 'off' });
-    const result: LoopResult = await runConfiguredGoal({ repo: bare, spec, config, ledger, workspace, sandbox, forge, logger: pino({ level: 'silent' }) });
+    spent.timeGit();
+    let result: LoopResult;
+    try {
+      result = await runConfiguredGoal({ repo: bare, spec, config, ledger, workspace, sandbox: spent.wrap(sandbox, 'sandbox'), forge, logger: pino({ level: 'silent' }) });
+    } finally {
+      spent.stop();
+    }
     await ledger.close();
     if (result.status !== 'LOOP_COMPLETE') throw new Error(`bench goal ended ${result.status}: ${result.stop_reason}`);
     const perTask = stamps.slice(1).map((t, i) => t - stamps[i]!);
@@ -73,7 +84,8 @@ export async function checkpointOverhead(sandbox: Sandbox, opts: { informational
     process.stdout.write(
       `  raw git add+commit+push   median ${ms(rawMedian)}\n` +
         `  goal-loop per task        median ${ms(oursMedian)}  (run step, verification, commit, push, ledger)\n` +
-        `  ratio                     ${ratio.toFixed(2)}x\n`,
+        `  ratio                     ${ratio.toFixed(2)}x\n` +
+        `  where a task's time goes (whole goal ÷ ${TASKS}; a port call's time includes the git commands it ran):\n${spent.report(TASKS)}\n`,
     );
     if (opts.informational) return [];
     return [{ name: 'checkpoint overhead', pass: ratio < 1.5, detail: `${ratio.toFixed(2)}x raw git per task (target < 1.5x)` }];
