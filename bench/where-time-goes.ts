@@ -32,13 +32,13 @@ export class TimeSpent {
   /** Times every host git command (by its subcommand) until `stop`. */
   timeGit(): void {
     const original = Git.prototype.run;
-    const add = (name: string, d: number) => this.add(name, d);
+    const spent = this;
     Git.prototype.run = async function (this: Git, cwd: string, args: string[], input?: string) {
       const t0 = performance.now();
       try {
         return await original.call(this, cwd, args, input);
       } finally {
-        add(`git ${args.find((a) => !a.startsWith('-') && !a.includes('=')) ?? '?'}`, performance.now() - t0);
+        spent.add(`git ${args.find((a) => !a.startsWith('-') && !a.includes('=')) ?? '?'}`, performance.now() - t0);
       }
     };
     this.restoreGit = () => {
