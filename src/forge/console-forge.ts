@@ -28,6 +28,9 @@ export interface ConsoleForgeOptions {
 }
 
 /** The CLI's forge: a live task list on stderr (or plain lines when not a terminal). */
+/** The last lines of an escalation's failure the console shows. */
+const EXCERPT_LINES = 15;
+
 export class ConsoleForge implements Forge {
   private readonly stream: NodeJS.WriteStream;
   private readonly live: boolean;
@@ -85,14 +88,18 @@ export class ConsoleForge implements Forge {
   }
 
   async escalate(s: GoalSnapshot, e: Escalation): Promise<void> {
-    const excerpt = e.last_error.trim().split('\n').slice(-15).join('\n');
+    const lines = e.last_error.trim().split('\n');
+    const excerpt = lines.slice(-EXCERPT_LINES).join('\n');
+    // A long output's last lines may not hold what failed (a TAP footer, a summary): the one line
+    // the live list showed comes first then.
+    const inShort = lines.length > EXCERPT_LINES ? ` ${summarizeFailure(e.last_error, 160)}` : '';
     const why = (id: string) => {
       const error = s.tasks.find((t) => t.id === id)?.lastError;
       return error ? `${id} (${summarizeFailure(error, 140)})` : id;
     };
     this.println(
       `${this.paint('red', 'escalated')}: ${escalationHeadline(e)}\n` +
-        `${e.cause === 'passes_before' ? 'Why' : 'Last failure'}:\n${indent(excerpt)}\n` +
+        `${e.cause === 'passes_before' ? 'Why' : 'Last failure'}:${inShort}\n${indent(excerpt)}\n` +
         (e.also_escalated?.length ? `Also escalated: ${e.also_escalated.map(why).join('; ')}.\n` : '') +
         (e.done_meanwhile?.length ? `Done meanwhile (verified and checkpointed): ${e.done_meanwhile.join(', ')}.\n` : '') +
         (e.blocked?.length ? `Still blocked (they depend on an escalated task): ${e.blocked.join(', ')}.\n` : '') +

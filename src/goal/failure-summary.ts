@@ -70,6 +70,7 @@ const FAILING = [
   /No such file or directory|command not found|: not found$|Permission denied/,
   /npm ERR!/,
 ];
+const NAMED_ERROR = /\b[A-Z][A-Za-z]*(Error|Exception)\b( \[[A-Z_]+\])?:/;
 const CUT_MARKER = /^\[… \d+ bytes cut.*…\]$|^\[goal-loop: log cut/;
 const HEADLINE = /^.*(exited with code -?\d+|was killed by \S+|timed out after \d+s and was killed):$/;
 
@@ -93,7 +94,8 @@ export function summarizeFailure(error: string, maxWidth = 160): string {
   const suffix = !hinted ? '' : ([' (no setup ran: add `setup:` to .github/goal-loop.yml)', ' (no setup ran)'].find((s) => s.length <= width / 3) ?? '');
   if (!headline && body.length === 0) return truncate(suffix.trim(), width);
 
-  const marked = unique(body.filter((l) => FAILING.some((re) => re.test(l))));
+  // A named error (`ReferenceError: …`, `AssertionError [ERR_ASSERTION]: …`) says most: it goes first.
+  const marked = unique(body.filter((l) => FAILING.some((re) => re.test(l)))).sort((a, b) => Number(NAMED_ERROR.test(b)) - Number(NAMED_ERROR.test(a)));
   const room = width - suffix.length;
   const head = headline ? `${truncate(headline, Math.max(20, Math.floor(room / 2)))}: ` : '';
   const detailRoom = Math.max(10, room - head.length);

@@ -38,6 +38,12 @@ describe("summarizeFailure: the one line shown for a task's last failure", () =>
       has: ['FAILED tests/test_a.py::test_b - assert 1 == 2'],
       hasNot: ['test_a.py .F'],
     },
+    {
+      name: 'TAP: a named error before the generic lines that precede it',
+      error: "verification `node --test` exited with code 1:\nnot ok 1 - tests/a.test.js\n  error: 'test failed'\n    ReferenceError: require is not defined in ES module scope",
+      width: 130,
+      has: ['exited with code 1: ReferenceError: require is not defined in ES module scope'],
+    },
     { name: 'TAP: not ok, not ok-free lines', error: 'verification `node --test` exited with code 1:\nok 1 - a\nnot ok 2 - b\n# pass 1', has: ['not ok 2 - b'], hasNot: ['ok 1 - a'] },
     {
       name: 'a plain command: its last lines',
@@ -185,6 +191,38 @@ describe('ConsoleForge: the escalation message', () => {
     const plain = stream();
     await new ConsoleForge({ stream: plain.s, live: false, color: false }).escalate(snapshot({}), { task_id: 'slug', attempts: 2, last_error: JEST });
     expect(plain.text()).toMatch(/Fix it on the goal branch \(push to it\)/);
+  });
+
+  it('a failure longer than its excerpt is told in one line first: a TAP footer does not hide what failed (seen on tj/commander.js)', async () => {
+    const tap = [
+      'verification `node --test tests/flag.test.js` exited with code 1:',
+      'TAP version 13',
+      'not ok 1 - tests/flag.test.js',
+      '  ---',
+      "  error: 'test failed'",
+      '  stack: |-',
+      '    ReferenceError: require is not defined in ES module scope, you can use import instead',
+      ...['ModuleJob.run', 'onImport.tracePromise.__proto__', 'asyncRunEntryPointWithESMLoader'].map((f) => `        at ${f} (node:internal/modules/esm/module_job:1:1)`),
+      '  ...',
+      '1..1',
+      '# tests 1',
+      '# suites 0',
+      '# pass 0',
+      '# fail 1',
+      '# cancelled 0',
+      '# skipped 0',
+      '# todo 0',
+      '# duration_ms 41.2',
+      "  failureType: 'testCodeFailure'",
+      '  exitCode: 1',
+    ].join('\n');
+    const out = stream();
+    await new ConsoleForge({ stream: out.s, live: false, color: false }).escalate(snapshot({}), { task_id: 'slug', attempts: 2, last_error: tap });
+    expect(out.text()).toMatch(/^Last failure: verification `node --test tests\/flag\.test\.js` exited with code 1: .*ReferenceError: require is not defined/m);
+    expect(out.text()).not.toContain('    ReferenceError');
+    const short = stream();
+    await new ConsoleForge({ stream: short.s, live: false, color: false }).escalate(snapshot({}), { task_id: 'slug', attempts: 2, last_error: JEST });
+    expect(short.text()).toMatch(/^Last failure:\n/m);
   });
 
   it('names what else escalated, what was done meanwhile and what is still blocked', async () => {
