@@ -61,7 +61,8 @@ export async function webhookLatency(): Promise<Verdict[]> {
     );
     return [
       { name: 'webhook p99', pass: p99 < 50, detail: `${ms(p99)} (target < 50 ms)` },
-      { name: 'webhook vs bare app', pass: ratio < 1.5, detail: `${ratio.toFixed(2)}x the bare app's p99 (target < 1.5x)` },
+      // Issue 27: no slower than Probot alone, though ours verifies, caps and records each delivery first.
+      { name: 'webhook vs bare app', pass: ratio <= 1.0, detail: `${ratio.toFixed(2)}x the bare app's p99 (target <= 1.0x)` },
     ];
   } finally {
     await ours.close();

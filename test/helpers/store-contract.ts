@@ -45,6 +45,25 @@ export function describeStoreContract(name: string, open: () => Promise<Store>, 
         expect(await l.recordDelivery('d-1', { type: 'labeled' })).toBe(false);
       });
 
+      it('records a batch in one go, each entry answered as recordDelivery would', async () => {
+        const l = store.ledger;
+        await l.recordDelivery('b-0', { n: 0 });
+        expect(await l.recordDeliveries([])).toEqual([]);
+        expect(
+          await l.recordDeliveries([
+            { id: 'b-1', event: { n: 1 } },
+            { id: 'b-0', event: { n: 9 } },
+            { id: 'b-1', event: { n: 9 } },
+            { id: 'b-2', event: { n: 2 } },
+          ]),
+        ).toEqual([true, false, false, true]);
+        expect((await l.unhandledDeliveries()).map((e) => [e.id, e.event])).toEqual([
+          ['b-0', { n: 0 }],
+          ['b-1', { n: 1 }],
+          ['b-2', { n: 2 }],
+        ]);
+      });
+
       it('is shared by a second connection', async () => {
         await store.ledger.recordDelivery('d-9', { x: 1 });
         const other = await second();

@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import { createNodeMiddleware, type Probot } from 'probot';
 import { type AppServiceOptions, createAppRuntime, type GoalLoopRuntime } from '../runtime.js';
 import { BODY_BUDGET, type ByteBudget, MAX_WEBHOOK_BODY_BYTES, readCappedBody, refuseUnread } from './body-cap.js';
+import { acceptGoalDelivery } from './goal-deliveries.js';
 import { refusedDelivery, signatureMatches, signatureOf } from './signature.js';
 import { startWebhookRelay } from './webhook-relay.js';
 
@@ -42,8 +43,9 @@ export interface RunningServer {
 }
 
 /**
- * The GitHub App's HTTP server: Probot's webhook middleware at WEBHOOK_PATH (signatures
- * verified with WEBHOOK_SECRET first, bodies capped at 25 MB each and BODY_BUDGET in all, as they arrive), `GET /health`, and (embedded) the
+ * The GitHub App's HTTP server: webhooks at WEBHOOK_PATH (signatures verified with WEBHOOK_SECRET
+ * first, bodies capped at 25 MB each and BODY_BUDGET in all, as they arrive; the goal events then
+ * go to the inbox directly, the rest to Probot's middleware), `GET /health`, and (embedded) the
  * in-process goal workers. Refuses to start without a usable WEBHOOK_SECRET.
  */
 export async function startServer(opts: ServeOptions): Promise<RunningServer> {
@@ -58,6 +60,7 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
   const { probot, runtime, log } = await createAppRuntime({ ...opts, probotOverrides }, opts.role ?? 'both', 'goal-loop');
   const webhooksPath = env.WEBHOOK_PATH || DEFAULT_WEBHOOK_PATH;
   const middleware = await createNodeMiddleware(runtime.appFn, { probot, webhooksPath });
+  const accept = (event: Parameters<typeof runtime.intake.accept>[0]) => runtime.intake.accept(event);
   let ready = false;
   const handle = async (req: IncomingMessage, res: ServerResponse) => {
     if (req.method === 'GET' && req.url === '/health') {
@@ -85,6 +88,8 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
         log.warn(refusedDelivery(req.headers, body.length), "webhook refused: its signature does not match WEBHOOK_SECRET (check the GitHub App's webhook secret)");
         return;
       }
+      // The goal events go straight to the inbox; the rest (installation, ping, a 4xx) to Probot.
+      if (await acceptGoalDelivery(req, res, body, accept, log)) return;
       // @octokit/webhooks takes a pre-read body from `rawBody` and decodes it as it would the stream.
       Object.assign(req, { body: {}, rawBody: body });
     }

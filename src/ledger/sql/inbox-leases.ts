@@ -12,6 +12,12 @@ export function* recordDelivery(id: string, event?: unknown): Program<boolean> {
   return stored === 1;
 }
 
+export function* recordDeliveries(entries: readonly { id: string; event?: unknown }[]): Program<boolean[]> {
+  const stored: boolean[] = [];
+  for (const { id, event } of entries) stored.push(yield* recordDelivery(id, event));
+  return stored;
+}
+
 export function* markDeliveryHandled(id: string): Program<void> {
   yield* count(sql`UPDATE deliveries SET handled_at = ${isoTime()} WHERE id = ${id} AND handled_at IS NULL`);
 }

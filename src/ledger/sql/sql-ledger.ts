@@ -118,6 +118,10 @@ export class SqlLedger implements Ledger {
     return this.db.run(inbox.recordDelivery(id, event));
   }
 
+  async recordDeliveries(entries: readonly { id: string; event?: unknown }[]): Promise<boolean[]> {
+    return entries.length === 0 ? [] : this.db.transaction(inbox.recordDeliveries(entries));
+  }
+
   async markDeliveryHandled(id: string): Promise<void> {
     await this.db.run(inbox.markDeliveryHandled(id));
   }
