@@ -57,12 +57,17 @@ export function checkWorkspace(cwd: string): string {
   } catch (err) {
     throw new SandboxUnavailableError(`the workspace ${cwd} is not a directory: ${(err as Error).message}`);
   }
-  const forbidden = ['/usr', '/etc', '/proc', '/sys', '/dev', '/boot', '/bin', '/sbin', '/lib', '/lib32', '/lib64', '/libx32', '/run', JAIL_HOME];
-  const parts = real.split('/').filter(Boolean);
-  if (parts.length < 2 || forbidden.some((f) => isUnder(real, f)) || isUnder(homedir(), real) || real === tmpdir()) {
+  if (isSystemOrHome(real)) {
     throw new SandboxUnavailableError(`refusing to use ${real} as a sandbox workspace: it is a system or home directory`);
   }
   return real;
+}
+
+const SYSTEM_FOLDERS = ['/usr', '/etc', '/proc', '/sys', '/dev', '/boot', '/bin', '/sbin', '/lib', '/lib32', '/lib64', '/libx32', '/run', JAIL_HOME];
+
+/** A top-level folder, a system folder (or one inside it), the user's home or an ancestor of it, or the temp root itself: never bound writable. */
+function isSystemOrHome(real: string): boolean {
+  return real.split('/').filter(Boolean).length < 2 || SYSTEM_FOLDERS.some((f) => isUnder(real, f)) || isUnder(homedir(), real) || real === tmpdir();
 }
 
 /**
@@ -79,8 +84,7 @@ export function checkPackageStore(dir: string, workspace: string): string {
     real = undefined;
   }
   if (!real || real !== dir) throw new SandboxUnavailableError(`the package store ${dir} is not a folder at its real path`);
-  const forbidden = ['/usr', '/etc', '/proc', '/sys', '/dev', '/boot', '/bin', '/sbin', '/lib', '/lib32', '/lib64', '/libx32', '/run', JAIL_HOME];
-  if (real.split('/').filter(Boolean).length < 2 || forbidden.some((f) => isUnder(real, f)) || isUnder(homedir(), real) || real === tmpdir() || isUnder(real, workspace) || isUnder(workspace, real)) {
+  if (isSystemOrHome(real) || isUnder(real, workspace) || isUnder(workspace, real)) {
     throw new SandboxUnavailableError(`refusing ${real} as a package store: it is a system folder, or the workspace holds it or is in it`);
   }
   return real;

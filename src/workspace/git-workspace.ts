@@ -4,7 +4,7 @@ import { dirname, join } from 'node:path';
 import { crashPoint } from '../common/crash-point.js';
 import { protectedMatches } from '../config/protected-paths.js';
 import { type Checkpoint, type CheckpointInput, CheckpointRefusedError, type PackageStoreGrant, type SetupIdentity, type Workspace } from '../ports/workspace.js';
-import { Git, GitError, type GitOptions } from './git.js';
+import { Git, GitError, type GitOptions, gitlinkPaths } from './git.js';
 import type { MirrorCache } from './mirror-cache.js';
 import { NestedRepositoryError, refuseNestedRepositories, removeNestedRepositories } from './nested-repos.js';
 import { detectPackageManagers, packageStoreEnv } from './package-managers.js';
@@ -342,11 +342,7 @@ export class GitWorkspace implements Workspace {
 
   /** A fresh checkout leaves a submodule's folder empty; a parked tree may still hold its files. */
   private async emptySubmoduleDirs(): Promise<void> {
-    const gitlinks = (await this.git.run(this.dir, ['ls-files', '--stage', '-z']))
-      .split('\0')
-      .filter((e) => e.startsWith('160000 '))
-      .map((e) => e.slice(e.indexOf('\t') + 1));
-    for (const path of gitlinks) {
+    for (const path of await gitlinkPaths(this.git, this.dir)) {
       await rm(join(this.dir, path), { recursive: true, force: true });
       await mkdir(join(this.dir, path), { recursive: true });
     }

@@ -167,3 +167,11 @@ function spawnGit(cwd: string, args: string[], env: Record<string, string>, inpu
 
 /** A pathspec naming exactly this path (no glob, no magic from the name): paths are untrusted text. */
 export const literalPathspec = (path: string): string => `:(literal)${path}`;
+
+/** The paths of the index's submodules (gitlinks, mode 160000), relative to `dir`. */
+export async function gitlinkPaths(git: Git, dir: string): Promise<string[]> {
+  return (await git.run(dir, ['ls-files', '--stage', '-z']))
+    .split('\0')
+    .filter((e) => e.startsWith('160000 '))
+    .map((e) => e.slice(e.indexOf('\t') + 1));
+}

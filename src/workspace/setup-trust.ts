@@ -1,6 +1,6 @@
 import { lstat, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { Git } from './git.js';
+import { type Git, gitlinkPaths } from './git.js';
 
 /**
  * Whether this run's setup output may go into the setup cache: only when setup ran on the base
@@ -23,6 +23,8 @@ import type { Git } from './git.js';
 export class SetupTrust {
   private base: string | undefined;
   private ranOn: string | undefined;
+  /** `beforeSetup` looked since `prepared` (setup runs once per prepare: the restore and the store ask alike). */
+  private looked = false;
   private baseName: string | undefined;
 
   constructor(
@@ -34,6 +36,7 @@ export class SetupTrust {
   /** After the checkout: `base` is the base branch's tip as fetched (read only when needed). */
   async prepared(base: () => Promise<string | undefined>): Promise<void> {
     this.ranOn = undefined;
+    this.looked = false;
     const name = this.branches.baseBranch;
     this.base = name && (name === this.branches.branch || name.startsWith('goal/')) ? undefined : await base();
     // The remote's default branch by name, so naming it (`--base main`) or not keys alike.
@@ -49,6 +52,8 @@ export class SetupTrust {
 
   /** Just before setup: notes HEAD if the tree holds nothing beyond it (no change, no untracked or ignored file). */
   async beforeSetup(): Promise<void> {
+    if (this.looked) return;
+    this.looked = true;
     const status = await this.git.run(this.dir, ['status', '--porcelain=v1', '-z', '--ignored=matching', '--untracked-files=normal', '--ignore-submodules=all']);
     this.ranOn = status === '' && (await this.submoduleFoldersEmpty()) ? await this.head() : undefined;
   }
@@ -59,11 +64,7 @@ export class SetupTrust {
    * workspace) is beyond the commit.
    */
   private async submoduleFoldersEmpty(): Promise<boolean> {
-    const gitlinks = (await this.git.run(this.dir, ['ls-files', '--stage', '-z']))
-      .split('\0')
-      .filter((e) => e.startsWith('160000 '))
-      .map((e) => e.slice(e.indexOf('\t') + 1));
-    for (const path of gitlinks) {
+    for (const path of await gitlinkPaths(this.git, this.dir)) {
       const st = await lstat(join(this.dir, path)).catch(() => undefined);
       if (st && (!st.isDirectory() || (await readdir(join(this.dir, path)).catch(() => ['unreadable'])).length > 0)) return false;
     }

@@ -5,16 +5,9 @@ import { describe, expect, it } from 'vitest';
 import { runCli, startCli } from '../helpers/cli.js';
 import { cliProject } from '../helpers/cli-project.js';
 import { tempDir } from '../helpers/temp.js';
+import { until } from '../helpers/until.js';
 
 const CACHES = ['warm', 'mirrors', 'setup-cache', 'package-stores'];
-
-/** Polls until `check` holds; fails after 30 s. */
-async function until(check: () => boolean, what: string): Promise<void> {
-  for (const end = Date.now() + 30_000; !check(); ) {
-    if (Date.now() > end) throw new Error(`never: ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
 
 describe('goal-loop clean', () => {
   it('usage: exactly one of <goal-id>, --finished, --all; exit 1 with one line', async () => {

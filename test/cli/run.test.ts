@@ -8,6 +8,7 @@ import { cliInvocation } from '../../src/cli/invocation.js';
 import { CLI, runCli, startCli } from '../helpers/cli.js';
 import { cliProject } from '../helpers/cli-project.js';
 import { checkpointCommits, git } from '../helpers/git.js';
+import { until } from '../helpers/until.js';
 
 const project = cliProject;
 
@@ -318,14 +319,6 @@ const SETUP_FILES = {
   '.github/goal-loop.yml': 'setup: [sh setup.sh]\nsetup_inputs: [package.json]\n',
 };
 const useDeps = (id: string) => `goal_id: ${id}\nobjective: use what setup installed\ntasks:\n  - { id: use, title: Use, run: cp deps/lib.txt ${id}.txt, verification: test -s ${id}.txt }\n`;
-
-/** Polls until `check` holds; fails after 30 s. */
-async function until(check: () => boolean, what: string): Promise<void> {
-  for (const end = Date.now() + 30_000; !check(); ) {
-    if (Date.now() > end) throw new Error(`never: ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
 
 describe('goal-loop run leaves the machine as it found it', () => {
   it("exits with its output while the setup cache's ready copy is still being made; the next goal restores it", async () => {

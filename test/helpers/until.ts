@@ -1,0 +1,7 @@
+/** Polls until `check` holds; fails after 30 s, naming what never happened. */
+export async function until(check: () => boolean, what: string): Promise<void> {
+  for (const end = Date.now() + 30_000; !check(); ) {
+    if (Date.now() > end) throw new Error(`never: ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
