@@ -19,7 +19,8 @@ const FILES = 2000;
 const TASKS = 25;
 
 /** Harness overhead per checkpoint vs raw `git add -A && git commit && git push`, same repo, same run. */
-export async function checkpointOverhead(sandbox: Sandbox, opts: { informational?: boolean } = {}): Promise<Verdict[]> {
+export async function checkpointOverhead(sandbox: Sandbox, opts: { informational?: boolean; target?: number } = {}): Promise<Verdict[]> {
+  const target = opts.target ?? 1.3;
   const root = mkdtempSync(join(tmpdir(), 'goal-loop-bench-'));
   try {
     const bare = makeRepo(root);
@@ -76,19 +77,20 @@ export async function checkpointOverhead(sandbox: Sandbox, opts: { informational
     }
     await ledger.close();
     if (result.status !== 'LOOP_COMPLETE') throw new Error(`bench goal ended ${result.status}: ${result.stop_reason}`);
-    const perTask = stamps.slice(1).map((t, i) => t - stamps[i]!);
+    // Reports follow the pushes, and checkpoints queued behind a push go in the next one together:
+    // the time per task is the span from the first report to the last, over the tasks in it.
+    const oursPerTask = (stamps.at(-1)! - stamps[0]!) / (stamps.length - 1);
 
     const rawMedian = median(rawTimes);
-    const oursMedian = median(perTask);
-    const ratio = oursMedian / rawMedian;
+    const ratio = oursPerTask / rawMedian;
     process.stdout.write(
       `  raw git add+commit+push   median ${ms(rawMedian)}\n` +
-        `  goal-loop per task        median ${ms(oursMedian)}  (run step, verification, commit, push, ledger)\n` +
+        `  goal-loop per task        mean   ${ms(oursPerTask)}  (run step, verification, commit, ledger; the push from the outbox meanwhile)\n` +
         `  ratio                     ${ratio.toFixed(2)}x\n` +
         `  where a task's time goes (whole goal ÷ ${TASKS}; a port call's time includes the git commands it ran):\n${spent.report(TASKS)}\n`,
     );
     if (opts.informational) return [];
-    return [{ name: 'checkpoint overhead', pass: ratio < 1.5, detail: `${ratio.toFixed(2)}x raw git per task (target < 1.5x)` }];
+    return [{ name: `checkpoint overhead (${sandbox.kind})`, pass: ratio < target, detail: `${ratio.toFixed(2)}x raw git per task (target < ${target}x)` }];
   } finally {
     rmSync(root, { recursive: true, force: true });
   }

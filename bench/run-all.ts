@@ -6,6 +6,7 @@ import { baselineCost } from './baseline-cost.js';
 import { checkpointOverhead } from './checkpoint-overhead.js';
 import { contextBench } from './context-bench.js';
 import { convergence } from './convergence.js';
+import { pushDelay } from './push-delay.js';
 import { setupCacheBench } from './setup-cache.js';
 import { printVerdicts, type Verdict } from './stats.js';
 import { throughput } from './throughput.js';
@@ -22,6 +23,8 @@ async function main(): Promise<number> {
   const jail = await selectSandbox({ mode: 'bwrap', logger: pino({ level: 'silent' }) }).catch(() => undefined);
   if (jail) await checkpointOverhead(jail, { informational: true });
   else process.stdout.write('checkpoint overhead in the bwrap jail: skipped, bubblewrap is not usable here\n');
+  process.stdout.write('\n');
+  verdicts.push(...(await pushDelay()));
   process.stdout.write('\n');
   verdicts.push(...(await baselineCost()));
   process.stdout.write('\n');

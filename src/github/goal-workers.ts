@@ -32,7 +32,7 @@ export function createGoalWorkers(opts: GoalWorkersOptions): WorkerPool {
     ...(pollMs ? { pollMs } : {}),
     resumable: (goal) => readGitHubGoal(goal.meta) !== undefined,
     work: (job, ctx) => workGoal({ ...deps, abandon: ctx.abandon, fence: ctx.fence, workerId: ctx.workerId, effectClaimMs: claimMs }, job.key, job.mode),
-    settleEffects: (key) => settleGoalEffects({ ledger: opts.ledger, logger: opts.logger, auth: opts.auth, holder: pool.workerId, claimMs }, key),
+    settleEffects: (key) => settleGoalEffects({ ledger: opts.ledger, logger: opts.logger, auth: opts.auth, holder: pool.workerId, claimMs, workspaces: deps }, key),
   });
   return pool;
 }

@@ -1,5 +1,6 @@
 import { join } from 'node:path';
-import type { RepoConfig } from '../config/repo-config.js';
+import { parseRepoConfig, type RepoConfig } from '../config/repo-config.js';
+import type { Workspace } from '../ports/workspace.js';
 import { goalWorkspace as cloneWorkspace } from '../run/compose-goal-run.js';
 import type { GitHubGoal } from '../steering/goal-meta.js';
 import { type GitWorkspace, releaseWorkspace } from '../workspace/git-workspace.js';
@@ -41,6 +42,14 @@ export function githubGoalWorkspace(deps: GoalWorkspaceDeps, octokit: Octokit, g
     goalId,
     config,
   );
+}
+
+/**
+ * Pushes a checkpoint that a run of the goal committed in its clone here (the run died before its
+ * push, the goal rests meanwhile): for effects performed outside a run. No clone here: rejected for good.
+ */
+export function goalCheckpointPusher(deps: GoalWorkspaceDeps, octokit: Octokit, g: GitHubGoal, goalId: string): Workspace {
+  return githubGoalWorkspace(deps, octokit, g, goalId, parseRepoConfig({}));
 }
 
 /** Where a goal's clone lives (the path its commands see: the sandbox binds it at the same path). */

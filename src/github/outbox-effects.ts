@@ -1,14 +1,17 @@
 import type { Logger } from 'pino';
 import { childLogger } from '../common/child-logger.js';
 import type { GoalSnapshot } from '../goal/result.js';
-import { drainEffects, effectOnceId, effectsRecorded, LOOP_EFFECT_KINDS, performLoopEffect, recordedEffect } from '../loop/outbox.js';
+import { drainEffects, effectOnceId, effectsRecorded, LOOP_EFFECT_KINDS, PUSH_EFFECT, performLoopEffect, recordedEffect } from '../loop/outbox.js';
+import { PushTracker } from '../loop/push-effects.js';
 import type { AttemptLog } from '../ports/attempt-log.js';
 import type { GoalChange, GoalKey, GoalLedger } from '../ports/goal-ledger.js';
 import type { EffectInput, Outbox, PendingEffect } from '../ports/outbox.js';
+import type { Workspace } from '../ports/workspace.js';
 import { type IssueEffect, SYNC } from '../steering/effects.js';
 import { type GitHubGoal, readGitHubMeta } from '../steering/goal-meta.js';
 import { snapshotFromLedger } from '../steering/turn/snapshot.js';
 import { effectMarker, GitHubForge, type Octokit } from './github-forge.js';
+import { type GoalWorkspaceDeps, goalCheckpointPusher } from './goal-workspace.js';
 
 /** An issue effect (steering/effects.ts) as it is recorded: a comment with the nonce its marker carries (loop/outbox.ts recordedEffect). */
 export const githubEffect = (e: IssueEffect): EffectInput => (e.kind === 'comment' ? recordedEffect(e) : e);
@@ -42,15 +45,22 @@ export interface GoalEffectsDeps {
  * Performs a GitHub goal's pending effects outside a run (the snapshot from the ledger): when a
  * turn starts, after a turn's own write, and for the sweep. Returns how many were done.
  */
-export async function performGoalEffects(deps: GoalEffectsDeps & { forge: GitHubForge; goal: GitHubGoal }, key: GoalKey): Promise<number> {
+export async function performGoalEffects(deps: GoalEffectsDeps & { forge: GitHubForge; goal: GitHubGoal; pusher?: () => Workspace }, key: GoalKey): Promise<number> {
   const perform = githubEffectPerformer(deps.forge);
+  let pusher: Workspace | undefined;
   return drainEffects({
     outbox: deps.ledger,
     key,
     holder: deps.holder,
     claimMs: deps.claimMs,
     logger: deps.logger,
-    perform: async (e) => perform(e, await snapshotFromLedger(deps.ledger, key, deps.goal)),
+    perform: async (e) => {
+      if (e.kind !== PUSH_EFFECT) return perform(e, await snapshotFromLedger(deps.ledger, key, deps.goal));
+      pusher ??= deps.pusher!();
+      return new PushTracker().perform(pusher, e, deps.logger);
+    },
+    // A checkpoint's push needs the goal's clone: without one to push from, it and what follows wait for the goal's next run.
+    stopAt: (e) => e.kind === PUSH_EFFECT && !deps.pusher,
     onGivenUp: (e) => showGivenUp(deps.ledger, key, e),
   });
 }
@@ -73,11 +83,16 @@ export async function recordAndPerform(deps: GoalEffectsDeps & { forge: GitHubFo
 }
 
 /** The sweep's way in: a goal's forge from its record, then its pending effects performed. */
-export async function settleGoalEffects(deps: GoalEffectsDeps & { ledger: AttemptLog; auth: (installationId: number) => Promise<Octokit> }, key: GoalKey): Promise<number> {
+export async function settleGoalEffects(
+  deps: GoalEffectsDeps & { ledger: AttemptLog; auth: (installationId: number) => Promise<Octokit>; workspaces?: GoalWorkspaceDeps },
+  key: GoalKey,
+): Promise<number> {
   const record = await deps.ledger.getGoal(key);
   const g = record && readGitHubMeta(record.meta).github;
   if (!g) return 0;
   const log = childLogger(deps.logger, { goal: `${key.repo}#${key.goalId}` });
-  const forge = new GitHubForge({ octokit: await deps.auth(g.installationId), goal: g, key, ledger: deps.ledger, attemptLog: deps.ledger, logger: log, minUpdateIntervalMs: 0 });
-  return performGoalEffects({ ...deps, logger: log, forge, goal: g }, key);
+  const octokit = await deps.auth(g.installationId);
+  const forge = new GitHubForge({ octokit, goal: g, key, ledger: deps.ledger, attemptLog: deps.ledger, logger: log, minUpdateIntervalMs: 0 });
+  const { workspaces } = deps;
+  return performGoalEffects({ ...deps, logger: log, forge, goal: g, ...(workspaces ? { pusher: () => goalCheckpointPusher(workspaces, octokit, g, key.goalId) } : {}) }, key);
 }

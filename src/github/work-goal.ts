@@ -21,7 +21,7 @@ import { decideTurn, type TurnFacts } from '../steering/turn/decide-turn.js';
 import { humanLimits, snapshotFromLedger } from '../steering/turn/snapshot.js';
 import type { GitWorkspace } from '../workspace/git-workspace.js';
 import { GitHubForge, type GitHubForgeOptions, type Octokit } from './github-forge.js';
-import { type GoalWorkspaceDeps, githubGoalWorkspace, goalWorkspaceDir, releaseGoalWorkspace } from './goal-workspace.js';
+import { type GoalWorkspaceDeps, githubGoalWorkspace, goalCheckpointPusher, goalWorkspaceDir, releaseGoalWorkspace } from './goal-workspace.js';
 import { githubEffect, githubEffectPerformer, performGoalEffects, recordAndPerform } from './outbox-effects.js';
 import { loadRepoConfig } from './repo-config-loader.js';
 
@@ -78,7 +78,7 @@ export async function workGoal(deps: WorkGoalDeps, key: GoalKey, mode: GoalMode)
     ...(deps.minUpdateIntervalMs !== undefined ? { minUpdateIntervalMs: deps.minUpdateIntervalMs } : {}),
     ...deps.forgeOptions,
   });
-  const effects = { ledger: deps.ledger, logger: log, holder: deps.workerId, claimMs: deps.effectClaimMs, forge, goal: g };
+  const effects = { ledger: deps.ledger, logger: log, holder: deps.workerId, claimMs: deps.effectClaimMs, forge, goal: g, pusher: () => goalCheckpointPusher(deps, octokit, g, key.goalId) };
   // What a turn killed earlier left undone (a comment, a label) is done first.
   await performGoalEffects(effects, key);
   const facts: TurnFacts = {

@@ -18,7 +18,8 @@ import { finishedAtTip, gateChecksKey } from './finished-tip.js';
 import { GoalAbandonedError } from './goal-abandoned.js';
 import { initialLoopState } from './initial-loop-state.js';
 import { Interruptions } from './interruption.js';
-import { performLoopEffect } from './outbox.js';
+import { PUSH_EFFECT, performLoopEffect } from './outbox.js';
+import { PushTracker } from './push-effects.js';
 import { RunView } from './run-view.js';
 import type { SetupOptions } from './setup-runner.js';
 import { StepJournal } from './step-journal.js';
@@ -119,7 +120,11 @@ export async function runGoal(opts: RunGoalOptions): Promise<LoopResult> {
   });
   const view = new RunView(key, spec, workspace.branch, startedAt, clock, initial.state, initial.tokens);
   const interruptions = new Interruptions({ key, ledger, pollMs: opts.controlPollMs ?? 2000, wallMinutes: limits.max_wall_minutes, logger: log, signal: opts.signal, abandon: opts.abandon });
-  const perform = opts.performEffect ?? ((e: PendingEffect, s: GoalSnapshot) => performLoopEffect(opts.forge, e, s));
+  const forgeEffect = opts.performEffect ?? ((e: PendingEffect, s: GoalSnapshot) => performLoopEffect(opts.forge, e, s));
+  // Pushes are this run's own effects: its workspace holds the commits.
+  const pushes = new PushTracker();
+  view.unpushed = pushes.unpushed;
+  const perform = (e: PendingEffect, s: GoalSnapshot) => (e.kind === PUSH_EFFECT ? pushes.perform(workspace, e, log) : forgeEffect(e, s));
   const holder = opts.effectHolder ?? `${hostname()}:${process.pid}`;
   const journal = new StepJournal({ ledger, key, view, perform, holder, claimMs: opts.effectClaimMs ?? 30_000, logger: log, clock, abandon: opts.abandon });
   const performer = new EffectPerformer({
@@ -136,6 +141,7 @@ export async function runGoal(opts: RunGoalOptions): Promise<LoopResult> {
     interruption: () => interruptions.why(),
     snapshot: () => view.snapshot(),
     verification,
+    pushes: { tracker: pushes, settled: () => journal.settled() },
     clock,
   });
   try {
@@ -173,6 +179,8 @@ export async function runGoal(opts: RunGoalOptions): Promise<LoopResult> {
       if (!next) break;
       event = next;
     }
+    // The pushes and reports still under way: the run ends when its branch is on the remote.
+    await journal.settled();
     // A pause or stop that was honored stays recorded: it is the human's last word until a newer
     // one (resume, retry, start) clears it, so a run queued before it can never undo it.
     if (!RESTING_STATES.has(view.state.phase)) throw new Error(`loop ended in non-resting state ${view.state.phase}`);

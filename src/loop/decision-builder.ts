@@ -2,6 +2,7 @@ import { dependentsOf, nextReadyTask } from '../goal/dag.js';
 import type { Escalation, EscalationCause } from '../goal/escalation.js';
 import { budgetTripped, riskExceeds } from '../goal/limits.js';
 import { type GoalState, isSettled } from '../goal/states.js';
+import type { PendingPush } from '../ports/workspace.js';
 import type { Decision, Effect, LoopState, TaskView, Transition } from './loop-model.js';
 
 /**
@@ -81,6 +82,25 @@ export class DecisionBuilder {
       }
     }
     this.to('DECOMPOSING', 'spec loaded').to('TASK_PENDING', `${done.size} checkpoint(s) found`);
+  }
+
+  /**
+   * A push was rejected mid-run: the tasks done whose checkpoint is not among `checkpoints` (the
+   * remote's) are to do again. The rest of the run's state stays.
+   */
+  keepOnly(checkpoints: Array<{ taskId: string; sha: string }>): void {
+    const onRemote = new Map(checkpoints.map((c) => [c.taskId, c.sha]));
+    for (const t of this.state.tasks) {
+      if (t.status !== 'done' || onRemote.get(t.id) === t.checkpointSha) continue;
+      const sha = onRemote.get(t.id);
+      if (sha) {
+        t.checkpointSha = sha;
+        continue;
+      }
+      t.status = 'pending';
+      delete t.checkpointSha;
+      delete t.checkpointSeq;
+    }
   }
 
   /**
@@ -213,7 +233,7 @@ export class DecisionBuilder {
     this.failAttempt(`${note}${output}`, now, { keepRow: true });
   }
 
-  taskPassed(sha: string): void {
+  taskPassed(sha: string, push?: PendingPush): void {
     const task = this.current();
     task.status = 'done';
     task.checkpointSha = sha;
@@ -223,7 +243,7 @@ export class DecisionBuilder {
     this.state.counters.consecutiveErrors = 0;
     const escalation = this.state.escalation;
     if (escalation) this.state.escalation = { ...escalation, done_meanwhile: [...(escalation.done_meanwhile ?? []), task.id] };
-    this.effect({ type: 'checkpointed', taskId: task.id, sha });
+    this.effect({ type: 'checkpointed', taskId: task.id, sha, ...(push ? { push } : {}) });
     this.to('TASK_PENDING', `${task.id} checkpointed at ${sha.slice(0, 7)}`);
   }
 

@@ -16,6 +16,7 @@ import { AttemptRecorder, commandOutcome } from './attempt-recorder.js';
 import { BaselineRunner } from './baseline.js';
 import { attemptRecord, describeFailure, message } from './command-report.js';
 import { gateChecksKey, rememberGatePassed } from './finished-tip.js';
+import type { PushTracker } from './push-effects.js';
 import { type SetupOptions, SetupRunner } from './setup-runner.js';
 import { type Effect, FINAL_GATE_TASK, type LoopEvent, type LoopState } from './transition.js';
 
@@ -37,6 +38,8 @@ export interface EffectDeps {
   snapshot: () => GoalSnapshot;
   /** Red before green, protected tests (DESIGN.md §10): the run's policy. */
   verification: VerificationPolicy;
+  /** The checkpoints' pushes, which the outbox performs while the next task runs. */
+  pushes?: { tracker: PushTracker; settled: () => Promise<void> };
   clock?: () => number;
 }
 
@@ -118,6 +121,8 @@ export class EffectPerformer {
     const { deps } = this;
     const task = this.task(taskId);
     if (deps.signal.aborted) return this.interrupted();
+    const lost = await this.pushLost();
+    if (lost) return lost;
     this.record.begin(taskId, attempt);
     try {
       await deps.workspace.sync();
@@ -205,10 +210,18 @@ export class EffectPerformer {
 
   private async checkpoint(taskId: string, attempt: number, evidence: Evidence): Promise<LoopEvent> {
     const task = this.task(taskId);
+    const lost = await this.pushLost();
+    if (lost) {
+      await this.record.end(taskId, attempt, 'infra', lost.type === 'unpushed' ? lost.error : 'an earlier checkpoint could not be pushed');
+      return lost;
+    }
     try {
       const testPaths = protectedTestPaths(this.policy, task);
       const protectedScripts = protectedScriptNames(task);
-      const cp = await this.deps.workspace.checkpoint({
+      const { workspace } = this.deps;
+      // With `publish`, the push is the outbox's, performed while the next task runs.
+      const commit = workspace.commit && workspace.publish && this.deps.pushes ? workspace.commit.bind(workspace) : workspace.checkpoint.bind(workspace);
+      const cp = await commit({
         goalId: this.deps.spec.goal_id,
         taskId,
         title: task.title,
@@ -217,9 +230,10 @@ export class EffectPerformer {
         ...(testPaths.length > 0 ? { testPaths } : {}),
         ...(protectedScripts.length > 0 ? { protectedScripts } : {}),
       });
+      if (cp.push) this.deps.pushes?.tracker.recorded(cp.push.sha);
       await this.record.checkpoint(taskId, attempt, cp.sha, cp.stat, evidence);
       await this.record.end(taskId, attempt, 'passed', cp.stat ? `${cp.stat.files} file(s) changed, +${cp.stat.insertions} -${cp.stat.deletions}` : 'checkpointed');
-      return { type: 'checkpointed', at: this.clock(), sha: cp.sha };
+      return { type: 'checkpointed', at: this.clock(), sha: cp.sha, ...(cp.push ? { push: cp.push } : {}) };
     } catch (err) {
       if (err instanceof CheckpointRefusedError) {
         const reason = this.stoppedShort(taskId, attempt, err.message);
@@ -233,6 +247,10 @@ export class EffectPerformer {
   }
 
   private async finalGate(): Promise<LoopEvent> {
+    // The gate judges the branch as pushed: every checkpoint's push is done first.
+    await this.deps.pushes?.settled();
+    const lost = await this.pushLost();
+    if (lost) return lost;
     const checks = [
       ...this.deps.spec.acceptance_criteria.filter((c) => c.check).map((c) => ({ label: c.description, command: c.check! })),
       ...this.deps.gate.map((command) => ({ label: `gate: ${command}`, command })),
@@ -262,6 +280,29 @@ export class EffectPerformer {
       );
     }
     return { type: 'gate_done', at: this.clock(), passed: failures.length === 0, output: failures.join('\n\n') || 'all checks passed' };
+  }
+
+  /**
+   * A checkpoint's push was given up (someone else pushed to the goal branch, say): once the
+   * pushes under way are done, the workspace goes back to the remote's tip, and the tasks whose
+   * checkpoints did not reach it are to do again.
+   */
+  private async pushLost(): Promise<LoopEvent | undefined> {
+    const pushes = this.deps.pushes;
+    if (!pushes) return undefined;
+    let error = pushes.tracker.takeFailure();
+    if (error === undefined) return undefined;
+    await pushes.settled();
+    pushes.tracker.takeFailure();
+    if (!this.deps.workspace.resync) return { type: 'infra_error', at: this.clock(), error };
+    try {
+      const checkpoints = await this.deps.workspace.resync();
+      this.deps.logger.warn({ error, onRemote: checkpoints.length }, 'a checkpoint push was rejected; back to the goal branch as the remote has it');
+      return { type: 'unpushed', at: this.clock(), error, checkpoints: checkpoints.map((c) => ({ taskId: c.taskId, sha: c.sha })) };
+    } catch (err) {
+      error = `${error}; and the goal branch cannot be read back: ${message(err)}`;
+      return { type: 'infra_error', at: this.clock(), error };
+    }
   }
 
   private command(command: string, task: TaskSpec, attempt: number, label: string): Promise<CommandResult> {

@@ -3,6 +3,7 @@ import type { Baseline, BaselinePolicy, Evidence } from '../goal/evidence.js';
 import type { LoopLimits } from '../goal/limits.js';
 import type { Risk } from '../goal/schema.js';
 import type { GoalState, TaskStatus } from '../goal/states.js';
+import type { PendingPush } from '../ports/workspace.js';
 
 /** What the pure controller knows about one task. */
 export interface TaskView {
@@ -81,7 +82,10 @@ export type LoopEvent =
   | { type: 'baseline_done'; at: number; passed: boolean; output: string }
   /** `signature`: the failure with timings, paths and addresses taken out, hashed (same signature: no progress). */
   | { type: 'verified'; at: number; passed: boolean; output: string; signature?: string }
-  | { type: 'checkpointed'; at: number; sha: string }
+  /** `push`: committed, to be pushed from the outbox (absent: the workspace pushed it). */
+  | { type: 'checkpointed'; at: number; sha: string; push?: PendingPush }
+  /** A checkpoint's push was rejected: the workspace is back at the remote's tip, whose `checkpoints` are all that is done. */
+  | { type: 'unpushed'; at: number; error: string; checkpoints: Array<{ taskId: string; sha: string }> }
   | { type: 'checkpoint_refused'; at: number; reason: string }
   | { type: 'gate_done'; at: number; passed: boolean; output: string }
   | { type: 'infra_error'; at: number; error: string }
@@ -96,7 +100,7 @@ export type Effect =
   /** `bestEffort`: the goal is coming to rest; a failure is logged, not turned into an event. */
   | { type: 'rollback'; bestEffort?: boolean }
   | { type: 'final_gate' }
-  | { type: 'checkpointed'; taskId: string; sha: string }
+  | { type: 'checkpointed'; taskId: string; sha: string; push?: PendingPush }
   | { type: 'escalate'; escalation: Escalation }
   | { type: 'request_approval'; taskIds: string[] }
   | { type: 'finish' };

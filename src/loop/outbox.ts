@@ -11,12 +11,22 @@ import type { EffectInput, GoalKey, Outbox, PendingEffect } from '../ports/ledge
  * written with the step that implies it and performed through the Forge until one try completes.
  */
 export type LoopEffect =
+  /** Performed by the run itself (its workspace holds the commit), before the effects that follow it. */
+  | { kind: 'push'; payload: { taskId: string; sha: string; lease: string } }
   | { kind: 'checkpointed'; payload: { taskId: string; sha: string } }
   | { kind: 'request_approval'; payload: { taskIds: string[] } }
   | { kind: 'escalate'; payload: { escalation: Escalation } }
   | { kind: 'finished'; payload: { result: LoopResult } };
 
+/** The loop's effects performed through the Forge. */
 export const LOOP_EFFECT_KINDS: ReadonlySet<string> = new Set(['checkpointed', 'request_approval', 'escalate', 'finished']);
+/** A checkpoint's push: only a run of the goal performs it (see push-effects.ts); a drain elsewhere stops before it. */
+export const PUSH_EFFECT = 'push';
+
+/** A try that failed so that no later try can succeed: the effect is given up at once. */
+export class EffectCannotBeDoneError extends Error {
+  override name = 'EffectCannotBeDoneError';
+}
 
 /**
  * An effect as it is recorded: its payload gets a random nonce, which the marker of the comment it
@@ -51,6 +61,8 @@ export interface DrainOptions {
   logger: Logger;
   /** Stops before the next effect (the process let go of the goal). */
   signal?: AbortSignal;
+  /** Stops before an effect this drain may not perform (it and those after it stay pending). */
+  stopAt?: (effect: PendingEffect) => boolean;
   /**
    * An effect was given up (after MAX_EFFECT_TRIES): the wiring may record how to show it (the App
    * records a `sync`, so the status comment says a report could not be delivered). A failure here
@@ -68,7 +80,7 @@ export interface DrainOptions {
 export async function drainEffects(o: DrainOptions): Promise<number> {
   let done = 0;
   for (const effect of await o.outbox.pendingEffects({ key: o.key })) {
-    if (o.signal?.aborted) break;
+    if (o.signal?.aborted || o.stopAt?.(effect)) break;
     const attempts = await o.outbox.claimEffect(effect.id, o.holder, o.claimMs);
     if (!attempts) break;
     const tried = { ...effect, attempts };
@@ -90,10 +102,11 @@ export async function drainEffects(o: DrainOptions): Promise<number> {
       await o.perform(tried);
     } catch (err) {
       const error = err instanceof Error ? err.message : String(err);
-      if (tried.attempts >= MAX_EFFECT_TRIES) {
-        o.logger.error({ err, effect: effect.kind, id: effect.id, tries: tried.attempts }, 'an effect failed too often and is given up');
+      const hopeless = err instanceof EffectCannotBeDoneError;
+      if (hopeless || tried.attempts >= MAX_EFFECT_TRIES) {
+        o.logger.error({ err, effect: effect.kind, id: effect.id, tries: tried.attempts }, hopeless ? 'an effect cannot be done and is given up' : 'an effect failed too often and is given up');
         // Kept as given up, not done: `goal-loop status` and the wiring show it.
-        await o.outbox.giveUpEffect(effect.id, o.holder, `given up after ${tried.attempts} tries: ${error}`);
+        await o.outbox.giveUpEffect(effect.id, o.holder, hopeless ? error : `given up after ${tried.attempts} tries: ${error}`);
         await o.onGivenUp?.(tried).catch((e: unknown) => o.logger.warn({ err: e, id: effect.id }, 'cannot record how to show a given-up effect'));
         continue;
       }

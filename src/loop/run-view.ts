@@ -15,6 +15,8 @@ export class RunView {
   readonly taskTimes: TaskTimes = new Map();
   /** This run's setup, as it goes (shown before the first task). */
   setup: SetupProgress | undefined;
+  /** Checkpoints not pushed yet: shown done, without a commit people could not find yet. */
+  unpushed: ReadonlySet<string> = new Set();
 
   constructor(
     private readonly key: GoalKey,
@@ -42,7 +44,7 @@ export class RunView {
         dependencies: t.dependencies,
         status: t.status,
         attempts: t.attempts,
-        ...(t.checkpointSha ? { checkpointSha: t.checkpointSha } : {}),
+        ...(t.checkpointSha && !this.unpushed.has(t.checkpointSha) ? { checkpointSha: t.checkpointSha } : {}),
         ...(t.lastError ? { lastError: t.lastError } : {}),
         // Passed before the task ran, and not a refactor's: its verification proves nothing (warn).
         ...(t.baseline === 'green' && t.expect !== 'green' ? { passedBefore: true } : {}),

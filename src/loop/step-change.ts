@@ -50,8 +50,11 @@ export function stepChange(prev: LoopState, decision: Decision, taskTimes: TaskT
 export function outboxEffects(effects: readonly Effect[], result: LoopResult | undefined): EffectInput[] {
   const out: EffectInput[] = [];
   for (const e of effects) {
-    if (e.type === 'checkpointed') out.push(loopEffect({ kind: 'checkpointed', payload: { taskId: e.taskId, sha: e.sha } }));
-    else if (e.type === 'request_approval') out.push(loopEffect({ kind: 'request_approval', payload: { taskIds: e.taskIds } }));
+    if (e.type === 'checkpointed') {
+      // The push first: the PR and the comments follow it (effects are performed in order).
+      if (e.push) out.push(loopEffect({ kind: 'push', payload: { taskId: e.taskId, sha: e.push.sha, lease: e.push.lease } }));
+      out.push(loopEffect({ kind: 'checkpointed', payload: { taskId: e.taskId, sha: e.sha } }));
+    } else if (e.type === 'request_approval') out.push(loopEffect({ kind: 'request_approval', payload: { taskIds: e.taskIds } }));
     else if (e.type === 'escalate') out.push(loopEffect({ kind: 'escalate', payload: { escalation: e.escalation } }));
     else if (e.type === 'finish' && result) out.push(loopEffect({ kind: 'finished', payload: { result } }));
   }

@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import type { GoalSnapshot, LoopResult } from '../goal/result.js';
 import type { GoalChange, GoalKey, GoalLedger } from '../ports/goal-ledger.js';
 import type { Outbox, PendingEffect } from '../ports/outbox.js';
-import { drainEffects, effectsRecorded } from './outbox.js';
+import { drainEffects, effectsRecorded, PUSH_EFFECT } from './outbox.js';
 import type { RunView } from './run-view.js';
 import { loopEffect, outboxEffects, stepChange } from './step-change.js';
 import type { Decision } from './transition.js';
@@ -29,6 +29,8 @@ export interface StepJournalOptions {
 export class StepJournal {
   /** The result the finishing step's report carried, so the caller and the forge agree. */
   finalResult: LoopResult | undefined;
+  /** Drains run one after another; the last one, which may still be going on. */
+  private draining: Promise<unknown> = Promise.resolve();
 
   constructor(private readonly o: StepJournalOptions) {}
 
@@ -39,6 +41,21 @@ export class StepJournal {
   async settleLeftovers(): Promise<void> {
     for (const e of await this.o.ledger.pendingEffects({ key: this.o.key }).catch(() => [])) if (e.kind === 'finished') await this.o.ledger.completeEffect(e.id);
     await this.drain();
+    // A checkpoint's push that another process is performing (the sweep) lands before the run
+    // reads the branch: else the run would do its task again, and its own push be refused.
+    for (let waited = 0; waited < this.o.claimMs && (await this.pendingPushes()) > 0; waited += 100) {
+      await new Promise((r) => setTimeout(r, 100));
+      await this.drain();
+    }
+  }
+
+  private async pendingPushes(): Promise<number> {
+    return (await this.o.ledger.pendingEffects({ key: this.o.key }).catch(() => [])).filter((e) => e.kind === PUSH_EFFECT).length;
+  }
+
+  /** Resolves once every effect written so far was tried (the run waits for this before it returns). */
+  async settled(): Promise<void> {
+    await this.draining;
   }
 
   /** Applies a decision to the view and writes it; true when it finishes the run. */
@@ -75,12 +92,17 @@ export class StepJournal {
     }
   }
 
-  /** Writes a step and the effects it implies in one transaction, then performs them. */
+  /**
+   * Writes a step and the effects it implies in one transaction, then performs them: a
+   * checkpoint's push, and what follows it, while the loop goes on (the next task runs); any
+   * other effect before the loop goes on.
+   */
   private async record(change: GoalChange): Promise<void> {
     await this.o.ledger.recordChange(this.o.key, change);
     if (!change.effects?.length) return;
     effectsRecorded(change.effects);
-    await this.drain();
+    const drained = this.drain();
+    if (!change.effects.some((e) => e.kind === PUSH_EFFECT)) await drained;
   }
 
   /**
@@ -88,6 +110,12 @@ export class StepJournal {
    * next drain or the sweep; it must not fail the goal.
    */
   private drain(): Promise<number> {
+    const run = this.draining.then(() => this.drainNow());
+    this.draining = run;
+    return run;
+  }
+
+  private drainNow(): Promise<number> {
     const { o } = this;
     return drainEffects({
       outbox: o.ledger,

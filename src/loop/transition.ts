@@ -39,8 +39,12 @@ export function decide(state: LoopState, event: LoopEvent): Decision {
       else d.verificationFailed(event.output, event.signature, event.at);
       break;
     case 'checkpointed':
-      d.taskPassed(event.sha);
+      d.taskPassed(event.sha, event.push);
       d.advance(event.at);
+      break;
+    case 'unpushed':
+      d.keepOnly(event.checkpoints);
+      d.infraError(event.error, event.at);
       break;
     case 'checkpoint_refused':
       d.failAttempt(event.reason, event.at);

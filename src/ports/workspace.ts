@@ -16,6 +16,24 @@ export interface Workspace {
   changedFiles(): Promise<string[]>;
   /** Commits everything as the task's checkpoint and pushes it. */
   checkpoint(input: CheckpointInput): Promise<Checkpoint>;
+  /**
+   * Commits the checkpoint as `checkpoint` does, without pushing it: the returned `push` is what
+   * `publish` takes, off the critical path (the loop records it in the outbox). Optional, with `publish`.
+   */
+  commit?(input: CheckpointInput): Promise<Checkpoint>;
+  /**
+   * Pushes a checkpoint `commit` made to the goal branch, with the lease it returned. The
+   * push may carry later checkpoints of this workspace too (one push for several). Done when the
+   * remote already has it. Throws PushRejectedError when it can never be done (the remote branch
+   * moved: someone else pushed; or no clone here holds the commit), any other error when a later
+   * try may succeed. Safe while a jailed command runs: it reads only `.git`, which no jail can write.
+   */
+  publish?(push: PendingPush): Promise<void>;
+  /**
+   * After a rejected push: back to the goal branch as the remote has it (setup's output kept),
+   * dropping the checkpoints that did not reach it. Returns the checkpoints on the remote.
+   */
+  resync?(): Promise<Checkpoint[]>;
   /** Discards every change since the last checkpoint. */
   rollback(): Promise<void>;
   /**
@@ -99,6 +117,19 @@ export interface Checkpoint {
   evidence?: Evidence;
   /** What the checkpoint changed against the one before. */
   stat?: DiffStat;
+  /** Committed, not pushed yet: what `publish` needs. */
+  push?: PendingPush;
+}
+
+/** A checkpoint to push: its commit, and the goal branch's tip the remote must still have (`''`: no branch yet). */
+export interface PendingPush {
+  sha: string;
+  lease: string;
+}
+
+/** A push that no later try can do: the remote's goal branch moved (someone else pushed), or the commit is not here. */
+export class PushRejectedError extends Error {
+  override name = 'PushRejectedError';
 }
 
 /** A diffstat: totals over every file, and the first files by name (binary: null counts). */

@@ -3,7 +3,8 @@ import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { crashPoint } from '../common/crash-point.js';
 import { protectedMatches } from '../config/protected-paths.js';
-import { type Checkpoint, type CheckpointInput, CheckpointRefusedError, type PackageStoreGrant, type SetupIdentity, type Workspace } from '../ports/workspace.js';
+import { type Checkpoint, type CheckpointInput, CheckpointRefusedError, type PackageStoreGrant, type PendingPush, PushRejectedError, type SetupIdentity, type Workspace } from '../ports/workspace.js';
+import { BranchPublisher } from './branch-publisher.js';
 import { Git, GitError, type GitOptions, gitlinkPaths } from './git.js';
 import type { MirrorCache } from './mirror-cache.js';
 import { NestedRepositoryError, refuseNestedRepositories, removeNestedRepositories } from './nested-repos.js';
@@ -73,6 +74,8 @@ export class GitWorkspace implements Workspace {
   private readonly setupOutput: SetupOutput;
   private lastFetchAt = 0;
   private mustSync = false;
+  /** Pushes the checkpoints, off the critical path. */
+  private readonly publisher: BranchPublisher;
   /** Whether setup's output may be cached: only from setup on the base commit. */
   private readonly setupTrust: SetupTrust;
   /** What the setup cache just put back, until the next `preserveIgnored` (see there). */
@@ -83,6 +86,7 @@ export class GitWorkspace implements Workspace {
     this.branch = opts.branch;
     this.git = new Git(opts);
     this.setupOutput = new SetupOutput(this.git, this.dir);
+    this.publisher = new BranchPublisher(this.git, this.dir, this.branch);
     this.setupTrust = new SetupTrust(this.git, this.dir, { branch: opts.branch, baseBranch: opts.baseBranch });
   }
 
@@ -107,6 +111,7 @@ export class GitWorkspace implements Workspace {
     if (parked) await this.emptySubmoduleDirs();
     this.lastCheckpoint = start;
     this.remoteTip = onRemote ?? '';
+    this.publisher.forget();
     this.goalBase = onRemote ? await this.resumedBase(onRemote) : start;
     return onRemote ? this.readCheckpoints(remoteRef) : [];
   }
@@ -115,15 +120,20 @@ export class GitWorkspace implements Workspace {
     this.justRestored = []; // a command may have run since the restore
     await this.guardGitDir();
     if (!this.mustSync && Date.now() - this.lastFetchAt < (this.opts.syncIntervalMs ?? 5000)) return;
-    const remoteTip = await this.fetchBranch();
-    this.mustSync = false;
-    this.remoteTip = remoteTip ?? '';
-    if (!remoteTip || remoteTip === this.lastCheckpoint) return;
-    // Someone else (a human) pushed to the goal branch: their commits win, ours are already pushed.
-    await removeNestedRepositories(this.dir);
-    await this.git.run(this.dir, ['reset', '--quiet', '--hard', remoteTip]);
-    await this.clean();
-    this.lastCheckpoint = remoteTip;
+    await this.publisher.exclusive(async () => {
+      // Our pushes still under way: the remote is behind us, not ahead; if someone else pushed,
+      // our push is rejected, and the loop resyncs.
+      if (this.publisher.pending > 0) return;
+      const remoteTip = await this.fetchBranch();
+      this.mustSync = false;
+      this.remoteTip = remoteTip ?? '';
+      if (!remoteTip || remoteTip === this.lastCheckpoint) return;
+      // Someone else (a human) pushed to the goal branch: their commits win, ours are already pushed.
+      await removeNestedRepositories(this.dir);
+      await this.git.run(this.dir, ['reset', '--quiet', '--hard', remoteTip]);
+      await this.clean();
+      this.lastCheckpoint = remoteTip;
+    });
   }
 
   async changedFiles(): Promise<string[]> {
@@ -137,6 +147,23 @@ export class GitWorkspace implements Workspace {
   }
 
   async checkpoint(input: CheckpointInput): Promise<Checkpoint> {
+    const before = this.lastCheckpoint;
+    const { push, ...cp } = await this.commit(input);
+    try {
+      await this.publish(push!);
+    } catch (err) {
+      // Not pushed means not a checkpoint: forget the local commit so a retry starts clean.
+      await this.git.run(this.dir, ['reset', '--quiet', '--hard', before]).catch(() => undefined);
+      this.lastCheckpoint = before;
+      this.remoteTip = push!.lease;
+      this.publisher.forget();
+      this.mustSync = true;
+      throw err;
+    }
+    return cp;
+  }
+
+  async commit(input: CheckpointInput): Promise<Checkpoint> {
     this.justRestored = []; // a command may have run since the restore
     await this.guardGitDir();
     // Before `add`: it would run a nested repository's filters (no setting stops that).
@@ -169,20 +196,38 @@ export class GitWorkspace implements Workspace {
     await this.git.run(this.dir, ['commit', '--quiet', '--no-verify', '--allow-empty', '--cleanup=verbatim', '-F', '-'], checkpointMessage(input));
     const sha = await this.committedHead();
     crashPoint('checkpoint-committed');
-    try {
-      // The lease is the tip we last saw: a push someone made since is never overwritten (ours is
-      // rejected, and the retry syncs to theirs first).
-      await this.git.run(this.dir, ['push', '--quiet', '--porcelain', `--force-with-lease=refs/heads/${this.branch}:${this.remoteTip}`, REMOTE, `HEAD:refs/heads/${this.branch}`]);
-    } catch (err) {
-      // Not pushed means not a checkpoint: forget the local commit so a retry starts clean.
-      await this.git.run(this.dir, ['reset', '--quiet', '--hard', this.lastCheckpoint]).catch(() => undefined);
-      this.mustSync = true;
-      throw err;
-    }
-    crashPoint('checkpoint-pushed');
+    // Pushed by `publish`, off the critical path. The lease is the tip the remote has once the
+    // pushes before this one are done: a push someone made since is never overwritten.
+    const push = { sha, lease: this.remoteTip };
+    this.publisher.committed(push);
     this.lastCheckpoint = sha;
     this.remoteTip = sha;
-    return { taskId: input.taskId, sha, attempt: input.attempt, ...(input.evidence ? { evidence: input.evidence } : {}), stat };
+    return { taskId: input.taskId, sha, attempt: input.attempt, ...(input.evidence ? { evidence: input.evidence } : {}), stat, push };
+  }
+
+  async publish(p: PendingPush): Promise<void> {
+    await this.publisher.publish(p, async () => {
+      // A run that died left the push: this instance never prepared the clone.
+      if (!this.trustedConfig) await this.adoptClone(p.sha);
+      await this.guardGitDir();
+    });
+  }
+
+  async resync(): Promise<Checkpoint[]> {
+    this.justRestored = [];
+    await this.guardGitDir();
+    return this.publisher.exclusive(async () => {
+      const remoteTip = await this.fetchBranch();
+      this.publisher.forget();
+      this.mustSync = false;
+      this.remoteTip = remoteTip ?? '';
+      const target = remoteTip ?? (this.goalBase || this.lastCheckpoint);
+      await removeNestedRepositories(this.dir);
+      await this.git.run(this.dir, ['reset', '--quiet', '--hard', target]);
+      await this.clean();
+      this.lastCheckpoint = target;
+      return remoteTip ? this.readCheckpoints(`refs/remotes/${REMOTE}/${this.branch}`) : [];
+    });
   }
 
   async rollback(): Promise<void> {
@@ -374,6 +419,15 @@ export class GitWorkspace implements Workspace {
   private async resumedBase(tip: string): Promise<string> {
     const base = await this.baseCommit().catch(() => undefined);
     return base ? ((await this.git.tryRun(this.dir, ['merge-base', tip, base])) ?? base) : tip;
+  }
+
+  /** A clone a run that died left here, taken up to push what it committed; none: the checkpoint cannot be pushed from here. */
+  private async adoptClone(sha: string): Promise<void> {
+    if (!existsSync(join(this.dir, '.git')) || !existsSync(this.trustedConfigCopy())) {
+      throw new PushRejectedError(`no clone here holds checkpoint ${sha.slice(0, 12)}: it cannot be pushed from here`);
+    }
+    await this.restoreTrustedConfig();
+    if (!(await this.isOurClone())) throw new PushRejectedError(`the clone here is not one of ${this.opts.remote}: checkpoint ${sha.slice(0, 12)} cannot be pushed from here`);
   }
 
   private async fetchBranch(): Promise<string | undefined> {

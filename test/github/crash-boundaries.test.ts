@@ -140,6 +140,34 @@ describe(`crash at every boundary between the ledger and GitHub (${TEST_STORE})`
     expect(checkpointCommits(s.repo.bare, BRANCH).map((c) => c.task)).toEqual(['t1', 't2', 't3']);
   });
 
+  it('after a checkpoint is committed and recorded, before its push: the new worker pushes that commit first, and the task is not done again', async () => {
+    const s = await killedAt('effects-recorded:push', THREE);
+    expect(headOf(s)).toBeUndefined();
+    expect((await s.store.ledger.listTasks(KEY)).map((t) => [t.taskId, t.status])[0]).toEqual(['t1', 'done']);
+    expect(await pendingKinds(s)).toEqual(['push', 'checkpointed']);
+    s.worker();
+    await waitForGoal(s.store, KEY, ['LOOP_COMPLETE'], 40_000);
+    await convergesOn(s, () => githubShows(s, { label: 'goal:review', ready: true, conclusion: 'success' }));
+    expect(checkpointCommits(s.repo.bare, BRANCH).map((c) => c.task)).toEqual(['t1', 't2', 't3']);
+    expect((await s.store.ledger.listTasks(KEY)).map((t) => [t.taskId, t.attempts])).toEqual([
+      ['t1', 1],
+      ['t2', 1],
+      ['t3', 1],
+    ]);
+  });
+
+  it('after the push, before it is marked done: pushed again harmlessly (the remote has it), the PR opened once', async () => {
+    const s = await killedAt('effect-performed:push', THREE);
+    const pushed = headOf(s);
+    expect(pushed).toBeDefined();
+    expect(await pendingKinds(s)).toEqual(['push', 'checkpointed']);
+    s.worker();
+    await waitForGoal(s.store, KEY, ['LOOP_COMPLETE'], 40_000);
+    await convergesOn(s, () => githubShows(s, { label: 'goal:review', ready: true, conclusion: 'success' }));
+    expect(checkpointCommits(s.repo.bare, BRANCH).map((c) => c.task)).toEqual(['t1', 't2', 't3']);
+    expect(git(s.repo.bare, 'rev-parse', `${BRANCH}~2`)).toBe(pushed);
+  });
+
   it('after ESCALATED is written, before the escalation comment: the comment comes once, from the new worker', async () => {
     const s = await killedAt('effects-recorded:escalate', ESCALATES);
     expect((await s.store.ledger.getGoal(KEY))!.state).toBe('ESCALATED');

@@ -9,11 +9,12 @@ export class RecordingForge implements Forge {
   readonly approvals: string[][] = [];
   readonly escalations: Escalation[] = [];
   readonly results: LoopResult[] = [];
-  onUpdate?: (s: GoalSnapshot) => void;
+  /** Called on each update; the loop waits for what it returns. */
+  onUpdate?: (s: GoalSnapshot) => void | Promise<void>;
 
   async update(s: GoalSnapshot): Promise<void> {
     this.updates.push(s);
-    this.onUpdate?.(s);
+    await this.onUpdate?.(s);
   }
   async checkpointed(_s: GoalSnapshot, c: { taskId: string; sha: string }): Promise<void> {
     this.checkpoints.push(c);

@@ -4,10 +4,11 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_TEST_PATHS, type VerificationPolicy } from '../../src/goal/evidence.js';
 import type { AgentInput } from '../../src/ports/agent.js';
-import { git } from '../helpers/git.js';
+import { checkpointCommits, git } from '../helpers/git.js';
 import { goalHarness } from '../helpers/goal-harness.js';
 import { jail } from '../helpers/sandbox-jail.js';
 import { ScriptedAgent } from '../helpers/scripted-agent.js';
+import { until } from '../helpers/until.js';
 
 // More cheats against DESIGN.md §10 (real jail, real git): each must leave the goal branch unmade.
 const FILES = {
@@ -151,9 +152,11 @@ describe('the baseline after a human push (real jail, real git)', () => {
     const h = await goalHarness({ sandbox: jail(), files: FILES });
     const human = join(h.root, 'human');
     let pushed = false;
-    h.forge.onUpdate = (s) => {
+    h.forge.onUpdate = async (s) => {
       if (pushed || !s.tasks.some((t) => t.id === 'a' && t.status === 'done')) return;
       pushed = true;
+      // Checkpoints are pushed while the loop goes on: the human builds on a's once it is there.
+      await until(() => checkpointCommits(h.repo.bare, 'goal/human').length === 1, "a's checkpoint on the remote");
       git(h.root, 'clone', '--quiet', '--branch', 'goal/human', h.repo.bare, human);
       writeFileSync(join(human, 'sum.js'), 'module.exports = (a, b) => a + b;\n');
       git(human, '-c', 'user.name=h', '-c', 'user.email=h@example.com', 'commit', '--quiet', '-am', 'human fix');

@@ -47,7 +47,7 @@ describe('goal-loop worker processes: SIGKILL at the worst moments, then a new w
     await finishesExactlyOnce(s);
   });
 
-  it('between a commit and its push: the unpushed commit is not a checkpoint and is not duplicated', async () => {
+  it('between a commit and the ledger: the commit no step recorded is not a checkpoint and is not duplicated', async () => {
     const s = await scene();
     const first = s.worker({ GOAL_LOOP_CRASH_AT: 'checkpoint-committed' });
     await s.label();
@@ -57,15 +57,16 @@ describe('goal-loop worker processes: SIGKILL at the worst moments, then a new w
     await finishesExactlyOnce(s);
   });
 
-  it('between a push and the ledger: the pushed checkpoint is found in git, and its task is not done again', async () => {
+  it('between a push and marking it done (the next task may be running): the checkpoint is on the remote, and its task is not done again', async () => {
     const s = await scene();
     const first = s.worker({ GOAL_LOOP_CRASH_AT: 'checkpoint-pushed' });
     await s.label();
     const r = await first.done;
     expect(r.signal, r.stderr).toBe('SIGKILL');
     expect(checkpointCommits(s.repo.bare, BRANCH).map((c) => c.task)).toEqual(['t1']);
-    expect((await s.store.ledger.listTasks(KEY)).map((t) => t.status)[0]).not.toBe('done');
+    expect((await s.store.ledger.listTasks(KEY)).map((t) => t.status)[0]).toBe('done');
     await finishesExactlyOnce(s);
+    expect((await s.store.ledger.listTasks(KEY)).map((t) => t.attempts)[0]).toBe(1);
   });
 
   it('during a status update: GitHub made the comment, the worker died before it heard back', async () => {

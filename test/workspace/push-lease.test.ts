@@ -34,7 +34,9 @@ describe('GitWorkspace push: --force-with-lease against the last known checkpoin
     const humanTip = git(repo.bare, 'rev-parse', 'goal/g1');
 
     await writeFile(join(ws.dir, 'two.txt'), '2\n');
-    await expect(ws.checkpoint({ goalId: 'g1', taskId: 'two', title: 'Two', attempt: 1 })).rejects.toThrow(/git push .*--force-with-lease/);
+    await expect(ws.checkpoint({ goalId: 'g1', taskId: 'two', title: 'Two', attempt: 1 })).rejects.toThrow(
+      /goal branch goal\/g1 moved on the remote \(someone else pushed [0-9a-f]{12}\): checkpoint [0-9a-f]{12} was not pushed/,
+    );
     expect(git(repo.bare, 'rev-parse', 'goal/g1')).toBe(humanTip);
 
     await ws.sync(); // a failed push forces the next sync through the rate limit

@@ -1,0 +1,87 @@
+import { crashPoint } from '../common/crash-point.js';
+import { type PendingPush, PushRejectedError } from '../ports/workspace.js';
+import type { Git } from './git.js';
+
+const REMOTE = 'origin';
+
+/**
+ * Pushes a goal's checkpoints to its branch, off the critical path: the loop commits, records
+ * the push in the outbox, and goes on; this pushes in order, several checkpoints in one push when
+ * they queued up meanwhile, each under the lease of the tip the remote must still have.
+ * Git commands that write the remote-tracking refs (this push, the workspace's fetches) run one at
+ * a time through `exclusive`.
+ */
+export class BranchPublisher {
+  /** Committed and not pushed yet, oldest first. */
+  private unpublished: PendingPush[] = [];
+  /** Pushed by this instance (carried by a later push too). */
+  private readonly published = new Set<string>();
+  private lock: Promise<unknown> = Promise.resolve();
+
+  constructor(
+    private readonly git: Git,
+    private readonly dir: string,
+    private readonly branch: string,
+  ) {}
+
+  /** Checkpoints committed and not pushed yet. */
+  get pending(): number {
+    return this.unpublished.length;
+  }
+
+  committed(push: PendingPush): void {
+    this.unpublished.push(push);
+  }
+
+  /** The clone was reset to the remote (prepare, resync): nothing of ours waits to be pushed. */
+  forget(): void {
+    this.unpublished = [];
+  }
+
+  exclusive<T>(fn: () => Promise<T>): Promise<T> {
+    const run = this.lock.then(fn, fn);
+    this.lock = run.catch(() => undefined);
+    return run;
+  }
+
+  /** See Workspace.publish. `ready` runs first, under the lock (the clone's config checked). */
+  publish(p: PendingPush, ready: () => Promise<void>): Promise<void> {
+    return this.exclusive(async () => {
+      if (this.published.has(p.sha)) return;
+      await ready();
+      const queued = this.unpublished.some((u) => u.sha === p.sha);
+      // What this push carries (a checkpoint committed while it runs is not in it).
+      const carried = queued ? this.unpublished.slice() : [];
+      const target = queued ? carried.at(-1)!.sha : p.sha;
+      const lease = queued ? this.unpublished[0]!.lease : p.lease;
+      try {
+        await this.git.run(this.dir, ['push', '--quiet', '--porcelain', `--force-with-lease=refs/heads/${this.branch}:${lease}`, REMOTE, `${target}:refs/heads/${this.branch}`]);
+      } catch (err) {
+        if ((await this.git.tryRun(this.dir, ['cat-file', '-e', `${target}^{commit}`])) === undefined) {
+          throw new PushRejectedError(`checkpoint ${target.slice(0, 12)} is not in this clone: it cannot be pushed from here`);
+        }
+        const now = await this.remoteTip().catch(() => undefined);
+        // At `target`: a try whose answer was lost did it. At the lease, or unknown: try again later.
+        if (now !== target) {
+          if (now === undefined || now === lease) throw err;
+          throw new PushRejectedError(
+            `the goal branch ${this.branch} moved on the remote (${now ? `someone else pushed ${now.slice(0, 12)}` : 'someone deleted it'}): checkpoint ${target.slice(0, 12)} was not pushed`,
+          );
+        }
+      }
+      crashPoint('checkpoint-pushed');
+      if (!queued) {
+        this.published.add(target);
+        return;
+      }
+      for (const u of carried) this.published.add(u.sha);
+      this.unpublished = this.unpublished.slice(carried.length);
+    });
+  }
+
+  /** The goal branch's tip on the remote now ('' when it has none). */
+  private async remoteTip(): Promise<string> {
+    const out = await this.git.run(this.dir, ['ls-remote', '--refs', REMOTE, `refs/heads/${this.branch}`]);
+    return out.split('\t')[0]?.trim() ?? '';
+  }
+}
