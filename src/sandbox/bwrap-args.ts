@@ -77,7 +77,7 @@ const STARTER = `printf '\\036goal-loop-jail-started\\036' && exec "$0" -c "$1"`
  * so the command never runs.
  */
 const PRIVILEGED_STEP = `"$1" -t devpts -o "newinstance,ptmxmode=0666,mode=0620,max=$2" devpts /dev/pts || exit 125
-echo 0 > /proc/sys/user/max_user_namespaces && [ "$(< /proc/sys/user/max_user_namespaces)" = 0 ] ||
+echo 0 > /proc/sys/user/max_user_namespaces && read -r userns < /proc/sys/user/max_user_namespaces && [ "$userns" = 0 ] ||
   { echo 'goal-loop: cannot turn off user namespaces in the jail' >&2; exit 125; }
 s=$3
 shift 3

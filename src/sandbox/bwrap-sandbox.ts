@@ -11,6 +11,7 @@ import { sandboxEnvironment } from './environment.js';
 import { bwrapFeatures, checkPackageStore, checkWorkspace, fnv1a, JAIL_HOME, livePidsOfUid, lstatOrUndefined, mib, realOrUndefined } from './jail-host.js';
 import { explainJailFailure, StartFilter } from './jail-start.js';
 import { type CaptureLimits, DEFAULT_CAPTURE, OutputCapture } from './output-capture.js';
+import { clampLimits, ownHardLimits } from './rlimits.js';
 import { runCaptured } from './run-captured.js';
 import { scratchPath } from './scratch.js';
 import { shellLine, wrapSpawned } from './spawned-process.js';
@@ -240,6 +241,21 @@ export class BwrapSandbox implements SpawningSandbox {
       }
       const cores = availableParallelism();
       const cpu = this.limits.cpuSeconds ?? Math.max(1, Math.ceil(req.timeoutMs / 1000)) * cores;
+      const nproc = this.limits.maxProcesses;
+      const fsize = Math.max(1, Math.ceil(this.limits.maxFileBytes / 1024));
+      const nofile = this.limits.maxOpenFiles;
+      // Read now, not at construction: the launcher inherits the bot's limits as they are at spawn.
+      const limits = clampLimits(
+        [
+          { flag: '-u', soft: nproc, hard: nproc },
+          { flag: '-f', soft: fsize, hard: fsize },
+          // CPU: SIGXCPU at the soft limit ("CPU time limit exceeded"), SIGKILL 10 s later.
+          { flag: '-t', soft: cpu, hard: cpu + 10 },
+          { flag: '-n', soft: nofile, hard: nofile },
+          { flag: '-c', soft: 0, hard: 0 },
+        ],
+        ownHardLimits(),
+      );
       const launcherArgs = [
         // With a socket on stdin (an MCP server's pipes) bash would read the bot's ~/.bashrc.
         '--norc',
@@ -247,10 +263,7 @@ export class BwrapSandbox implements SpawningSandbox {
         '-c',
         LAUNCHER,
         'goal-loop-launch',
-        String(this.limits.maxProcesses),
-        String(Math.max(1, Math.ceil(this.limits.maxFileBytes / 1024))),
-        String(cpu),
-        String(this.limits.maxOpenFiles),
+        ...limits.flatMap((l) => [String(l.soft), String(l.hard)]),
         merge ? '1' : '0',
         String(cgroup?.procsFiles.length ?? 0),
         ...(cgroup?.procsFiles ?? []),
@@ -273,11 +286,18 @@ export class BwrapSandbox implements SpawningSandbox {
   private async awaitGone(uid: number, cgroup: CommandCgroup | undefined): Promise<void> {
     const perWorkspaceUid = this.root && this.opts.uid === undefined;
     if (!cgroup && !perWorkspaceUid) return;
-    const rounds = cgroup ? 1000 : 200;
-    for (let i = 0; i < rounds; i++) {
+    const started = Date.now();
+    const budgetMs = cgroup ? 10_000 : 2_000;
+    let killAt = 1000;
+    // The last processes usually go within a millisecond or two of the launcher: look again
+    // soon, then less often.
+    for (let delay = 1; ; delay = Math.min(delay * 2, 10)) {
       const inCgroup = cgroup?.pids() ?? [];
       if (inCgroup.length === 0 && (!perWorkspaceUid || livePidsOfUid(uid).length === 0)) return;
-      if (inCgroup.length > 0 && i > 0 && i % 100 === 0) {
+      const elapsed = Date.now() - started;
+      if (elapsed >= budgetMs) break;
+      if (inCgroup.length > 0 && elapsed >= killAt) {
+        killAt += 1000;
         for (const pid of inCgroup) {
           try {
             process.kill(pid, 'SIGKILL');
@@ -286,7 +306,7 @@ export class BwrapSandbox implements SpawningSandbox {
           }
         }
       }
-      await new Promise((r) => setTimeout(r, 10));
+      await new Promise((r) => setTimeout(r, delay));
     }
     this.opts.logger?.warn({ uid }, 'jailed processes still exiting after the command ended');
   }
@@ -352,9 +372,9 @@ const HOST_ETC = ['/etc/ld.so.cache', '/etc/ld.so.conf', '/etc/ld.so.conf.d', '/
 const NETWORK_ETC = ['/etc/resolv.conf', '/etc/hosts', '/etc/gai.conf'];
 
 /**
- * Runs on the host (as root in `nested` mode) before bwrap: closes inherited descriptors, joins the command's cgroups, sets
- * the resource limits (hard and soft, never above what the bot itself has), merges stderr into
- * stdout, then becomes bwrap.
+ * Runs on the host (as root in `nested` mode) before bwrap: closes inherited descriptors, sets
+ * the resource limits (hard and soft, never above what the bot itself has), joins the command's
+ * cgroups, merges stderr into stdout, then becomes bwrap.
  */
 const LAUNCHER = `set -u
 # No descriptor the bot inherited from its own parent may reach the jail.
@@ -362,22 +382,16 @@ for fd in /proc/$$/fd/*; do
   fd=\${fd##*/}
   if [ "$fd" -gt 2 ] 2>/dev/null; then eval "exec $fd>&-" 2>/dev/null || true; fi
 done
-nproc=$1 fsize=$2 cpu=$3 nofile=$4 merge=$5 n=$6
-shift 6
+# The limits (soft, hard pairs for -u -f -t -n -c), computed by the bot never above its own
+# hard limits: builtins only, no subshell per limit.
+ulimit -S -u "$1" && ulimit -H -u "$2" && ulimit -S -f "$3" && ulimit -H -f "$4" && ulimit -S -t "$5" && ulimit -H -t "$6" &&
+  ulimit -S -n "$7" && ulimit -H -n "$8" && ulimit -S -c "$9" && ulimit -H -c "\${10}" ||
+  { echo "goal-loop: cannot set the resource limits" >&2; exit 125; }
+merge=\${11} n=\${12}
+shift 12
 while [ "$n" -gt 0 ]; do
   echo $$ > "$1" || { echo "goal-loop: cannot join the cgroup $1" >&2; exit 125; }
   shift; n=$((n - 1))
 done
-# limit FLAG SOFT [HARD]: never above the bot's own hard limit.
-limit() {
-  local cur soft=$2 hard=\${3:-$2}
-  cur=$(ulimit -H "$1") || return 1
-  if [ "$cur" != unlimited ] && [ "$cur" -lt "$hard" ]; then hard=$cur; fi
-  if [ "$soft" -gt "$hard" ]; then soft=$hard; fi
-  ulimit -S "$1" "$soft" && ulimit -H "$1" "$hard"
-}
-# CPU: SIGXCPU at the soft limit ("CPU time limit exceeded"), SIGKILL 10 s later.
-limit -u "$nproc" && limit -f "$fsize" && limit -t "$cpu" "$((cpu + 10))" && limit -n "$nofile" && limit -c 0 ||
-  { echo "goal-loop: cannot set the resource limits" >&2; exit 125; }
 # Captured commands get stderr in stdout; a long-lived process (MCP server) keeps them apart.
 if [ "$merge" = 1 ]; then exec "$@" 2>&1; else exec "$@"; fi`;
