@@ -1,19 +1,17 @@
 import { spawn } from 'node:child_process';
-import { existsSync, realpathSync, statSync } from 'node:fs';
-import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { availableParallelism } from 'node:os';
-import { isAbsolute, join } from 'node:path';
+import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { type CommandRequest, type CommandResult, type SandboxProcess, SandboxUnavailableError, type SpawningSandbox, type SpawnRequest } from '../ports/sandbox.js';
 import { type BwrapFeatures, type JailSpec, jailArgv } from './bwrap-args.js';
 import { type CgroupSupport, type CommandCgroup, createCommandCgroup, detectCgroups } from './cgroup.js';
 import { sandboxEnvironment } from './environment.js';
+import { type EtcFiles, JailEtc } from './jail-etc.js';
 import { bwrapFeatures, checkPackageStore, checkWorkspace, fnv1a, JAIL_HOME, livePidsOfUid, lstatOrUndefined, mib, realOrUndefined } from './jail-host.js';
 import { explainJailFailure, StartFilter } from './jail-start.js';
 import { type CaptureLimits, DEFAULT_CAPTURE, OutputCapture } from './output-capture.js';
 import { clampLimits, ownHardLimits } from './rlimits.js';
 import { runCaptured } from './run-captured.js';
-import { scratchPath } from './scratch.js';
 import { shellLine, wrapSpawned } from './spawned-process.js';
 import { discoverToolchain, findProgram, type Toolchain } from './toolchain.js';
 import { handOverWorkspace } from './workspace-owner.js';
@@ -107,6 +105,7 @@ export class BwrapSandbox implements SpawningSandbox {
   readonly cgroups: CgroupSupport;
   readonly toolchain: Toolchain;
   private readonly capture: CaptureLimits;
+  private readonly etc = new JailEtc();
 
   constructor(private readonly opts: BwrapSandboxOptions = {}) {
     const bwrap = findProgram(opts.bwrapPath ?? 'bwrap');
@@ -192,23 +191,19 @@ export class BwrapSandbox implements SpawningSandbox {
     const gitPath = join(workspace, '.git');
     const git = lstatOrUndefined(gitPath);
     if (git?.isSymbolicLink()) throw new SandboxUnavailableError(`refusing to run in ${workspace}: its .git is a symlink`);
-    if (this.root) await handOverWorkspace(workspace, uid, gid);
     const store = req.packageStore ? checkPackageStore(req.packageStore.dir, workspace) : undefined;
-    if (store && this.root) await handOverWorkspace(store, uid, gid, 'package store');
-
-    // Holds only the generated /etc files; readable so that bwrap can bind them as any uid.
-    const scratch = scratchPath('jail');
-    await mkdir(scratch, { mode: 0o755 });
+    // The handover runs (a `find`) while the rest is prepared; nothing jailed starts before it ends.
+    const handover = this.root ? Promise.all([handOverWorkspace(workspace, uid, gid), ...(store ? [handOverWorkspace(store, uid, gid, 'package store')] : [])]) : undefined;
+    handover?.catch(() => undefined); // awaited below; not unhandled if the preparation fails first
+    let etc: EtcFiles | undefined;
     let cgroup: CommandCgroup | undefined;
     const close = async () => {
       await this.awaitGone(uid, cgroup);
-      await cgroup?.remove().catch((err: unknown) => this.opts.logger?.warn({ err }, 'cannot remove the command cgroup'));
-      await rm(scratch, { recursive: true, force: true });
+      await Promise.all([cgroup?.remove().catch((err: unknown) => this.opts.logger?.warn({ err }, 'cannot remove the command cgroup')), etc?.release()]);
     };
     try {
-      const files = [...(await this.jailFiles(scratch, uid, gid, req.network === true)), ...caBundles(passEnv)];
-      const emptyFile = join(scratch, 'empty');
-      await writeFile(emptyFile, '', { mode: 0o644 });
+      etc = await this.etc.acquire(uid, gid, req.network === true, passEnv);
+      const { files, emptyFile } = etc;
       const spec: JailSpec = {
         mode: this.mode,
         dropToUid: this.root,
@@ -269,8 +264,10 @@ export class BwrapSandbox implements SpawningSandbox {
         ...(cgroup?.procsFiles ?? []),
         ...argv,
       ];
+      await handover;
       return { launcherArgs, cgroup, close };
     } catch (err) {
+      await handover?.catch(() => undefined);
       await close();
       throw err;
     }
@@ -310,30 +307,6 @@ export class BwrapSandbox implements SpawningSandbox {
     }
     this.opts.logger?.warn({ uid }, 'jailed processes still exiting after the command ended');
   }
-
-  /** The jail's /etc: generated identity files and a few read-only host files with no secrets. */
-  private async jailFiles(scratch: string, uid: number, gid: number, network: boolean): Promise<Array<{ src: string; dest: string }>> {
-    const generated: Record<string, string> = {
-      passwd: `root:x:0:0:root:/root:/usr/sbin/nologin\nnobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\ngoal-loop:x:${uid}:${gid}:goal-loop jail:${JAIL_HOME}:/bin/bash\n`,
-      group: `root:x:0:\nnogroup:x:65534:\ngoal-loop:x:${gid}:\n`,
-      hosts: '127.0.0.1\tlocalhost goal-loop-jail\n::1\tlocalhost ip6-localhost ip6-loopback\n',
-      // The workspace's .git belongs to the bot: let the jail's own git read it.
-      gitconfig: '[safe]\n\tdirectory = *\n',
-    };
-    const files: Array<{ src: string; dest: string }> = [];
-    for (const [name, content] of Object.entries(generated)) {
-      if (network && name === 'hosts' && existsSync('/etc/hosts')) continue;
-      const src = join(scratch, name);
-      await writeFile(src, content, { mode: 0o644 });
-      files.push({ src, dest: `/etc/${name}` });
-    }
-    const host = [...HOST_ETC, ...(network ? NETWORK_ETC : [])];
-    for (const dest of host) {
-      const src = realOrUndefined(dest);
-      if (src) files.push({ src, dest });
-    }
-    return files;
-  }
 }
 
 /** A system program the jail runs from /usr (the jail sees the host's /usr only). */
@@ -346,30 +319,6 @@ function systemProgram(name: string, pkg: string, why: string): string {
 }
 
 const LAUNCH_ENV = { PATH: '/usr/bin:/bin', LANG: 'C.UTF-8' };
-
-/** Variables that name a CA bundle: a file the operator trusts, bound read-only where it names it. */
-const CA_VARIABLES = ['NODE_EXTRA_CA_CERTS', 'SSL_CERT_FILE', 'REQUESTS_CA_BUNDLE', 'PIP_CERT', 'CURL_CA_BUNDLE', 'GIT_SSL_CAINFO'];
-
-/** The CA bundles the passed variables name: absolute paths to regular files on the host (resolved), bound at the named path. */
-function caBundles(passEnv: Record<string, string>): Array<{ src: string; dest: string }> {
-  const out: Array<{ src: string; dest: string }> = [];
-  for (const name of CA_VARIABLES) {
-    const path = passEnv[name];
-    if (!path || !isAbsolute(path) || path.split('/').includes('..')) continue;
-    try {
-      const real = realpathSync(path);
-      if (statSync(real).isFile()) out.push({ src: real, dest: path });
-    } catch {
-      // Not there: the command will say so.
-    }
-  }
-  return out;
-}
-
-/** Host files the jail may read: dynamic linker, time zone, CA certificates, alternatives. No secrets. */
-const HOST_ETC = ['/etc/ld.so.cache', '/etc/ld.so.conf', '/etc/ld.so.conf.d', '/etc/localtime', '/etc/nsswitch.conf', '/etc/alternatives', '/etc/ssl/certs', '/etc/ca-certificates', '/etc/os-release'];
-/** Only for commands given the network (the setup step). */
-const NETWORK_ETC = ['/etc/resolv.conf', '/etc/hosts', '/etc/gai.conf'];
 
 /**
  * Runs on the host (as root in `nested` mode) before bwrap: closes inherited descriptors, sets
