@@ -59,7 +59,13 @@ export interface JailSpec {
 
 /** Printed by the jail before the command starts: output without it came from bwrap itself. */
 export const START_MARKER = '\x1egoal-loop-jail-started\x1e';
-const STARTER = `printf '\\036goal-loop-jail-started\\036' && exec "$0" -c "$1"`;
+/**
+ * The first line of the command's own `bash -c` (no bash of its own just to print the marker).
+ * bash runs a `-c` string line by line, so the marker comes out before the command's first
+ * line is even parsed (a syntax error there is the command's, not the jail's); bash's line
+ * numbers in the command are one higher.
+ */
+const MARKER_LINE = `printf '\\036goal-loop-jail-started\\036' || exit 125\n`;
 
 /**
  * The one step that holds capabilities (in the jail's own user namespace only), then drops them.
@@ -77,7 +83,7 @@ const STARTER = `printf '\\036goal-loop-jail-started\\036' && exec "$0" -c "$1"`
  * so the command never runs.
  */
 const PRIVILEGED_STEP = `"$1" -t devpts -o "newinstance,ptmxmode=0666,mode=0620,max=$2" devpts /dev/pts || exit 125
-echo 0 > /proc/sys/user/max_user_namespaces && [ "$(< /proc/sys/user/max_user_namespaces)" = 0 ] ||
+echo 0 > /proc/sys/user/max_user_namespaces && read -r userns < /proc/sys/user/max_user_namespaces && [ "$userns" = 0 ] ||
   { echo 'goal-loop: cannot turn off user namespaces in the jail' >&2; exit 125; }
 s=$3
 shift 3
@@ -89,7 +95,7 @@ const STEP_CAPABILITIES = ['CAP_SYS_ADMIN', 'CAP_SYS_RESOURCE', 'CAP_SETPCAP'];
 /** The full argv (program first) that runs `spec.command` in the jail. */
 export function jailArgv(spec: JailSpec): string[] {
   // bash -p: no BASH_ENV and no exported functions while the step holds capabilities.
-  const command = [spec.envProgram, '-i', '--', ...Object.entries(spec.env).map(([k, v]) => `${k}=${v}`), spec.bash, '-c', STARTER, spec.bash, spec.command];
+  const command = [spec.envProgram, '-i', '--', ...Object.entries(spec.env).map(([k, v]) => `${k}=${v}`), spec.bash, '-c', MARKER_LINE + spec.command];
   const run = [spec.bash, '-p', '-c', PRIVILEGED_STEP, 'goal-loop-jail-step', spec.mount, String(spec.maxPtys), spec.setpriv, ...command];
   const drop = spec.dropToUid ? [spec.setpriv, `--reuid=${spec.uid}`, `--regid=${spec.gid}`, '--clear-groups', '--no-new-privs', '--'] : [];
   if (spec.mode === 'direct') {

@@ -1,18 +1,17 @@
 import { spawn } from 'node:child_process';
-import { existsSync, realpathSync, statSync } from 'node:fs';
-import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { availableParallelism } from 'node:os';
-import { isAbsolute, join } from 'node:path';
+import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { type CommandRequest, type CommandResult, type SandboxProcess, SandboxUnavailableError, type SpawningSandbox, type SpawnRequest } from '../ports/sandbox.js';
 import { type BwrapFeatures, type JailSpec, jailArgv } from './bwrap-args.js';
 import { type CgroupSupport, type CommandCgroup, createCommandCgroup, detectCgroups } from './cgroup.js';
 import { sandboxEnvironment } from './environment.js';
+import { type EtcFiles, JailEtc } from './jail-etc.js';
 import { bwrapFeatures, checkPackageStore, checkWorkspace, fnv1a, JAIL_HOME, livePidsOfUid, lstatOrUndefined, mib, realOrUndefined } from './jail-host.js';
 import { explainJailFailure, StartFilter } from './jail-start.js';
 import { type CaptureLimits, DEFAULT_CAPTURE, OutputCapture } from './output-capture.js';
+import { clampLimits, ownHardLimits } from './rlimits.js';
 import { runCaptured } from './run-captured.js';
-import { scratchPath } from './scratch.js';
 import { shellLine, wrapSpawned } from './spawned-process.js';
 import { discoverToolchain, findProgram, type Toolchain } from './toolchain.js';
 import { handOverWorkspace } from './workspace-owner.js';
@@ -106,6 +105,7 @@ export class BwrapSandbox implements SpawningSandbox {
   readonly cgroups: CgroupSupport;
   readonly toolchain: Toolchain;
   private readonly capture: CaptureLimits;
+  private readonly etc = new JailEtc();
 
   constructor(private readonly opts: BwrapSandboxOptions = {}) {
     const bwrap = findProgram(opts.bwrapPath ?? 'bwrap');
@@ -191,23 +191,19 @@ export class BwrapSandbox implements SpawningSandbox {
     const gitPath = join(workspace, '.git');
     const git = lstatOrUndefined(gitPath);
     if (git?.isSymbolicLink()) throw new SandboxUnavailableError(`refusing to run in ${workspace}: its .git is a symlink`);
-    if (this.root) await handOverWorkspace(workspace, uid, gid);
     const store = req.packageStore ? checkPackageStore(req.packageStore.dir, workspace) : undefined;
-    if (store && this.root) await handOverWorkspace(store, uid, gid, 'package store');
-
-    // Holds only the generated /etc files; readable so that bwrap can bind them as any uid.
-    const scratch = scratchPath('jail');
-    await mkdir(scratch, { mode: 0o755 });
+    // The handover runs (a `find`) while the rest is prepared; nothing jailed starts before it ends.
+    const handover = this.root ? Promise.all([handOverWorkspace(workspace, uid, gid), ...(store ? [handOverWorkspace(store, uid, gid, 'package store')] : [])]) : undefined;
+    handover?.catch(() => undefined); // awaited below; not unhandled if the preparation fails first
+    let etc: EtcFiles | undefined;
     let cgroup: CommandCgroup | undefined;
     const close = async () => {
       await this.awaitGone(uid, cgroup);
-      await cgroup?.remove().catch((err: unknown) => this.opts.logger?.warn({ err }, 'cannot remove the command cgroup'));
-      await rm(scratch, { recursive: true, force: true });
+      await Promise.all([cgroup?.remove().catch((err: unknown) => this.opts.logger?.warn({ err }, 'cannot remove the command cgroup')), etc?.release()]);
     };
     try {
-      const files = [...(await this.jailFiles(scratch, uid, gid, req.network === true)), ...caBundles(passEnv)];
-      const emptyFile = join(scratch, 'empty');
-      await writeFile(emptyFile, '', { mode: 0o644 });
+      etc = await this.etc.acquire(uid, gid, req.network === true, passEnv);
+      const { files, emptyFile } = etc;
       const spec: JailSpec = {
         mode: this.mode,
         dropToUid: this.root,
@@ -240,6 +236,21 @@ export class BwrapSandbox implements SpawningSandbox {
       }
       const cores = availableParallelism();
       const cpu = this.limits.cpuSeconds ?? Math.max(1, Math.ceil(req.timeoutMs / 1000)) * cores;
+      const nproc = this.limits.maxProcesses;
+      const fsize = Math.max(1, Math.ceil(this.limits.maxFileBytes / 1024));
+      const nofile = this.limits.maxOpenFiles;
+      // Read now, not at construction: the launcher inherits the bot's limits as they are at spawn.
+      const limits = clampLimits(
+        [
+          { flag: '-u', soft: nproc, hard: nproc },
+          { flag: '-f', soft: fsize, hard: fsize },
+          // CPU: SIGXCPU at the soft limit ("CPU time limit exceeded"), SIGKILL 10 s later.
+          { flag: '-t', soft: cpu, hard: cpu + 10 },
+          { flag: '-n', soft: nofile, hard: nofile },
+          { flag: '-c', soft: 0, hard: 0 },
+        ],
+        ownHardLimits(),
+      );
       const launcherArgs = [
         // With a socket on stdin (an MCP server's pipes) bash would read the bot's ~/.bashrc.
         '--norc',
@@ -247,17 +258,16 @@ export class BwrapSandbox implements SpawningSandbox {
         '-c',
         LAUNCHER,
         'goal-loop-launch',
-        String(this.limits.maxProcesses),
-        String(Math.max(1, Math.ceil(this.limits.maxFileBytes / 1024))),
-        String(cpu),
-        String(this.limits.maxOpenFiles),
+        ...limits.flatMap((l) => [String(l.soft), String(l.hard)]),
         merge ? '1' : '0',
         String(cgroup?.procsFiles.length ?? 0),
         ...(cgroup?.procsFiles ?? []),
         ...argv,
       ];
+      await handover;
       return { launcherArgs, cgroup, close };
     } catch (err) {
+      await handover?.catch(() => undefined);
       await close();
       throw err;
     }
@@ -273,11 +283,18 @@ export class BwrapSandbox implements SpawningSandbox {
   private async awaitGone(uid: number, cgroup: CommandCgroup | undefined): Promise<void> {
     const perWorkspaceUid = this.root && this.opts.uid === undefined;
     if (!cgroup && !perWorkspaceUid) return;
-    const rounds = cgroup ? 1000 : 200;
-    for (let i = 0; i < rounds; i++) {
+    const started = Date.now();
+    const budgetMs = cgroup ? 10_000 : 2_000;
+    let killAt = 1000;
+    // The last processes usually go within a millisecond or two of the launcher: look again
+    // soon, then less often.
+    for (let delay = 1; ; delay = Math.min(delay * 2, 10)) {
       const inCgroup = cgroup?.pids() ?? [];
       if (inCgroup.length === 0 && (!perWorkspaceUid || livePidsOfUid(uid).length === 0)) return;
-      if (inCgroup.length > 0 && i > 0 && i % 100 === 0) {
+      const elapsed = Date.now() - started;
+      if (elapsed >= budgetMs) break;
+      if (inCgroup.length > 0 && elapsed >= killAt) {
+        killAt += 1000;
         for (const pid of inCgroup) {
           try {
             process.kill(pid, 'SIGKILL');
@@ -286,33 +303,9 @@ export class BwrapSandbox implements SpawningSandbox {
           }
         }
       }
-      await new Promise((r) => setTimeout(r, 10));
+      await new Promise((r) => setTimeout(r, delay));
     }
     this.opts.logger?.warn({ uid }, 'jailed processes still exiting after the command ended');
-  }
-
-  /** The jail's /etc: generated identity files and a few read-only host files with no secrets. */
-  private async jailFiles(scratch: string, uid: number, gid: number, network: boolean): Promise<Array<{ src: string; dest: string }>> {
-    const generated: Record<string, string> = {
-      passwd: `root:x:0:0:root:/root:/usr/sbin/nologin\nnobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\ngoal-loop:x:${uid}:${gid}:goal-loop jail:${JAIL_HOME}:/bin/bash\n`,
-      group: `root:x:0:\nnogroup:x:65534:\ngoal-loop:x:${gid}:\n`,
-      hosts: '127.0.0.1\tlocalhost goal-loop-jail\n::1\tlocalhost ip6-localhost ip6-loopback\n',
-      // The workspace's .git belongs to the bot: let the jail's own git read it.
-      gitconfig: '[safe]\n\tdirectory = *\n',
-    };
-    const files: Array<{ src: string; dest: string }> = [];
-    for (const [name, content] of Object.entries(generated)) {
-      if (network && name === 'hosts' && existsSync('/etc/hosts')) continue;
-      const src = join(scratch, name);
-      await writeFile(src, content, { mode: 0o644 });
-      files.push({ src, dest: `/etc/${name}` });
-    }
-    const host = [...HOST_ETC, ...(network ? NETWORK_ETC : [])];
-    for (const dest of host) {
-      const src = realOrUndefined(dest);
-      if (src) files.push({ src, dest });
-    }
-    return files;
   }
 }
 
@@ -327,34 +320,10 @@ function systemProgram(name: string, pkg: string, why: string): string {
 
 const LAUNCH_ENV = { PATH: '/usr/bin:/bin', LANG: 'C.UTF-8' };
 
-/** Variables that name a CA bundle: a file the operator trusts, bound read-only where it names it. */
-const CA_VARIABLES = ['NODE_EXTRA_CA_CERTS', 'SSL_CERT_FILE', 'REQUESTS_CA_BUNDLE', 'PIP_CERT', 'CURL_CA_BUNDLE', 'GIT_SSL_CAINFO'];
-
-/** The CA bundles the passed variables name: absolute paths to regular files on the host (resolved), bound at the named path. */
-function caBundles(passEnv: Record<string, string>): Array<{ src: string; dest: string }> {
-  const out: Array<{ src: string; dest: string }> = [];
-  for (const name of CA_VARIABLES) {
-    const path = passEnv[name];
-    if (!path || !isAbsolute(path) || path.split('/').includes('..')) continue;
-    try {
-      const real = realpathSync(path);
-      if (statSync(real).isFile()) out.push({ src: real, dest: path });
-    } catch {
-      // Not there: the command will say so.
-    }
-  }
-  return out;
-}
-
-/** Host files the jail may read: dynamic linker, time zone, CA certificates, alternatives. No secrets. */
-const HOST_ETC = ['/etc/ld.so.cache', '/etc/ld.so.conf', '/etc/ld.so.conf.d', '/etc/localtime', '/etc/nsswitch.conf', '/etc/alternatives', '/etc/ssl/certs', '/etc/ca-certificates', '/etc/os-release'];
-/** Only for commands given the network (the setup step). */
-const NETWORK_ETC = ['/etc/resolv.conf', '/etc/hosts', '/etc/gai.conf'];
-
 /**
- * Runs on the host (as root in `nested` mode) before bwrap: closes inherited descriptors, joins the command's cgroups, sets
- * the resource limits (hard and soft, never above what the bot itself has), merges stderr into
- * stdout, then becomes bwrap.
+ * Runs on the host (as root in `nested` mode) before bwrap: closes inherited descriptors, sets
+ * the resource limits (hard and soft, never above what the bot itself has), joins the command's
+ * cgroups, merges stderr into stdout, then becomes bwrap.
  */
 const LAUNCHER = `set -u
 # No descriptor the bot inherited from its own parent may reach the jail.
@@ -362,22 +331,16 @@ for fd in /proc/$$/fd/*; do
   fd=\${fd##*/}
   if [ "$fd" -gt 2 ] 2>/dev/null; then eval "exec $fd>&-" 2>/dev/null || true; fi
 done
-nproc=$1 fsize=$2 cpu=$3 nofile=$4 merge=$5 n=$6
-shift 6
+# The limits (soft, hard pairs for -u -f -t -n -c), computed by the bot never above its own
+# hard limits: builtins only, no subshell per limit.
+ulimit -S -u "$1" && ulimit -H -u "$2" && ulimit -S -f "$3" && ulimit -H -f "$4" && ulimit -S -t "$5" && ulimit -H -t "$6" &&
+  ulimit -S -n "$7" && ulimit -H -n "$8" && ulimit -S -c "$9" && ulimit -H -c "\${10}" ||
+  { echo "goal-loop: cannot set the resource limits" >&2; exit 125; }
+merge=\${11} n=\${12}
+shift 12
 while [ "$n" -gt 0 ]; do
   echo $$ > "$1" || { echo "goal-loop: cannot join the cgroup $1" >&2; exit 125; }
   shift; n=$((n - 1))
 done
-# limit FLAG SOFT [HARD]: never above the bot's own hard limit.
-limit() {
-  local cur soft=$2 hard=\${3:-$2}
-  cur=$(ulimit -H "$1") || return 1
-  if [ "$cur" != unlimited ] && [ "$cur" -lt "$hard" ]; then hard=$cur; fi
-  if [ "$soft" -gt "$hard" ]; then soft=$hard; fi
-  ulimit -S "$1" "$soft" && ulimit -H "$1" "$hard"
-}
-# CPU: SIGXCPU at the soft limit ("CPU time limit exceeded"), SIGKILL 10 s later.
-limit -u "$nproc" && limit -f "$fsize" && limit -t "$cpu" "$((cpu + 10))" && limit -n "$nofile" && limit -c 0 ||
-  { echo "goal-loop: cannot set the resource limits" >&2; exit 125; }
 # Captured commands get stderr in stdout; a long-lived process (MCP server) keeps them apart.
 if [ "$merge" = 1 ]; then exec "$@" 2>&1; else exec "$@"; fi`;

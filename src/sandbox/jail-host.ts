@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { lstatSync, readdirSync, readFileSync, realpathSync, statSync } from 'node:fs';
+import { closeSync, lstatSync, openSync, readdirSync, readSync, realpathSync, statSync } from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
 import { isAbsolute } from 'node:path';
 import type { Logger } from 'pino';
@@ -90,6 +90,9 @@ export function checkPackageStore(dir: string, workspace: string): string {
   return real;
 }
 
+/** Room for the head of /proc/<pid>/status: its State and Uid lines come within the first few hundred bytes. */
+const statusHead = Buffer.alloc(1024);
+
 /** Host pids of the live (not zombie) processes whose real uid is `uid`. */
 export function livePidsOfUid(uid: number): number[] {
   const out: number[] = [];
@@ -101,12 +104,17 @@ export function livePidsOfUid(uid: number): number[] {
   }
   for (const name of names) {
     if (name.charCodeAt(0) < 48 || name.charCodeAt(0) > 57) continue;
+    let fd: number | undefined;
     try {
-      const status = readFileSync(`/proc/${name}/status`, 'latin1');
+      // One read of the head, into one buffer: a scan of the host's processes stays cheap.
+      fd = openSync(`/proc/${name}/status`, 'r');
+      const status = statusHead.toString('latin1', 0, readSync(fd, statusHead, 0, statusHead.length, 0));
       const m = /\nUid:\t(\d+)/.exec(status);
       if (m && Number(m[1]) === uid && !/\nState:\t[ZX]/.test(status)) out.push(Number(name));
     } catch {
       /* exited meanwhile */
+    } finally {
+      if (fd !== undefined) closeSync(fd);
     }
   }
   return out;

@@ -167,13 +167,38 @@ export function runCaptured(start: StartChild, capture: Capture, req: Pick<Comma
   });
 }
 
+/** FIFOs made ahead, several per `mkfifo` run: a process start costs more than the rest of the channel. */
+const FIFO_BATCH = 8;
+const fifos: string[] = [];
+
+/** A fresh FIFO (mode 0600) in this process's scratch directory, used once. */
+function takeFifo(): string {
+  if (fifos.length === 0) {
+    const batch = Array.from({ length: FIFO_BATCH }, () => scratchPath('output'));
+    const made = spawnSync('mkfifo', ['-m', '600', '--', ...batch], { env: { PATH: '/usr/bin:/bin' } });
+    if (made.status !== 0) {
+      for (const path of batch) rmSync(path, { force: true });
+      throw new Error(`cannot create the output FIFO: ${made.error?.message ?? String(made.stderr).trim()}`);
+    }
+    fifos.push(...batch);
+  }
+  return fifos.pop()!;
+}
+
 /** A FIFO, already unlinked: a non-blocking read end for us, a blocking write end for the child. */
 function openOutputChannel(): { read: number; write: number } {
-  const fifo = scratchPath('output');
+  let fifo = takeFifo();
   try {
-    const made = spawnSync('mkfifo', ['-m', '600', fifo], { env: { PATH: '/usr/bin:/bin' } });
-    if (made.status !== 0) throw new Error(`cannot create the output FIFO: ${made.error?.message ?? String(made.stderr).trim()}`);
-    const read = openSync(fifo, constants.O_RDONLY | constants.O_NONBLOCK);
+    let read: number;
+    try {
+      read = openSync(fifo, constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOFOLLOW);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+      // The scratch directory was swept (and made anew): the FIFOs made ahead went with it.
+      fifos.length = 0;
+      fifo = takeFifo();
+      read = openSync(fifo, constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOFOLLOW);
+    }
     let write: number;
     try {
       write = openSync(fifo, constants.O_WRONLY);

@@ -63,7 +63,7 @@ describe('jailArgv', () => {
     expect(step[3]).toContain('echo 0 > /proc/sys/user/max_user_namespaces');
     expect(step[3]).toContain('--inh-caps=-all --ambient-caps=-all --bounding-set=-all');
     expect(step.slice(4, 8)).toEqual(['goal-loop-jail-step', '/usr/bin/mount', '16', '/usr/bin/setpriv']);
-    expect(argv.slice(-5)).toEqual(['/usr/bin/bash', '-c', expect.stringContaining('exec "$0" -c "$1"'), '/usr/bin/bash', 'npm test']);
+    expect(argv.slice(-3)).toEqual(['/usr/bin/bash', '-c', "printf '\\036goal-loop-jail-started\\036' || exit 125\nnpm test"]);
   });
 
   it('binds the workspace read-write and its .git read-only over it; the toolchain read-only, credential files masked', () => {

@@ -166,5 +166,10 @@ describe('the jail filesystem', () => {
     // Printing the start marker itself changes nothing for a command that did start.
     const forged = await runIn(jail(), ws, "printf '\\036goal-loop-jail-started\\036'; echo hi; exit 7");
     expect(forged.exitCode).toBe(7);
+    // A command that does not parse did start: its syntax error is its own output, not the jail's.
+    const unparsable = await runIn(jail(), ws, 'echo never; if');
+    expect(unparsable.exitCode).toBe(2);
+    expect(unparsable.output).toContain('syntax error');
+    expect(unparsable.output).not.toContain('never');
   });
 });
