@@ -26,18 +26,24 @@ export async function checkpointOverhead(sandbox: Sandbox, opts: { informational
     const bare = makeRepo(root);
     process.stdout.write(`checkpoint overhead: ${FILES}-file repository, ${TASKS} tasks, sandbox ${sandbox.kind}\n`);
 
-    // Baseline: the same kind of change, committed and pushed with plain git.
+    // Baseline: the same kind of change, committed and pushed with plain git; half before the
+    // goal and half after it, so that a machine growing busier or quieter meanwhile weighs on both.
     const raw = join(root, 'raw');
     sh(root, 'git', 'clone', '-q', bare, raw);
     const rawTimes: number[] = [];
-    for (let i = 0; i < TASKS; i++) {
-      appendFileSync(join(raw, `src/d${i % 40}/f${i}.txt`), `change ${i}\n`);
-      const t0 = performance.now();
-      sh(raw, 'git', 'add', '-A');
-      sh(raw, 'git', '-c', 'user.name=b', '-c', 'user.email=b@b', 'commit', '-q', '-m', `raw ${i}`);
-      sh(raw, 'git', 'push', '-q', 'origin', 'HEAD:refs/heads/raw');
-      rawTimes.push(performance.now() - t0);
-    }
+    let rawRound = 0;
+    const rawLoop = (n: number) => {
+      for (let k = 0; k < n; k++, rawRound++) {
+        const i = rawRound;
+        appendFileSync(join(raw, `src/d${i % 40}/f${i % FILES}.txt`), `change ${i}\n`);
+        const t0 = performance.now();
+        sh(raw, 'git', 'add', '-A');
+        sh(raw, 'git', '-c', 'user.name=b', '-c', 'user.email=b@b', 'commit', '-q', '-m', `raw ${i}`);
+        sh(raw, 'git', 'push', '-q', 'origin', 'HEAD:refs/heads/raw');
+        rawTimes.push(performance.now() - t0);
+      }
+    };
+    rawLoop(TASKS);
 
     // goal-loop: a goal of TASKS tasks, each a run step + verification + checkpoint + push.
     const spec = validateGoalSpec({
@@ -76,6 +82,7 @@ export async function checkpointOverhead(sandbox: Sandbox, opts: { informational
       spent.stop();
     }
     await ledger.close();
+    rawLoop(TASKS);
     if (result.status !== 'LOOP_COMPLETE') throw new Error(`bench goal ended ${result.status}: ${result.stop_reason}`);
     // Reports follow the pushes, and checkpoints queued behind a push go in the next one together:
     // the time per task is the span from the first report to the last, over the tasks in it.
