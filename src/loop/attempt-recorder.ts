@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import type { Evidence } from '../goal/evidence.js';
 import { addUsage, NO_USAGE, type Usage } from '../goal/usage.js';
 import type { AttemptEntry, AttemptLog, AttemptOutcome, BaselineEntry, ToolCallSummary, TurnEntry } from '../ports/attempt-log.js';
-import type { GoalKey } from '../ports/goal-ledger.js';
+import type { AttemptRecord, GoalChange, GoalKey, GoalLedger } from '../ports/goal-ledger.js';
 import type { CommandResult } from '../ports/sandbox.js';
 import type { DiffStat } from '../ports/workspace.js';
 
@@ -32,13 +32,38 @@ interface Open {
  */
 export class AttemptRecorder {
   private readonly open = new Map<string, Open>();
+  /** Entries and attempt results waiting for the step they belong to (see `take`). */
+  private pending: NonNullable<GoalChange['attemptEntries']> = [];
+  private pendingAttempts: AttemptRecord[] = [];
 
   constructor(
-    private readonly log: AttemptLog,
+    private readonly log: AttemptLog & Partial<Pick<GoalLedger, 'recordAttempt'>>,
     private readonly key: GoalKey,
     private readonly logger: Logger,
     private readonly clock: () => number = Date.now,
+    /**
+     * Keep entries for the next step's transaction (`take`) instead of one write each; a model
+     * turn, shown live while the agent works, is still written at once (after what waits, in order).
+     */
+    private readonly deferred = false,
   ) {}
+
+  /** What waits for the step being written: it goes in the same transaction. */
+  take(): Pick<GoalChange, 'attempts' | 'attemptEntries'> {
+    const out = { ...(this.pendingAttempts.length > 0 ? { attempts: this.pendingAttempts } : {}), ...(this.pending.length > 0 ? { attemptEntries: this.pending } : {}) };
+    this.pending = [];
+    this.pendingAttempts = [];
+    return out;
+  }
+
+  /** A command's result (GoalLedger.recordAttempt), with the step when deferred. */
+  async result(a: AttemptRecord): Promise<void> {
+    if (this.deferred) {
+      this.pendingAttempts.push(a);
+      return;
+    }
+    await this.log.recordAttempt?.(this.key, a);
+  }
 
   /** The attempt starts now (its end's duration counts from here). */
   begin(taskId: string, attempt: number): void {
@@ -134,10 +159,18 @@ export class AttemptRecorder {
   }
 
   private async write(taskId: string, attempt: number, entry: AttemptEntry): Promise<void> {
-    try {
-      await this.log.appendAttemptEntry(this.key, taskId, attempt, entry);
-    } catch (err) {
-      this.logger.warn({ err, goal: this.key.goalId, task: taskId, attempt }, 'cannot write the attempt record');
+    if (this.deferred && entry.kind !== 'turn') {
+      this.pending.push({ taskId, attempt, entry });
+      return;
+    }
+    const waiting = this.pending;
+    this.pending = [];
+    for (const w of [...waiting, { taskId, attempt, entry }]) {
+      try {
+        await this.log.appendAttemptEntry(this.key, w.taskId, w.attempt, w.entry);
+      } catch (err) {
+        this.logger.warn({ err, goal: this.key.goalId, task: w.taskId, attempt: w.attempt }, 'cannot write the attempt record');
+      }
     }
   }
 

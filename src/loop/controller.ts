@@ -9,7 +9,7 @@ import { RESTING_STATES } from '../goal/states.js';
 import type { TaskAgent } from '../ports/agent.js';
 import type { AttemptLog } from '../ports/attempt-log.js';
 import type { Forge } from '../ports/forge.js';
-import type { GoalKey, GoalLedger } from '../ports/goal-ledger.js';
+import type { GoalChange, GoalKey, GoalLedger } from '../ports/goal-ledger.js';
 import type { Outbox, PendingEffect } from '../ports/outbox.js';
 import type { Sandbox } from '../ports/sandbox.js';
 import type { Workspace } from '../ports/workspace.js';
@@ -126,8 +126,19 @@ export async function runGoal(opts: RunGoalOptions): Promise<LoopResult> {
   view.unpushed = pushes.unpushed;
   const perform = (e: PendingEffect, s: GoalSnapshot) => (e.kind === PUSH_EFFECT ? pushes.perform(workspace, e, log) : forgeEffect(e, s));
   const holder = opts.effectHolder ?? `${hostname()}:${process.pid}`;
-  const journal = new StepJournal({ ledger, key, view, perform, holder, claimMs: opts.effectClaimMs ?? 30_000, logger: log, clock, abandon: opts.abandon });
-  const performer = new EffectPerformer({
+  const journal = new StepJournal({
+    ledger,
+    key,
+    view,
+    perform,
+    records: (): Pick<GoalChange, 'attempts' | 'attemptEntries'> => performer.takeRecords(),
+    holder,
+    claimMs: opts.effectClaimMs ?? 30_000,
+    logger: log,
+    clock,
+    abandon: opts.abandon,
+  });
+  const performer: EffectPerformer = new EffectPerformer({
     key,
     spec,
     ledger,
@@ -141,7 +152,7 @@ export async function runGoal(opts: RunGoalOptions): Promise<LoopResult> {
     interruption: () => interruptions.why(),
     snapshot: () => view.snapshot(),
     verification,
-    pushes: { tracker: pushes, settled: () => journal.settled() },
+    pushes: { tracker: pushes, settled: (): Promise<void> => journal.settled() },
     clock,
   });
   try {
@@ -181,6 +192,7 @@ export async function runGoal(opts: RunGoalOptions): Promise<LoopResult> {
     }
     // The pushes and reports still under way: the run ends when its branch is on the remote.
     await journal.settled();
+    await journal.flushRecords();
     // A pause or stop that was honored stays recorded: it is the human's last word until a newer
     // one (resume, retry, start) clears it, so a run queued before it can never undo it.
     if (!RESTING_STATES.has(view.state.phase)) throw new Error(`loop ended in non-resting state ${view.state.phase}`);

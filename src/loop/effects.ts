@@ -59,7 +59,8 @@ export class EffectPerformer {
 
   constructor(private readonly deps: EffectDeps) {
     this.clock = deps.clock ?? Date.now;
-    this.record = new AttemptRecorder(deps.ledger, deps.key, deps.logger, this.clock);
+    // The attempt record of a step's effects goes in the step's own transaction (StepJournal).
+    this.record = new AttemptRecorder(deps.ledger, deps.key, deps.logger, this.clock, true);
     this.policy = deps.verification;
     this.baseline = new BaselineRunner({
       ...deps,
@@ -76,6 +77,11 @@ export class EffectPerformer {
       timeoutS: () => this.timeoutS(),
       nextRunAttempt: (taskId) => this.nextRunAttempt(taskId),
     });
+  }
+
+  /** The attempt record the effects made since the last step: written with the next one. */
+  takeRecords(): ReturnType<AttemptRecorder['take']> {
+    return this.record.take();
   }
 
   /** Returns the event the effect produced, or undefined for fire-and-forget effects. */
@@ -141,7 +147,7 @@ export class EffectPerformer {
       await this.record.step(taskId, attempt, command, result);
       if (result.exitCode !== 0) {
         const error = describeFailure(`run step \`${command}\``, result, state.limits.task_timeout_s, this.hintFor(result));
-        await deps.ledger.recordAttempt(deps.key, attemptRecord(taskId, attempt, 'run', result, error));
+        await this.record.result(attemptRecord(taskId, attempt, 'run', result, error));
         await this.record.end(taskId, attempt, commandOutcome(result), error);
         return { type: 'executed', at: this.clock(), ok: false, kind: 'task', error };
       }
@@ -191,7 +197,7 @@ export class EffectPerformer {
     if (result.aborted) return this.interrupted(taskId, attempt);
     const passed = result.exitCode === 0;
     const output = passed ? result.output : this.stoppedShort(taskId, attempt, describeFailure(`verification \`${task.verification}\``, result, this.timeoutS(), this.hintFor(result)));
-    await this.deps.ledger.recordAttempt(this.deps.key, attemptRecord(taskId, attempt, 'verify', result, output, passed));
+    await this.record.result(attemptRecord(taskId, attempt, 'verify', result, output, passed));
     await this.record.verify(taskId, attempt, task.verification, result);
     if (passed) return { type: 'verified', at: this.clock(), passed, output };
     await this.record.end(taskId, attempt, this.turnLimited.has(`${taskId}#${attempt}`) ? 'turn_limit' : commandOutcome(result), output);
@@ -237,7 +243,7 @@ export class EffectPerformer {
     } catch (err) {
       if (err instanceof CheckpointRefusedError) {
         const reason = this.stoppedShort(taskId, attempt, err.message);
-        await this.deps.ledger.recordAttempt(this.deps.key, { taskId, attempt, phase: 'checkpoint', passed: false, exitCode: null, output: reason, durationMs: 0 });
+        await this.record.result({ taskId, attempt, phase: 'checkpoint', passed: false, exitCode: null, output: reason, durationMs: 0 });
         await this.record.end(taskId, attempt, 'refused', reason);
         return { type: 'checkpoint_refused', at: this.clock(), reason };
       }
@@ -269,7 +275,7 @@ export class EffectPerformer {
       if (result.aborted) return this.interrupted(FINAL_GATE_TASK, run);
       const passed = result.exitCode === 0;
       const output = passed ? result.output : describeFailure(`${check.label} (\`${check.command}\`)`, result, this.timeoutS(), this.hintFor(result));
-      await this.deps.ledger.recordAttempt(this.deps.key, attemptRecord(FINAL_GATE_TASK, 1, 'gate', result, output, passed));
+      await this.record.result(attemptRecord(FINAL_GATE_TASK, 1, 'gate', result, output, passed));
       await this.record.step(FINAL_GATE_TASK, run, check.command, result);
       if (!passed) failures.push(output);
     }

@@ -164,7 +164,7 @@ export class SetupRunner {
             stalled: result.stalled === true,
           });
       const output = passed ? result.output : describeFailure(`setup \`${command}\``, result, timeoutS, hint, stallS);
-      await this.d.ledger.recordAttempt(this.d.key, attemptRecord(SETUP_TASK, 1, 'setup', result, output, passed));
+      await this.d.record.result(attemptRecord(SETUP_TASK, 1, 'setup', result, output, passed));
       await this.d.record.step(SETUP_TASK, run, command, result);
       if (!passed) {
         await this.d.record.end(SETUP_TASK, run, commandOutcome(result), output);

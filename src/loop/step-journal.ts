@@ -18,6 +18,8 @@ export interface StepJournalOptions {
   claimMs: number;
   /** The process let go of the goal: no effect is started after it. */
   abandon?: AbortSignal;
+  /** What the step's effects recorded (attempt results and entries): written in the step's transaction. */
+  records?: () => Pick<GoalChange, 'attempts' | 'attemptEntries'>;
   logger: Logger;
   clock: () => number;
 }
@@ -56,6 +58,12 @@ export class StepJournal {
   /** Resolves once every effect written so far was tried (the run waits for this before it returns). */
   async settled(): Promise<void> {
     await this.draining;
+  }
+
+  /** What the effects recorded after the last step (a run that ends without one more step). */
+  async flushRecords(): Promise<void> {
+    const left = this.o.records?.();
+    if (left && (left.attempts?.length || left.attemptEntries?.length)) await this.o.ledger.recordChange(this.o.key, left);
   }
 
   /** Applies a decision to the view and writes it; true when it finishes the run. */
@@ -97,7 +105,8 @@ export class StepJournal {
    * checkpoint's push, and what follows it, while the loop goes on (the next task runs); any
    * other effect before the loop goes on.
    */
-  private async record(change: GoalChange): Promise<void> {
+  private async record(step: GoalChange): Promise<void> {
+    const change = { ...step, ...this.o.records?.() };
     await this.o.ledger.recordChange(this.o.key, change);
     if (!change.effects?.length) return;
     effectsRecorded(change.effects);

@@ -1,6 +1,7 @@
 import type { GoalSpec } from '../goal/schema.js';
 import type { GoalState, TaskStatus } from '../goal/states.js';
 import type { Usage } from '../goal/usage.js';
+import type { AttemptEntry } from './attempt-log.js';
 import type { EffectInput } from './outbox.js';
 
 /** Identity of a goal: the same goal id may exist in several repositories. */
@@ -79,6 +80,10 @@ export interface GoalChange {
   meta?: Record<string, unknown>;
   /** Recorded in the outbox, to be performed after the write (see ports/outbox.ts). */
   effects?: EffectInput[];
+  /** What the step's effects did, written in the same transaction (recordAttempt). */
+  attempts?: AttemptRecord[];
+  /** The attempt record's entries the step's effects made, in order (AttemptLog.appendAttemptEntry). */
+  attemptEntries?: Array<{ taskId: string; attempt: number; entry: AttemptEntry }>;
 }
 
 /** Durable index of goals. Git holds the truth about finished work; this holds everything else. */

@@ -293,6 +293,31 @@ export function describeLedgerContract(name: string, open: () => Promise<Ledger>
         expect(await (await second()).listAttemptEntries(key)).toEqual(all);
       });
 
+      it("a step's attempt results and entries land in its transaction, in order, or not at all", async () => {
+        await l.upsertGoal(key, { spec: spec(['a']), branch: 'b' });
+        const verify = { kind: 'verify', command: 't', exitCode: 0, durationMs: 2, timedOut: false, passed: true, tail: 'ok' } as const;
+        await l.recordChange(key, {
+          transitions: [{ to: 'STATE_COMMIT', event: 'verified' }],
+          attempts: [{ taskId: 'a', attempt: 1, phase: 'verify', passed: true, exitCode: 0, output: 'ok', durationMs: 2 }],
+          attemptEntries: [
+            { taskId: 'a', attempt: 1, entry: { kind: 'step', command: 'make', exitCode: 0, durationMs: 1, timedOut: false, tail: '' } },
+            { taskId: 'a', attempt: 1, entry: verify },
+          ],
+        });
+        expect((await l.listAttemptEntries(key)).map((e) => e.entry.kind)).toEqual(['step', 'verify']);
+        expect((await l.listAttempts(key)).map((a) => a.phase)).toEqual(['verify']);
+        // A step that cannot land (a task it patches does not exist) leaves no entry behind.
+        await expect(
+          l.recordChange(key, {
+            tasks: [{ taskId: 'nope', patch: { status: 'done' } }],
+            attemptEntries: [{ taskId: 'a', attempt: 2, entry: verify }],
+            attempts: [{ taskId: 'a', attempt: 2, phase: 'verify', passed: true, exitCode: 0, output: '', durationMs: 1 }],
+          }),
+        ).rejects.toThrow();
+        expect(await l.listAttemptEntries(key)).toHaveLength(2);
+        expect(await l.listAttempts(key)).toHaveLength(1);
+      });
+
       it('keeps untrusted text as data (NUL bytes, quotes, markup) and refuses an unknown goal', async () => {
         await l.upsertGoal(key, { spec: spec(['a']), branch: 'b' });
         await l.appendAttemptEntry(key, 'a', 1, { kind: 'step', command: "echo '\\0'; DROP TABLE goals; --", exitCode: 0, durationMs: 1, timedOut: false, tail: 'bin\0ary <script>' });

@@ -123,6 +123,8 @@ export class MemoryLedger implements GoalLedger, AttemptLog, Outbox {
     if (change.meta) mergeMeta(draft, change.meta, at);
     this.data.goals.set(nameOf(key), draft);
     for (const e of change.effects ?? []) this.insertEffect(key, e);
+    for (const a of change.attempts ?? []) await this.recordAttempt(key, a);
+    for (const e of change.attemptEntries ?? []) await this.appendAttemptEntry(key, e.taskId, e.attempt, e.entry);
   }
 
   async listTasks(key: GoalKey): Promise<TaskRecord[]> {

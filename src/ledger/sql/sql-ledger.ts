@@ -39,7 +39,7 @@ export class SqlLedger implements Ledger {
   }
 
   async recordChange(key: GoalKey, change: GoalChange): Promise<void> {
-    await this.db.transaction(goals.recordChange(key, change));
+    await this.db.transaction(recordStep(key, change));
   }
 
   async listTasks(key: GoalKey): Promise<TaskRecord[]> {
@@ -173,4 +173,11 @@ function* prune(opts: { expiredLeasesMs: number; handledDeliveriesMs: number }):
   // A given-up effect stays: it is what `status` and the status comment report.
   const effects = yield* count(sql`DELETE FROM effects WHERE done_at IS NOT NULL AND given_up_at IS NULL AND done_at < ${epochTime(-opts.handledDeliveriesMs)}`);
   return { leases, deliveries, effects };
+}
+
+/** A step: the goal's change, then what its effects did (attempts, the attempt record), in one transaction. */
+function* recordStep(key: GoalKey, change: GoalChange): Program<void> {
+  yield* goals.recordChange(key, change);
+  for (const a of change.attempts ?? []) yield* attempts.recordAttempt(key, a);
+  for (const e of change.attemptEntries ?? []) yield* attempts.appendAttemptEntry(key, e.taskId, e.attempt, e.entry);
 }
