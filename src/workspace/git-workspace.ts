@@ -7,7 +7,7 @@ import { type Checkpoint, type CheckpointInput, CheckpointRefusedError, type Pac
 import { BranchPublisher } from './branch-publisher.js';
 import { Git, GitError, type GitOptions, gitlinkPaths } from './git.js';
 import type { MirrorCache } from './mirror-cache.js';
-import { NestedRepositoryError, refuseNestedRepositories, removeNestedRepositories } from './nested-repos.js';
+import { NestedRepositoryError, NestedScanMemo, refuseNestedRepositories, removeNestedRepositories } from './nested-repos.js';
 import { detectPackageManagers, packageStoreEnv } from './package-managers.js';
 import { refuseChangedPackageScripts } from './package-scripts.js';
 import type { PackageStores } from './package-stores.js';
@@ -74,6 +74,8 @@ export class GitWorkspace implements Workspace {
   private readonly setupOutput: SetupOutput;
   private lastFetchAt = 0;
   private mustSync = false;
+  /** What the nested-repository search saw: it reads again only the folders changed since. */
+  private readonly scanMemo = new NestedScanMemo();
   /** Pushes the checkpoints, off the critical path. */
   private readonly publisher: BranchPublisher;
   /** Whether setup's output may be cached: only from setup on the base commit. */
@@ -93,7 +95,7 @@ export class GitWorkspace implements Workspace {
   async prepare(): Promise<Checkpoint[]> {
     const parked = await this.cloneOrReuse();
     // A clone reused from an earlier run may hold what its last task left behind.
-    await removeNestedRepositories(this.dir);
+    await removeNestedRepositories(this.dir, this.scanMemo);
     await this.opts.mirrorCache?.pin(this.opts.remote, this.dir);
     this.lastFetchAt = Date.now();
     const remoteRef = `refs/remotes/${REMOTE}/${this.branch}`;
@@ -129,7 +131,7 @@ export class GitWorkspace implements Workspace {
       this.remoteTip = remoteTip ?? '';
       if (!remoteTip || remoteTip === this.lastCheckpoint) return;
       // Someone else (a human) pushed to the goal branch: their commits win, ours are already pushed.
-      await removeNestedRepositories(this.dir);
+      await removeNestedRepositories(this.dir, this.scanMemo);
       await this.git.run(this.dir, ['reset', '--quiet', '--hard', remoteTip]);
       await this.clean();
       this.lastCheckpoint = remoteTip;
@@ -138,7 +140,7 @@ export class GitWorkspace implements Workspace {
 
   async changedFiles(): Promise<string[]> {
     await this.guardGitDir();
-    await refuseNestedRepositories(this.dir);
+    await refuseNestedRepositories(this.dir, [], this.scanMemo);
     const out = await this.git.run(this.dir, ['status', '--porcelain=v1', '-z', '--untracked-files=all', '--no-renames', '--ignore-submodules=all', '--', '.', ...this.setupOutput.excludes(true)]);
     return out
       .split('\0')
@@ -167,7 +169,7 @@ export class GitWorkspace implements Workspace {
     this.justRestored = []; // a command may have run since the restore
     await this.guardGitDir();
     // Before `add`: it would run a nested repository's filters (no setting stops that).
-    await refuseNestedRepositories(this.dir);
+    await refuseNestedRepositories(this.dir, [], this.scanMemo);
     // What setup produced is not the task's: its folders are never added, and a file it wrote goes
     // in only once the task changed it (its blob then differs from the one setup left).
     await this.git.run(this.dir, ['add', '--all', '--', '.', ...this.setupOutput.excludes(false)]);
@@ -222,7 +224,7 @@ export class GitWorkspace implements Workspace {
       this.mustSync = false;
       this.remoteTip = remoteTip ?? '';
       const target = remoteTip ?? (this.goalBase || this.lastCheckpoint);
-      await removeNestedRepositories(this.dir);
+      await removeNestedRepositories(this.dir, this.scanMemo);
       await this.git.run(this.dir, ['reset', '--quiet', '--hard', target]);
       await this.clean();
       this.lastCheckpoint = target;
@@ -233,7 +235,7 @@ export class GitWorkspace implements Workspace {
   async rollback(): Promise<void> {
     this.justRestored = []; // a command may have run since the restore
     await this.guardGitDir();
-    await removeNestedRepositories(this.dir);
+    await removeNestedRepositories(this.dir, this.scanMemo);
     await this.git.run(this.dir, ['reset', '--quiet', '--hard', this.lastCheckpoint]);
     await this.clean();
   }
@@ -244,7 +246,7 @@ export class GitWorkspace implements Workspace {
     // command ran since; every checkpoint still searches it (a task may plant a repository there).
     const restored = this.justRestored;
     this.justRestored = [];
-    await refuseNestedRepositories(this.dir, restored);
+    await refuseNestedRepositories(this.dir, restored, this.scanMemo);
     return this.setupOutput.record();
   }
 
@@ -261,7 +263,7 @@ export class GitWorkspace implements Workspace {
     });
     if (outcome === 'failed') {
       // Half a copy is no baseline: back to the checkout, and setup runs.
-      await removeNestedRepositories(this.dir);
+      await removeNestedRepositories(this.dir, this.scanMemo);
       await this.git.run(this.dir, ['reset', '--quiet', '--hard', this.lastCheckpoint]);
       await this.git.run(this.dir, ['clean', '-ffdxq']);
     }
@@ -308,7 +310,7 @@ export class GitWorkspace implements Workspace {
 
   async restoreTestFiles(globs: readonly string[]): Promise<string[]> {
     await this.guardGitDir();
-    await refuseNestedRepositories(this.dir);
+    await refuseNestedRepositories(this.dir, [], this.scanMemo);
     // Setup's files are its output, not the task's: a rewrite of one is kept (a checkpoint still refuses it).
     return restoreBaseTestFiles(this.git, this.dir, this.goalBase || this.lastCheckpoint, globs, this.setupOutput.excludes(true));
   }

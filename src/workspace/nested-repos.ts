@@ -1,4 +1,4 @@
-import { chmod, readdir, rm } from 'node:fs/promises';
+import { chmod, lstat, readdir, rm } from 'node:fs/promises';
 import { CheckpointRefusedError } from '../ports/workspace.js';
 
 /**
@@ -40,7 +40,7 @@ function looksLikeGitDir(names: Buffer[]): boolean {
  * error fails the search: nothing else writes the tree while it runs, so a folder that cannot
  * be read is a folder someone hid.
  */
-async function findNested(root: string, skip: readonly string[] = []): Promise<Buffer[]> {
+async function findNested(root: string, skip: readonly string[] = [], memo?: NestedScanMemo): Promise<Buffer[]> {
   const found: Buffer[] = [];
   const skipped = skip.map((p) => Buffer.from(p));
   let frontier: Buffer[] = [Buffer.alloc(0)];
@@ -51,23 +51,64 @@ async function findNested(root: string, skip: readonly string[] = []): Promise<B
       await Promise.all(
         frontier.slice(i, i + PARALLEL).map(async (rel) => {
           const dir = rel.length > 0 ? Buffer.concat([base, SLASH, rel]) : base;
+          // Stat first: the folder read after it is at least as new as what is remembered.
+          const stat = memo ? await lstat(dir, { bigint: true }) : undefined;
+          const seen = stat && memo!.unchanged(rel, stat);
+          if (seen) {
+            for (const sub of seen) if (!skipped.some((s) => s.equals(sub))) next.push(sub);
+            return;
+          }
           const entries = await readBytes(dir);
           if (rel.length > 0 && looksLikeGitDir(entries.map((e) => e.name))) {
             found.push(rel);
             return; // the whole folder goes (or is refused); nothing below it matters
           }
+          const subdirs: Buffer[] = [];
+          let clean = true;
           for (const e of entries) {
             const path = rel.length > 0 ? Buffer.concat([rel, SLASH, e.name]) : e.name;
             if (e.name.equals(DOT_GIT)) {
-              if (rel.length > 0) found.push(path);
-            } else if (e.isDirectory() && !skipped.some((s) => s.equals(path))) next.push(path);
+              if (rel.length > 0) {
+                found.push(path);
+                clean = false;
+              }
+            } else if (e.isDirectory()) {
+              subdirs.push(path);
+              if (!skipped.some((s) => s.equals(path))) next.push(path);
+            }
           }
+          if (stat && clean) memo!.remember(rel, stat, subdirs);
         }),
       );
     }
     frontier = next;
   }
   return found.sort(Buffer.compare);
+}
+
+/**
+ * What a search of one workspace saw, folder by folder: a folder whose inode and ctime are those
+ * it had when it was read holds the same entries (adding, removing or renaming an entry changes
+ * its ctime, and no program can set a ctime), so it is not read again: only what changed since is
+ * searched. Every folder is still stat'ed, from the root down, each search. ctime moves with the
+ * system clock: a folder changed within the clock tick of its last read would be missed, and no
+ * jailed command starts within a tick of a search (host git runs between them).
+ */
+export class NestedScanMemo {
+  private readonly dirs = new Map<string, { ino: bigint; ctime: bigint; subdirs: Buffer[] }>();
+  /** Folders read (not taken from memory) so far. */
+  reads = 0;
+
+  unchanged(rel: Buffer, stat: { ino: bigint; ctimeNs: bigint; isDirectory(): boolean }): Buffer[] | undefined {
+    const known = this.dirs.get(rel.toString('latin1'));
+    if (!known || !stat.isDirectory() || known.ino !== stat.ino || known.ctime !== stat.ctimeNs) return undefined;
+    return known.subdirs;
+  }
+
+  remember(rel: Buffer, stat: { ino: bigint; ctimeNs: bigint }, subdirs: Buffer[]): void {
+    this.reads++;
+    this.dirs.set(rel.toString('latin1'), { ino: stat.ino, ctime: stat.ctimeNs, subdirs });
+  }
 }
 
 /** A folder's entries, names as bytes; one that its owner made unreadable is opened up first. */
@@ -100,14 +141,14 @@ export async function findNestedGitEntries(root: string): Promise<string[]> {
  * for what the host itself just put there from its own cache, searched when it was saved, with
  * nothing run in between (setup output restored from the setup cache).
  */
-export async function refuseNestedRepositories(root: string, known: readonly string[] = []): Promise<void> {
-  const found = await findNested(root, known);
+export async function refuseNestedRepositories(root: string, known: readonly string[] = [], memo?: NestedScanMemo): Promise<void> {
+  const found = await findNested(root, known, memo);
   if (found.length > 0) throw new NestedRepositoryError(found.map(display));
 }
 
 /** Deletes every nested `.git` (before a rollback's git runs); returns what it removed. */
-export async function removeNestedRepositories(root: string): Promise<string[]> {
-  const found = await findNested(root);
+export async function removeNestedRepositories(root: string, memo?: NestedScanMemo): Promise<string[]> {
+  const found = await findNested(root, [], memo);
   for (const rel of found) await rm(Buffer.concat([Buffer.from(root), SLASH, rel]), { recursive: true, force: true });
   return found.map(display);
 }
