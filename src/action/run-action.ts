@@ -196,6 +196,8 @@ async function work(ctx: ActionContext, store: Store, o: Octokit, deps: ActionDe
         workerId: `action:${ctx.runId}:${ctx.runAttempt}`,
         effectClaimMs: 60_000,
         abandon: timeUp.signal,
+        // The ledger lives on this runner only: a push left in its outbox would end with the job.
+        inlinePushes: true,
         forgeOptions: { ...w.forgeOptions, progress: progressPrinter(deps.print ?? ((line) => process.stdout.write(`${line}\n`))) },
         configPath: ctx.inputs.configPath,
         ...pick(deps.minUpdateIntervalMs, (minUpdateIntervalMs) => ({ minUpdateIntervalMs })),

@@ -39,6 +39,8 @@ export interface WorkGoalDeps extends GoalWorkspaceDeps {
   controlPollMs?: number;
   /** Fires when this worker must let go of the goal (lease lost, shutdown). */
   abandon?: AbortSignal;
+  /** Push each checkpoint before the next task (RunGoalOptions.inlinePushes): the Action, whose ledger ends with its runner. */
+  inlinePushes?: boolean;
   /** Re-checks this worker's hold on the goal before each transition is written. */
   fence?: () => Promise<boolean>;
   /** Who performs the goal's outbox effects (the worker id). */
@@ -219,6 +221,7 @@ async function runLoop(deps: WorkGoalDeps, r: RunInput): Promise<LoopResult> {
     ...(deps.fence ? { fence: deps.fence } : {}),
     ...(deps.controlPollMs !== undefined ? { controlPollMs: deps.controlPollMs } : {}),
     performEffect: githubEffectPerformer(r.forge),
+    ...(deps.inlinePushes ? { inlinePushes: true } : {}),
     effectHolder: deps.workerId,
     effectClaimMs: deps.effectClaimMs,
   });

@@ -89,6 +89,12 @@ export interface RunGoalOptions {
    * that records effects of its own kinds (the App's comments) performs those here too.
    */
   performEffect?: (effect: PendingEffect, snapshot: GoalSnapshot) => Promise<void>;
+  /**
+   * Push each checkpoint before the next task starts, as part of its step (default: from the
+   * outbox, while the next task runs). For a wiring whose ledger does not outlive its machine
+   * (the GitHub Action's runner): a push left pending there would be lost with it.
+   */
+  inlinePushes?: boolean;
   /** Who performs effects (the worker id); default host:pid. */
   effectHolder?: string;
   /** How long a try of an effect keeps others away; a try killed midway is retried after it. Default 30 s. */
@@ -152,7 +158,7 @@ export async function runGoal(opts: RunGoalOptions): Promise<LoopResult> {
     interruption: () => interruptions.why(),
     snapshot: () => view.snapshot(),
     verification,
-    pushes: { tracker: pushes, settled: (): Promise<void> => journal.settled() },
+    ...(opts.inlinePushes ? {} : { pushes: { tracker: pushes, settled: (): Promise<void> => journal.settled() } }),
     clock,
   });
   try {

@@ -118,4 +118,18 @@ describe('checkpoints pushed off the critical path (the outbox pushes while the 
     const goal = await h.ledger.getGoal({ repo: h.repo.bare, goalId: 'pushes' });
     expect(goal!.counters.errors).toBe(1);
   });
+
+  it('inlinePushes (the Action, whose ledger ends with its runner): the next task starts only once the checkpoint is on the remote', async () => {
+    const { h, workspace, open, remoteTip } = await scene();
+    open();
+    const seen: Array<string | undefined> = [];
+    const agent = new ScriptedAgent(async ({ task, workspaceDir }) => {
+      seen.push(remoteTip());
+      await writeFile(join(workspaceDir, `${task.id}.txt`), `${task.id}\n`);
+    });
+    const result = await h.run(GOAL, { agent, workspace, inlinePushes: true });
+    expect(result.status, result.stop_reason ?? '').toBe('LOOP_COMPLETE');
+    const shas = result.checkpoints.map((c) => c.sha);
+    expect(seen).toEqual([undefined, shas[0], shas[1]]);
+  });
 });
