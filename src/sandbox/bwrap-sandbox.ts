@@ -1,9 +1,10 @@
 import { spawn } from 'node:child_process';
+import { closeSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { type CommandRequest, type CommandResult, type SandboxProcess, SandboxUnavailableError, type SpawningSandbox, type SpawnRequest } from '../ports/sandbox.js';
-import { type BwrapFeatures, type JailSpec, jailArgv } from './bwrap-args.js';
+import { type BwrapFeatures, gateRequest, type JailSpec, jailArgv } from './bwrap-args.js';
 import { type CgroupSupport, type CommandCgroup, createCommandCgroup, detectCgroups } from './cgroup.js';
 import { sandboxEnvironment } from './environment.js';
 import { type EtcFiles, JailEtc } from './jail-etc.js';
@@ -11,9 +12,10 @@ import { bwrapFeatures, checkPackageStore, checkWorkspace, fnv1a, JAIL_HOME, liv
 import { explainJailFailure, StartFilter } from './jail-start.js';
 import { type CaptureLimits, DEFAULT_CAPTURE, OutputCapture } from './output-capture.js';
 import { clampLimits, ownHardLimits } from './rlimits.js';
-import { runCaptured } from './run-captured.js';
+import { CapturedChild, openInputChannel, runCaptured } from './run-captured.js';
 import { shellLine, wrapSpawned } from './spawned-process.js';
 import { discoverToolchain, findProgram, type Toolchain } from './toolchain.js';
+import { sendRequest, treeIdentity, type WarmJail, WarmJails } from './warm-jail.js';
 import { handOverWorkspace } from './workspace-owner.js';
 
 /** Hard limits of one jailed command. */
@@ -75,7 +77,16 @@ export interface BwrapSandboxOptions {
   logger?: Logger;
   /** Where GOAL_LOOP_ALLOW_UNSIZED_TMPFS is read (default: process.env). */
   env?: NodeJS.ProcessEnv;
+  /**
+   * Start the jail of a workspace's next command ahead, once one ended (default true; see
+   * warm-jail.ts). An unused one is discarded after `warmIdleMs` (default 30 s).
+   */
+  warm?: boolean;
+  warmIdleMs?: number;
 }
+
+/** A request larger than this (command and variables) starts its jail cold. */
+const WARM_REQUEST_BYTES = 64 * 1024;
 
 /**
  * The bubblewrap jail: every command the repository or the goal supplies runs here.
@@ -106,6 +117,7 @@ export class BwrapSandbox implements SpawningSandbox {
   readonly toolchain: Toolchain;
   private readonly capture: CaptureLimits;
   private readonly etc = new JailEtc();
+  private readonly warm: WarmJails;
 
   constructor(private readonly opts: BwrapSandboxOptions = {}) {
     const bwrap = findProgram(opts.bwrapPath ?? 'bwrap');
@@ -121,6 +133,22 @@ export class BwrapSandbox implements SpawningSandbox {
     this.cgroups = opts.cgroups === 'off' ? { available: false, reason: 'cgroups turned off', parents: {} } : detectCgroups();
     this.toolchain = opts.toolchain ?? discoverToolchain();
     this.capture = opts.capture ?? DEFAULT_CAPTURE;
+    this.warm = new WarmJails({ idleMs: opts.warmIdleMs ?? 30_000, logger: opts.logger });
+  }
+
+  /** How often a command found its jail already started (for tests and benchmarks). */
+  get stats(): Readonly<WarmJails['stats']> {
+    return this.warm.stats;
+  }
+
+  /** Kills the jails started ahead; none is started from now on. */
+  async dispose(): Promise<void> {
+    await this.warm.dispose();
+  }
+
+  /** Kills the jails started ahead (e.g. for a workspace about to be removed). */
+  async discardWarm(): Promise<void> {
+    await this.warm.discardAll();
   }
 
   /** The uid the jail of a workspace runs as (outside and inside the jail). */
@@ -141,7 +169,31 @@ export class BwrapSandbox implements SpawningSandbox {
   // Spawned by hand (runCaptured, wrapSpawned), not with execa: the jail's launcher gets the
   // FIFO's write end as its stdout and stderr, runs as the leader of a process group killed as a
   // group, and its environment is LAUNCH_ENV exactly; see run-captured.ts.
+  //
+  // A request of the kind that comes again (no network, no package store: run steps and
+  // verifications) takes the workspace's warm jail when one matches, and leaves a warm jail for
+  // the next one: each command still has a jail of its own, started for it alone.
   async run(req: CommandRequest): Promise<CommandResult> {
+    const warm = this.warmable(req);
+    if (warm) {
+      const jail = await this.warm.take(warm.workspace, warm.key);
+      const result = jail && (await this.runWarm(jail, req));
+      if (result) {
+        this.warm.stats.warmHits++;
+        this.prewarm(req, warm.workspace);
+        return result;
+      }
+    } else {
+      // A jail of the same uid waiting beside this one would hold up its end (awaitGone).
+      const workspace = realOrUndefined(req.cwd);
+      if (workspace) await this.warm.discard(workspace);
+    }
+    const result = await this.runCold(req);
+    if (warm) this.prewarm(req, warm.workspace);
+    return result;
+  }
+
+  private async runCold(req: CommandRequest): Promise<CommandResult> {
     const jail = await this.openJail(req, true, req.passEnv);
     try {
       const capture = new StartFilter(new OutputCapture(this.capture, req.logPath));
@@ -152,13 +204,90 @@ export class BwrapSandbox implements SpawningSandbox {
           `the bwrap jail did not start (exit ${result.exitCode ?? result.signal ?? '?'}): ${result.output.trim() || '(no output)'}${why ? `\n${why.reason}. Fix: ${why.fix}` : ''}`,
         );
       }
-      if (jail.cgroup?.oomKilled()) {
-        result.output += `\n[goal-loop: a process was killed by the sandbox memory limit (${mib(this.limits.memoryBytes)})]`;
-      }
+      this.noteOom(result, jail.cgroup);
       return result;
     } finally {
       await jail.close();
     }
+  }
+
+  /**
+   * Runs the command in a warm jail: the workspace handed over now (the bot's git wrote files
+   * meanwhile), then the request to the gate, the limits counted from then. Undefined when the
+   * jail never ran it (no start marker): the caller runs it cold.
+   */
+  private async runWarm(jail: WarmJail, req: CommandRequest): Promise<CommandResult | undefined> {
+    let result: CommandResult;
+    let capture: StartFilter;
+    try {
+      if (this.root) await handOverWorkspace(jail.workspace, jail.uid, jail.gid);
+      capture = new StartFilter(new OutputCapture(this.capture, req.logPath));
+    } catch (err) {
+      await this.warm.end(jail);
+      throw err;
+    }
+    try {
+      const running = jail.child.go(capture, req);
+      sendRequest(jail.input, gateRequest(req.command, this.commandEnv(req, req.passEnv)));
+      result = await running;
+    } finally {
+      await jail.close();
+    }
+    if (!capture.started && !result.aborted) {
+      this.opts.logger?.debug({ output: result.output }, 'a warm jail did not start: running the command cold');
+      return undefined;
+    }
+    this.noteOom(result, jail.cgroup);
+    return result;
+  }
+
+  private noteOom(result: CommandResult, cgroup: CommandCgroup | undefined): void {
+    if (cgroup?.oomKilled()) {
+      result.output += `\n[goal-loop: a process was killed by the sandbox memory limit (${mib(this.limits.memoryBytes)})]`;
+    }
+  }
+
+  /** The workspace and the key of a request that may use a warm jail, or undefined. */
+  private warmable(req: CommandRequest): { workspace: string; key: string } | undefined {
+    if (this.opts.warm === false || req.network === true || req.packageStore) return undefined;
+    const passEnv = req.passEnv ?? {};
+    const size = gateRequest(req.command, this.commandEnv(req, passEnv)).length;
+    if (size > WARM_REQUEST_BYTES || req.command.includes('\0')) return undefined;
+    let workspace: string;
+    try {
+      workspace = checkWorkspace(req.cwd);
+    } catch {
+      return undefined; // the cold path reports it
+    }
+    return { workspace, key: this.warmKey(workspace, req.timeoutMs, passEnv) };
+  }
+
+  private warmKey(workspace: string, timeoutMs: number, passEnv: Record<string, string>): string {
+    const sorted = Object.entries(passEnv).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    return JSON.stringify([workspace, this.uidFor(workspace), this.launchLimits(timeoutMs), sorted]);
+  }
+
+  /** Starts the next command's jail in the background (see warm-jail.ts). */
+  private prewarm(req: CommandRequest, workspace: string): void {
+    this.warm.prewarm(workspace, async () => {
+      const passEnv = req.passEnv ?? {};
+      const tree = treeIdentity(workspace);
+      if (!tree) throw new Error(`${workspace} is gone`);
+      const jail = await this.openJail({ command: '', cwd: workspace, timeoutMs: req.timeoutMs }, true, passEnv, false, true);
+      let input: { read: number; write: number } | undefined;
+      try {
+        input = openInputChannel();
+        const stdin = input.read;
+        const child = new CapturedChild((output) => spawn(this.toolchain.bash, jail.launcherArgs, { cwd: '/', env: LAUNCH_ENV, detached: true, stdio: [stdin, output, output] }));
+        closeSync(input.read);
+        child.unref();
+        return { key: this.warmKey(jail.workspace, req.timeoutMs, passEnv), workspace: jail.workspace, tree, uid: jail.uid, gid: jail.gid, child, input: input.write, cgroup: jail.cgroup, close: jail.close };
+      } catch (err) {
+        if (input) for (const fd of [input.read, input.write]) closeSync(fd);
+        await jail.close();
+        throw err;
+      }
+    });
   }
 
   /** A long-lived jailed process (an MCP server): stdin and stdout piped, stderr kept apart. */
@@ -184,7 +313,8 @@ export class BwrapSandbox implements SpawningSandbox {
     merge: boolean,
     passEnv: Record<string, string> = {},
     workspaceReadOnly = false,
-  ): Promise<{ launcherArgs: string[]; cgroup: CommandCgroup | undefined; close: () => Promise<void> }> {
+    gate = false,
+  ): Promise<{ launcherArgs: string[]; cgroup: CommandCgroup | undefined; close: () => Promise<void>; workspace: string; uid: number; gid: number }> {
     const workspace = checkWorkspace(req.cwd);
     const uid = this.uidFor(workspace);
     const gid = this.root ? uid : process.getgid!();
@@ -193,7 +323,8 @@ export class BwrapSandbox implements SpawningSandbox {
     if (git?.isSymbolicLink()) throw new SandboxUnavailableError(`refusing to run in ${workspace}: its .git is a symlink`);
     const store = req.packageStore ? checkPackageStore(req.packageStore.dir, workspace) : undefined;
     // The handover runs (a `find`) while the rest is prepared; nothing jailed starts before it ends.
-    const handover = this.root ? Promise.all([handOverWorkspace(workspace, uid, gid), ...(store ? [handOverWorkspace(store, uid, gid, 'package store')] : [])]) : undefined;
+    // A warm jail's gate is no jailed command: its handover is at go (runWarm).
+    const handover = this.root && !gate ? Promise.all([handOverWorkspace(workspace, uid, gid), ...(store ? [handOverWorkspace(store, uid, gid, 'package store')] : [])]) : undefined;
     handover?.catch(() => undefined); // awaited below; not unhandled if the preparation fails first
     let etc: EtcFiles | undefined;
     let cgroup: CommandCgroup | undefined;
@@ -223,34 +354,19 @@ export class BwrapSandbox implements SpawningSandbox {
         ...(store ? { writableDirs: [store] } : {}),
         hasGitDir: git !== undefined,
         home: JAIL_HOME,
-        env: { ...passEnv, ...req.packageStore?.env, ...sandboxEnvironment({ path: this.toolchain.path, home: JAIL_HOME, extra: req.env }) },
+        env: this.commandEnv(req, passEnv),
         network: req.network === true,
         features: this.features,
         tmpBytes: this.limits.tmpBytes,
         homeBytes: this.limits.homeBytes,
         command: req.command,
+        gate,
       };
       const argv = jailArgv(spec);
       if (this.cgroups.available) {
         cgroup = createCommandCgroup(this.cgroups, { memoryBytes: this.limits.memoryBytes, maxProcesses: this.limits.maxProcesses + 16 });
       }
-      const cores = availableParallelism();
-      const cpu = this.limits.cpuSeconds ?? Math.max(1, Math.ceil(req.timeoutMs / 1000)) * cores;
-      const nproc = this.limits.maxProcesses;
-      const fsize = Math.max(1, Math.ceil(this.limits.maxFileBytes / 1024));
-      const nofile = this.limits.maxOpenFiles;
-      // Read now, not at construction: the launcher inherits the bot's limits as they are at spawn.
-      const limits = clampLimits(
-        [
-          { flag: '-u', soft: nproc, hard: nproc },
-          { flag: '-f', soft: fsize, hard: fsize },
-          // CPU: SIGXCPU at the soft limit ("CPU time limit exceeded"), SIGKILL 10 s later.
-          { flag: '-t', soft: cpu, hard: cpu + 10 },
-          { flag: '-n', soft: nofile, hard: nofile },
-          { flag: '-c', soft: 0, hard: 0 },
-        ],
-        ownHardLimits(),
-      );
+      const limits = this.launchLimits(req.timeoutMs);
       const launcherArgs = [
         // With a socket on stdin (an MCP server's pipes) bash would read the bot's ~/.bashrc.
         '--norc',
@@ -265,12 +381,38 @@ export class BwrapSandbox implements SpawningSandbox {
         ...argv,
       ];
       await handover;
-      return { launcherArgs, cgroup, close };
+      return { launcherArgs, cgroup, close, workspace, uid, gid };
     } catch (err) {
       await handover?.catch(() => undefined);
       await close();
       throw err;
     }
+  }
+
+  /** The command's whole environment. */
+  private commandEnv(req: Pick<CommandRequest, 'env' | 'packageStore'>, passEnv: Record<string, string> = {}): Record<string, string> {
+    return { ...passEnv, ...req.packageStore?.env, ...sandboxEnvironment({ path: this.toolchain.path, home: JAIL_HOME, extra: req.env }) };
+  }
+
+  /** The launcher's resource limits (soft, hard) for a command of this timeout. */
+  private launchLimits(timeoutMs: number): Array<{ flag: string; soft: number; hard: number }> {
+    const cores = availableParallelism();
+    const cpu = this.limits.cpuSeconds ?? Math.max(1, Math.ceil(timeoutMs / 1000)) * cores;
+    const nproc = this.limits.maxProcesses;
+    const fsize = Math.max(1, Math.ceil(this.limits.maxFileBytes / 1024));
+    const nofile = this.limits.maxOpenFiles;
+    // Read now, not at construction: the launcher inherits the bot's limits as they are at spawn.
+    return clampLimits(
+      [
+        { flag: '-u', soft: nproc, hard: nproc },
+        { flag: '-f', soft: fsize, hard: fsize },
+        // CPU: SIGXCPU at the soft limit ("CPU time limit exceeded"), SIGKILL 10 s later.
+        { flag: '-t', soft: cpu, hard: cpu + 10 },
+        { flag: '-n', soft: nofile, hard: nofile },
+        { flag: '-c', soft: 0, hard: 0 },
+      ],
+      ownHardLimits(),
+    );
   }
 
   /**

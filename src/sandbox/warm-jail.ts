@@ -1,0 +1,154 @@
+import { closeSync, lstatSync, statSync, write, writeSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Logger } from 'pino';
+import type { CommandCgroup } from './cgroup.js';
+import type { CapturedChild } from './run-captured.js';
+
+/**
+ * A jail started ahead of its command (see GATE in bwrap-args.ts): bwrap, the privileged step
+ * and the dropped capabilities are done, and the gate waits on `input` for the command.
+ *
+ * Security: while it waits, the only process in it besides bwrap's own is the gate (no code from
+ * the repository, the task or the model has run in it), so the bot's own git may work in the
+ * workspace meanwhile. Untrusted code starts only once the request is written ("go"), after the
+ * workspace is handed over again and found to be the very directory the jail bound; and, as for
+ * a cold jail, every jailed process is gone before `run()` returns.
+ */
+export interface WarmJail {
+  /** What a request must match to use it: workspace, uid, resource limits, passed variables. */
+  key: string;
+  /** Real path of the workspace, and the directory (and `.git`) the jail bound. */
+  workspace: string;
+  tree: TreeIdentity;
+  uid: number;
+  gid: number;
+  child: CapturedChild;
+  /** Write end of the gate's stdin. */
+  input: number;
+  cgroup: CommandCgroup | undefined;
+  /** After the command: waits for every jailed process to be gone, removes the cgroup. */
+  close(): Promise<void>;
+}
+
+/** Device and inode of the workspace and of its `.git` (absent: undefined). */
+export interface TreeIdentity {
+  workspace: string;
+  git: string | undefined;
+}
+
+/** What `workspace` and its `.git` are now; a bind mount keeps the directory it bound, not the path. */
+export function treeIdentity(workspace: string): TreeIdentity | undefined {
+  try {
+    const ws = statSync(workspace);
+    let git: string | undefined;
+    try {
+      const g = lstatSync(join(workspace, '.git'));
+      git = `${g.dev}:${g.ino}:${g.isSymbolicLink() ? 'l' : ''}`;
+    } catch {
+      git = undefined;
+    }
+    return { workspace: `${ws.dev}:${ws.ino}`, git };
+  } catch {
+    return undefined;
+  }
+}
+
+/** Writes the request to the gate and closes its stdin; a gate gone meanwhile (EPIPE) shows as a jail that did not start. */
+export function sendRequest(fd: number, request: Buffer): void {
+  // An empty pipe takes PIPE_BUF bytes without blocking; more goes through the thread pool.
+  if (request.length <= 4096) {
+    try {
+      writeSync(fd, request);
+    } catch {
+      /* the gate is gone: the run reports no start marker */
+    }
+    closeSync(fd);
+  } else {
+    write(fd, request, () => closeSync(fd));
+  }
+}
+
+interface Waiting {
+  ready: Promise<WarmJail | undefined>;
+  idle?: NodeJS.Timeout;
+}
+
+/**
+ * At most one warm jail per workspace (one per jail uid, in practice): a second one waiting
+ * beside the running command would keep that uid's process scan (awaitGone) from ever seeing it
+ * empty. Unused ones are discarded after `idleMs`, on `dispose`, and die with the bot
+ * (bwrap's --die-with-parent; the gate also ends when its stdin closes).
+ */
+export class WarmJails {
+  private readonly waiting = new Map<string, Waiting>();
+  private disposed = false;
+  readonly stats = { warmStarts: 0, warmHits: 0, warmDiscards: 0 };
+
+  constructor(private readonly opts: { idleMs: number; logger?: Logger | undefined }) {}
+
+  /** Starts a warm jail for `workspace` in the background, unless one is there. */
+  prewarm(workspace: string, open: () => Promise<WarmJail>): void {
+    if (this.disposed || this.waiting.has(workspace)) return;
+    const entry: Waiting = { ready: Promise.resolve(undefined) };
+    this.waiting.set(workspace, entry);
+    this.stats.warmStarts++;
+    entry.ready = open().then(
+      (jail) => {
+        if (this.waiting.get(workspace) === entry) {
+          entry.idle = setTimeout(() => void this.discard(workspace, entry), this.opts.idleMs);
+          entry.idle.unref();
+        }
+        return jail;
+      },
+      (err: unknown) => {
+        this.opts.logger?.debug({ err, workspace }, 'cannot start a warm jail');
+        if (this.waiting.get(workspace) === entry) this.waiting.delete(workspace);
+        return undefined;
+      },
+    );
+  }
+
+  /** The warm jail of `workspace` if it matches `key`, is alive and bound what the workspace is now; else discarded. */
+  async take(workspace: string, key: string): Promise<WarmJail | undefined> {
+    const entry = this.waiting.get(workspace);
+    if (!entry) return undefined;
+    this.waiting.delete(workspace);
+    clearTimeout(entry.idle);
+    const jail = await entry.ready;
+    if (!jail) return undefined;
+    const now = treeIdentity(workspace);
+    if (jail.key !== key || jail.child.ended || now?.workspace !== jail.tree.workspace || now.git !== jail.tree.git) {
+      await this.end(jail);
+      return undefined;
+    }
+    return jail;
+  }
+
+  /** Kills the warm jail of `workspace` (before another jail of its uid runs there). */
+  async discard(workspace: string, only?: Waiting): Promise<void> {
+    const entry = this.waiting.get(workspace);
+    if (!entry || (only && entry !== only)) return;
+    this.waiting.delete(workspace);
+    clearTimeout(entry.idle);
+    const jail = await entry.ready;
+    if (jail) await this.end(jail);
+  }
+
+  async discardAll(): Promise<void> {
+    await Promise.all([...this.waiting.keys()].map((w) => this.discard(w)));
+  }
+
+  /** No warm jail from now on; the waiting ones are killed. */
+  async dispose(): Promise<void> {
+    this.disposed = true;
+    await this.discardAll();
+  }
+
+  /** A warm jail that will not run: its process group killed, its stdin closed, the cgroup removed. */
+  async end(jail: WarmJail): Promise<void> {
+    this.stats.warmDiscards++;
+    await jail.child.discard();
+    closeSync(jail.input);
+    await jail.close();
+  }
+}
