@@ -1,6 +1,5 @@
 import { spawn } from 'node:child_process';
 import { closeSync } from 'node:fs';
-import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { type CommandRequest, type CommandResult, type SandboxProcess, SandboxUnavailableError, type SpawningSandbox, type SpawnRequest } from '../ports/sandbox.js';
@@ -8,10 +7,10 @@ import { type BwrapFeatures, gateRequest, type JailSpec, jailArgv } from './bwra
 import { type CgroupSupport, type CommandCgroup, createCommandCgroup, detectCgroups } from './cgroup.js';
 import { sandboxEnvironment } from './environment.js';
 import { type EtcFiles, JailEtc } from './jail-etc.js';
-import { bwrapFeatures, checkPackageStore, checkWorkspace, fnv1a, JAIL_HOME, livePidsOfUid, lstatOrUndefined, mib, realOrUndefined } from './jail-host.js';
+import { awaitGone, bwrapFeatures, checkPackageStore, checkWorkspace, fnv1a, JAIL_HOME, lstatOrUndefined, mib, realOrUndefined } from './jail-host.js';
+import { LAUNCH_ENV, LAUNCHER, launchLimits, systemProgram } from './jail-launch.js';
 import { explainJailFailure, StartFilter } from './jail-start.js';
 import { type CaptureLimits, DEFAULT_CAPTURE, OutputCapture } from './output-capture.js';
-import { clampLimits, ownHardLimits } from './rlimits.js';
 import { CapturedChild, openInputChannel, runCaptured } from './run-captured.js';
 import { shellLine, wrapSpawned } from './spawned-process.js';
 import { discoverToolchain, findProgram, type Toolchain } from './toolchain.js';
@@ -100,7 +99,10 @@ const WARM_REQUEST_BYTES = 64 * 1024;
  * - process-count, file-size, open-file and CPU limits; memory and pids through a cgroup where
  *   one is writable;
  * - a pid namespace: when the command ends, times out or is aborted, every process it started
- *   dies with it.
+ *   dies with it;
+ * - a jail of its own for every command, though the jail of a workspace's next command is
+ *   started ahead, while the current one runs (warm-jail.ts): it waits in a trusted gate, and
+ *   runs nothing until it is handed its command. `dispose()` ends the waiting ones.
  */
 export class BwrapSandbox implements SpawningSandbox {
   readonly kind = 'bwrap';
@@ -177,7 +179,7 @@ export class BwrapSandbox implements SpawningSandbox {
     const warm = this.warmable(req);
     if (warm) {
       const jail = await this.warm.take(warm.workspace, warm.key);
-      const result = jail && (await this.runWarm(jail, req));
+      const result = jail && (await this.runWarm(jail, req, () => this.prewarm(req, warm.workspace)));
       if (result) {
         this.warm.stats.warmHits++;
         this.prewarm(req, warm.workspace);
@@ -188,16 +190,19 @@ export class BwrapSandbox implements SpawningSandbox {
       const workspace = realOrUndefined(req.cwd);
       if (workspace) await this.warm.discard(workspace);
     }
-    const result = await this.runCold(req);
+    const result = await this.runCold(req, () => warm && this.prewarm(req, warm.workspace));
     if (warm) this.prewarm(req, warm.workspace);
     return result;
   }
 
-  private async runCold(req: CommandRequest): Promise<CommandResult> {
+  /** `started`: called once the command's jail is on its way (the next one may start then). */
+  private async runCold(req: CommandRequest, started: () => void): Promise<CommandResult> {
     const jail = await this.openJail(req, true, req.passEnv);
     try {
       const capture = new StartFilter(new OutputCapture(this.capture, req.logPath));
-      const result = await runCaptured((output) => spawn(this.toolchain.bash, jail.launcherArgs, { cwd: '/', env: LAUNCH_ENV, detached: true, stdio: ['ignore', output, output] }), capture, req);
+      const running = runCaptured((output) => spawn(this.toolchain.bash, jail.launcherArgs, { cwd: '/', env: LAUNCH_ENV, detached: true, stdio: ['ignore', output, output] }), capture, req);
+      started();
+      const result = await running;
       if (!capture.started && !result.aborted) {
         const why = explainJailFailure(result.output);
         throw new SandboxUnavailableError(
@@ -216,7 +221,7 @@ export class BwrapSandbox implements SpawningSandbox {
    * meanwhile), then the request to the gate, the limits counted from then. Undefined when the
    * jail never ran it (no start marker): the caller runs it cold.
    */
-  private async runWarm(jail: WarmJail, req: CommandRequest): Promise<CommandResult | undefined> {
+  private async runWarm(jail: WarmJail, req: CommandRequest, started: () => void): Promise<CommandResult | undefined> {
     let result: CommandResult;
     let capture: StartFilter;
     try {
@@ -229,7 +234,11 @@ export class BwrapSandbox implements SpawningSandbox {
     try {
       const running = jail.child.go(capture, req);
       sendRequest(jail.input, gateRequest(req.command, this.commandEnv(req, req.passEnv)));
+      // The next command's jail starts while this one runs (it waits beside it, see awaitGone).
+      started();
       result = await running;
+      // Read before close() removes the cgroup.
+      if (capture.started) this.noteOom(result, jail.cgroup);
     } finally {
       await jail.close();
     }
@@ -237,7 +246,6 @@ export class BwrapSandbox implements SpawningSandbox {
       this.opts.logger?.debug({ output: result.output }, 'a warm jail did not start: running the command cold');
       return undefined;
     }
-    this.noteOom(result, jail.cgroup);
     return result;
   }
 
@@ -264,7 +272,7 @@ export class BwrapSandbox implements SpawningSandbox {
 
   private warmKey(workspace: string, timeoutMs: number, passEnv: Record<string, string>): string {
     const sorted = Object.entries(passEnv).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-    return JSON.stringify([workspace, this.uidFor(workspace), this.launchLimits(timeoutMs), sorted]);
+    return JSON.stringify([workspace, this.uidFor(workspace), launchLimits(this.limits, timeoutMs), sorted]);
   }
 
   /** Starts the next command's jail in the background (see warm-jail.ts). */
@@ -280,8 +288,19 @@ export class BwrapSandbox implements SpawningSandbox {
         const stdin = input.read;
         const child = new CapturedChild((output) => spawn(this.toolchain.bash, jail.launcherArgs, { cwd: '/', env: LAUNCH_ENV, detached: true, stdio: [stdin, output, output] }));
         closeSync(input.read);
+        this.warm.hold(child);
         child.unref();
-        return { key: this.warmKey(jail.workspace, req.timeoutMs, passEnv), workspace: jail.workspace, tree, uid: jail.uid, gid: jail.gid, child, input: input.write, cgroup: jail.cgroup, close: jail.close };
+        return {
+          key: this.warmKey(jail.workspace, req.timeoutMs, passEnv),
+          workspace: jail.workspace,
+          tree,
+          uid: jail.uid,
+          gid: jail.gid,
+          child,
+          input: input.write,
+          cgroup: jail.cgroup,
+          close: jail.close,
+        };
       } catch (err) {
         if (input) for (const fd of [input.read, input.write]) closeSync(fd);
         await jail.close();
@@ -329,7 +348,7 @@ export class BwrapSandbox implements SpawningSandbox {
     let etc: EtcFiles | undefined;
     let cgroup: CommandCgroup | undefined;
     const close = async () => {
-      await this.awaitGone(uid, cgroup);
+      await awaitGone({ uid, cgroup, perWorkspaceUid: this.root && this.opts.uid === undefined, waiting: this.warm.waitingRoots(), logger: this.opts.logger });
       await Promise.all([cgroup?.remove().catch((err: unknown) => this.opts.logger?.warn({ err }, 'cannot remove the command cgroup')), etc?.release()]);
     };
     try {
@@ -366,7 +385,7 @@ export class BwrapSandbox implements SpawningSandbox {
       if (this.cgroups.available) {
         cgroup = createCommandCgroup(this.cgroups, { memoryBytes: this.limits.memoryBytes, maxProcesses: this.limits.maxProcesses + 16 });
       }
-      const limits = this.launchLimits(req.timeoutMs);
+      const limits = launchLimits(this.limits, req.timeoutMs);
       const launcherArgs = [
         // With a socket on stdin (an MCP server's pipes) bash would read the bot's ~/.bashrc.
         '--norc',
@@ -393,96 +412,4 @@ export class BwrapSandbox implements SpawningSandbox {
   private commandEnv(req: Pick<CommandRequest, 'env' | 'packageStore'>, passEnv: Record<string, string> = {}): Record<string, string> {
     return { ...passEnv, ...req.packageStore?.env, ...sandboxEnvironment({ path: this.toolchain.path, home: JAIL_HOME, extra: req.env }) };
   }
-
-  /** The launcher's resource limits (soft, hard) for a command of this timeout. */
-  private launchLimits(timeoutMs: number): Array<{ flag: string; soft: number; hard: number }> {
-    const cores = availableParallelism();
-    const cpu = this.limits.cpuSeconds ?? Math.max(1, Math.ceil(timeoutMs / 1000)) * cores;
-    const nproc = this.limits.maxProcesses;
-    const fsize = Math.max(1, Math.ceil(this.limits.maxFileBytes / 1024));
-    const nofile = this.limits.maxOpenFiles;
-    // Read now, not at construction: the launcher inherits the bot's limits as they are at spawn.
-    return clampLimits(
-      [
-        { flag: '-u', soft: nproc, hard: nproc },
-        { flag: '-f', soft: fsize, hard: fsize },
-        // CPU: SIGXCPU at the soft limit ("CPU time limit exceeded"), SIGKILL 10 s later.
-        { flag: '-t', soft: cpu, hard: cpu + 10 },
-        { flag: '-n', soft: nofile, hard: nofile },
-        { flag: '-c', soft: 0, hard: 0 },
-      ],
-      ownHardLimits(),
-    );
-  }
-
-  /**
-   * Returns once no process of the command is left. The kernel kills the whole pid namespace
-   * when its init ends, but bwrap may report the exit while the last processes are still dying.
-   * This waits for the cgroup to empty (killing any straggler in it) and, for a root bot, for the
-   * jail uid to have no live process (a task leaves its cgroup a moment before it is dead; no
-   * kill on that path, the uid could be shared).
-   */
-  private async awaitGone(uid: number, cgroup: CommandCgroup | undefined): Promise<void> {
-    const perWorkspaceUid = this.root && this.opts.uid === undefined;
-    if (!cgroup && !perWorkspaceUid) return;
-    const started = Date.now();
-    const budgetMs = cgroup ? 10_000 : 2_000;
-    let killAt = 1000;
-    // The last processes usually go within a millisecond or two of the launcher: look again
-    // soon, then less often.
-    for (let delay = 1; ; delay = Math.min(delay * 2, 10)) {
-      const inCgroup = cgroup?.pids() ?? [];
-      if (inCgroup.length === 0 && (!perWorkspaceUid || livePidsOfUid(uid).length === 0)) return;
-      const elapsed = Date.now() - started;
-      if (elapsed >= budgetMs) break;
-      if (inCgroup.length > 0 && elapsed >= killAt) {
-        killAt += 1000;
-        for (const pid of inCgroup) {
-          try {
-            process.kill(pid, 'SIGKILL');
-          } catch {
-            /* already gone */
-          }
-        }
-      }
-      await new Promise((r) => setTimeout(r, delay));
-    }
-    this.opts.logger?.warn({ uid }, 'jailed processes still exiting after the command ended');
-  }
 }
-
-/** A system program the jail runs from /usr (the jail sees the host's /usr only). */
-function systemProgram(name: string, pkg: string, why: string): string {
-  const found = findProgram(name);
-  const real = found && realOrUndefined(found);
-  if (!real) throw new SandboxUnavailableError(`${name} (${pkg}) not found: the jail needs it ${why}. Fix: \`apt-get install ${pkg}\``);
-  if (!real.startsWith('/usr/')) throw new SandboxUnavailableError(`${name} resolves to ${real}, outside /usr: the jail sees only /usr and the toolchain`);
-  return real;
-}
-
-const LAUNCH_ENV = { PATH: '/usr/bin:/bin', LANG: 'C.UTF-8' };
-
-/**
- * Runs on the host (as root in `nested` mode) before bwrap: closes inherited descriptors, sets
- * the resource limits (hard and soft, never above what the bot itself has), joins the command's
- * cgroups, merges stderr into stdout, then becomes bwrap.
- */
-const LAUNCHER = `set -u
-# No descriptor the bot inherited from its own parent may reach the jail.
-for fd in /proc/$$/fd/*; do
-  fd=\${fd##*/}
-  if [ "$fd" -gt 2 ] 2>/dev/null; then eval "exec $fd>&-" 2>/dev/null || true; fi
-done
-# The limits (soft, hard pairs for -u -f -t -n -c), computed by the bot never above its own
-# hard limits: builtins only, no subshell per limit.
-ulimit -S -u "$1" && ulimit -H -u "$2" && ulimit -S -f "$3" && ulimit -H -f "$4" && ulimit -S -t "$5" && ulimit -H -t "$6" &&
-  ulimit -S -n "$7" && ulimit -H -n "$8" && ulimit -S -c "$9" && ulimit -H -c "\${10}" ||
-  { echo "goal-loop: cannot set the resource limits" >&2; exit 125; }
-merge=\${11} n=\${12}
-shift 12
-while [ "$n" -gt 0 ]; do
-  echo $$ > "$1" || { echo "goal-loop: cannot join the cgroup $1" >&2; exit 125; }
-  shift; n=$((n - 1))
-done
-# Captured commands get stderr in stdout; a long-lived process (MCP server) keeps them apart.
-if [ "$merge" = 1 ]; then exec "$@" 2>&1; else exec "$@"; fi`;

@@ -68,6 +68,12 @@ export function sendRequest(fd: number, request: Buffer): void {
   }
 }
 
+/**
+ * Launcher pids of the warm jails that wait, of every sandbox in this process: their processes
+ * are no command's (see awaitGone), whichever sandbox started them.
+ */
+const roots = new Set<number>();
+
 interface Waiting {
   ready: Promise<WarmJail | undefined>;
   idle?: NodeJS.Timeout;
@@ -85,6 +91,23 @@ export class WarmJails {
   readonly stats = { warmStarts: 0, warmHits: 0, warmDiscards: 0 };
 
   constructor(private readonly opts: { idleMs: number; logger?: Logger | undefined }) {}
+
+  /**
+   * A warm jail's launcher, just spawned: until it is taken or exits, its processes belong to
+   * no command. Released on exit (synchronously, in the same callback as the reaping: the pid
+   * cannot have been reused by then).
+   */
+  hold(child: CapturedChild): void {
+    const pid = child.child.pid;
+    if (pid === undefined || child.ended) return;
+    roots.add(pid);
+    child.child.once('exit', () => roots.delete(pid));
+  }
+
+  /** Launcher pids of the waiting warm jails. */
+  waitingRoots(): ReadonlySet<number> {
+    return roots;
+  }
 
   /** Starts a warm jail for `workspace` in the background, unless one is there. */
   prewarm(workspace: string, open: () => Promise<WarmJail>): void {
@@ -121,6 +144,8 @@ export class WarmJails {
       await this.end(jail);
       return undefined;
     }
+    // From go on its processes are the command's: every scan counts them again.
+    if (jail.child.child.pid !== undefined) roots.delete(jail.child.child.pid);
     return jail;
   }
 
@@ -148,6 +173,7 @@ export class WarmJails {
   async end(jail: WarmJail): Promise<void> {
     this.stats.warmDiscards++;
     await jail.child.discard();
+    if (jail.child.child.pid !== undefined) roots.delete(jail.child.child.pid);
     closeSync(jail.input);
     await jail.close();
   }

@@ -92,7 +92,7 @@ describe('the jail limits', () => {
   it("caps the memory of all the command's processes through a cgroup, and says so in the output", async () => {
     const { ws } = await jailRoot();
     const hog = `node -e 'const a = []; for (let i = 0; i < 32; i++) a.push(Buffer.alloc(16 * 1024 * 1024, 1)); console.log("ALLOCATED", a.length * 16, "MiB")'`;
-    const roomy = await runIn(jail(), ws, hog);
+    const roomy = await runIn(jail(cold), ws, hog);
     expect(roomy.output).toContain('ALLOCATED 512 MiB'); // the hog works when memory allows it
     const sandbox = jail({ limits: { memoryBytes: 192 * MiB } });
     expect(sandbox.cgroups).toMatchObject({ available: true });

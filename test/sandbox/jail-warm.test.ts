@@ -139,6 +139,17 @@ describe('warm jails', () => {
     expect(processesMatching('sleep 430')).toEqual([]);
   });
 
+  it('a warm run is held to the memory limit, and says so', async () => {
+    const { ws } = await jailRoot();
+    const sandbox = warmJail({ limits: { memoryBytes: 192 * 1024 * 1024 } });
+    await runIn(sandbox, ws, 'true');
+    const hog = `node -e 'const a = []; for (let i = 0; i < 32; i++) a.push(Buffer.alloc(16 * 1024 * 1024, 1)); console.log("ALLOCATED")'`;
+    const capped = await runIn(sandbox, ws, hog);
+    expect(sandbox.stats.warmHits).toBe(1);
+    expect(capped.output).not.toContain('ALLOCATED');
+    expect(capped.output).toContain('killed by the sandbox memory limit (192 MiB)');
+  });
+
   it('dispose kills the waiting jails: no process of the jail uid is left, and none starts after', async () => {
     const { ws } = await jailRoot();
     const sandbox = warmJail();
