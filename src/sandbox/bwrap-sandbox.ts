@@ -120,6 +120,8 @@ export class BwrapSandbox implements SpawningSandbox {
   private readonly capture: CaptureLimits;
   private readonly etc = new JailEtc();
   private readonly warm: WarmJails;
+  /** Cleanups of ended jails still under way. */
+  private readonly pending = new Set<Promise<unknown>>();
 
   constructor(private readonly opts: BwrapSandboxOptions = {}) {
     const bwrap = findProgram(opts.bwrapPath ?? 'bwrap');
@@ -146,6 +148,12 @@ export class BwrapSandbox implements SpawningSandbox {
   /** Kills the jails started ahead; none is started from now on. */
   async dispose(): Promise<void> {
     await this.warm.dispose();
+    await Promise.all(this.pending);
+  }
+
+  private later(cleanup: Promise<unknown>): void {
+    const tracked: Promise<unknown> = cleanup.catch(() => undefined).finally(() => this.pending.delete(tracked));
+    this.pending.add(tracked);
   }
 
   /** Kills the jails started ahead (e.g. for a workspace about to be removed). */
@@ -349,7 +357,8 @@ export class BwrapSandbox implements SpawningSandbox {
     let cgroup: CommandCgroup | undefined;
     const close = async () => {
       await awaitGone({ uid, cgroup, perWorkspaceUid: this.root && this.opts.uid === undefined, waiting: this.warm.waitingRoots(), logger: this.opts.logger });
-      await Promise.all([cgroup?.remove().catch((err: unknown) => this.opts.logger?.warn({ err }, 'cannot remove the command cgroup')), etc?.release()]);
+      // Nothing of the command is left: the housekeeping goes off the caller's path (dispose waits for it).
+      this.later(Promise.all([cgroup?.remove().catch((err: unknown) => this.opts.logger?.warn({ err }, 'cannot remove the command cgroup')), etc?.release()]));
     };
     try {
       etc = await this.etc.acquire(uid, gid, req.network === true, passEnv);
