@@ -82,6 +82,8 @@ export interface BwrapSandboxOptions {
    */
   warm?: boolean;
   warmIdleMs?: number;
+  /** Warm jails kept per workspace (default 2: a run step and its verification come back to back). */
+  warmDepth?: number;
 }
 
 /** A request larger than this (command and variables) starts its jail cold. */
@@ -137,7 +139,7 @@ export class BwrapSandbox implements SpawningSandbox {
     this.cgroups = opts.cgroups === 'off' ? { available: false, reason: 'cgroups turned off', parents: {} } : detectCgroups();
     this.toolchain = opts.toolchain ?? discoverToolchain();
     this.capture = opts.capture ?? DEFAULT_CAPTURE;
-    this.warm = new WarmJails({ idleMs: opts.warmIdleMs ?? 30_000, logger: opts.logger });
+    this.warm = new WarmJails({ idleMs: opts.warmIdleMs ?? 30_000, depth: opts.warmDepth ?? 2, logger: opts.logger });
   }
 
   /** How often a command found its jail already started (for tests and benchmarks). */

@@ -80,17 +80,18 @@ interface Waiting {
 }
 
 /**
- * At most one warm jail per workspace (one per jail uid, in practice): a second one waiting
- * beside the running command would keep that uid's process scan (awaitGone) from ever seeing it
- * empty. Unused ones are discarded after `idleMs`, on `dispose`, and die with the bot
- * (bwrap's --die-with-parent; the gate also ends when its stdin closes).
+ * Up to `depth` warm jails per workspace, waiting beside the command that runs there (the uid
+ * scan of awaitGone leaves their processes out by their launchers, `roots`): the next command's
+ * jail then has had the whole previous command, and more, to start. Unused ones are discarded
+ * after `idleMs`, on `dispose`, and die with the bot (bwrap's --die-with-parent; the gate also
+ * ends when its stdin closes).
  */
 export class WarmJails {
-  private readonly waiting = new Map<string, Waiting>();
+  private readonly waiting = new Map<string, Waiting[]>();
   private disposed = false;
   readonly stats = { warmStarts: 0, warmHits: 0, warmDiscards: 0 };
 
-  constructor(private readonly opts: { idleMs: number; logger?: Logger | undefined }) {}
+  constructor(private readonly opts: { idleMs: number; depth: number; logger?: Logger | undefined }) {}
 
   /**
    * A warm jail's launcher, just spawned: until it is taken or exits, its processes belong to
@@ -109,39 +110,45 @@ export class WarmJails {
     return roots;
   }
 
-  /** Starts a warm jail for `workspace` in the background, unless one is there. */
+  /** Starts warm jails for `workspace` in the background, up to the depth. */
   prewarm(workspace: string, open: () => Promise<WarmJail>): void {
-    if (this.disposed || this.waiting.has(workspace)) return;
-    const entry: Waiting = { ready: Promise.resolve(undefined) };
-    this.waiting.set(workspace, entry);
-    this.stats.warmStarts++;
-    entry.ready = open().then(
-      (jail) => {
-        if (this.waiting.get(workspace) === entry) {
-          entry.idle = setTimeout(() => void this.discard(workspace, entry), this.opts.idleMs);
-          entry.idle.unref();
-        }
-        return jail;
-      },
-      (err: unknown) => {
-        this.opts.logger?.debug({ err, workspace }, 'cannot start a warm jail');
-        if (this.waiting.get(workspace) === entry) this.waiting.delete(workspace);
-        return undefined;
-      },
-    );
+    for (;;) {
+      const list = this.waiting.get(workspace) ?? [];
+      if (this.disposed || list.length >= this.opts.depth) return;
+      const entry: Waiting = { ready: Promise.resolve(undefined) };
+      list.push(entry);
+      this.waiting.set(workspace, list);
+      this.stats.warmStarts++;
+      entry.ready = open().then(
+        (jail) => {
+          if (this.waiting.get(workspace)?.includes(entry)) {
+            entry.idle = setTimeout(() => void this.discard(workspace, entry), this.opts.idleMs);
+            entry.idle.unref();
+          }
+          return jail;
+        },
+        (err: unknown) => {
+          this.opts.logger?.debug({ err, workspace }, 'cannot start a warm jail');
+          this.forget(workspace, entry);
+          return undefined;
+        },
+      );
+    }
   }
 
-  /** The warm jail of `workspace` if it matches `key`, is alive and bound what the workspace is now; else discarded. */
+  /**
+   * The oldest warm jail of `workspace` if it matches `key`, is alive and bound what the
+   * workspace is now; else every waiting one there is discarded (the others were made alike).
+   */
   async take(workspace: string, key: string): Promise<WarmJail | undefined> {
-    const entry = this.waiting.get(workspace);
+    const entry = this.waiting.get(workspace)?.[0];
     if (!entry) return undefined;
-    this.waiting.delete(workspace);
+    this.forget(workspace, entry);
     clearTimeout(entry.idle);
     const jail = await entry.ready;
-    if (!jail) return undefined;
     const now = treeIdentity(workspace);
-    if (jail.key !== key || jail.child.ended || now?.workspace !== jail.tree.workspace || now.git !== jail.tree.git) {
-      await this.end(jail);
+    if (!jail || jail.key !== key || jail.child.ended || now?.workspace !== jail.tree.workspace || now.git !== jail.tree.git) {
+      await Promise.all([jail ? this.end(jail) : undefined, this.discard(workspace)]);
       return undefined;
     }
     // From go on its processes are the command's: every scan counts them again.
@@ -149,18 +156,30 @@ export class WarmJails {
     return jail;
   }
 
-  /** Kills the warm jail of `workspace` (before another jail of its uid runs there). */
+  /** Kills the warm jails of `workspace` (or only `entry`), e.g. before another jail of its uid runs there. */
   async discard(workspace: string, only?: Waiting): Promise<void> {
-    const entry = this.waiting.get(workspace);
-    if (!entry || (only && entry !== only)) return;
-    this.waiting.delete(workspace);
-    clearTimeout(entry.idle);
-    const jail = await entry.ready;
-    if (jail) await this.end(jail);
+    const list = this.waiting.get(workspace) ?? [];
+    const gone = only ? list.filter((e) => e === only) : list;
+    for (const entry of gone) {
+      this.forget(workspace, entry);
+      clearTimeout(entry.idle);
+    }
+    await Promise.all(
+      gone.map(async (entry) => {
+        const jail = await entry.ready;
+        if (jail) await this.end(jail);
+      }),
+    );
   }
 
   async discardAll(): Promise<void> {
     await Promise.all([...this.waiting.keys()].map((w) => this.discard(w)));
+  }
+
+  private forget(workspace: string, entry: Waiting): void {
+    const list = this.waiting.get(workspace)?.filter((e) => e !== entry) ?? [];
+    if (list.length > 0) this.waiting.set(workspace, list);
+    else this.waiting.delete(workspace);
   }
 
   /** No warm jail from now on; the waiting ones are killed. */
