@@ -12,7 +12,10 @@ import type { CapturedChild } from './run-captured.js';
  * the repository, the task or the model has run in it), so the bot's own git may work in the
  * workspace meanwhile. Untrusted code starts only once the request is written ("go"), after the
  * workspace is handed over again and found to be the very directory the jail bound; and, as for
- * a cold jail, every jailed process is gone before `run()` returns.
+ * a cold jail, every jailed process is gone before `run()` returns. Waiting jails share the jail
+ * uid with the running command: their few processes count toward its RLIMIT_NPROC, and the uid
+ * scan of awaitGone leaves them out by descent from their launchers (a command's process can
+ * never descend from another jail's launcher: it cannot leave its own pid namespace).
  */
 export interface WarmJail {
   /** What a request must match to use it: workspace, uid, resource limits, passed variables. */
