@@ -144,7 +144,13 @@ export async function workGoal(deps: WorkGoalDeps, key: GoalKey, mode: GoalMode)
         }
         break;
       case 'run': {
-        const result = await runLoop(deps, { key, goal, g, log, forge, workspace: workspace!, sandbox: sandbox!, config: step.config, spec: step.spec });
+        let result: LoopResult;
+        try {
+          result = await runLoop(deps, { key, goal, g, log, forge, workspace: workspace!, sandbox: sandbox!, config: step.config, spec: step.spec });
+        } finally {
+          // The turn opened the sandbox: the jails it started ahead end with the run, before the clone goes.
+          await sandbox?.dispose?.().catch((err: unknown) => log.warn({ err }, 'cannot stop the sandbox'));
+        }
         // The goal rests: its clone goes (the branch on GitHub is the truth; the mirror stays warm).
         if (result.status !== 'PAUSED') await releaseGoalWorkspace(deps, g).catch((err: unknown) => log.warn({ err }, 'cannot remove the goal workspace'));
         log.info({ status: result.status, stop_reason: result.stop_reason }, 'goal run ended');

@@ -3,6 +3,8 @@ export interface Sandbox {
   /** Human-readable name of the isolation in force, e.g. `bwrap` or `process`. */
   readonly kind: string;
   run(request: CommandRequest): Promise<CommandResult>;
+  /** Ends what the sandbox keeps between commands (jails started ahead); its owner calls it when done. */
+  dispose?(): Promise<void>;
 }
 
 export interface CommandRequest {

@@ -200,8 +200,14 @@ export async function composeGoalRun(input: ComposeGoalRunInput): Promise<Compos
     onEscalation: config.on_escalation,
     verification: verificationPolicy(config, spec),
   };
+  const ownSandbox = typeof sandboxInput === 'function' || sandboxInput === undefined;
   const close = async () => {
-    if (made) await agent?.close?.();
+    try {
+      if (made) await agent?.close?.();
+    } finally {
+      // A sandbox made here is this run's: the jails it started ahead end with it.
+      if (ownSandbox) await sandbox.dispose?.();
+    }
   };
   return { options, limits, sandbox, agent, close };
 }

@@ -55,6 +55,11 @@ export interface JailSpec {
   tmpBytes: number;
   homeBytes: number;
   command: string;
+  /**
+   * A warm jail: the privileged step ends in GATE instead of the command, which waits for the
+   * command and its environment on stdin (`command` and `env` are then unused; see gateRequest).
+   */
+  gate?: boolean;
 }
 
 /** Printed by the jail before the command starts: output without it came from bwrap itself. */
@@ -89,13 +94,41 @@ s=$3
 shift 3
 exec "$s" --inh-caps=-all --ambient-caps=-all --bounding-set=-all -- "$@"`;
 
+/**
+ * The last trusted step of a warm jail (after setpriv cleared every capability, as the jail uid):
+ * waits on stdin (a pipe from the bot) for one request, NUL-delimited: the command, the number of
+ * environment entries, then each `KEY=VALUE`; then runs exactly what a cold jail runs, with stdin
+ * back on /dev/null. A request cut short (the bot discarded the jail, or died) runs nothing and
+ * prints no start marker. Until the request arrives this bash is the only process of the jail
+ * that is not bwrap's: nothing from the repository, the task or the model has run in it.
+ * `read -d ''` reads the pipe a byte at a time, so it never takes more than the request.
+ */
+const GATE = `IFS= read -r -d '' command || exit 125
+IFS= read -r -d '' n || exit 125
+case $n in ''|*[!0-9]*) exit 125 ;; esac
+env=()
+while [ "$n" -gt 0 ]; do
+  IFS= read -r -d '' entry || exit 125
+  env+=("$entry")
+  n=$((n - 1))
+done
+exec "$1" -i -- "\${env[@]}" "$2" -c "$3$command" </dev/null`;
+
+/** The bytes a warm jail's GATE reads: the command and its environment (neither may hold a NUL). */
+export function gateRequest(command: string, env: Record<string, string>): Buffer {
+  const entries = Object.entries(env).map(([k, v]) => `${k}=${v}`);
+  return Buffer.from(`${[command, String(entries.length), ...entries].join('\0')}\0`);
+}
+
 /** Held by PRIVILEGED_STEP only (see there). */
 const STEP_CAPABILITIES = ['CAP_SYS_ADMIN', 'CAP_SYS_RESOURCE', 'CAP_SETPCAP'];
 
 /** The full argv (program first) that runs `spec.command` in the jail. */
 export function jailArgv(spec: JailSpec): string[] {
   // bash -p: no BASH_ENV and no exported functions while the step holds capabilities.
-  const command = [spec.envProgram, '-i', '--', ...Object.entries(spec.env).map(([k, v]) => `${k}=${v}`), spec.bash, '-c', MARKER_LINE + spec.command];
+  const command = spec.gate
+    ? [spec.bash, '--norc', '--noprofile', '-c', GATE, 'goal-loop-gate', spec.envProgram, spec.bash, MARKER_LINE]
+    : [spec.envProgram, '-i', '--', ...Object.entries(spec.env).map(([k, v]) => `${k}=${v}`), spec.bash, '-c', MARKER_LINE + spec.command];
   const run = [spec.bash, '-p', '-c', PRIVILEGED_STEP, 'goal-loop-jail-step', spec.mount, String(spec.maxPtys), spec.setpriv, ...command];
   const drop = spec.dropToUid ? [spec.setpriv, `--reuid=${spec.uid}`, `--regid=${spec.gid}`, '--clear-groups', '--no-new-privs', '--'] : [];
   if (spec.mode === 'direct') {

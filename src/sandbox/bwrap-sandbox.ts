@@ -1,19 +1,20 @@
 import { spawn } from 'node:child_process';
-import { availableParallelism } from 'node:os';
+import { closeSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { type CommandRequest, type CommandResult, type SandboxProcess, SandboxUnavailableError, type SpawningSandbox, type SpawnRequest } from '../ports/sandbox.js';
-import { type BwrapFeatures, type JailSpec, jailArgv } from './bwrap-args.js';
+import { type BwrapFeatures, gateRequest, type JailSpec, jailArgv } from './bwrap-args.js';
 import { type CgroupSupport, type CommandCgroup, createCommandCgroup, detectCgroups } from './cgroup.js';
 import { sandboxEnvironment } from './environment.js';
 import { type EtcFiles, JailEtc } from './jail-etc.js';
-import { bwrapFeatures, checkPackageStore, checkWorkspace, fnv1a, JAIL_HOME, livePidsOfUid, lstatOrUndefined, mib, realOrUndefined } from './jail-host.js';
+import { awaitGone, bwrapFeatures, checkPackageStore, checkWorkspace, fnv1a, JAIL_HOME, lstatOrUndefined, mib, realOrUndefined } from './jail-host.js';
+import { LAUNCH_ENV, LAUNCHER, launchLimits, systemProgram } from './jail-launch.js';
 import { explainJailFailure, StartFilter } from './jail-start.js';
 import { type CaptureLimits, DEFAULT_CAPTURE, OutputCapture } from './output-capture.js';
-import { clampLimits, ownHardLimits } from './rlimits.js';
-import { runCaptured } from './run-captured.js';
+import { CapturedChild, openInputChannel, runCaptured } from './run-captured.js';
 import { shellLine, wrapSpawned } from './spawned-process.js';
 import { discoverToolchain, findProgram, type Toolchain } from './toolchain.js';
+import { sendRequest, treeIdentity, type WarmJail, WarmJails } from './warm-jail.js';
 import { handOverWorkspace } from './workspace-owner.js';
 
 /** Hard limits of one jailed command. */
@@ -75,7 +76,18 @@ export interface BwrapSandboxOptions {
   logger?: Logger;
   /** Where GOAL_LOOP_ALLOW_UNSIZED_TMPFS is read (default: process.env). */
   env?: NodeJS.ProcessEnv;
+  /**
+   * Start the jail of a workspace's next command ahead, once one ended (default true; see
+   * warm-jail.ts). An unused one is discarded after `warmIdleMs` (default 30 s).
+   */
+  warm?: boolean;
+  warmIdleMs?: number;
+  /** Warm jails kept per workspace (default 2: a run step and its verification come back to back). */
+  warmDepth?: number;
 }
+
+/** A request larger than this (command and variables) starts its jail cold. */
+const WARM_REQUEST_BYTES = 64 * 1024;
 
 /**
  * The bubblewrap jail: every command the repository or the goal supplies runs here.
@@ -89,7 +101,10 @@ export interface BwrapSandboxOptions {
  * - process-count, file-size, open-file and CPU limits; memory and pids through a cgroup where
  *   one is writable;
  * - a pid namespace: when the command ends, times out or is aborted, every process it started
- *   dies with it.
+ *   dies with it;
+ * - a jail of its own for every command, though the jail of a workspace's next command is
+ *   started ahead, while the current one runs (warm-jail.ts): it waits in a trusted gate, and
+ *   runs nothing until it is handed its command. `dispose()` ends the waiting ones.
  */
 export class BwrapSandbox implements SpawningSandbox {
   readonly kind = 'bwrap';
@@ -106,6 +121,9 @@ export class BwrapSandbox implements SpawningSandbox {
   readonly toolchain: Toolchain;
   private readonly capture: CaptureLimits;
   private readonly etc = new JailEtc();
+  private readonly warm: WarmJails;
+  /** Cleanups of ended jails still under way. */
+  private readonly pending = new Set<Promise<unknown>>();
 
   constructor(private readonly opts: BwrapSandboxOptions = {}) {
     const bwrap = findProgram(opts.bwrapPath ?? 'bwrap');
@@ -121,6 +139,28 @@ export class BwrapSandbox implements SpawningSandbox {
     this.cgroups = opts.cgroups === 'off' ? { available: false, reason: 'cgroups turned off', parents: {} } : detectCgroups();
     this.toolchain = opts.toolchain ?? discoverToolchain();
     this.capture = opts.capture ?? DEFAULT_CAPTURE;
+    this.warm = new WarmJails({ idleMs: opts.warmIdleMs ?? 30_000, depth: opts.warmDepth ?? 2, logger: opts.logger });
+  }
+
+  /** How often a command found its jail already started (for tests and benchmarks). */
+  get stats(): Readonly<WarmJails['stats']> {
+    return this.warm.stats;
+  }
+
+  /** Kills the jails started ahead; none is started from now on. */
+  async dispose(): Promise<void> {
+    await this.warm.dispose();
+    await Promise.all(this.pending);
+  }
+
+  private later(cleanup: Promise<unknown>): void {
+    const tracked: Promise<unknown> = cleanup.catch(() => undefined).finally(() => this.pending.delete(tracked));
+    this.pending.add(tracked);
+  }
+
+  /** Kills the jails started ahead (e.g. for a workspace about to be removed). */
+  async discardWarm(): Promise<void> {
+    await this.warm.discardAll();
   }
 
   /** The uid the jail of a workspace runs as (outside and inside the jail). */
@@ -141,24 +181,142 @@ export class BwrapSandbox implements SpawningSandbox {
   // Spawned by hand (runCaptured, wrapSpawned), not with execa: the jail's launcher gets the
   // FIFO's write end as its stdout and stderr, runs as the leader of a process group killed as a
   // group, and its environment is LAUNCH_ENV exactly; see run-captured.ts.
+  //
+  // A request of the kind that comes again (no network, no package store: run steps and
+  // verifications) takes the workspace's warm jail when one matches, and leaves a warm jail for
+  // the next one: each command still has a jail of its own, started for it alone.
   async run(req: CommandRequest): Promise<CommandResult> {
+    const warm = this.warmable(req);
+    if (warm) {
+      const jail = await this.warm.take(warm.workspace, warm.key);
+      const result = jail && (await this.runWarm(jail, req, () => this.prewarm(req, warm.workspace)));
+      if (result) {
+        this.warm.stats.warmHits++;
+        this.prewarm(req, warm.workspace);
+        return result;
+      }
+    } else {
+      // A jail of the same uid waiting beside this one would hold up its end (awaitGone).
+      const workspace = realOrUndefined(req.cwd);
+      if (workspace) await this.warm.discard(workspace);
+    }
+    const result = await this.runCold(req, () => warm && this.prewarm(req, warm.workspace));
+    if (warm) this.prewarm(req, warm.workspace);
+    return result;
+  }
+
+  /** `started`: called once the command's jail is on its way (the next one may start then). */
+  private async runCold(req: CommandRequest, started: () => void): Promise<CommandResult> {
     const jail = await this.openJail(req, true, req.passEnv);
     try {
       const capture = new StartFilter(new OutputCapture(this.capture, req.logPath));
-      const result = await runCaptured((output) => spawn(this.toolchain.bash, jail.launcherArgs, { cwd: '/', env: LAUNCH_ENV, detached: true, stdio: ['ignore', output, output] }), capture, req);
+      const running = runCaptured((output) => spawn(this.toolchain.bash, jail.launcherArgs, { cwd: '/', env: LAUNCH_ENV, detached: true, stdio: ['ignore', output, output] }), capture, req);
+      started();
+      const result = await running;
       if (!capture.started && !result.aborted) {
         const why = explainJailFailure(result.output);
         throw new SandboxUnavailableError(
           `the bwrap jail did not start (exit ${result.exitCode ?? result.signal ?? '?'}): ${result.output.trim() || '(no output)'}${why ? `\n${why.reason}. Fix: ${why.fix}` : ''}`,
         );
       }
-      if (jail.cgroup?.oomKilled()) {
-        result.output += `\n[goal-loop: a process was killed by the sandbox memory limit (${mib(this.limits.memoryBytes)})]`;
-      }
+      this.noteOom(result, jail.cgroup);
       return result;
     } finally {
       await jail.close();
     }
+  }
+
+  /**
+   * Runs the command in a warm jail: the workspace handed over now (the bot's git wrote files
+   * meanwhile), then the request to the gate, the limits counted from then. Undefined when the
+   * jail never ran it (no start marker): the caller runs it cold.
+   */
+  private async runWarm(jail: WarmJail, req: CommandRequest, started: () => void): Promise<CommandResult | undefined> {
+    let result: CommandResult;
+    let capture: StartFilter;
+    try {
+      if (this.root) await handOverWorkspace(jail.workspace, jail.uid, jail.gid);
+      capture = new StartFilter(new OutputCapture(this.capture, req.logPath));
+    } catch (err) {
+      await this.warm.end(jail);
+      throw err;
+    }
+    try {
+      const running = jail.child.go(capture, req);
+      sendRequest(jail.input, gateRequest(req.command, this.commandEnv(req, req.passEnv)));
+      // The next command's jail starts while this one runs (it waits beside it, see awaitGone).
+      started();
+      result = await running;
+      // Read before close() removes the cgroup.
+      if (capture.started) this.noteOom(result, jail.cgroup);
+    } finally {
+      await jail.close();
+    }
+    if (!capture.started && !result.aborted) {
+      this.opts.logger?.debug({ output: result.output }, 'a warm jail did not start: running the command cold');
+      return undefined;
+    }
+    return result;
+  }
+
+  private noteOom(result: CommandResult, cgroup: CommandCgroup | undefined): void {
+    if (cgroup?.oomKilled()) {
+      result.output += `\n[goal-loop: a process was killed by the sandbox memory limit (${mib(this.limits.memoryBytes)})]`;
+    }
+  }
+
+  /** The workspace and the key of a request that may use a warm jail, or undefined. */
+  private warmable(req: CommandRequest): { workspace: string; key: string } | undefined {
+    if (this.opts.warm === false || req.network === true || req.packageStore) return undefined;
+    const passEnv = req.passEnv ?? {};
+    const size = gateRequest(req.command, this.commandEnv(req, passEnv)).length;
+    if (size > WARM_REQUEST_BYTES || req.command.includes('\0')) return undefined;
+    let workspace: string;
+    try {
+      workspace = checkWorkspace(req.cwd);
+    } catch {
+      return undefined; // the cold path reports it
+    }
+    return { workspace, key: this.warmKey(workspace, req.timeoutMs, passEnv) };
+  }
+
+  private warmKey(workspace: string, timeoutMs: number, passEnv: Record<string, string>): string {
+    const sorted = Object.entries(passEnv).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    return JSON.stringify([workspace, this.uidFor(workspace), launchLimits(this.limits, timeoutMs), sorted]);
+  }
+
+  /** Starts the next command's jail in the background (see warm-jail.ts). */
+  private prewarm(req: CommandRequest, workspace: string): void {
+    this.warm.prewarm(workspace, async () => {
+      const passEnv = req.passEnv ?? {};
+      const tree = treeIdentity(workspace);
+      if (!tree) throw new Error(`${workspace} is gone`);
+      const jail = await this.openJail({ command: '', cwd: workspace, timeoutMs: req.timeoutMs }, true, passEnv, false, true);
+      let input: { read: number; write: number } | undefined;
+      try {
+        input = openInputChannel();
+        const stdin = input.read;
+        const child = new CapturedChild((output) => spawn(this.toolchain.bash, jail.launcherArgs, { cwd: '/', env: LAUNCH_ENV, detached: true, stdio: [stdin, output, output] }));
+        closeSync(input.read);
+        this.warm.hold(child);
+        child.unref();
+        return {
+          key: this.warmKey(jail.workspace, req.timeoutMs, passEnv),
+          workspace: jail.workspace,
+          tree,
+          uid: jail.uid,
+          gid: jail.gid,
+          child,
+          input: input.write,
+          cgroup: jail.cgroup,
+          close: jail.close,
+        };
+      } catch (err) {
+        if (input) for (const fd of [input.read, input.write]) closeSync(fd);
+        await jail.close();
+        throw err;
+      }
+    });
   }
 
   /** A long-lived jailed process (an MCP server): stdin and stdout piped, stderr kept apart. */
@@ -184,7 +342,8 @@ export class BwrapSandbox implements SpawningSandbox {
     merge: boolean,
     passEnv: Record<string, string> = {},
     workspaceReadOnly = false,
-  ): Promise<{ launcherArgs: string[]; cgroup: CommandCgroup | undefined; close: () => Promise<void> }> {
+    gate = false,
+  ): Promise<{ launcherArgs: string[]; cgroup: CommandCgroup | undefined; close: () => Promise<void>; workspace: string; uid: number; gid: number }> {
     const workspace = checkWorkspace(req.cwd);
     const uid = this.uidFor(workspace);
     const gid = this.root ? uid : process.getgid!();
@@ -193,13 +352,15 @@ export class BwrapSandbox implements SpawningSandbox {
     if (git?.isSymbolicLink()) throw new SandboxUnavailableError(`refusing to run in ${workspace}: its .git is a symlink`);
     const store = req.packageStore ? checkPackageStore(req.packageStore.dir, workspace) : undefined;
     // The handover runs (a `find`) while the rest is prepared; nothing jailed starts before it ends.
-    const handover = this.root ? Promise.all([handOverWorkspace(workspace, uid, gid), ...(store ? [handOverWorkspace(store, uid, gid, 'package store')] : [])]) : undefined;
+    // A warm jail's gate is no jailed command: its handover is at go (runWarm).
+    const handover = this.root && !gate ? Promise.all([handOverWorkspace(workspace, uid, gid), ...(store ? [handOverWorkspace(store, uid, gid, 'package store')] : [])]) : undefined;
     handover?.catch(() => undefined); // awaited below; not unhandled if the preparation fails first
     let etc: EtcFiles | undefined;
     let cgroup: CommandCgroup | undefined;
     const close = async () => {
-      await this.awaitGone(uid, cgroup);
-      await Promise.all([cgroup?.remove().catch((err: unknown) => this.opts.logger?.warn({ err }, 'cannot remove the command cgroup')), etc?.release()]);
+      await awaitGone({ uid, cgroup, perWorkspaceUid: this.root && this.opts.uid === undefined, waiting: this.warm.waitingRoots(), logger: this.opts.logger });
+      // Nothing of the command is left: the housekeeping goes off the caller's path (dispose waits for it).
+      this.later(Promise.all([cgroup?.remove().catch((err: unknown) => this.opts.logger?.warn({ err }, 'cannot remove the command cgroup')), etc?.release()]));
     };
     try {
       etc = await this.etc.acquire(uid, gid, req.network === true, passEnv);
@@ -223,34 +384,19 @@ export class BwrapSandbox implements SpawningSandbox {
         ...(store ? { writableDirs: [store] } : {}),
         hasGitDir: git !== undefined,
         home: JAIL_HOME,
-        env: { ...passEnv, ...req.packageStore?.env, ...sandboxEnvironment({ path: this.toolchain.path, home: JAIL_HOME, extra: req.env }) },
+        env: this.commandEnv(req, passEnv),
         network: req.network === true,
         features: this.features,
         tmpBytes: this.limits.tmpBytes,
         homeBytes: this.limits.homeBytes,
         command: req.command,
+        gate,
       };
       const argv = jailArgv(spec);
       if (this.cgroups.available) {
         cgroup = createCommandCgroup(this.cgroups, { memoryBytes: this.limits.memoryBytes, maxProcesses: this.limits.maxProcesses + 16 });
       }
-      const cores = availableParallelism();
-      const cpu = this.limits.cpuSeconds ?? Math.max(1, Math.ceil(req.timeoutMs / 1000)) * cores;
-      const nproc = this.limits.maxProcesses;
-      const fsize = Math.max(1, Math.ceil(this.limits.maxFileBytes / 1024));
-      const nofile = this.limits.maxOpenFiles;
-      // Read now, not at construction: the launcher inherits the bot's limits as they are at spawn.
-      const limits = clampLimits(
-        [
-          { flag: '-u', soft: nproc, hard: nproc },
-          { flag: '-f', soft: fsize, hard: fsize },
-          // CPU: SIGXCPU at the soft limit ("CPU time limit exceeded"), SIGKILL 10 s later.
-          { flag: '-t', soft: cpu, hard: cpu + 10 },
-          { flag: '-n', soft: nofile, hard: nofile },
-          { flag: '-c', soft: 0, hard: 0 },
-        ],
-        ownHardLimits(),
-      );
+      const limits = launchLimits(this.limits, req.timeoutMs);
       const launcherArgs = [
         // With a socket on stdin (an MCP server's pipes) bash would read the bot's ~/.bashrc.
         '--norc',
@@ -265,7 +411,7 @@ export class BwrapSandbox implements SpawningSandbox {
         ...argv,
       ];
       await handover;
-      return { launcherArgs, cgroup, close };
+      return { launcherArgs, cgroup, close, workspace, uid, gid };
     } catch (err) {
       await handover?.catch(() => undefined);
       await close();
@@ -273,74 +419,8 @@ export class BwrapSandbox implements SpawningSandbox {
     }
   }
 
-  /**
-   * Returns once no process of the command is left. The kernel kills the whole pid namespace
-   * when its init ends, but bwrap may report the exit while the last processes are still dying.
-   * This waits for the cgroup to empty (killing any straggler in it) and, for a root bot, for the
-   * jail uid to have no live process (a task leaves its cgroup a moment before it is dead; no
-   * kill on that path, the uid could be shared).
-   */
-  private async awaitGone(uid: number, cgroup: CommandCgroup | undefined): Promise<void> {
-    const perWorkspaceUid = this.root && this.opts.uid === undefined;
-    if (!cgroup && !perWorkspaceUid) return;
-    const started = Date.now();
-    const budgetMs = cgroup ? 10_000 : 2_000;
-    let killAt = 1000;
-    // The last processes usually go within a millisecond or two of the launcher: look again
-    // soon, then less often.
-    for (let delay = 1; ; delay = Math.min(delay * 2, 10)) {
-      const inCgroup = cgroup?.pids() ?? [];
-      if (inCgroup.length === 0 && (!perWorkspaceUid || livePidsOfUid(uid).length === 0)) return;
-      const elapsed = Date.now() - started;
-      if (elapsed >= budgetMs) break;
-      if (inCgroup.length > 0 && elapsed >= killAt) {
-        killAt += 1000;
-        for (const pid of inCgroup) {
-          try {
-            process.kill(pid, 'SIGKILL');
-          } catch {
-            /* already gone */
-          }
-        }
-      }
-      await new Promise((r) => setTimeout(r, delay));
-    }
-    this.opts.logger?.warn({ uid }, 'jailed processes still exiting after the command ended');
+  /** The command's whole environment. */
+  private commandEnv(req: Pick<CommandRequest, 'env' | 'packageStore'>, passEnv: Record<string, string> = {}): Record<string, string> {
+    return { ...passEnv, ...req.packageStore?.env, ...sandboxEnvironment({ path: this.toolchain.path, home: JAIL_HOME, extra: req.env }) };
   }
 }
-
-/** A system program the jail runs from /usr (the jail sees the host's /usr only). */
-function systemProgram(name: string, pkg: string, why: string): string {
-  const found = findProgram(name);
-  const real = found && realOrUndefined(found);
-  if (!real) throw new SandboxUnavailableError(`${name} (${pkg}) not found: the jail needs it ${why}. Fix: \`apt-get install ${pkg}\``);
-  if (!real.startsWith('/usr/')) throw new SandboxUnavailableError(`${name} resolves to ${real}, outside /usr: the jail sees only /usr and the toolchain`);
-  return real;
-}
-
-const LAUNCH_ENV = { PATH: '/usr/bin:/bin', LANG: 'C.UTF-8' };
-
-/**
- * Runs on the host (as root in `nested` mode) before bwrap: closes inherited descriptors, sets
- * the resource limits (hard and soft, never above what the bot itself has), joins the command's
- * cgroups, merges stderr into stdout, then becomes bwrap.
- */
-const LAUNCHER = `set -u
-# No descriptor the bot inherited from its own parent may reach the jail.
-for fd in /proc/$$/fd/*; do
-  fd=\${fd##*/}
-  if [ "$fd" -gt 2 ] 2>/dev/null; then eval "exec $fd>&-" 2>/dev/null || true; fi
-done
-# The limits (soft, hard pairs for -u -f -t -n -c), computed by the bot never above its own
-# hard limits: builtins only, no subshell per limit.
-ulimit -S -u "$1" && ulimit -H -u "$2" && ulimit -S -f "$3" && ulimit -H -f "$4" && ulimit -S -t "$5" && ulimit -H -t "$6" &&
-  ulimit -S -n "$7" && ulimit -H -n "$8" && ulimit -S -c "$9" && ulimit -H -c "\${10}" ||
-  { echo "goal-loop: cannot set the resource limits" >&2; exit 125; }
-merge=\${11} n=\${12}
-shift 12
-while [ "$n" -gt 0 ]; do
-  echo $$ > "$1" || { echo "goal-loop: cannot join the cgroup $1" >&2; exit 125; }
-  shift; n=$((n - 1))
-done
-# Captured commands get stderr in stdout; a long-lived process (MCP server) keeps them apart.
-if [ "$merge" = 1 ]; then exec "$@" 2>&1; else exec "$@"; fi`;

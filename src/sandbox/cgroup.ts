@@ -1,4 +1,5 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
+import { rmdir } from 'node:fs/promises';
 import { join } from 'node:path';
 
 /**
@@ -155,7 +156,8 @@ export function createCommandCgroup(support: CgroupSupport, limits: CgroupLimits
 /** A cgroup can be removed once its last process is gone; the pid namespace teardown may lag a little. */
 async function removeWhenEmpty(dir: string): Promise<void> {
   for (let i = 0; i < 100; i++) {
-    if (tryRmdir(dir)) return;
+    // Off the main thread: removing a v1 memory cgroup can take milliseconds (its charges move up).
+    if (await tryRmdirAsync(dir)) return;
     // v2 only: `cgroup.kill` ends anything still in the cgroup (nothing should be).
     if (i === 0 && existsSync(join(dir, 'cgroup.kill'))) {
       try {
@@ -165,6 +167,15 @@ async function removeWhenEmpty(dir: string): Promise<void> {
       }
     }
     await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+async function tryRmdirAsync(dir: string): Promise<boolean> {
+  try {
+    await rmdir(dir);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'ENOENT';
   }
 }
 

@@ -5,6 +5,7 @@ import { isAbsolute } from 'node:path';
 import type { Logger } from 'pino';
 import { SandboxUnavailableError } from '../ports/sandbox.js';
 import type { BwrapFeatures } from './bwrap-args.js';
+import type { CommandCgroup } from './cgroup.js';
 import { isUnder } from './toolchain.js';
 
 // What the jail needs to know about the host: bwrap's features, a safe workspace, live processes.
@@ -120,6 +121,35 @@ export function livePidsOfUid(uid: number): number[] {
   return out;
 }
 
+/**
+ * Whether the process `pid` is one of `roots` or descends from one, by its chain of parents
+ * (/proc). A process of another jail never does: it cannot leave its own pid namespace, whose
+ * orphans go to that jail's init.
+ */
+export function descendsFrom(pid: number, roots: ReadonlySet<number>): boolean {
+  if (roots.size === 0) return false;
+  for (let p: number | undefined = pid, hops = 0; p !== undefined && p > 1 && hops < 64; hops++) {
+    if (roots.has(p)) return true;
+    p = parentOf(p);
+  }
+  return false;
+}
+
+function parentOf(pid: number): number | undefined {
+  let fd: number | undefined;
+  try {
+    fd = openSync(`/proc/${pid}/stat`, 'r');
+    const stat = statusHead.toString('latin1', 0, readSync(fd, statusHead, 0, statusHead.length, 0));
+    // "pid (comm) state ppid ...": comm may hold spaces and parentheses.
+    const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+    return Number.isInteger(ppid) ? ppid : undefined;
+  } catch {
+    return undefined;
+  } finally {
+    if (fd !== undefined) closeSync(fd);
+  }
+}
+
 export function lstatOrUndefined(p: string) {
   try {
     return lstatSync(p);
@@ -147,4 +177,46 @@ export function fnv1a(s: string): number {
 
 export function mib(bytes: number): string {
   return `${Math.round(bytes / 1024 / 1024)} MiB`;
+}
+
+/**
+ * Returns once no process of the command is left. The kernel kills the whole pid namespace
+ * when its init ends, but bwrap may report the exit while the last processes are still dying.
+ * This waits for the cgroup to empty (killing any straggler in it) and, for a root bot with a
+ * uid per workspace, for the jail uid to have no live process (a task leaves its cgroup a
+ * moment before it is dead; no kill on that path, the uid could be shared), apart from the
+ * processes of the warm jails waiting for a next command (`waiting`: their launchers' pids).
+ */
+export async function awaitGone(opts: {
+  uid: number;
+  cgroup: Pick<CommandCgroup, 'pids'> | undefined;
+  perWorkspaceUid: boolean;
+  waiting: ReadonlySet<number>;
+  logger?: Pick<Logger, 'warn'> | undefined;
+}): Promise<void> {
+  const { uid, cgroup, perWorkspaceUid } = opts;
+  if (!cgroup && !perWorkspaceUid) return;
+  const started = Date.now();
+  const budgetMs = cgroup ? 10_000 : 2_000;
+  let killAt = 1000;
+  // The last processes usually go within a millisecond or two of the launcher: look again
+  // soon, then less often.
+  for (let delay = 1; ; delay = Math.min(delay * 2, 10)) {
+    const inCgroup = cgroup?.pids() ?? [];
+    if (inCgroup.length === 0 && (!perWorkspaceUid || livePidsOfUid(uid).every((pid) => descendsFrom(pid, opts.waiting)))) return;
+    const elapsed = Date.now() - started;
+    if (elapsed >= budgetMs) break;
+    if (inCgroup.length > 0 && elapsed >= killAt) {
+      killAt += 1000;
+      for (const pid of inCgroup) {
+        try {
+          process.kill(pid, 'SIGKILL');
+        } catch {
+          /* already gone */
+        }
+      }
+    }
+    await new Promise((r) => setTimeout(r, delay));
+  }
+  opts.logger?.warn({ uid }, 'jailed processes still exiting after the command ended');
 }

@@ -38,133 +38,236 @@ const READ_BUFFER_BYTES = 64 * 1024;
  * the bot allocates nothing per chunk, so a flood does not raise its memory.
  */
 export function runCaptured(start: StartChild, capture: Capture, req: Pick<CommandRequest, 'timeoutMs' | 'signal' | 'stallMs' | 'cwd'>): Promise<CommandResult> {
-  const started = Date.now();
-  return new Promise((resolve, reject) => {
-    let channel: { read: number; write: number };
-    try {
-      channel = openOutputChannel();
-    } catch (err) {
-      capture.close();
-      reject(err);
-      return;
-    }
+  let child: CapturedChild;
+  try {
+    child = new CapturedChild(start);
+  } catch (err) {
+    capture.close();
+    return Promise.reject(err);
+  }
+  return child.go(capture, req);
+}
+
+/** Output a child printed before `go` that is kept for the capture (a warm jail's bwrap diagnostics). */
+const EARLY_BYTES = 64 * 1024;
+
+/**
+ * A child started now and run later (a warm jail, waiting on its stdin for the command): its
+ * output channel is open and read from the start, and `go` attaches the capture and starts the
+ * timeout, the abort and the stall watch from that moment. `runCaptured` is start and go at once.
+ */
+export class CapturedChild {
+  readonly child: ChildProcess;
+  private readonly reader: Socket;
+  private capture: Capture | undefined;
+  private early: Buffer[] = [];
+  private earlyBytes = 0;
+  private exit: { code: number | null; signal: string | null } | undefined;
+  private error: Error | undefined;
+  private drained = false;
+  private grace: NodeJS.Timeout | undefined;
+  private watch: StallWatch | undefined;
+  private going = false;
+  /** Called on every exit, error and end of output; `go` and `discard` set it. */
+  private wake: () => void = () => undefined;
+
+  /** Throws when the channel cannot be made or the child cannot be spawned. */
+  constructor(start: StartChild) {
+    const channel = openOutputChannel();
     const buffer = Buffer.allocUnsafe(READ_BUFFER_BYTES);
-    let watch: StallWatch | undefined;
-    const reader = new Socket({
+    this.reader = new Socket({
       fd: channel.read,
       readable: true,
       writable: false,
-      onread: {
-        buffer,
-        callback: (n: number, buf: Uint8Array) => {
-          watch?.output();
-          capture.write(Buffer.from(buf.buffer, buf.byteOffset, n));
-        },
-      },
+      onread: { buffer, callback: (n: number, buf: Uint8Array) => this.output(Buffer.from(buf.buffer, buf.byteOffset, n)) },
     } as ConstructorParameters<typeof Socket>[0]);
-    let child: ChildProcess;
     try {
-      child = start(channel.write);
+      this.child = start(channel.write);
     } catch (err) {
       closeSync(channel.write);
-      reader.destroy();
-      capture.close();
-      reject(err);
-      return;
+      this.reader.destroy();
+      throw err;
     }
     // Only the child holds the write end now: the reader sees EOF when the child's tree is gone.
     closeSync(channel.write);
-
-    let timedOut = false;
-    let stalled = false;
-    let aborted = false;
-    let exit: { code: number | null; signal: string | null } | undefined;
-    let drained = false;
-    let settled = false;
-    let grace: NodeJS.Timeout | undefined;
-    const killGroup = () => {
-      if (child.pid === undefined) return;
-      try {
-        process.kill(-child.pid, 'SIGKILL');
-      } catch {
-        /* group already gone */
-      }
+    const drained = () => {
+      this.drained = true;
+      this.wake();
     };
-    const timer = setTimeout(() => {
-      timedOut = true;
-      killGroup();
-    }, req.timeoutMs);
-    if (req.stallMs !== undefined && child.pid !== undefined) {
-      watch = new StallWatch({
-        pid: child.pid,
-        workspace: req.cwd,
-        stallMs: req.stallMs,
-        onStall: () => {
-          stalled = true;
-          killGroup();
-        },
-      });
-    }
-    const onAbort = () => {
-      aborted = true;
-      killGroup();
-    };
-    if (req.signal?.aborted) onAbort();
-    req.signal?.addEventListener('abort', onAbort, { once: true });
-
-    const cleanup = () => {
-      clearTimeout(timer);
-      watch?.stop();
-      if (grace) clearTimeout(grace);
-      req.signal?.removeEventListener('abort', onAbort);
-      reader.destroy();
-      capture.close();
-    };
-    const finish = () => {
-      if (settled || !exit || !drained) return;
-      settled = true;
-      cleanup();
-      resolve({
-        exitCode: timedOut || stalled || aborted ? null : exit.code,
-        signal: exit.signal,
-        timedOut,
-        ...(stalled ? { stalled } : {}),
-        aborted,
-        output: capture.text(),
-        outputBytes: capture.bytes,
-        truncated: capture.truncated,
-        durationMs: Date.now() - started,
-        ...(capture.logPath ? { logPath: capture.logPath } : {}),
-      });
-    };
-    reader.on('end', () => {
-      drained = true;
-      finish();
+    this.reader.on('end', drained);
+    this.reader.on('error', drained);
+    this.reader.resume();
+    this.child.on('error', (err) => {
+      this.error ??= err;
+      this.killGroup();
+      this.wake();
     });
-    reader.on('error', () => {
-      drained = true;
-      finish();
-    });
-    reader.resume();
-    child.on('error', (err) => {
-      if (settled) return;
-      settled = true;
-      killGroup();
-      cleanup();
-      reject(err);
-    });
-    child.on('exit', (code, signal) => {
-      exit = { code, signal };
-      watch?.stop();
+    this.child.on('exit', (code, signal) => {
+      this.exit = { code, signal };
+      this.watch?.stop();
       // Background children may still hold the output open: end them with the group.
-      killGroup();
-      grace = setTimeout(() => {
-        drained = true;
-        finish();
-      }, DRAIN_GRACE_MS);
-      finish();
+      this.killGroup();
+      this.grace = setTimeout(drained, DRAIN_GRACE_MS);
+      if (!this.going) this.grace.unref();
+      this.wake();
     });
-  });
+  }
+
+  /** The child exited or could not start: `go` would only report that. */
+  get ended(): boolean {
+    return this.exit !== undefined || this.error !== undefined;
+  }
+
+  /** While it waits, the child (and its output channel) does not keep the bot alive. */
+  unref(): void {
+    this.child.unref();
+    this.reader.unref();
+  }
+
+  /** Captures from now (output printed before is passed on first) and enforces the limits from now. Once. */
+  go(capture: Capture, req: Pick<CommandRequest, 'timeoutMs' | 'signal' | 'stallMs' | 'cwd'>): Promise<CommandResult> {
+    const started = Date.now();
+    this.going = true;
+    this.child.ref();
+    this.reader.ref();
+    this.grace?.ref();
+    this.capture = capture;
+    for (const chunk of this.early) capture.write(chunk);
+    this.early = [];
+    return new Promise((resolve, reject) => {
+      let timedOut = false;
+      let stalled = false;
+      let aborted = false;
+      let settled = false;
+      const timer = setTimeout(() => {
+        timedOut = true;
+        this.killGroup();
+      }, req.timeoutMs);
+      if (req.stallMs !== undefined && this.child.pid !== undefined && !this.ended) {
+        this.watch = new StallWatch({
+          pid: this.child.pid,
+          workspace: req.cwd,
+          stallMs: req.stallMs,
+          onStall: () => {
+            stalled = true;
+            this.killGroup();
+          },
+        });
+      }
+      const onAbort = () => {
+        aborted = true;
+        this.killGroup();
+      };
+      if (req.signal?.aborted) onAbort();
+      req.signal?.addEventListener('abort', onAbort, { once: true });
+      const cleanup = () => {
+        clearTimeout(timer);
+        this.watch?.stop();
+        if (this.grace) clearTimeout(this.grace);
+        req.signal?.removeEventListener('abort', onAbort);
+        this.reader.destroy();
+        capture.close();
+      };
+      this.wake = () => {
+        if (settled) return;
+        if (this.error) {
+          settled = true;
+          this.killGroup();
+          cleanup();
+          reject(this.error);
+          return;
+        }
+        if (!this.exit || !this.drained) return;
+        settled = true;
+        cleanup();
+        resolve({
+          exitCode: timedOut || stalled || aborted ? null : this.exit.code,
+          signal: this.exit.signal,
+          timedOut,
+          ...(stalled ? { stalled } : {}),
+          aborted,
+          output: capture.text(),
+          outputBytes: capture.bytes,
+          truncated: capture.truncated,
+          durationMs: Date.now() - started,
+          ...(capture.logPath ? { logPath: capture.logPath } : {}),
+        });
+      };
+      this.wake();
+    });
+  }
+
+  /** Kills the group of a child that never went; settles once the child has exited. */
+  discard(): Promise<void> {
+    // Held until it is gone, so a caller awaiting this keeps the bot alive meanwhile.
+    this.child.ref();
+    this.killGroup();
+    return new Promise((resolve) => {
+      this.wake = () => {
+        if (!this.ended) return;
+        if (this.grace) clearTimeout(this.grace);
+        this.reader.destroy();
+        resolve();
+      };
+      this.wake();
+    });
+  }
+
+  private output(chunk: Buffer): void {
+    this.watch?.output();
+    if (this.capture) this.capture.write(chunk);
+    else if (this.earlyBytes < EARLY_BYTES) {
+      const kept = Buffer.from(chunk.subarray(0, EARLY_BYTES - this.earlyBytes)); // the chunk's memory is reused
+      this.early.push(kept);
+      this.earlyBytes += kept.length;
+    }
+  }
+
+  private killGroup(): void {
+    if (this.child?.pid === undefined) return;
+    try {
+      process.kill(-this.child.pid, 'SIGKILL');
+    } catch {
+      /* group already gone */
+    }
+  }
+}
+
+/**
+ * A pipe for a child's stdin (a warm jail's gate): a FIFO, already unlinked, a blocking read end
+ * for the child and a write end for us. A pipe, not a socket: bash on a socket stdin reads ~/.bashrc.
+ */
+export function openInputChannel(): { read: number; write: number } {
+  let fifo = takeFifo();
+  try {
+    // Opening the read end without O_NONBLOCK would wait for a writer: open it once non-blocking
+    // to let the write end open, then again blocking (the child's), and drop the first.
+    let probe: number;
+    try {
+      probe = openSync(fifo, constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOFOLLOW);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+      fifos.length = 0; // the scratch directory was swept, as in openOutputChannel
+      fifo = takeFifo();
+      probe = openSync(fifo, constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOFOLLOW);
+    }
+    let write: number;
+    let read: number;
+    try {
+      write = openSync(fifo, constants.O_WRONLY | constants.O_NOFOLLOW);
+      try {
+        read = openSync(fifo, constants.O_RDONLY | constants.O_NOFOLLOW);
+      } catch (err) {
+        closeSync(write);
+        throw err;
+      }
+    } finally {
+      closeSync(probe);
+    }
+    return { read, write };
+  } finally {
+    rmSync(fifo, { force: true });
+  }
 }
 
 /** FIFOs made ahead, several per `mkfifo` run: a process start costs more than the rest of the channel. */

@@ -78,6 +78,8 @@ async function probe(sandbox: BwrapSandbox): Promise<void> {
       );
     }
   } finally {
+    // The probe's workspace goes now: no jail may wait for a next command there.
+    await sandbox.discardWarm();
     await rm(root, { recursive: true, force: true });
   }
 }

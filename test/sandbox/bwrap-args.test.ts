@@ -1,5 +1,6 @@
+import { spawnSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
-import { DEV_SHM_BYTES, type JailSpec, jailArgv } from '../../src/sandbox/bwrap-args.js';
+import { DEV_SHM_BYTES, gateRequest, type JailSpec, jailArgv, START_MARKER } from '../../src/sandbox/bwrap-args.js';
 import { OutputCapture } from '../../src/sandbox/output-capture.js';
 import { installPrefix } from '../../src/sandbox/toolchain.js';
 
@@ -158,5 +159,27 @@ describe('OutputCapture', () => {
     capture.write(Buffer.from('abcdefg'));
     expect(capture.text()).toBe('abcdefg');
     expect(capture.truncated).toBe(false);
+  });
+});
+
+// A warm jail's gate, run here with the host's bash: what follows the privileged step in the argv.
+describe("the warm jail's gate", () => {
+  const argv = jailArgv(spec({ gate: true }));
+  const gate = argv.slice(argv.indexOf('goal-loop-gate') - 5);
+  const run = (input: Buffer) => spawnSync(gate[0]!, gate.slice(1), { input, env: { PATH: '/usr/bin:/bin' } });
+
+  it('runs the command it is handed with exactly the environment handed with it, stdin on /dev/null, after the start marker', () => {
+    expect(gate.slice(0, 4)).toEqual(['/usr/bin/bash', '--norc', '--noprofile', '-c']);
+    const out = run(gateRequest('echo "[$GOAL_X]"; env | grep -c . ; cat; exit 3', { GOAL_X: 'a b\nc', HOME: '/h' }));
+    // GOAL_X (two lines), HOME, and what bash adds itself (PWD, SHLVL, _).
+    expect({ status: out.status, stdout: String(out.stdout) }).toEqual({ status: 3, stdout: `${START_MARKER}[a b\nc]\n6\n` });
+  });
+
+  it('runs nothing, and prints no marker, when its stdin closes before a whole request', () => {
+    const whole = gateRequest('echo RAN', { GOAL_X: '1' });
+    for (const cut of [Buffer.alloc(0), whole.subarray(0, 4), whole.subarray(0, whole.length - 1)]) {
+      const out = run(cut);
+      expect({ status: out.status, stdout: String(out.stdout) }).toEqual({ status: 125, stdout: '' });
+    }
   });
 });

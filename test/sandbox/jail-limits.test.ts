@@ -5,10 +5,13 @@ import { jail, jailRoot, processesOfUid, runIn, sampleProcessCount, sampleRss } 
 
 const MiB = 1024 * 1024;
 
+// These count every process of the jail uid once run() returned: no jail started ahead for a next command.
+const cold = { warm: false } as const;
+
 describe('the jail limits', () => {
   it('holds a fork flood at the process limit, and nothing of it survives', async () => {
     const { ws } = await jailRoot();
-    const sandbox = jail({ limits: { maxProcesses: 128 } });
+    const sandbox = jail({ ...cold, limits: { maxProcesses: 128 } });
     const uid = sandbox.uidFor(ws);
     const sampler = sampleProcessCount(uid);
     const result = await runIn(sandbox, ws, ':(){ :|:& };: ; sleep 600', { timeoutMs: 4000 });
@@ -22,7 +25,7 @@ describe('the jail limits', () => {
 
   it('kills 3,000 background sleepers when the command ends: none survives', async () => {
     const { ws } = await jailRoot();
-    const sandbox = jail();
+    const sandbox = jail(cold);
     const uid = sandbox.uidFor(ws);
     // 3,000 forks take seconds on a quiet machine and far longer on a loaded one: the command gets room.
     const result = await runIn(sandbox, ws, 'for i in $(seq 3000); do sleep 4242 & done; echo started $(jobs -p | wc -l)', { timeoutMs: 150_000 });
@@ -33,7 +36,7 @@ describe('the jail limits', () => {
 
   it('kills a command that never ends at its timeout, with everything it started (nohup, setsid, traps)', async () => {
     const { ws } = await jailRoot();
-    const sandbox = jail();
+    const sandbox = jail(cold);
     const uid = sandbox.uidFor(ws);
     const command = "nohup sleep 4243 >/dev/null 2>&1 & setsid sleep 4244 & (trap '' TERM HUP INT; exec sleep 4245) & echo waiting; exec sleep 4246";
     const result = await runIn(sandbox, ws, command, { timeoutMs: 1500 });
@@ -44,7 +47,7 @@ describe('the jail limits', () => {
 
   it('kills the whole jail when the run is aborted', async () => {
     const { ws } = await jailRoot();
-    const sandbox = jail();
+    const sandbox = jail(cold);
     const uid = sandbox.uidFor(ws);
     const stop = new AbortController();
     const running = runIn(sandbox, ws, 'sleep 4247 & sleep 4248 & wait', { signal: stop.signal });
@@ -89,7 +92,7 @@ describe('the jail limits', () => {
   it("caps the memory of all the command's processes through a cgroup, and says so in the output", async () => {
     const { ws } = await jailRoot();
     const hog = `node -e 'const a = []; for (let i = 0; i < 32; i++) a.push(Buffer.alloc(16 * 1024 * 1024, 1)); console.log("ALLOCATED", a.length * 16, "MiB")'`;
-    const roomy = await runIn(jail(), ws, hog);
+    const roomy = await runIn(jail(cold), ws, hog);
     expect(roomy.output).toContain('ALLOCATED 512 MiB'); // the hog works when memory allows it
     const sandbox = jail({ limits: { memoryBytes: 192 * MiB } });
     expect(sandbox.cgroups).toMatchObject({ available: true });

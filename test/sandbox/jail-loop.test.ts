@@ -107,6 +107,8 @@ describe('runGoal in the bwrap jail', () => {
       expect(connections).toBe(0);
       expect(() => git(h.repo.bare, 'show', 'goal/escape:.github/workflows/evil.yml')).toThrow();
       expect(existsSync(hookRan)).toBe(false);
+      // The jail started ahead for a next command goes with the sandbox; nothing else of the uid is left.
+      await sandbox.dispose();
       expect(processesOfUid(sandbox.uidFor(h.workspaceDir))).toEqual([]);
     } finally {
       await new Promise((r) => server.close(r));
@@ -125,6 +127,7 @@ describe('runGoal in the bwrap jail', () => {
     expect(result.status).toBe('ESCALATED');
     expect(result.escalation).toMatchObject({ task_id: 'spin', attempts: 1 });
     expect(result.escalation?.last_error).toMatch(/timed out after 1s and was killed/);
+    await sandbox.dispose();
     expect(processesOfUid(sandbox.uidFor(h.workspaceDir))).toEqual([]);
   });
 });
