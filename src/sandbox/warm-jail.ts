@@ -115,7 +115,7 @@ export class WarmJails {
 
   /** Starts warm jails for `workspace` in the background, up to the depth. */
   prewarm(workspace: string, open: () => Promise<WarmJail>): void {
-    for (;;) {
+    while (true) {
       const list = this.waiting.get(workspace) ?? [];
       if (this.disposed || list.length >= this.opts.depth) return;
       const entry: Waiting = { ready: Promise.resolve(undefined) };
