@@ -48,6 +48,7 @@ export interface GoalEffectsDeps {
 export async function performGoalEffects(deps: GoalEffectsDeps & { forge: GitHubForge; goal: GitHubGoal; pusher?: () => Workspace }, key: GoalKey): Promise<number> {
   const perform = githubEffectPerformer(deps.forge);
   let pusher: Workspace | undefined;
+  const pushes = new PushTracker();
   return drainEffects({
     outbox: deps.ledger,
     key,
@@ -55,9 +56,11 @@ export async function performGoalEffects(deps: GoalEffectsDeps & { forge: GitHub
     claimMs: deps.claimMs,
     logger: deps.logger,
     perform: async (e) => {
+      if (pushes.reportsLostCheckpoint(e)) return; // its commit never reached GitHub: nothing to report
       if (e.kind !== PUSH_EFFECT) return perform(e, await snapshotFromLedger(deps.ledger, key, deps.goal));
       pusher ??= deps.pusher!();
-      return new PushTracker().perform(pusher, e, deps.logger);
+      // Outside a run: a failure that may pass is left to the outbox's retries.
+      return pushes.perform(pusher, e, deps.logger, false);
     },
     // A checkpoint's push needs the goal's clone: without one to push from, it and what follows wait for the goal's next run.
     stopAt: (e) => e.kind === PUSH_EFFECT && !deps.pusher,

@@ -130,7 +130,12 @@ export async function runGoal(opts: RunGoalOptions): Promise<LoopResult> {
   // Pushes are this run's own effects: its workspace holds the commits.
   const pushes = new PushTracker();
   view.unpushed = pushes.unpushed;
-  const perform = (e: PendingEffect, s: GoalSnapshot) => (e.kind === PUSH_EFFECT ? pushes.perform(workspace, e, log) : forgeEffect(e, s));
+  const perform = async (e: PendingEffect, s: GoalSnapshot): Promise<void> => {
+    if (e.kind === PUSH_EFFECT) return pushes.perform(workspace, e, log);
+    // Its push was given up: the commit it names will never be on GitHub (the loop resyncs).
+    if (pushes.reportsLostCheckpoint(e)) return;
+    return forgeEffect(e, s);
+  };
   const holder = opts.effectHolder ?? `${hostname()}:${process.pid}`;
   const journal = new StepJournal({
     ledger,
@@ -189,6 +194,14 @@ export async function runGoal(opts: RunGoalOptions): Promise<LoopResult> {
       interruptions.throwIfAbandoned();
       if (opts.fence && !(await opts.fence())) throw new GoalAbandonedError(key);
       const decision = decide(view.state, event);
+      if (decision.effects.some((e) => e.type === 'finish')) {
+        // A goal comes to rest on pushed checkpoints: a push given up meanwhile takes it back first.
+        const lost = await performer.pushesLost();
+        if (lost) {
+          event = lost;
+          continue;
+        }
+      }
       const finishing = await journal.step(decision);
       // A finishing step's report already showed it all (and an update now would re-arm a throttle timer).
       if (!finishing) await opts.forge.update(view.snapshot()).catch((err: unknown) => log.warn({ err }, 'forge.update failed'));
@@ -199,6 +212,8 @@ export async function runGoal(opts: RunGoalOptions): Promise<LoopResult> {
     // The pushes and reports still under way: the run ends when its branch is on the remote.
     await journal.settled();
     await journal.flushRecords();
+    const lost = pushes.takeFailure();
+    if (lost) await journal.dropLostCheckpoints(lost, workspace);
     // A pause or stop that was honored stays recorded: it is the human's last word until a newer
     // one (resume, retry, start) clears it, so a run queued before it can never undo it.
     if (!RESTING_STATES.has(view.state.phase)) throw new Error(`loop ended in non-resting state ${view.state.phase}`);

@@ -254,8 +254,7 @@ export class EffectPerformer {
 
   private async finalGate(): Promise<LoopEvent> {
     // The gate judges the branch as pushed: every checkpoint's push is done first.
-    await this.deps.pushes?.settled();
-    const lost = await this.pushLost();
+    const lost = await this.pushesLost();
     if (lost) return lost;
     const checks = [
       ...this.deps.spec.acceptance_criteria.filter((c) => c.check).map((c) => ({ label: c.description, command: c.check! })),
@@ -286,6 +285,12 @@ export class EffectPerformer {
       );
     }
     return { type: 'gate_done', at: this.clock(), passed: failures.length === 0, output: failures.join('\n\n') || 'all checks passed' };
+  }
+
+  /** Once every push recorded so far was tried: the event that takes the loop back to the remote's branch, when one was given up. */
+  async pushesLost(): Promise<LoopEvent | undefined> {
+    await this.deps.pushes?.settled();
+    return this.pushLost();
   }
 
   /**

@@ -63,6 +63,8 @@ export interface DrainOptions {
   signal?: AbortSignal;
   /** Stops before an effect this drain may not perform (it and those after it stay pending). */
   stopAt?: (effect: PendingEffect) => boolean;
+  /** Performs only these, in order, passing over the others (a lane of its own: a run's pushes). */
+  only?: (effect: PendingEffect) => boolean;
   /**
    * An effect was given up (after MAX_EFFECT_TRIES): the wiring may record how to show it (the App
    * records a `sync`, so the status comment says a report could not be delivered). A failure here
@@ -81,6 +83,7 @@ export async function drainEffects(o: DrainOptions): Promise<number> {
   let done = 0;
   for (const effect of await o.outbox.pendingEffects({ key: o.key })) {
     if (o.signal?.aborted || o.stopAt?.(effect)) break;
+    if (o.only && !o.only(effect)) continue;
     const attempts = await o.outbox.claimEffect(effect.id, o.holder, o.claimMs);
     if (!attempts) break;
     const tried = { ...effect, attempts };

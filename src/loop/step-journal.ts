@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import type { GoalSnapshot, LoopResult } from '../goal/result.js';
 import type { GoalChange, GoalKey, GoalLedger } from '../ports/goal-ledger.js';
 import type { Outbox, PendingEffect } from '../ports/outbox.js';
+import type { Workspace } from '../ports/workspace.js';
 import { drainEffects, effectsRecorded, PUSH_EFFECT } from './outbox.js';
 import type { RunView } from './run-view.js';
 import { loopEffect, outboxEffects, stepChange } from './step-change.js';
@@ -58,6 +59,25 @@ export class StepJournal {
   /** Resolves once every effect written so far was tried (the run waits for this before it returns). */
   async settled(): Promise<void> {
     await this.draining;
+  }
+
+  /**
+   * The last step's own push was given up after the goal came to rest: the workspace goes back to
+   * the remote's branch, and the tasks whose checkpoints are not on it are recorded as not done
+   * (the next run does them again). The run's result says so.
+   */
+  async dropLostCheckpoints(error: string, workspace: Pick<Workspace, 'resync'>): Promise<void> {
+    const { view, ledger, key } = this.o;
+    this.o.logger.warn({ error }, 'a checkpoint push was refused after the goal came to rest; its task is not done');
+    const onRemote = new Map(((await workspace.resync?.().catch(() => undefined)) ?? []).map((c) => [c.taskId, c.sha]));
+    const lostTasks = view.state.tasks.filter((t) => t.status === 'done' && t.checkpointSha && onRemote.get(t.id) !== t.checkpointSha);
+    if (lostTasks.length === 0) return;
+    view.state = {
+      ...view.state,
+      tasks: view.state.tasks.map((t) => (lostTasks.includes(t) ? { ...t, status: 'pending' as const, checkpointSha: undefined, checkpointSeq: undefined, lastError: error } : t)),
+    };
+    await ledger.recordChange(key, { tasks: lostTasks.map((t) => ({ taskId: t.id, patch: { status: 'pending', checkpointSha: null, lastError: error } })) });
+    this.finalResult = await view.result(ledger);
   }
 
   /** What the effects recorded after the last step (a run that ends without one more step). */
@@ -124,7 +144,15 @@ export class StepJournal {
     return run;
   }
 
-  private drainNow(): Promise<number> {
+  /**
+   * The pushes first, in a lane of their own (a report that fails and waits must not hold a push
+   * back), then every effect in order (a report never goes ahead of its push).
+   */
+  private async drainNow(): Promise<number> {
+    return (await this.drainOnce((e) => e.kind === PUSH_EFFECT)) + (await this.drainOnce());
+  }
+
+  private drainOnce(only?: (e: PendingEffect) => boolean): Promise<number> {
     const { o } = this;
     return drainEffects({
       outbox: o.ledger,
@@ -134,6 +162,7 @@ export class StepJournal {
       perform: (e) => o.perform(e, o.view.snapshot()),
       logger: o.logger,
       ...(o.abandon ? { signal: o.abandon } : {}),
+      ...(only ? { only } : {}),
     }).catch((err: unknown) => {
       o.logger.warn({ err }, 'cannot perform pending effects now; they stay pending');
       return 0;

@@ -28,6 +28,8 @@ export interface GitWorkspaceOptions extends GitOptions {
   branch: string;
   /** Branch to start from when the goal branch does not exist yet; default: the remote's HEAD. */
   baseBranch?: string;
+  /** What the nested-repository search remembers between searches (default: its own, racy window 2 s). */
+  nestedScanMemo?: NestedScanMemo;
   protectedPaths?: readonly string[];
   /**
    * Minimum time between two fetches of the goal branch in `sync` (default 5 s). A push that a
@@ -75,7 +77,7 @@ export class GitWorkspace implements Workspace {
   private lastFetchAt = 0;
   private mustSync = false;
   /** What the nested-repository search saw: it reads again only the folders changed since. */
-  private readonly scanMemo = new NestedScanMemo();
+  private readonly scanMemo: NestedScanMemo;
   /** Pushes the checkpoints, off the critical path. */
   private readonly publisher: BranchPublisher;
   /** Whether setup's output may be cached: only from setup on the base commit. */
@@ -89,6 +91,7 @@ export class GitWorkspace implements Workspace {
     this.git = new Git(opts);
     this.setupOutput = new SetupOutput(this.git, this.dir);
     this.publisher = new BranchPublisher(this.git, this.dir, this.branch);
+    this.scanMemo = opts.nestedScanMemo ?? new NestedScanMemo();
     this.setupTrust = new SetupTrust(this.git, this.dir, { branch: opts.branch, baseBranch: opts.baseBranch });
   }
 

@@ -45,6 +45,7 @@ async function findNested(root: string, skip: readonly string[] = [], memo?: Nes
   const skipped = skip.map((p) => Buffer.from(p));
   let frontier: Buffer[] = [Buffer.alloc(0)];
   const base = Buffer.from(root);
+  const started = Date.now();
   while (frontier.length > 0) {
     const next: Buffer[] = [];
     for (let i = 0; i < frontier.length; i += PARALLEL) {
@@ -77,7 +78,7 @@ async function findNested(root: string, skip: readonly string[] = [], memo?: Nes
               if (!skipped.some((s) => s.equals(path))) next.push(path);
             }
           }
-          if (stat && clean) memo!.remember(rel, stat, subdirs);
+          if (stat && clean) memo!.remember(rel, stat, subdirs, started);
         }),
       );
     }
@@ -90,14 +91,20 @@ async function findNested(root: string, skip: readonly string[] = [], memo?: Nes
  * What a search of one workspace saw, folder by folder: a folder whose inode and ctime are those
  * it had when it was read holds the same entries (adding, removing or renaming an entry changes
  * its ctime, and no program can set a ctime), so it is not read again: only what changed since is
- * searched. Every folder is still stat'ed, from the root down, each search. ctime moves with the
- * system clock: a folder changed within the clock tick of its last read would be missed, and no
- * jailed command starts within a tick of a search (host git runs between them).
+ * searched. Every folder is still stat'ed, from the root down, each search. ctime moves in clock
+ * ticks (up to a second on some filesystems): a folder whose ctime is less than `racyMs` older
+ * than the search is not remembered (git's "racily clean" rule), since a change in the same tick
+ * would keep its ctime.
  */
 export class NestedScanMemo {
   private readonly dirs = new Map<string, { ino: bigint; ctime: bigint; subdirs: Buffer[] }>();
   /** Folders read (not taken from memory) so far. */
   reads = 0;
+  private readonly racyNs: bigint;
+
+  constructor(opts: { racyMs?: number } = {}) {
+    this.racyNs = BigInt(opts.racyMs ?? 2000) * 1_000_000n;
+  }
 
   unchanged(rel: Buffer, stat: { ino: bigint; ctimeNs: bigint; isDirectory(): boolean }): Buffer[] | undefined {
     const known = this.dirs.get(rel.toString('latin1'));
@@ -105,8 +112,12 @@ export class NestedScanMemo {
     return known.subdirs;
   }
 
-  remember(rel: Buffer, stat: { ino: bigint; ctimeNs: bigint }, subdirs: Buffer[]): void {
+  remember(rel: Buffer, stat: { ino: bigint; ctimeNs: bigint }, subdirs: Buffer[], searchStartedMs: number): void {
     this.reads++;
+    if (stat.ctimeNs >= BigInt(searchStartedMs) * 1_000_000n - this.racyNs) {
+      this.dirs.delete(rel.toString('latin1'));
+      return;
+    }
     this.dirs.set(rel.toString('latin1'), { ino: stat.ino, ctime: stat.ctimeNs, subdirs });
   }
 }

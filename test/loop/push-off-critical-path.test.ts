@@ -110,6 +110,8 @@ describe('checkpoints pushed off the critical path (the outbox pushes while the 
     expect(git(h.repo.bare, 'log', '--format=%s', BRANCH).split('\n').slice(0, 4)).toEqual(['t3: Three', 't2: Two', 't1: One', 'human start']);
     expect(remoteTip()).toBe(result.checkpoints.at(-1)!.sha);
     expect(result.checkpoints.map((c) => c.task_id)).toEqual(['t1', 't2', 't3']);
+    // No report named a commit that never reached the remote.
+    for (const c of h.forge.checkpoints) expect(git(h.repo.bare, 'merge-base', '--is-ancestor', c.sha, `refs/heads/${BRANCH}`)).toBe('');
     // The push that could not be done is kept as given up, with why (and t2's too, when it was
     // committed before t1's push came back).
     const givenUp = await h.ledger.givenUpEffects();
@@ -131,5 +133,43 @@ describe('checkpoints pushed off the critical path (the outbox pushes while the 
     expect(result.status, result.stop_reason ?? '').toBe('LOOP_COMPLETE');
     const shas = result.checkpoints.map((c) => c.sha);
     expect(seen).toEqual([undefined, shas[0], shas[1]]);
+  });
+
+  it('a report that fails and waits for its retry holds no push back: every checkpoint reaches the remote before the final gate', async () => {
+    const { h, workspace, open, remoteTip } = await scene();
+    open();
+    const agent = new ScriptedAgent(async ({ task, workspaceDir }) => {
+      await writeFile(join(workspaceDir, `${task.id}.txt`), `${task.id}\n`);
+    });
+    h.forge.checkpointed = async (_s, c) => {
+      if (c.taskId === 't1') throw new Error('GitHub: 502 Bad Gateway');
+    };
+    const result = await h.run({ ...GOAL, acceptance_criteria: [{ description: 'all pushed', check: 'true' }] }, { agent, workspace });
+    expect(result.status, result.stop_reason ?? '').toBe('LOOP_COMPLETE');
+    expect(remoteTip()).toBe(result.checkpoints.at(-1)!.sha);
+    expect(workspace.published).toHaveLength(3);
+    // The report waits for its retry, and what follows it waits behind it; no push does.
+    const pending = await h.ledger.pendingEffects();
+    expect(pending.map((e) => e.kind)).not.toContain('push');
+    expect(pending[0]).toMatchObject({ kind: 'checkpointed', payload: { taskId: 't1' } });
+  });
+
+  it('a push that fails for a reason that may pass is tried again, and nothing is lost', async () => {
+    const { h, workspace, open } = await scene();
+    open();
+    let failures = 1;
+    const publish = workspace.publish.bind(workspace);
+    workspace.publish = async (p) => {
+      if (failures-- > 0) throw new Error('fatal: unable to access the remote: Could not resolve host');
+      return publish(p);
+    };
+    const agent = new ScriptedAgent(async ({ task, workspaceDir }) => {
+      await writeFile(join(workspaceDir, `${task.id}.txt`), `${task.id}\n`);
+    });
+    const result = await h.run(GOAL, { agent, workspace });
+    expect(result.status, result.stop_reason ?? '').toBe('LOOP_COMPLETE');
+    expect(checkpointCommits(h.repo.bare, BRANCH).map((c) => c.task)).toEqual(['t1', 't2', 't3']);
+    expect(await h.ledger.givenUpEffects()).toEqual([]);
+    expect((await h.ledger.getGoal({ repo: h.repo.bare, goalId: 'pushes' }))!.counters.errors).toBe(0);
   });
 });

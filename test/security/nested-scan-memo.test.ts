@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createSampleRepo } from '../../src/demo/sample-repo.js';
 import { GitWorkspace } from '../../src/workspace/git-workspace.js';
-import { NestedRepositoryError } from '../../src/workspace/nested-repos.js';
+import { NestedRepositoryError, NestedScanMemo } from '../../src/workspace/nested-repos.js';
 import { tempDir } from '../helpers/temp.js';
 
 /**
@@ -16,7 +16,16 @@ import { tempDir } from '../helpers/temp.js';
 async function knownTree() {
   const root = await tempDir();
   const repo = await createSampleRepo(join(root, 'sample'), { 'lib/deep/er/file.txt': 'x\n', 'lib/other/file.txt': 'y\n' });
-  const ws = new GitWorkspace({ remote: repo.bare, dir: join(root, 'ws'), goalId: 'g', branch: 'goal/g', identity: { name: 'goal-loop', email: 'b@example.com' } });
+  // No racy window: every folder read is remembered at once, so each plant lands in a folder the
+  // search would otherwise skip (by default a folder changed in the last 2 s is always read).
+  const ws = new GitWorkspace({
+    remote: repo.bare,
+    dir: join(root, 'ws'),
+    goalId: 'g',
+    branch: 'goal/g',
+    identity: { name: 'goal-loop', email: 'b@example.com' },
+    nestedScanMemo: new NestedScanMemo({ racyMs: 0 }),
+  });
   await ws.prepare();
   writeFileSync(join(ws.dir, 'lib', 'deep', 'er', 'file.txt'), 'changed\n');
   await ws.checkpoint({ goalId: 'g', taskId: 'one', title: 'One', attempt: 1 });
