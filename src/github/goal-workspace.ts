@@ -23,10 +23,7 @@ export interface GoalWorkspaceDeps {
 
 /** The goal's clone of its repository, authenticated with the installation token per git command. */
 export function githubGoalWorkspace(deps: GoalWorkspaceDeps, octokit: Octokit, g: GitHubGoal, goalId: string, config: RepoConfig): GitWorkspace {
-  const tokenConfig = async () => {
-    const auth = (await octokit.auth({ type: 'installation' })) as { token: string };
-    return tokenHeaderConfig(g.cloneUrl, auth.token);
-  };
+  const tokenConfig = async () => tokenHeaderConfig(g.cloneUrl, await installationToken(octokit));
   return cloneWorkspace(
     {
       remote: g.cloneUrl,
@@ -50,6 +47,28 @@ export function githubGoalWorkspace(deps: GoalWorkspaceDeps, octokit: Octokit, g
  */
 export function goalCheckpointPusher(deps: GoalWorkspaceDeps, octokit: Octokit, g: GitHubGoal, goalId: string): Workspace {
   return githubGoalWorkspace(deps, octokit, g, goalId, parseRepoConfig({}));
+}
+
+/**
+ * The installation's token, as the Octokit's own requests get it. Not `octokit.auth()`: an
+ * installation Octokit from `probot.auth()` asks for a new token there with a request that knows
+ * no `baseUrl`, so on GitHub Enterprise (GHE_HOST) its first call goes to api.github.com. The
+ * request hook asks at the Octokit's own base URL (or answers from its cache); the request it
+ * authorizes here is answered locally and never sent.
+ */
+export async function installationToken(octokit: Octokit): Promise<string> {
+  let authorization = '';
+  await octokit.request('GET /rate_limit', {
+    request: {
+      fetch: async (_url: string, init: { headers: Record<string, string> }) => {
+        authorization = init.headers.authorization ?? '';
+        return new Response('{}', { status: 200, headers: { 'content-type': 'application/json' } });
+      },
+    },
+  });
+  const token = /^(?:token|bearer) (\S+)$/i.exec(authorization)?.[1];
+  if (!token) throw new Error('the installation token could not be obtained');
+  return token;
 }
 
 /** Where a goal's clone lives (the path its commands see: the sandbox binds it at the same path). */
