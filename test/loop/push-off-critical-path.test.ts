@@ -47,7 +47,7 @@ async function scene() {
   });
   const remoteTip = () => {
     try {
-      return git(h.repo.bare, 'rev-parse', `refs/heads/${BRANCH}`);
+      return git(h.repo.bare, 'rev-parse', '--verify', '--quiet', `refs/heads/${BRANCH}`);
     } catch {
       return undefined;
     }

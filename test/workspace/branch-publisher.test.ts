@@ -19,7 +19,7 @@ async function setup() {
   const pushes = () => (existsSync(count) ? readFileSync(count, 'utf8').split('\n').filter(Boolean).length : 0);
   const remoteTip = () => {
     try {
-      return git(repo.bare, 'rev-parse', 'refs/heads/goal/g1');
+      return git(repo.bare, 'rev-parse', '--verify', '--quiet', 'refs/heads/goal/g1');
     } catch {
       return undefined;
     }
