@@ -238,19 +238,10 @@ export class CapturedChild {
  * for the child and a write end for us. A pipe, not a socket: bash on a socket stdin reads ~/.bashrc.
  */
 export function openInputChannel(): { read: number; write: number } {
-  let fifo = takeFifo();
+  // Opening the read end without O_NONBLOCK would wait for a writer: open it once non-blocking
+  // to let the write end open, then again blocking (the child's), and drop the first.
+  const { fifo, fd: probe } = openFifoNonBlocking();
   try {
-    // Opening the read end without O_NONBLOCK would wait for a writer: open it once non-blocking
-    // to let the write end open, then again blocking (the child's), and drop the first.
-    let probe: number;
-    try {
-      probe = openSync(fifo, constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOFOLLOW);
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
-      fifos.length = 0; // the scratch directory was swept, as in openOutputChannel
-      fifo = takeFifo();
-      probe = openSync(fifo, constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOFOLLOW);
-    }
     let write: number;
     let read: number;
     try {
@@ -288,20 +279,24 @@ function takeFifo(): string {
   return fifos.pop()!;
 }
 
+/** A fresh FIFO and its read end opened non-blocking; the caller unlinks the FIFO. */
+function openFifoNonBlocking(): { fifo: string; fd: number } {
+  const fifo = takeFifo();
+  try {
+    return { fifo, fd: openSync(fifo, constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOFOLLOW) };
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+    // The scratch directory was swept (and made anew): the FIFOs made ahead went with it.
+    fifos.length = 0;
+    const again = takeFifo();
+    return { fifo: again, fd: openSync(again, constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOFOLLOW) };
+  }
+}
+
 /** A FIFO, already unlinked: a non-blocking read end for us, a blocking write end for the child. */
 function openOutputChannel(): { read: number; write: number } {
-  let fifo = takeFifo();
+  const { fifo, fd: read } = openFifoNonBlocking();
   try {
-    let read: number;
-    try {
-      read = openSync(fifo, constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOFOLLOW);
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
-      // The scratch directory was swept (and made anew): the FIFOs made ahead went with it.
-      fifos.length = 0;
-      fifo = takeFifo();
-      read = openSync(fifo, constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOFOLLOW);
-    }
     let write: number;
     try {
       write = openSync(fifo, constants.O_WRONLY);

@@ -134,10 +134,7 @@ export class GitWorkspace implements Workspace {
       this.remoteTip = remoteTip ?? '';
       if (!remoteTip || remoteTip === this.lastCheckpoint) return;
       // Someone else (a human) pushed to the goal branch: their commits win, ours are already pushed.
-      await removeNestedRepositories(this.dir, this.scanMemo);
-      await this.git.run(this.dir, ['reset', '--quiet', '--hard', remoteTip]);
-      await this.clean();
-      this.lastCheckpoint = remoteTip;
+      await this.resetTo(remoteTip);
     });
   }
 
@@ -227,10 +224,7 @@ export class GitWorkspace implements Workspace {
       this.mustSync = false;
       this.remoteTip = remoteTip ?? '';
       const target = remoteTip ?? (this.goalBase || this.lastCheckpoint);
-      await removeNestedRepositories(this.dir, this.scanMemo);
-      await this.git.run(this.dir, ['reset', '--quiet', '--hard', target]);
-      await this.clean();
-      this.lastCheckpoint = target;
+      await this.resetTo(target);
       return remoteTip ? this.readCheckpoints(`refs/remotes/${REMOTE}/${this.branch}`) : [];
     });
   }
@@ -238,9 +232,15 @@ export class GitWorkspace implements Workspace {
   async rollback(): Promise<void> {
     this.justRestored = []; // a command may have run since the restore
     await this.guardGitDir();
+    await this.resetTo(this.lastCheckpoint);
+  }
+
+  /** The tree at `target`, setup's output kept, no nested repository left first; `target` is the rollback point from now on. */
+  private async resetTo(target: string): Promise<void> {
     await removeNestedRepositories(this.dir, this.scanMemo);
-    await this.git.run(this.dir, ['reset', '--quiet', '--hard', this.lastCheckpoint]);
+    await this.git.run(this.dir, ['reset', '--quiet', '--hard', target]);
     await this.clean();
+    this.lastCheckpoint = target;
   }
 
   async preserveIgnored(): Promise<string[]> {
