@@ -149,6 +149,11 @@ export async function runGoal(opts: RunGoalOptions): Promise<LoopResult> {
     clock,
     abandon: opts.abandon,
   });
+  // Waiting for the pushes: the checkpoints queued to go out together go now.
+  const pushesSettled = (): Promise<void> => {
+    workspace.flushPushes?.();
+    return journal.settled();
+  };
   const performer: EffectPerformer = new EffectPerformer({
     key,
     spec,
@@ -163,7 +168,7 @@ export async function runGoal(opts: RunGoalOptions): Promise<LoopResult> {
     interruption: () => interruptions.why(),
     snapshot: () => view.snapshot(),
     verification,
-    ...(opts.inlinePushes ? {} : { pushes: { tracker: pushes, settled: (): Promise<void> => journal.settled() } }),
+    ...(opts.inlinePushes ? {} : { pushes: { tracker: pushes, settled: (): Promise<void> => pushesSettled() } }),
     clock,
   });
   try {
@@ -210,7 +215,7 @@ export async function runGoal(opts: RunGoalOptions): Promise<LoopResult> {
       event = next;
     }
     // The pushes and reports still under way: the run ends when its branch is on the remote.
-    await journal.settled();
+    await pushesSettled();
     await journal.flushRecords();
     const lost = pushes.takeFailure();
     if (lost) await journal.dropLostCheckpoints(lost, workspace);

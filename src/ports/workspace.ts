@@ -30,10 +30,23 @@ export interface Workspace {
    */
   publish?(push: PendingPush): Promise<void>;
   /**
+   * Checkpoints waiting to go out together in one push (pushes may be spaced) go now: the loop
+   * calls this when it waits for its pushes. Optional, with `publish`.
+   */
+  flushPushes?(): void;
+  /**
    * After a rejected push: back to the goal branch as the remote has it (setup's output kept),
    * dropping the checkpoints that did not reach it. Returns the checkpoints on the remote.
    */
   resync?(): Promise<Checkpoint[]>;
+  /**
+   * Brings the goal branch onto its base branch's tip, when the base moved since the branch left
+   * it: its commits replayed one by one (`rebase`, trailers kept), or one merge commit (`merge`;
+   * a merge that conflicts is done as a rebase, so that the task that conflicts can be repaired).
+   * Undefined when the base has not moved (or the branch has nothing of its own). The result's
+   * `push` must reach the remote (it rewrites the branch, under a lease of the tip it had).
+   */
+  followBase?(mode: FollowBaseMode): Promise<BaseFollowed | undefined>;
   /** Discards every change since the last checkpoint. */
   rollback(): Promise<void>;
   /**
@@ -198,4 +211,26 @@ function quoteName(name: string): string {
 export interface SetupIdentity {
   commands: readonly string[];
   network: boolean;
+}
+
+export type FollowBaseMode = 'rebase' | 'merge';
+
+/** What following the base did to the goal branch (see Workspace.followBase). */
+export interface BaseFollowed {
+  /** `merge` only when the merge went through; a conflicting merge is done as a rebase. */
+  mode: FollowBaseMode;
+  /** The base commit the branch had left from, and the base branch's tip it is on now. */
+  from: string;
+  onto: string;
+  /** The checkpoints on the branch now, oldest first (what the run starts from). */
+  checkpoints: Checkpoint[];
+  /** Checkpoints carried onto the new base (new commits for a rebase, the same for a merge), oldest first. */
+  replayed: Array<{ taskId: string; sha: string }>;
+  /** The commit that no longer applies: its task (none: a commit of a person's), the files in conflict, and what git said. */
+  conflict?: { taskId?: string; sha: string; files: string[]; detail: string };
+  /** Tasks whose checkpoints came after the conflict: left out of the branch, to be done again. */
+  dropped: string[];
+  /** Why the mode differs from the one asked for, if it does. */
+  note?: string;
+  push: PendingPush;
 }

@@ -15,7 +15,7 @@ import { CapturedChild, openInputChannel, runCaptured } from './run-captured.js'
 import { shellLine, wrapSpawned } from './spawned-process.js';
 import { discoverToolchain, findProgram, type Toolchain } from './toolchain.js';
 import { sendRequest, treeIdentity, type WarmJail, WarmJails } from './warm-jail.js';
-import { handOverWorkspace } from './workspace-owner.js';
+import { HandoverMemo, handOverWorkspace } from './workspace-owner.js';
 
 /** Hard limits of one jailed command. */
 export interface JailLimits {
@@ -35,6 +35,9 @@ export interface JailLimits {
   /** The most ptys the jail may hold at once (its own devpts `max=`; the host's pool is shared). */
   maxPtys: number;
 }
+
+/** Workspaces whose last handover is remembered (see handOver). */
+const MEMOS_KEPT = 32;
 
 export const DEFAULT_JAIL_LIMITS: Readonly<JailLimits> = Object.freeze({
   maxProcesses: 4096,
@@ -124,6 +127,8 @@ export class BwrapSandbox implements SpawningSandbox {
   private readonly warm: WarmJails;
   /** Cleanups of ended jails still under way. */
   private readonly pending = new Set<Promise<unknown>>();
+  /** What the last handovers of recent workspaces saw: only what changed since is looked at. */
+  private readonly handovers = new Map<string, HandoverMemo>();
 
   constructor(private readonly opts: BwrapSandboxOptions = {}) {
     const bwrap = findProgram(opts.bwrapPath ?? 'bwrap');
@@ -161,6 +166,17 @@ export class BwrapSandbox implements SpawningSandbox {
   /** Kills the jails started ahead (e.g. for a workspace about to be removed). */
   async discardWarm(): Promise<void> {
     await this.warm.discardAll();
+  }
+
+  /** Gives the workspace to the jail uid: only the folders changed since its last handover are looked at. */
+  private handOver(workspace: string, uid: number, gid: number): Promise<void> {
+    const key = `${uid}:${gid}:${workspace}`;
+    const memo = this.handovers.get(key) ?? new HandoverMemo({ uid, gid });
+    // Most recent last; a bot with many goals keeps the memos of its last few workspaces only.
+    this.handovers.delete(key);
+    this.handovers.set(key, memo);
+    if (this.handovers.size > MEMOS_KEPT) this.handovers.delete(this.handovers.keys().next().value!);
+    return handOverWorkspace(workspace, uid, gid, 'workspace', memo);
   }
 
   /** The uid the jail of a workspace runs as (outside and inside the jail). */
@@ -235,7 +251,7 @@ export class BwrapSandbox implements SpawningSandbox {
     let result: CommandResult;
     let capture: StartFilter;
     try {
-      if (this.root) await handOverWorkspace(jail.workspace, jail.uid, jail.gid);
+      if (this.root) await this.handOver(jail.workspace, jail.uid, jail.gid);
       capture = new StartFilter(new OutputCapture(this.capture, req.logPath));
     } catch (err) {
       await this.warm.end(jail);
@@ -353,7 +369,7 @@ export class BwrapSandbox implements SpawningSandbox {
     const store = req.packageStore ? checkPackageStore(req.packageStore.dir, workspace) : undefined;
     // The handover runs (a `find`) while the rest is prepared; nothing jailed starts before it ends.
     // A warm jail's gate is no jailed command: its handover is at go (runWarm).
-    const handover = this.root && !gate ? Promise.all([handOverWorkspace(workspace, uid, gid), ...(store ? [handOverWorkspace(store, uid, gid, 'package store')] : [])]) : undefined;
+    const handover = this.root && !gate ? Promise.all([this.handOver(workspace, uid, gid), ...(store ? [handOverWorkspace(store, uid, gid, 'package store')] : [])]) : undefined;
     handover?.catch(() => undefined); // awaited below; not unhandled if the preparation fails first
     let etc: EtcFiles | undefined;
     let cgroup: CommandCgroup | undefined;

@@ -10,6 +10,13 @@ const REMOTE = 'origin';
  * they queued up meanwhile, each under the lease of the tip the remote must still have.
  * Git commands that write the remote-tracking refs (this push, the workspace's fetches) run one at
  * a time through `exclusive`.
+ *
+ * Pushes are spaced by `intervalMs` (from the start of one to the start of the next): checkpoints
+ * that come quicker go out together. Each push of a goal branch is a `push` and a PR `synchronize`
+ * event on the forge, and a CI run where the repository's workflows run on them; and a push is a
+ * few processes of CPU here, which the next task's commands would wait for. `hurry` cuts the wait
+ * (the loop calls it when it waits for its pushes), and a push that carries no queued checkpoint
+ * (a dead run's, pushed by another instance) never waits.
  */
 export class BranchPublisher {
   /** Committed and not pushed yet, oldest first. */
@@ -17,11 +24,15 @@ export class BranchPublisher {
   /** Pushed by this instance (carried by a later push too). */
   private readonly published = new Set<string>();
   private lock: Promise<unknown> = Promise.resolve();
+  private lastPushAt = Number.NEGATIVE_INFINITY;
+  private hurried = false;
+  private wake: (() => void) | undefined;
 
   constructor(
     private readonly git: Git,
     private readonly dir: string,
     private readonly branch: string,
+    private readonly intervalMs = 0,
   ) {}
 
   /** Checkpoints committed and not pushed yet. */
@@ -31,6 +42,27 @@ export class BranchPublisher {
 
   committed(push: PendingPush): void {
     this.unpublished.push(push);
+    this.hurried = false;
+  }
+
+  /** The queued checkpoints go now: no spacing until the next one is committed. */
+  hurry(): void {
+    this.hurried = true;
+    this.wake?.();
+  }
+
+  /** Waits until `intervalMs` after the last push started, unless hurried meanwhile. */
+  private async spaced(): Promise<void> {
+    const wait = this.lastPushAt + this.intervalMs - Date.now();
+    if (wait <= 0 || this.hurried) return;
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, wait);
+      this.wake = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+    });
+    this.wake = undefined;
   }
 
   /** The clone was reset to the remote (prepare, resync): nothing of ours waits to be pushed. */
@@ -48,12 +80,14 @@ export class BranchPublisher {
   publish(p: PendingPush, ready: () => Promise<void>): Promise<void> {
     return this.exclusive(async () => {
       if (this.published.has(p.sha)) return;
+      if (this.unpublished.some((u) => u.sha === p.sha)) await this.spaced();
       await ready();
       const queued = this.unpublished.some((u) => u.sha === p.sha);
       // What this push carries (a checkpoint committed while it runs is not in it).
       const carried = queued ? this.unpublished.slice() : [];
       const target = queued ? carried.at(-1)!.sha : p.sha;
       const lease = queued ? this.unpublished[0]!.lease : p.lease;
+      this.lastPushAt = Date.now();
       try {
         await this.git.run(this.dir, ['push', '--quiet', '--porcelain', `--force-with-lease=refs/heads/${this.branch}:${lease}`, REMOTE, `${target}:refs/heads/${this.branch}`]);
       } catch (err) {

@@ -3,7 +3,19 @@ import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { crashPoint } from '../common/crash-point.js';
 import { protectedMatches } from '../config/protected-paths.js';
-import { type Checkpoint, type CheckpointInput, CheckpointRefusedError, type PackageStoreGrant, type PendingPush, PushRejectedError, type SetupIdentity, type Workspace } from '../ports/workspace.js';
+import {
+  type BaseFollowed,
+  type Checkpoint,
+  type CheckpointInput,
+  CheckpointRefusedError,
+  type FollowBaseMode,
+  type PackageStoreGrant,
+  type PendingPush,
+  PushRejectedError,
+  type SetupIdentity,
+  type Workspace,
+} from '../ports/workspace.js';
+import { replayOntoBase } from './base-follower.js';
 import { BranchPublisher } from './branch-publisher.js';
 import { Git, GitError, type GitOptions, gitlinkPaths } from './git.js';
 import type { MirrorCache } from './mirror-cache.js';
@@ -19,7 +31,12 @@ import { refuseChangedTestFiles, restoreBaseTestFiles } from './test-files.js';
 import { CHECKPOINT_LOG_FORMAT, checkpointMessage, parseCheckpointLog } from './trailers.js';
 import { scrubParkedTree } from './warm-scrub.js';
 
+/** See BranchPublisher: checkpoints that come quicker than this go out in one push. */
+export const DEFAULT_PUSH_INTERVAL_MS = 1000;
+
 export interface GitWorkspaceOptions extends GitOptions {
+  /** The least time between the starts of two pushes of checkpoints (default DEFAULT_PUSH_INTERVAL_MS). */
+  pushIntervalMs?: number;
   /** Path or URL of the repository to clone and push to. */
   remote: string;
   /** Where the private clone lives. */
@@ -90,7 +107,7 @@ export class GitWorkspace implements Workspace {
     this.branch = opts.branch;
     this.git = new Git(opts);
     this.setupOutput = new SetupOutput(this.git, this.dir);
-    this.publisher = new BranchPublisher(this.git, this.dir, this.branch);
+    this.publisher = new BranchPublisher(this.git, this.dir, this.branch, opts.pushIntervalMs ?? DEFAULT_PUSH_INTERVAL_MS);
     this.scanMemo = opts.nestedScanMemo ?? new NestedScanMemo();
     this.setupTrust = new SetupTrust(this.git, this.dir, { branch: opts.branch, baseBranch: opts.baseBranch });
   }
@@ -151,6 +168,7 @@ export class GitWorkspace implements Workspace {
   async checkpoint(input: CheckpointInput): Promise<Checkpoint> {
     const before = this.lastCheckpoint;
     const { push, ...cp } = await this.commit(input);
+    this.publisher.hurry(); // pushed inline: nothing to wait for
     try {
       await this.publish(push!);
     } catch (err) {
@@ -207,6 +225,10 @@ export class GitWorkspace implements Workspace {
     return { taskId: input.taskId, sha, attempt: input.attempt, ...(input.evidence ? { evidence: input.evidence } : {}), stat, push };
   }
 
+  flushPushes(): void {
+    this.publisher.hurry();
+  }
+
   async publish(p: PendingPush): Promise<void> {
     await this.publisher.publish(p, async () => {
       // A run that died left the push: this instance never prepared the clone.
@@ -226,6 +248,29 @@ export class GitWorkspace implements Workspace {
       const target = remoteTip ?? (this.goalBase || this.lastCheckpoint);
       await this.resetTo(target);
       return remoteTip ? this.readCheckpoints(`refs/remotes/${REMOTE}/${this.branch}`) : [];
+    });
+  }
+
+  async followBase(mode: FollowBaseMode): Promise<BaseFollowed | undefined> {
+    this.justRestored = [];
+    await this.guardGitDir();
+    return this.publisher.exclusive(async () => {
+      if (this.publisher.pending > 0) throw new Error('cannot follow the base branch while checkpoints wait to be pushed');
+      await this.git.run(this.dir, ['fetch', '--quiet', '--prune', '--no-tags', REMOTE]);
+      this.lastFetchAt = Date.now();
+      const onto = await this.baseCommit();
+      const head = this.lastCheckpoint;
+      const from = this.goalBase || head;
+      // Nothing of the goal's yet, or the base is already in the branch: nothing to follow.
+      if (!this.remoteTip || head === from || onto === from || (await this.git.tryRun(this.dir, ['merge-base', '--is-ancestor', onto, head])) !== undefined) return undefined;
+      const done = await replayOntoBase({ git: this.git, dir: this.dir, goalId: this.opts.goalId, head, from, onto, resetTo: (target) => this.resetTo(target) }, mode);
+      crashPoint('base-followed');
+      const push = { sha: done.tip, lease: this.remoteTip };
+      this.publisher.committed(push);
+      this.remoteTip = done.tip;
+      this.goalBase = onto;
+      const { tip: _tip, ...result } = done;
+      return { ...result, checkpoints: await this.readCheckpoints('HEAD'), push };
     });
   }
 

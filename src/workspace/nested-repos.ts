@@ -1,4 +1,5 @@
 import { chmod, lstat, readdir, rm } from 'node:fs/promises';
+import { FolderMemo } from '../common/folder-memo.js';
 import { CheckpointRefusedError } from '../ports/workspace.js';
 
 /**
@@ -87,40 +88,8 @@ async function findNested(root: string, skip: readonly string[] = [], memo?: Nes
   return found.sort(Buffer.compare);
 }
 
-/**
- * What a search of one workspace saw, folder by folder: a folder whose inode and ctime are those
- * it had when it was read holds the same entries (adding, removing or renaming an entry changes
- * its ctime, and no program can set a ctime), so it is not read again: only what changed since is
- * searched. Every folder is still stat'ed, from the root down, each search. ctime moves in clock
- * ticks (up to a second on some filesystems): a folder whose ctime is less than `racyMs` older
- * than the search is not remembered (git's "racily clean" rule), since a change in the same tick
- * would keep its ctime.
- */
-export class NestedScanMemo {
-  private readonly dirs = new Map<string, { ino: bigint; ctime: bigint; subdirs: Buffer[] }>();
-  /** Folders read (not taken from memory) so far. */
-  reads = 0;
-  private readonly racyNs: bigint;
-
-  constructor(opts: { racyMs?: number } = {}) {
-    this.racyNs = BigInt(opts.racyMs ?? 2000) * 1_000_000n;
-  }
-
-  unchanged(rel: Buffer, stat: { ino: bigint; ctimeNs: bigint; isDirectory(): boolean }): Buffer[] | undefined {
-    const known = this.dirs.get(rel.toString('latin1'));
-    if (!known || !stat.isDirectory() || known.ino !== stat.ino || known.ctime !== stat.ctimeNs) return undefined;
-    return known.subdirs;
-  }
-
-  remember(rel: Buffer, stat: { ino: bigint; ctimeNs: bigint }, subdirs: Buffer[], searchStartedMs: number): void {
-    this.reads++;
-    if (stat.ctimeNs >= BigInt(searchStartedMs) * 1_000_000n - this.racyNs) {
-      this.dirs.delete(rel.toString('latin1'));
-      return;
-    }
-    this.dirs.set(rel.toString('latin1'), { ino: stat.ino, ctime: stat.ctimeNs, subdirs });
-  }
-}
+/** What the nested-repository search of one workspace saw (see FolderMemo): only what changed since is read. */
+export class NestedScanMemo extends FolderMemo {}
 
 /** A folder's entries, names as bytes; one that its owner made unreadable is opened up first. */
 async function readBytes(dir: Buffer): Promise<Array<{ name: Buffer; isDirectory(): boolean }>> {

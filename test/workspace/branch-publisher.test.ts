@@ -121,3 +121,53 @@ describe('checkpoints committed now, pushed off the critical path (commit, publi
     expect(await ws.head()).toBe(two.sha);
   });
 });
+
+describe('pushes spaced in time: checkpoints that come quicker go out together', () => {
+  it('a checkpoint committed soon after a push waits out the interval, and the ones committed meanwhile go with it in one push', async () => {
+    const s = await setup();
+    const ws = new GitWorkspace({ remote: s.repo.bare, dir: join(s.root, 'ws'), goalId: 'g1', branch: 'goal/g1', identity: { name: 'goal-loop', email: 'bot@example.com' }, pushIntervalMs: 60_000 });
+    await ws.prepare();
+    await writeFile(join(ws.dir, 'one.txt'), '1\n');
+    const one = await ws.commit(input('one'));
+    await ws.publish(one.push!); // the first push goes at once
+    expect(s.pushes()).toBe(1);
+
+    await writeFile(join(ws.dir, 'two.txt'), '2\n');
+    const two = await ws.commit(input('two'));
+    let done = false;
+    const second = ws.publish(two.push!).then(() => {
+      done = true;
+    });
+    await new Promise((r) => setTimeout(r, 300));
+    await writeFile(join(ws.dir, 'three.txt'), '3\n');
+    const three = await ws.commit(input('three'));
+    expect(done).toBe(false);
+    expect(s.remoteTip()).toBe(one.sha);
+
+    ws.flushPushes(); // the loop waits for its pushes: they go now
+    await second;
+    await ws.publish(three.push!);
+    expect(s.remoteTip()).toBe(three.sha);
+    expect(s.pushes()).toBe(2);
+    expect(checkpointCommits(s.repo.bare, 'goal/g1').map((c) => c.task)).toEqual(['one', 'two', 'three']);
+  });
+
+  it('a checkpoint pushed inline (checkpoint) never waits, and neither does a dead run’s push from a new instance', async () => {
+    const s = await setup();
+    const make = () =>
+      new GitWorkspace({ remote: s.repo.bare, dir: join(s.root, 'ws'), goalId: 'g1', branch: 'goal/g1', identity: { name: 'goal-loop', email: 'bot@example.com' }, pushIntervalMs: 600_000 });
+    const ws = make();
+    await ws.prepare();
+    await writeFile(join(ws.dir, 'one.txt'), '1\n');
+    await ws.checkpoint(input('one'));
+    await writeFile(join(ws.dir, 'two.txt'), '2\n');
+    await ws.checkpoint(input('two')); // would wait 10 minutes if it were spaced
+    await writeFile(join(ws.dir, 'three.txt'), '3\n');
+    const three = await ws.commit(input('three'));
+    expect(s.pushes()).toBe(2);
+
+    // The run died before the push: another instance pushes the recorded commit at once.
+    await make().publish(three.push!);
+    expect(s.remoteTip()).toBe(three.sha);
+  });
+});
