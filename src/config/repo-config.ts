@@ -94,6 +94,12 @@ export const RepoConfigSchema = z
       .default(DEFAULT_PROTECTED_PATHS)
       .describe('Globs no checkpoint may touch; a change to them fails the attempt. `.github/goal-loop.yml` is protected whatever the list says.'),
     verification_baseline: BaselinePolicySchema.default('warn'),
+    follow_base: z
+      .enum(['rebase', 'merge', 'off'])
+      .default('rebase')
+      .describe(
+        "When the base branch moves under a goal that has checkpoints: `rebase` replays them onto its tip one by one (trailers kept), `merge` adds one merge commit; each replayed task's verification runs again, and a task whose change conflicts or whose verification now fails is repaired. `off` leaves the branch where it is. The CLI follows only with `goal-loop run --follow-base`.",
+      ),
     test_paths: z
       .array(z.string().trim().min(1))
       .default(DEFAULT_TEST_PATHS)

@@ -1,6 +1,7 @@
 import { styleText } from 'node:util';
 import { createLogUpdate } from 'log-update';
 import { plainText } from '../common/plain-text.js';
+import { type BaseFollowedReport, describeBaseFollowed } from '../goal/base-followed.js';
 import type { Escalation } from '../goal/escalation.js';
 import { MISSING_SETUP_HINT_HEAD, summarizeFailure } from '../goal/failure-summary.js';
 import type { GoalSnapshot, LoopResult, SetupProgress, TaskSnapshot } from '../goal/result.js';
@@ -79,6 +80,10 @@ export class ConsoleForge implements Forge {
 
   async checkpointed(): Promise<void> {
     // Checkpoints show up in the task lines; nothing else to print.
+  }
+
+  async baseFollowed(_s: GoalSnapshot, report: BaseFollowedReport): Promise<void> {
+    this.println(`${this.paint(report.repairs.length > 0 ? 'yellow' : 'green', 'base followed')}: ${describeBaseFollowed(report)}`);
   }
 
   async requestApproval(s: GoalSnapshot, taskIds: string[]): Promise<void> {

@@ -12,7 +12,7 @@ import type { Forge } from '../ports/forge.js';
 import type { GoalChange, GoalKey, GoalLedger } from '../ports/goal-ledger.js';
 import type { Outbox, PendingEffect } from '../ports/outbox.js';
 import type { Sandbox } from '../ports/sandbox.js';
-import type { Workspace } from '../ports/workspace.js';
+import type { FollowBaseMode, Workspace } from '../ports/workspace.js';
 import { EffectPerformer } from './effects.js';
 import { finishedAtTip, gateChecksKey } from './finished-tip.js';
 import { GoalAbandonedError } from './goal-abandoned.js';
@@ -95,6 +95,12 @@ export interface RunGoalOptions {
    * (the GitHub Action's runner): a push left pending there would be lost with it.
    */
   inlinePushes?: boolean;
+  /**
+   * Repo config `follow_base`: when the base branch moved since the goal branch left it, bring the
+   * branch onto its tip first (replayed checkpoints verified again; conflicts and failures become
+   * repairs). Default off (the CLI's `--follow-base`, the App and the Action turn it on).
+   */
+  followBase?: FollowBaseMode | 'off';
   /** Who performs effects (the worker id); default host:pid. */
   effectHolder?: string;
   /** How long a try of an effect keeps others away; a try killed midway is retried after it. Default 30 s. */
@@ -176,7 +182,16 @@ export async function runGoal(opts: RunGoalOptions): Promise<LoopResult> {
     try {
       await journal.settleLeftovers();
       await interruptions.pendingRequest(opts.honorPendingControl ?? false);
-      const checkpoints = await workspace.prepare();
+      let checkpoints = await workspace.prepare();
+      // The base branch moved since the goal branch left it: onto its tip first (DESIGN.md §11).
+      const followed = opts.followBase && opts.followBase !== 'off' && checkpoints.length > 0 ? await workspace.followBase?.(opts.followBase) : undefined;
+      if (followed) {
+        log.info({ onto: followed.onto, mode: followed.mode, replayed: followed.replayed.length, conflict: followed.conflict?.files }, 'the goal branch follows its base branch');
+        checkpoints = followed.checkpoints;
+        // A runner whose ledger ends with it pushes now, as it does its checkpoints.
+        if (opts.inlinePushes) await workspace.publish?.(followed.push);
+        else pushes.recorded(followed.push.sha);
+      }
       // A finished goal run again on the same tip: nothing to set up, nothing to check again.
       const finished = await finishedAtTip(ledger, key, view.state.tasks, checkpoints, workspace, gateChecksKey(spec, opts.gate ?? []));
       const setupFailure = finished
@@ -189,7 +204,20 @@ export async function runGoal(opts: RunGoalOptions): Promise<LoopResult> {
               opts.forge.update(view.snapshot()).catch((err: unknown) => log.warn({ err }, 'forge.update failed'));
             },
           });
-      event = { type: 'start', at: clock(), checkpoints, ...(setupFailure !== undefined ? { setupFailure } : {}), ...(finished ? { gatePassed: true } : {}) };
+      const followedBase =
+        followed &&
+        (setupFailure === undefined
+          ? await performer.reverify(followed)
+          : { mode: followed.mode, onto: followed.onto, replayed: followed.replayed.length, reverified: 0, repairs: [], push: followed.push });
+      if (followedBase && opts.inlinePushes) delete followedBase.push;
+      event = {
+        type: 'start',
+        at: clock(),
+        checkpoints,
+        ...(setupFailure !== undefined ? { setupFailure } : {}),
+        ...(finished ? { gatePassed: true } : {}),
+        ...(followedBase ? { followedBase } : {}),
+      };
     } catch (err) {
       interruptions.throwIfAbandoned();
       log.error({ err }, 'workspace preparation failed');

@@ -3,7 +3,7 @@ import type { Escalation, EscalationCause } from '../goal/escalation.js';
 import { budgetTripped, riskExceeds } from '../goal/limits.js';
 import { type GoalState, isSettled } from '../goal/states.js';
 import type { PendingPush } from '../ports/workspace.js';
-import type { Decision, Effect, LoopState, TaskView, Transition } from './loop-model.js';
+import type { Decision, Effect, FollowedBase, LoopState, TaskView, Transition } from './loop-model.js';
 
 /**
  * Builds one decision: a copy of the state, changed by the named steps below, and the transitions
@@ -56,6 +56,7 @@ export class DecisionBuilder {
     delete this.state.stopReason;
     delete this.state.currentTaskId;
     delete this.state.baselineTaskId;
+    delete this.state.followedBase;
     if (gatePassed) this.state.gatePassed = true;
     else delete this.state.gatePassed;
     this.state.counters.consecutiveErrors = 0;
@@ -82,6 +83,25 @@ export class DecisionBuilder {
       }
     }
     this.to('DECOMPOSING', 'spec loaded').to('TASK_PENDING', `${done.size} checkpoint(s) found`);
+  }
+
+  /**
+   * The goal branch was brought onto its moved base (the run's start): the tasks to repair go back
+   * to pending, their next attempt told why; the rewritten branch is pushed, then people are told.
+   */
+  followedBase(followed: FollowedBase): void {
+    const { repairs, unrepairable: _u, push, ...report } = followed;
+    for (const r of repairs) {
+      const t = this.state.tasks.find((task) => task.id === r.taskId);
+      if (!t || t.status === 'skipped') continue;
+      t.status = 'pending';
+      delete t.checkpointSha;
+      delete t.checkpointSeq;
+      t.repair = r.detail;
+      t.lastError = r.detail;
+    }
+    this.state.followedBase = { ...report, repairs: repairs.map(({ taskId, why }) => ({ taskId, why })) };
+    this.effect({ type: 'base_followed', report: this.state.followedBase, ...(push ? { push } : {}) });
   }
 
   /**
@@ -155,7 +175,7 @@ export class DecisionBuilder {
         .effect({ type: 'finish' });
       return;
     }
-    this.startAttempt(next);
+    this.startAttempt(next, next.repair);
   }
 
   private needsApproval(task: TaskView): boolean {
@@ -168,6 +188,7 @@ export class DecisionBuilder {
       return;
     }
     delete this.state.baselineTaskId;
+    delete task.repair; // told once: a retry is told its own failure
     this.state.currentTaskId = task.id;
     task.status = 'running';
     task.attempts += 1;

@@ -11,11 +11,13 @@ import type { TaskAgent } from '../ports/agent.js';
 import type { AttemptLog } from '../ports/attempt-log.js';
 import type { GoalKey, GoalLedger } from '../ports/goal-ledger.js';
 import type { CommandResult, Sandbox } from '../ports/sandbox.js';
-import { CheckpointRefusedError, type Workspace } from '../ports/workspace.js';
+import { type BaseFollowed, CheckpointRefusedError, type Workspace } from '../ports/workspace.js';
 import { AttemptRecorder, commandOutcome } from './attempt-recorder.js';
 import { BaselineRunner } from './baseline.js';
 import { attemptRecord, describeFailure, message } from './command-report.js';
 import { gateChecksKey, rememberGatePassed } from './finished-tip.js';
+import { reverifyReplayed } from './follow-base.js';
+import type { FollowedBase } from './loop-model.js';
 import type { PushTracker } from './push-effects.js';
 import { type SetupOptions, SetupRunner } from './setup-runner.js';
 import { type Effect, FINAL_GATE_TASK, type LoopEvent, type LoopState } from './transition.js';
@@ -110,12 +112,23 @@ export class EffectPerformer {
       case 'final_gate':
         return this.finalGate();
       case 'checkpointed':
+      case 'base_followed':
       case 'escalate':
       case 'request_approval':
       case 'finish':
         // What people are told: recorded in the outbox with the step, and performed from there (outbox.ts).
         return undefined;
     }
+  }
+
+  /** After the goal branch followed its base, and setup ran: the replayed checkpoints verified again (see follow-base.ts). */
+  reverify(followed: BaseFollowed): Promise<FollowedBase> {
+    return reverifyReplayed(followed, {
+      spec: this.deps.spec,
+      verify: (taskId, command, attempt) => this.run(command, { GOAL_TASK_ID: taskId, GOAL_ATTEMPT: String(attempt) }, `follow-base-${taskId}`),
+      timeoutS: this.timeoutS(),
+      signal: this.deps.signal,
+    });
   }
 
   /** Runs the repo's setup commands once per run (see SetupRunner); returns the failure, if any. */

@@ -1,3 +1,4 @@
+import type { BaseFollowedReport } from '../goal/base-followed.js';
 import type { Escalation } from '../goal/escalation.js';
 import type { Baseline, BaselinePolicy, Evidence } from '../goal/evidence.js';
 import type { LoopLimits } from '../goal/limits.js';
@@ -32,6 +33,8 @@ export interface TaskView {
   /** Order in which checkpoints landed on the branch (resumed ones first, in git order). */
   checkpointSeq?: number;
   lastError?: string;
+  /** What its next attempt must repair (the base branch moved: a conflict, or its verification now fails); fed to the agent. */
+  repair?: string;
 }
 
 export interface LoopCounters {
@@ -68,7 +71,21 @@ export interface LoopState {
   baselineTaskId?: string;
   /** This run found the final gate already passed on the branch's tip: it need not run again. */
   gatePassed?: boolean;
+  /** This run brought the goal branch onto its moved base branch (shown in the status). */
+  followedBase?: BaseFollowedReport;
 }
+
+/** The start event's account of following the base branch (see Workspace.followBase). */
+export interface FollowedBase extends Omit<BaseFollowedReport, 'repairs'> {
+  /** Each task to repair, with what its next attempt is told. */
+  repairs: Array<{ taskId: string; why: 'conflict' | 'verification' | 'dropped'; detail: string }>;
+  /** A person's commit on the goal branch that no longer applies: no task can repair it. */
+  unrepairable?: string;
+  /** The rewritten branch, to push (under a lease of the tip it replaced). */
+  push?: PendingPush;
+}
+
+export type { BaseFollowedReport } from '../goal/base-followed.js';
 
 export type OnEscalation = 'continue' | 'stop';
 
@@ -76,7 +93,7 @@ export type ExecutionFailureKind = 'task' | 'infra' | 'budget';
 
 export type LoopEvent =
   /** `gatePassed`: every task is checkpointed and the final gate already passed on this tip (a rerun of a finished goal). */
-  | { type: 'start'; at: number; checkpoints: Array<{ taskId: string; sha: string }>; setupFailure?: string; gatePassed?: boolean }
+  | { type: 'start'; at: number; checkpoints: Array<{ taskId: string; sha: string }>; setupFailure?: string; gatePassed?: boolean; followedBase?: FollowedBase }
   | { type: 'executed'; at: number; ok: true; costUsd?: number }
   | { type: 'executed'; at: number; ok: false; kind: ExecutionFailureKind; error: string; costUsd?: number }
   | { type: 'baseline_done'; at: number; passed: boolean; output: string }
@@ -102,6 +119,8 @@ export type Effect =
   | { type: 'final_gate' }
   | { type: 'checkpointed'; taskId: string; sha: string; push?: PendingPush }
   | { type: 'escalate'; escalation: Escalation }
+  /** The goal branch was brought onto its base: the rewritten branch is pushed, then people are told. */
+  | { type: 'base_followed'; report: BaseFollowedReport; push?: PendingPush }
   | { type: 'request_approval'; taskIds: string[] }
   | { type: 'finish' };
 
@@ -119,5 +138,7 @@ export interface Decision {
 }
 
 export const FINAL_GATE_TASK = 'final-gate';
+/** Pseudo task id for following the base branch (a person's commit that no longer applies on it). */
+export const FOLLOW_BASE_TASK = 'follow-base';
 /** Pseudo task id for a failure of the repo's `setup` commands. */
 export const SETUP_TASK = 'setup';

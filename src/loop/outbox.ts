@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import { crashPoint } from '../common/crash-point.js';
+import type { BaseFollowedReport } from '../goal/base-followed.js';
 import type { Escalation } from '../goal/escalation.js';
 import type { GoalSnapshot, LoopResult } from '../goal/result.js';
 import type { Forge } from '../ports/forge.js';
@@ -14,12 +15,13 @@ export type LoopEffect =
   /** Performed by the run itself (its workspace holds the commit), before the effects that follow it. */
   | { kind: 'push'; payload: { taskId: string; sha: string; lease: string } }
   | { kind: 'checkpointed'; payload: { taskId: string; sha: string } }
+  | { kind: 'base_followed'; payload: { report: BaseFollowedReport } }
   | { kind: 'request_approval'; payload: { taskIds: string[] } }
   | { kind: 'escalate'; payload: { escalation: Escalation } }
   | { kind: 'finished'; payload: { result: LoopResult } };
 
 /** The loop's effects performed through the Forge. */
-export const LOOP_EFFECT_KINDS: ReadonlySet<string> = new Set(['checkpointed', 'request_approval', 'escalate', 'finished']);
+export const LOOP_EFFECT_KINDS: ReadonlySet<string> = new Set(['checkpointed', 'base_followed', 'request_approval', 'escalate', 'finished']);
 /** A checkpoint's push: only a run of the goal performs it (see push-effects.ts); a drain elsewhere stops before it. */
 export const PUSH_EFFECT = 'push';
 
@@ -139,6 +141,8 @@ export async function performLoopEffect(forge: Forge, e: PendingEffect, snapshot
   switch (effect.kind) {
     case 'checkpointed':
       return forge.checkpointed(snapshot, effect.payload, once);
+    case 'base_followed':
+      return forge.baseFollowed?.(snapshot, effect.payload.report, once);
     case 'request_approval':
       return forge.requestApproval(snapshot, effect.payload.taskIds, once);
     case 'escalate':

@@ -4,7 +4,7 @@ import type { GoalChange } from '../ports/goal-ledger.js';
 import type { EffectInput } from '../ports/outbox.js';
 import { type LoopEffect, recordedEffect } from './outbox.js';
 import type { TaskTimes } from './run-view.js';
-import type { Decision, Effect, LoopState } from './transition.js';
+import { type Decision, type Effect, FOLLOW_BASE_TASK, type LoopState } from './transition.js';
 
 /**
  * The decision's transitions, task changes and counter changes, as one ledger write with its
@@ -54,6 +54,10 @@ export function outboxEffects(effects: readonly Effect[], result: LoopResult | u
       // The push first: the PR and the comments follow it (effects are performed in order).
       if (e.push) out.push(loopEffect({ kind: 'push', payload: { taskId: e.taskId, sha: e.push.sha, lease: e.push.lease } }));
       out.push(loopEffect({ kind: 'checkpointed', payload: { taskId: e.taskId, sha: e.sha } }));
+    } else if (e.type === 'base_followed') {
+      // The rewritten branch first, under the lease of the tip it replaced; then people are told.
+      if (e.push) out.push(loopEffect({ kind: 'push', payload: { taskId: FOLLOW_BASE_TASK, sha: e.push.sha, lease: e.push.lease } }));
+      out.push(loopEffect({ kind: 'base_followed', payload: { report: e.report } }));
     } else if (e.type === 'request_approval') out.push(loopEffect({ kind: 'request_approval', payload: { taskIds: e.taskIds } }));
     else if (e.type === 'escalate') out.push(loopEffect({ kind: 'escalate', payload: { escalation: e.escalation } }));
     else if (e.type === 'finish' && result) out.push(loopEffect({ kind: 'finished', payload: { result } }));

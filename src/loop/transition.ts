@@ -2,11 +2,11 @@ import { type BaselinePolicy, evidenceFor } from '../goal/evidence.js';
 import type { LoopLimits } from '../goal/limits.js';
 import { RESTING_STATES } from '../goal/states.js';
 import { DecisionBuilder } from './decision-builder.js';
-import { type Decision, FINAL_GATE_TASK, type LoopCounters, type LoopEvent, type LoopState, type OnEscalation, SETUP_TASK, type TaskView } from './loop-model.js';
+import { type Decision, FINAL_GATE_TASK, FOLLOW_BASE_TASK, type LoopCounters, type LoopEvent, type LoopState, type OnEscalation, SETUP_TASK, type TaskView } from './loop-model.js';
 
 // The loop's model lives in loop-model.ts; these names stay importable from here.
-export type { Decision, Effect, ExecutionFailureKind, LoopCounters, LoopEvent, LoopState, OnEscalation, TaskView, Transition } from './loop-model.js';
-export { FINAL_GATE_TASK, SETUP_TASK } from './loop-model.js';
+export type { BaseFollowedReport, Decision, Effect, ExecutionFailureKind, FollowedBase, LoopCounters, LoopEvent, LoopState, OnEscalation, TaskView, Transition } from './loop-model.js';
+export { FINAL_GATE_TASK, FOLLOW_BASE_TASK, SETUP_TASK } from './loop-model.js';
 
 /**
  * The loop's brain: given the state and what just happened, return the next state and the
@@ -21,7 +21,9 @@ export function decide(state: LoopState, event: LoopEvent): Decision {
   switch (event.type) {
     case 'start':
       d.startRun(event.checkpoints, event.gatePassed === true);
-      if (event.setupFailure !== undefined) d.escalate({ task_id: SETUP_TASK, attempts: 1, last_error: event.setupFailure }, true);
+      if (event.followedBase) d.followedBase(event.followedBase);
+      if (event.followedBase?.unrepairable !== undefined) d.escalate({ task_id: FOLLOW_BASE_TASK, attempts: 1, last_error: event.followedBase.unrepairable }, true);
+      else if (event.setupFailure !== undefined) d.escalate({ task_id: SETUP_TASK, attempts: 1, last_error: event.setupFailure }, true);
       else d.advance(event.at);
       break;
     case 'executed':

@@ -1,3 +1,4 @@
+import type { BaseFollowedReport } from '../goal/base-followed.js';
 import type { Escalation } from '../goal/escalation.js';
 import type { GoalSnapshot, LoopResult } from '../goal/result.js';
 
@@ -20,6 +21,8 @@ export interface Forge {
   update(snapshot: GoalSnapshot): Promise<void>;
   /** A task was verified and its checkpoint pushed. */
   checkpointed(snapshot: GoalSnapshot, checkpoint: { taskId: string; sha: string }, once?: EffectOnce): Promise<void>;
+  /** The goal branch was brought onto its moved base branch, and pushed (optional: the status shows it too). */
+  baseFollowed?(snapshot: GoalSnapshot, report: BaseFollowedReport, once?: EffectOnce): Promise<void>;
   /** The loop needs a human approval before it can continue. */
   requestApproval(snapshot: GoalSnapshot, taskIds: string[], once?: EffectOnce): Promise<void>;
   /** A task ran out of retries: stop and ask for help. */

@@ -153,6 +153,7 @@ describe('repo config', () => {
         'max_same_failure',
         'max_risk',
         'verification_baseline',
+        'follow_base',
         'test_paths',
         'verify_with_base_tests',
         'on_escalation',

@@ -1,3 +1,4 @@
+import type { BaseFollowedReport } from '../../src/goal/base-followed.js';
 import type { Escalation } from '../../src/goal/escalation.js';
 import type { GoalSnapshot, LoopResult } from '../../src/goal/result.js';
 import type { Forge } from '../../src/ports/forge.js';
@@ -9,6 +10,7 @@ export class RecordingForge implements Forge {
   readonly approvals: string[][] = [];
   readonly escalations: Escalation[] = [];
   readonly results: LoopResult[] = [];
+  readonly basesFollowed: BaseFollowedReport[] = [];
   /** Called on each update; the loop waits for what it returns. */
   onUpdate?: (s: GoalSnapshot) => void | Promise<void>;
 
@@ -18,6 +20,9 @@ export class RecordingForge implements Forge {
   }
   async checkpointed(_s: GoalSnapshot, c: { taskId: string; sha: string }): Promise<void> {
     this.checkpoints.push(c);
+  }
+  async baseFollowed(_s: GoalSnapshot, r: BaseFollowedReport): Promise<void> {
+    this.basesFollowed.push(r);
   }
   async requestApproval(_s: GoalSnapshot, taskIds: string[]): Promise<void> {
     this.approvals.push(taskIds);

@@ -1,6 +1,6 @@
 import { isAbsolute, relative, resolve, sep } from 'node:path';
-
 import { type AgentChoice, checkAgentChoice, selectAgent } from '../../agent/select-agent.js';
+import { UsageError } from '../../common/errors.js';
 import { pick } from '../../common/pick.js';
 import { redactUrls } from '../../common/redact-urls.js';
 import { shellWord } from '../../common/shell-word.js';
@@ -37,6 +37,7 @@ export interface RunValues {
   approve?: string[];
   config?: string;
   budget?: number;
+  followBase?: boolean;
 }
 
 export async function runGoalCommand(values: RunValues): Promise<number> {
@@ -51,6 +52,9 @@ export async function runGoalCommand(values: RunValues): Promise<number> {
   if (approvalWarning) process.stderr.write(`${approvalWarning}\n`);
   const branch = `goal/${spec.goal_id}`;
   const config = await loadRepoConfigForCli(repo, values.base ? `refs/heads/${values.base}` : 'HEAD', values.config);
+  if (values.followBase && config.follow_base === 'off') {
+    throw new UsageError('--follow-base: the repo config says follow_base: off. Set it to rebase or merge, or run without --follow-base.');
+  }
 
   const dir = workspaceDir(workspaceRoot(), repo, spec.goal_id);
   const release = acquireLock(`${dir}.lock`);
@@ -104,6 +108,7 @@ export async function runGoalCommand(values: RunValues): Promise<number> {
       ...(values.approve ? { approve: values.approve } : {}),
       ...(human ? { humanLimits: human } : {}),
       signal: stop.signal,
+      ...(values.followBase ? { followBase: config.follow_base } : {}),
     });
     // A finished goal's workspace is released (its tree parked): its checkpoints are on the
     // remote, and a resume (of an escalated goal, say) prepares a new one from the branch. A

@@ -24,6 +24,10 @@ export const RUN: CliCommand = {
       .option('--base <branch>', "the branch the goal starts from (default: the remote's HEAD)")
       .option('--approve <task-id|all>', 'approve a risky task, or all of them; repeatable', repeatable)
       .option('--config <goal-loop.yml>', 'the repo config (default: .github/goal-loop.yml on the base branch)')
+      .option(
+        '--follow-base',
+        "bring the goal branch onto its base branch's tip first, when the base moved (the repo config's follow_base: rebase or merge); each replayed task's verification runs again",
+      )
       .option('--budget <usd>', "set the goal's cost cap in US dollars, kept in the ledger (as /goal budget): goes on after the cap stopped it", budgetUsd),
   run: async (cmd) => (await import('../actions/run.js')).runGoalCommand(cmd.opts<RunValues>()),
 };
