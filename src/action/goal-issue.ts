@@ -34,5 +34,8 @@ export async function goalIssueOf(o: Octokit, e: GoalEvent): Promise<number | un
     case 'pr_closed':
     case 'review':
       return issueOfPull(e);
+    case 'base_pushed':
+      // Not an event the Action subscribes to: its goals follow the base at their next run.
+      return undefined;
   }
 }

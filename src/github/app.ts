@@ -5,6 +5,7 @@ import { onIssueComment } from './handlers/issue-comment.js';
 import { onIssues } from './handlers/issues.js';
 import { onPullRequestClosed } from './handlers/pull-request.js';
 import { onPullRequestReview } from './handlers/pull-request-review.js';
+import { onPush } from './handlers/push.js';
 
 /**
  * The GitHub App: which webhook event goes to which handler. Each handler only turns the payload
@@ -17,6 +18,7 @@ export function goalLoopApp(intake: AcceptEvent): ApplicationFunction {
     app.on('issue_comment.created', onIssueComment(intake));
     app.on('pull_request.closed', onPullRequestClosed(intake));
     app.on('pull_request_review.submitted', onPullRequestReview(intake));
+    app.on('push', onPush(intake));
     app.on('installation', onInstallation());
   };
 }

@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import type { ProbotOctokit } from 'probot';
+import { type BaseFollowedReport, describeBaseFollowed } from '../goal/base-followed.js';
 import type { Escalation } from '../goal/escalation.js';
 import type { GoalSnapshot, LoopResult } from '../goal/result.js';
 import type { AttemptLog } from '../ports/attempt-log.js';
@@ -159,6 +160,15 @@ export class GitHubForge implements Forge {
     if (this.opts.carry) await this.flush(s);
     else await this.update(s);
     await this.answerReviews([{ task_id: cp.taskId, sha: cp.sha }]);
+  }
+
+  /** On the PR's timeline (the status comment shows it too): the branch was rewritten under the reviewers. */
+  async baseFollowed(s: GoalSnapshot, report: BaseFollowedReport, once?: EffectOnce): Promise<void> {
+    await this.flush(s);
+    const pr = await this.pr.find();
+    if (!pr) return;
+    const repairs = report.repairs.length > 0 ? ' The tasks to repair run now, each told what changed.' : '';
+    await this.comment(pr.number, `goal-loop followed the base branch: ${describeBaseFollowed(report)}.${repairs}`, once && { marker: effectMarker(once.id), retry: once.retry });
   }
 
   async requestApproval(s: GoalSnapshot, taskIds: string[], once?: EffectOnce): Promise<void> {

@@ -228,6 +228,8 @@ async function runLoop(deps: WorkGoalDeps, r: RunInput): Promise<LoopResult> {
     ...(deps.controlPollMs !== undefined ? { controlPollMs: deps.controlPollMs } : {}),
     performEffect: githubEffectPerformer(r.forge),
     ...(deps.inlinePushes ? { inlinePushes: true } : {}),
+    // main moved since the goal branch left it: the PR is brought onto it (DESIGN.md §11).
+    followBase: r.config.follow_base,
     effectHolder: deps.workerId,
     effectClaimMs: deps.effectClaimMs,
   });

@@ -1,3 +1,4 @@
+import type { BaseFollowedReport } from './base-followed.js';
 import type { Escalation } from './escalation.js';
 import type { LoopLimits } from './limits.js';
 import type { GoalState, TaskStatus } from './states.js';
@@ -56,6 +57,8 @@ export interface GoalSnapshot {
   escalation?: Escalation;
   /** This run's setup, once it started (absent when the repo config has no setup). */
   setup?: SetupProgress;
+  /** This run brought the goal branch onto its moved base branch. */
+  followedBase?: BaseFollowedReport;
 }
 
 /** The repo's setup step of this run, as shown live (terminal, status comment). */

@@ -57,6 +57,7 @@ export class RunView {
       startedAt: state.startedAtMs,
       ...(state.escalation ? { escalation: state.escalation } : {}),
       ...(this.setup ? { setup: { ...this.setup } } : {}),
+      ...(state.followedBase ? { followedBase: state.followedBase } : {}),
     };
   }
 

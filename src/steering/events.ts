@@ -57,6 +57,8 @@ export type GoalEvent =
       command: { ok: true; command: GoalCommand } | { ok: false; error: string };
     })
   | (EventBase & PullRef & { type: 'pr_closed'; merged: boolean })
+  /** A push to the repository's default branch (the goals' base): `after` is its new tip. */
+  | (EventBase & { type: 'base_pushed'; branch: string; after: string })
   | (EventBase &
       PullRef & {
         type: 'review';

@@ -113,6 +113,7 @@ export type IssueCommentEditedPayload = Context<'issue_comment.edited'>['payload
 export type IssueCommentDeletedPayload = Context<'issue_comment.deleted'>['payload'];
 export type PullRequestClosedPayload = Context<'pull_request.closed'>['payload'];
 export type PullRequestReviewSubmittedPayload = Context<'pull_request_review.submitted'>['payload'];
+export type PushPayload = Context<'push'>['payload'];
 export type InstallationCreatedPayload = Context<'installation.created'>['payload'];
 
 /** What `probot.receive` takes. */
@@ -453,6 +454,29 @@ export function pullRequestReviewSubmitted(o: RepoSpec & { pull: PullSpec; revie
     r._links.pull_request = { href: r.pull_request_url };
   }
   return p as PullRequestReviewSubmittedPayload;
+}
+
+/**
+ * `push` of `after` to `branch` (default: the default branch). The package's push examples carry
+ * no `action`: the one on a branch with an installation is taken.
+ */
+export function pushed(o: RepoSpec & { after: string; before?: string; branch?: string }): PushPayload {
+  const def = allExamples().find((d) => d.name === 'push');
+  const example = (def?.examples ?? []).find((e): e is J => String((e as J).ref).startsWith('refs/heads/') && Boolean((e as J).installation));
+  if (!example) throw new Error('@octokit/webhooks-examples has no push example on a branch');
+  const p = applyBase(structuredClone(example), o);
+  const branch = o.branch ?? o.defaultBranch ?? 'main';
+  p.ref = `refs/heads/${branch}`;
+  p.before = o.before ?? '0'.repeat(40);
+  p.after = o.after;
+  p.created = false;
+  p.deleted = false;
+  p.forced = false;
+  p.compare = `https://github.com/${o.owner}/${o.repo}/compare/${p.before.slice(0, 12)}...${o.after.slice(0, 12)}`;
+  p.commits = [];
+  p.head_commit = null;
+  if (p.repository) p.repository.master_branch = o.defaultBranch ?? 'main';
+  return p as PushPayload;
 }
 
 export function installationCreated(o: Omit<RepoSpec, 'cloneUrl' | 'defaultBranch'> & { repositories?: string[] }): InstallationCreatedPayload {

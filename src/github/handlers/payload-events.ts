@@ -3,13 +3,15 @@ import { findCommand } from '../../steering/commands.js';
 import type { GoalEvent } from '../../steering/events.js';
 import { eventBase, fromBot, pullRef } from './base.js';
 
-type Payload<E extends 'issues' | 'issue_comment' | 'pull_request' | 'pull_request_review'> = E extends 'issues'
-  ? Context<'issues.labeled' | 'issues.unlabeled' | 'issues.closed'>['payload']
-  : E extends 'issue_comment'
-    ? Context<'issue_comment.created'>['payload']
-    : E extends 'pull_request'
-      ? Context<'pull_request.closed'>['payload']
-      : Context<'pull_request_review.submitted'>['payload'];
+type Payload<E extends 'issues' | 'issue_comment' | 'pull_request' | 'pull_request_review' | 'push'> = E extends 'push'
+  ? Context<'push'>['payload']
+  : E extends 'issues'
+    ? Context<'issues.labeled' | 'issues.unlabeled' | 'issues.closed'>['payload']
+    : E extends 'issue_comment'
+      ? Context<'issue_comment.created'>['payload']
+      : E extends 'pull_request'
+        ? Context<'pull_request.closed'>['payload']
+        : Context<'pull_request_review.submitted'>['payload'];
 
 /**
  * Webhook payloads -> steering events: what the App's handlers and a GitHub Action's run both
@@ -83,4 +85,16 @@ export function goalEventFromPayload(name: string, deliveryId: string, payload: 
     default:
       return undefined;
   }
+}
+
+/**
+ * push to the default branch (the base every goal branch leaves from): the goals with an open PR
+ * follow it. A bot's push counts (a merge queue's, a release bot's): main moved all the same.
+ */
+export function pushEvent(deliveryId: string, payload: Payload<'push'>, installationId?: number): GoalEvent | undefined {
+  const branch = payload.repository.default_branch;
+  if (!branch || payload.ref !== `refs/heads/${branch}` || payload.deleted || !/^[0-9a-f]{40,64}$/.test(payload.after)) return undefined;
+  const base = eventBase(deliveryId, payload, installationId);
+  if (!base) return undefined;
+  return { ...base, type: 'base_pushed', branch, after: payload.after };
 }

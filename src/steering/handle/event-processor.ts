@@ -1,4 +1,5 @@
 import type { EventDecision } from '../decide/actions.js';
+import { decideBasePushed } from '../decide/base-pushed.js';
 import { decideCommand } from '../decide/command.js';
 import { decideIssueClosed } from '../decide/issue-closed.js';
 import { decideLabel } from '../decide/label.js';
@@ -7,7 +8,7 @@ import { decideReview } from '../decide/review.js';
 import type { GoalEvent } from '../events.js';
 import type { IssueForge, IssueForgeFor } from '../issue-forge.js';
 import { type ActDeps, act } from './act.js';
-import { gatherCommand, gatherIssueClosed, gatherLabel, gatherPrClosed, gatherReview } from './gather.js';
+import { gatherBasePushed, gatherCommand, gatherIssueClosed, gatherLabel, gatherPrClosed, gatherReview } from './gather.js';
 
 /** What act.ts needs, which covers what gather.ts needs (GatherDeps). */
 export interface EventProcessorDeps extends ActDeps {
@@ -28,10 +29,15 @@ export class EventProcessor {
   /** Handles one event; rejects when handling it failed (the wiring may retry it). */
   async handle(e: GoalEvent): Promise<void> {
     const forge = await this.deps.forgeFor(e);
+    // One event about many goals: each goal's decision is acted on in turn.
+    if (e.type === 'base_pushed') {
+      for (const decision of decideBasePushed(e, await gatherBasePushed(this.deps, forge, e))) await act(this.deps, forge, e, decision);
+      return;
+    }
     await act(this.deps, forge, e, await this.decide(forge, e));
   }
 
-  private async decide(forge: IssueForge, e: GoalEvent): Promise<EventDecision> {
+  private async decide(forge: IssueForge, e: Exclude<GoalEvent, { type: 'base_pushed' }>): Promise<EventDecision> {
     const d = this.deps;
     switch (e.type) {
       case 'labeled':

@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import { RepoConfigError } from '../../config/repo-config.js';
 import type { GoalKey, GoalLedger, GoalRecord } from '../../ports/goal-ledger.js';
 import type { ConfigFact, GoalView } from '../decide/actions.js';
+import type { BasePushedFacts } from '../decide/base-pushed.js';
 import { ACCEPTING_COMMANDS, type CommandFacts } from '../decide/command.js';
 import { isGoalPullRequest } from '../decide/common.js';
 import type { IssueClosedFacts } from '../decide/issue-closed.js';
@@ -78,6 +79,13 @@ export async function gatherReview(deps: GatherDeps, forge: IssueForge, e: Event
   const config = await configFact(forge);
   if (!config.ok) return { ...facts, config };
   return { ...facts, config, issueBody: await issueBodyOf(deps, forge, goal), running: await deps.isRunning(goal.key) };
+}
+
+export async function gatherBasePushed(deps: GatherDeps, forge: IssueForge, e: EventOf<'base_pushed'>): Promise<BasePushedFacts> {
+  const goals = (await deps.ledger.listGoals()).filter((g) => g.repo === `${e.owner}/${e.repo}`).map(goalView);
+  // The config is read only when some goal has a pull request to keep up to date.
+  if (!goals.some((g) => typeof g.meta.prNumber === 'number' && g.meta.merged !== true && g.state === 'LOOP_COMPLETE')) return { goals };
+  return { goals, config: await configFact(forge) };
 }
 
 /** The ledger's record of a goal, its meta read through the policy's schema. */

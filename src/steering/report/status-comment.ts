@@ -2,6 +2,7 @@ import { unlinked, unmentioned } from '../../common/inert-text.js';
 import { plainText } from '../../common/plain-text.js';
 import { redactUrls } from '../../common/redact-urls.js';
 import { headChars, sanitizeProse, utf8Bytes } from '../../common/untrusted.js';
+import { type BaseFollowedReport, describeBaseFollowed } from '../../goal/base-followed.js';
 import { mermaidGraph } from '../../goal/render.js';
 import type { GoalSnapshot, SetupProgress, TaskSnapshot } from '../../goal/result.js';
 import { totalTokens } from '../../goal/usage.js';
@@ -159,7 +160,7 @@ export function renderStatus(s: GoalSnapshot, links: Links, undelivered: readonl
   const parts = [
     STATUS_MARKER,
     `### goal-loop: ${inlineUntrusted(s.objective, 200)}`,
-    `**State:** ${stateText(s, queued)} · **Branch:** [\`${s.branch}\`](${branchUrl})${pr}${reason}${s.setup ? `\n\n${setupLine(s.setup, now)}` : ''}`,
+    `**State:** ${stateText(s, queued)} · **Branch:** [\`${s.branch}\`](${branchUrl})${pr}${reason}${s.setup ? `\n\n${setupLine(s.setup, now)}` : ''}${s.followedBase ? `\n\n${baseLine(s.followedBase, links)}` : ''}`,
 
     s.tasks.length > 0 ? checklist(s, links, proofs) : '_Planning…_',
   ];
@@ -168,6 +169,13 @@ export function renderStatus(s: GoalSnapshot, links: Links, undelivered: readonl
   const notice = undeliveredNotice(undelivered);
   if (notice) parts.push(notice);
   return parts.join('\n\n');
+}
+
+/** "- [x] Base branch: rebased onto [1a2b3c4](…): 3 checkpoints replayed, 3 re-verified" (a box left open while tasks are to repair). */
+export function baseLine(r: BaseFollowedReport, links: Pick<Links, 'repoUrl'>): string {
+  const sha = r.onto.slice(0, 7);
+  const text = describeBaseFollowed(r).replace(sha, `[${sha}](${links.repoUrl}/commit/${r.onto})`);
+  return `- [${r.repairs.length > 0 ? ' ' : 'x'}] **Base branch:** ${text}`;
 }
 
 /**
