@@ -133,8 +133,9 @@ async function expectNothingRedoneOrLeft(p: Project): Promise<void> {
   expect(givenUp.map((e) => `${e.kind}: ${e.lastError}`)).toEqual([]);
 }
 
+// Four or five CLI runs a test, each a few seconds on a loaded machine: above the 60 s default.
 describe('goal-loop run --follow-base killed at its crash boundaries, then run again', () => {
-  it('base-followed (replayed locally, nothing recorded or pushed): the branch is untouched; the rerun follows main once', async () => {
+  it('base-followed (replayed locally, nothing recorded or pushed): the branch is untouched; the rerun follows main once', { timeout: 120_000 }, async () => {
     const { p, before, onto } = await completedGoalThenMainMoves();
 
     const crashed = await followBase(p, 'base-followed');
@@ -175,7 +176,7 @@ describe('goal-loop run --follow-base killed at its crash boundaries, then run a
     await expectNothingRedoneOrLeft(p);
   });
 
-  it('effects-recorded:push (recorded, not pushed): the rerun pushes the recorded commit from the kept clone and does not replay again', async () => {
+  it('effects-recorded:push (recorded, not pushed): the rerun pushes the recorded commit from the kept clone and does not replay again', { timeout: 120_000 }, async () => {
     const { p, before, onto } = await completedGoalThenMainMoves();
 
     const crashed = await followBase(p, 'effects-recorded:push');
