@@ -100,10 +100,12 @@ async function conflictDetail(r: BaseReplay, sha: string, files: string[]): Prom
   const change = (await r.git.tryRun(r.dir, ['show', '--no-color', '--no-ext-diff', '--format=%s', '--stat', '--patch', sha])) ?? '';
   const half = DETAIL_CHARS / 2;
   const cut = (text: string) => (text.length > half ? `${text.slice(0, half)}\n[… ${text.length - half} more characters]` : text);
+  const which = `${files.length} file(s) in conflict (${files.slice(0, 10).join(', ')}${files.length > 10 ? ', …' : ''})`;
   return [
-    `Its change no longer applies to the base branch: ${files.length} file(s) in conflict (${files.slice(0, 10).join(', ')}${files.length > 10 ? ', …' : ''}).`,
+    `Its change no longer applies to the base branch: ${which}.`,
     `The conflict, as git marked it:\n${cut(markers)}`,
     `The change as it was checkpointed before (${sha.slice(0, 12)}):\n${cut(change)}`,
-    'Make the same change again on the tree as it is now.',
+    // Last: a one-line summary of a failure (the terminal, the status comment) is its last line.
+    `Make the same change again on the tree as it is now: ${which} with the new base.`,
   ].join('\n\n');
 }
