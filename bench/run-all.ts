@@ -6,6 +6,7 @@ import { baselineCost } from './baseline-cost.js';
 import { checkpointOverhead } from './checkpoint-overhead.js';
 import { contextBench } from './context-bench.js';
 import { convergence } from './convergence.js';
+import { followBaseBench } from './follow-base.js';
 import { pushDelay } from './push-delay.js';
 import { setupCacheBench } from './setup-cache.js';
 import { printVerdicts, type Verdict } from './stats.js';
@@ -45,6 +46,8 @@ async function main(): Promise<number> {
   verdicts.push(...(await convergence()));
   process.stdout.write('\n');
   verdicts.push(...(await writeBudgetBurst()));
+  process.stdout.write('\n');
+  verdicts.push(...(await followBaseBench()));
   process.stdout.write('\nsummary\n');
   printVerdicts(verdicts);
   return verdicts.every((v) => v.pass) ? 0 : 1;
