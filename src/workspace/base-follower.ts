@@ -56,11 +56,9 @@ async function mergeBase(r: BaseReplay): Promise<Replayed | undefined> {
 
 /** The branch's own commits (merges left out: what they brought is in the base) replayed on `onto`, one by one. */
 async function rebase(r: BaseReplay): Promise<Replayed> {
-  const commits = (await r.git.run(r.dir, ['rev-list', '--reverse', '--topo-order', '--no-merges', `${r.onto}..${r.head}`])).split('\n').filter(Boolean);
+  const commits = await ownCommits(r);
   await r.resetTo(r.onto);
-  const replayed: Replayed['replayed'] = [];
-  for (const [i, sha] of commits.entries()) {
-    const taskId = await taskOf(r, sha);
+  for (const [i, { sha, taskId }] of commits.entries()) {
     try {
       await r.git.run(r.dir, ['cherry-pick', '--allow-empty', '--keep-redundant-commits', sha]);
     } catch (err) {
@@ -74,19 +72,37 @@ async function rebase(r: BaseReplay): Promise<Replayed> {
       await r.git.tryRun(r.dir, ['cherry-pick', '--abort']);
       const tip = await r.git.run(r.dir, ['rev-parse', 'HEAD']);
       await r.resetTo(tip);
-      const later = await Promise.all(commits.slice(i + 1).map((c) => taskOf(r, c)));
+      const later = commits.slice(i + 1).map((c) => c.taskId);
       const dropped = [...new Set(later.filter((t): t is string => t !== undefined && t !== taskId))];
-      return { mode: 'rebase', from: r.from, onto: r.onto, replayed, conflict: { ...(taskId ? { taskId } : {}), sha, files, detail }, dropped, tip };
+      return { mode: 'rebase', from: r.from, onto: r.onto, replayed: await replayedTasks(r, commits), conflict: { ...(taskId ? { taskId } : {}), sha, files, detail }, dropped, tip };
     }
-    if (taskId) replayed.push({ taskId, sha: await r.git.run(r.dir, ['rev-parse', 'HEAD']) });
   }
   const tip = await r.git.run(r.dir, ['rev-parse', 'HEAD']);
   await r.resetTo(tip);
-  return { mode: 'rebase', from: r.from, onto: r.onto, replayed, dropped: [], tip };
+  return { mode: 'rebase', from: r.from, onto: r.onto, replayed: await replayedTasks(r, commits), dropped: [], tip };
 }
 
-async function taskOf(r: BaseReplay, sha: string): Promise<string | undefined> {
-  return parseCheckpointLog(await r.git.run(r.dir, ['log', '-1', `--format=${CHECKPOINT_LOG_FORMAT}`, sha]), r.goalId)[0]?.taskId;
+/** The branch's commits not in `onto`, oldest first, each with its task (a checkpoint of this goal) or none (a person's). */
+async function ownCommits(r: BaseReplay): Promise<Array<{ sha: string; taskId?: string }>> {
+  const log = await r.git.run(r.dir, ['log', '--reverse', '--topo-order', '--no-merges', `--format=${CHECKPOINT_LOG_FORMAT}`, `${r.onto}..${r.head}`]);
+  return log
+    .split('\x1e')
+    .map((record) => record.trim())
+    .filter(Boolean)
+    .map((record) => {
+      const sha = record.split('\x1f')[0] ?? '';
+      const taskId = parseCheckpointLog(`${record}\x1e`, r.goalId)[0]?.taskId;
+      return { sha, ...(taskId ? { taskId } : {}) };
+    });
+}
+
+/** The checkpoints replayed so far: the commits on `onto` now, one per commit picked (empty ones are kept), in order. */
+async function replayedTasks(r: BaseReplay, commits: Array<{ taskId?: string }>): Promise<Replayed['replayed']> {
+  const picked = (await r.git.run(r.dir, ['rev-list', '--reverse', `${r.onto}..HEAD`])).split('\n').filter(Boolean);
+  return picked.flatMap((sha, i) => {
+    const taskId = commits[i]?.taskId;
+    return taskId ? [{ taskId, sha }] : [];
+  });
 }
 
 async function conflicted(r: BaseReplay): Promise<string[]> {

@@ -256,8 +256,11 @@ export class GitWorkspace implements Workspace {
     await this.guardGitDir();
     return this.publisher.exclusive(async () => {
       if (this.publisher.pending > 0) throw new Error('cannot follow the base branch while checkpoints wait to be pushed');
-      await this.git.run(this.dir, ['fetch', '--quiet', '--prune', '--no-tags', REMOTE]);
-      this.lastFetchAt = Date.now();
+      // Right after prepare (a run's start), the remote was just fetched.
+      if (Date.now() - this.lastFetchAt >= (this.opts.syncIntervalMs ?? 5000)) {
+        await this.git.run(this.dir, ['fetch', '--quiet', '--prune', '--no-tags', REMOTE]);
+        this.lastFetchAt = Date.now();
+      }
       const onto = await this.baseCommit();
       const head = this.lastCheckpoint;
       const from = this.goalBase || head;
