@@ -41,11 +41,15 @@ export const CHECKPOINT_LOG_FORMAT = `${[
   `%(trailers:key=${TRAILER_VERIFIED},valueonly,separator=%x2C)`,
 ].join('%x1f')}%x1e`;
 
-/** Checkpoints of one goal from `git log --format=CHECKPOINT_LOG_FORMAT`, oldest first. */
+/**
+ * Checkpoints of one goal from `git log --format=CHECKPOINT_LOG_FORMAT` (newest first), oldest
+ * first. A task checkpointed more than once (repaired after its base moved, say) counts by its
+ * newest commit, in that commit's place: the branch's tip is then the last checkpoint's.
+ */
 export function parseCheckpointLog(log: string, goalId: string): Checkpoint[] {
   const out: Checkpoint[] = [];
   const seen = new Set<string>();
-  for (const record of log.split('\x1e').reverse()) {
+  for (const record of log.split('\x1e')) {
     const [sha, gid, task, attempt, verified] = record.trim().split(SEP);
     if (!sha || !task || gid?.trim() !== goalId) continue;
     const taskId = task.trim();
@@ -55,7 +59,7 @@ export function parseCheckpointLog(log: string, goalId: string): Checkpoint[] {
     const evidence = asEvidence(verified);
     out.push({ taskId, sha, ...(Number.isFinite(n) ? { attempt: n } : {}), ...(evidence ? { evidence } : {}) });
   }
-  return out;
+  return out.reverse();
 }
 
 /** A trailer value is only evidence when it is one of the known ones: anything else (forged, repeated) is none. */

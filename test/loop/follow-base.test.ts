@@ -130,6 +130,11 @@ describe('a resting goal follows its base branch (real git, fake-free loop)', ()
     expect(onBranch('three.txt')).toBe('2');
     expect(checkpointCommits(h.repo.bare, BRANCH).map((c) => c.task)).toEqual(['t1', 't2', 't3', 't3']);
     expect(h.forge.basesFollowed.at(-1)).toMatchObject({ replayed: 3, reverified: 2, repairs: [{ taskId: 't3', why: 'verification' }] });
+    // Run again: the branch says t3 is its newest commit, the tip (where a check run goes), not the one it repaired.
+    const again = await h.run(GOAL, { agent: agent(), followBase: 'rebase' });
+    expect(again.status).toBe('LOOP_COMPLETE');
+    expect(again.checkpoints.map((c) => c.task_id)).toEqual(['t1', 't2', 't3']);
+    expect(again.checkpoints.at(-1)!.sha).toBe(git(h.repo.bare, 'rev-parse', BRANCH));
   });
 
   it('follow_base off (the default): the branch stays where it was, nothing runs again', async () => {
