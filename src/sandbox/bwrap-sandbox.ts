@@ -129,6 +129,11 @@ export class BwrapSandbox implements SpawningSandbox {
   private readonly pending = new Set<Promise<unknown>>();
   /** What the last handovers of recent workspaces saw: only what changed since is looked at. */
   private readonly handovers = new Map<string, HandoverMemo>();
+  /**
+   * Workspaces a package store was lent to: their files may be hard links into the store, whose
+   * owner another goal's handover changes without touching this tree's folders. Always handed over whole.
+   */
+  private readonly sharedInodes = new Set<string>();
 
   constructor(private readonly opts: BwrapSandboxOptions = {}) {
     const bwrap = findProgram(opts.bwrapPath ?? 'bwrap');
@@ -170,6 +175,7 @@ export class BwrapSandbox implements SpawningSandbox {
 
   /** Gives the workspace to the jail uid: only the folders changed since its last handover are looked at. */
   private handOver(workspace: string, uid: number, gid: number): Promise<void> {
+    if (this.sharedInodes.has(workspace)) return handOverWorkspace(workspace, uid, gid);
     const key = `${uid}:${gid}:${workspace}`;
     const memo = this.handovers.get(key) ?? new HandoverMemo({ uid, gid });
     // Most recent last; a bot with many goals keeps the memos of its last few workspaces only.
@@ -367,6 +373,7 @@ export class BwrapSandbox implements SpawningSandbox {
     const git = lstatOrUndefined(gitPath);
     if (git?.isSymbolicLink()) throw new SandboxUnavailableError(`refusing to run in ${workspace}: its .git is a symlink`);
     const store = req.packageStore ? checkPackageStore(req.packageStore.dir, workspace) : undefined;
+    if (store) this.sharedInodes.add(workspace);
     // The handover runs (a `find`) while the rest is prepared; nothing jailed starts before it ends.
     // A warm jail's gate is no jailed command: its handover is at go (runWarm).
     const handover = this.root && !gate ? Promise.all([this.handOver(workspace, uid, gid), ...(store ? [handOverWorkspace(store, uid, gid, 'package store')] : [])]) : undefined;

@@ -16,8 +16,19 @@ import { SandboxUnavailableError } from '../ports/sandbox.js';
  * handover are looked at (see handOverChanged).
  */
 export async function handOverWorkspace(dir: string, uid: number, gid: number, what = 'workspace', memo?: HandoverMemo): Promise<void> {
-  const starts = memo ? await changedFolders(dir, memo).catch((err: unknown) => failed(dir, uid, what, err)) : WHOLE;
-  if (starts.length === 0) return;
+  let walk: Walk;
+  try {
+    walk = memo ? await changedFolders(dir, memo) : { starts: WHOLE, seen: [] };
+  } catch (err) {
+    throw failed(dir, uid, what, err);
+  }
+  await chownWhereNeeded(dir, uid, gid, what, walk.starts);
+  // Only once every folder was given: a failed handover leaves nothing remembered as done.
+  if (memo) for (const remember of walk.seen) remember();
+}
+
+function chownWhereNeeded(dir: string, uid: number, gid: number, what: string, starts: readonly string[]): Promise<void> {
+  if (starts.length === 0) return Promise.resolve();
   const whole = starts === WHOLE;
   // Each changed folder and its own entries (depth 1); below them, folders are starts of their own.
   const args = [
@@ -52,8 +63,8 @@ export async function handOverWorkspace(dir: string, uid: number, gid: number, w
   });
 }
 
-function failed(dir: string, uid: number, what: string, why: unknown): never {
-  throw new SandboxUnavailableError(`cannot give the ${what} ${dir} to the sandbox uid ${uid}: ${why instanceof Error ? why.message : String(why)}`);
+function failed(dir: string, uid: number, what: string, why: unknown): SandboxUnavailableError {
+  return new SandboxUnavailableError(`cannot give the ${what} ${dir} to the sandbox uid ${uid}: ${why instanceof Error ? why.message : String(why)}`);
 }
 
 /** What the handovers of one workspace to one uid saw (see changedFolders). */
@@ -83,10 +94,17 @@ const MAX_START_BYTES = 256 * 1024;
  * the entries of a folder unchanged since the last handover (FolderMemo) are still the jail's.
  * Every folder is still lstat'ed from the root down. The top-level `.git` is never entered.
  */
-async function changedFolders(root: string, memo: HandoverMemo): Promise<readonly string[]> {
+interface Walk {
+  starts: readonly string[];
+  /** What the memo learns, applied once the handover succeeded. */
+  seen: Array<() => void>;
+}
+
+async function changedFolders(root: string, memo: HandoverMemo): Promise<Walk> {
   const base = Buffer.from(root);
   const started = Date.now();
   const changed: Buffer[] = [];
+  const seen: Walk['seen'] = [];
   let frontier: Buffer[] = [Buffer.alloc(0)];
   while (frontier.length > 0) {
     const next: Buffer[] = [];
@@ -97,9 +115,9 @@ async function changedFolders(root: string, memo: HandoverMemo): Promise<readonl
           // Stat first: the folder read after it is at least as new as what is remembered.
           const stat = await lstat(dir, { bigint: true });
           if (!stat.isDirectory()) throw new Error(`${dir.toString()} is no longer a folder`);
-          const seen = memo.unchanged(rel, stat);
-          if (seen) {
-            next.push(...seen);
+          const known = memo.unchanged(rel, stat);
+          if (known) {
+            next.push(...known);
             return;
           }
           changed.push(rel);
@@ -110,18 +128,19 @@ async function changedFolders(root: string, memo: HandoverMemo): Promise<readonl
           }
           next.push(...subdirs);
           // Owned already: its ctime stays as seen. If `find` gives it over, the next walk reads it again.
-          if (Number(stat.uid) === memo.owner.uid && Number(stat.gid) === memo.owner.gid) memo.remember(rel, stat, subdirs, started);
-          else memo.forget(rel);
+          if (Number(stat.uid) === memo.owner.uid && Number(stat.gid) === memo.owner.gid) seen.push(() => memo.remember(rel, stat, subdirs, started));
+          else seen.push(() => memo.forget(rel));
         }),
       );
     }
     frontier = next;
   }
-  if (changed.length === 0) return [];
-  if (changed.length > MAX_STARTS) return WHOLE;
+  const done = (starts: readonly string[]): Walk => ({ starts, seen });
+  if (changed.length === 0) return done([]);
+  if (changed.length > MAX_STARTS) return done(WHOLE);
   const starts = changed.map((rel) => (rel.length > 0 ? `./${rel.toString('utf8')}` : '.'));
   // A name that is not UTF-8 cannot be passed as an argument unchanged: the whole tree then.
-  if (changed.some((rel, i) => rel.length > 0 && !Buffer.from(starts[i]!.slice(2), 'utf8').equals(rel))) return WHOLE;
-  if (starts.reduce((n, s) => n + s.length + 1, 0) > MAX_START_BYTES) return WHOLE;
-  return starts;
+  if (changed.some((rel, i) => rel.length > 0 && !Buffer.from(starts[i]!.slice(2), 'utf8').equals(rel))) return done(WHOLE);
+  if (starts.reduce((n, s) => n + s.length + 1, 0) > MAX_START_BYTES) return done(WHOLE);
+  return done(starts);
 }

@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { lstatSync, mkdirSync, readdirSync, renameSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -104,6 +105,20 @@ describe('the workspace handover that looks only at what changed still gives the
     await handOverWorkspace(dir, UID, GID, 'workspace', memo);
     expect(lstatSync(odd).uid).toBe(UID);
     expect(notGiven(dir)).toEqual([]);
+  });
+});
+
+describe('a handover that fails', () => {
+  it('rejects with the reason (the process lives on), and remembers nothing: the next one looks again', async () => {
+    const { dir, memo } = await knownTree();
+    // A folder nested past PATH_MAX (made by relative steps): `chown` cannot name what is in it.
+    const step = 'd'.repeat(200);
+    execFileSync('bash', ['-c', `cd src/b && for i in $(seq 25); do mkdir ${step} && cd ${step}; done && touch deep.txt`], { cwd: dir });
+    const reads = memo.reads;
+    await expect(handOverWorkspace(dir, UID, GID, 'workspace', memo)).rejects.toThrow(/cannot give the workspace .* to the sandbox uid/);
+    expect(memo.reads).toBe(reads);
+    await expect(handOverWorkspace(dir, UID, GID, 'workspace', memo)).rejects.toThrow(/sandbox uid/);
+    execFileSync('rm', ['-rf', join(dir, 'src', 'b', step)]);
   });
 });
 
