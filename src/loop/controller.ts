@@ -23,7 +23,7 @@ import { PushTracker } from './push-effects.js';
 import { RunView } from './run-view.js';
 import type { SetupOptions } from './setup-runner.js';
 import { StepJournal } from './step-journal.js';
-import { decide, type Effect, type LoopEvent, type LoopState, type OnEscalation } from './transition.js';
+import { decide, type Effect, type FollowedBase, type LoopEvent, type LoopState, type OnEscalation } from './transition.js';
 
 export { GoalAbandonedError } from './goal-abandoned.js';
 
@@ -182,15 +182,14 @@ export async function runGoal(opts: RunGoalOptions): Promise<LoopResult> {
     try {
       await journal.settleLeftovers();
       await interruptions.pendingRequest(opts.honorPendingControl ?? false);
-      let checkpoints = await workspace.prepare();
+      const prepared = await workspace.prepare();
+      let checkpoints = prepared;
       // The base branch moved since the goal branch left it: onto its tip first (DESIGN.md §11).
-      const followed = opts.followBase && opts.followBase !== 'off' && checkpoints.length > 0 ? await workspace.followBase?.(opts.followBase) : undefined;
+      const tasks = spec.tasks.map((t) => t.id);
+      const followed = opts.followBase && opts.followBase !== 'off' && checkpoints.length > 0 ? await workspace.followBase?.(opts.followBase, tasks) : undefined;
       if (followed) {
         log.info({ onto: followed.onto, mode: followed.mode, replayed: followed.replayed.length, conflict: followed.conflict?.files }, 'the goal branch follows its base branch');
         checkpoints = followed.checkpoints;
-        // A runner whose ledger ends with it pushes now, as it does its checkpoints.
-        if (opts.inlinePushes) await workspace.publish?.(followed.push);
-        else pushes.recorded(followed.push.sha);
       }
       // A finished goal run again on the same tip: nothing to set up, nothing to check again.
       const finished = await finishedAtTip(ledger, key, view.state.tasks, checkpoints, workspace, gateChecksKey(spec, opts.gate ?? []));
@@ -204,12 +203,22 @@ export async function runGoal(opts: RunGoalOptions): Promise<LoopResult> {
               opts.forge.update(view.snapshot()).catch((err: unknown) => log.warn({ err }, 'forge.update failed'));
             },
           });
-      const followedBase =
-        followed &&
-        (setupFailure === undefined
-          ? await performer.reverify(followed)
-          : { mode: followed.mode, onto: followed.onto, replayed: followed.replayed.length, reverified: 0, repairs: [], push: followed.push });
-      if (followedBase && opts.inlinePushes) delete followedBase.push;
+      let followedBase: FollowedBase | undefined;
+      if (followed && setupFailure !== undefined) {
+        // Setup failed on the new tree: nothing of the replay is pushed (the next run follows again).
+        checkpoints = prepared;
+      } else if (followed) {
+        const verified = await performer.reverify(followed);
+        followedBase = verified.followedBase;
+        checkpoints = verified.checkpoints;
+        if (followedBase.push) {
+          // A runner whose ledger ends with it pushes now, as it does its checkpoints.
+          if (opts.inlinePushes) {
+            await workspace.publish?.(followedBase.push);
+            delete followedBase.push;
+          } else pushes.recorded(followedBase.push.sha);
+        }
+      }
       event = {
         type: 'start',
         at: clock(),

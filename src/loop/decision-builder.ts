@@ -90,7 +90,8 @@ export class DecisionBuilder {
    * to pending, their next attempt told why; the rewritten branch is pushed, then people are told.
    */
   followedBase(followed: FollowedBase): void {
-    const { repairs, unrepairable: _u, push, ...report } = followed;
+    const { repairs, unrepairable: _u, push, kept, ...report } = followed;
+    if (kept) return;
     for (const r of repairs) {
       const t = this.state.tasks.find((task) => task.id === r.taskId);
       if (!t || t.status === 'skipped') continue;

@@ -11,7 +11,7 @@ import type { TaskAgent } from '../ports/agent.js';
 import type { AttemptLog } from '../ports/attempt-log.js';
 import type { GoalKey, GoalLedger } from '../ports/goal-ledger.js';
 import type { CommandResult, Sandbox } from '../ports/sandbox.js';
-import { type BaseFollowed, CheckpointRefusedError, type Workspace } from '../ports/workspace.js';
+import { type BaseFollowed, type Checkpoint, CheckpointRefusedError, type Workspace } from '../ports/workspace.js';
 import { AttemptRecorder, commandOutcome } from './attempt-recorder.js';
 import { BaselineRunner } from './baseline.js';
 import { attemptRecord, describeFailure, message } from './command-report.js';
@@ -122,10 +122,15 @@ export class EffectPerformer {
   }
 
   /** After the goal branch followed its base, and setup ran: the replayed checkpoints verified again (see follow-base.ts). */
-  reverify(followed: BaseFollowed): Promise<FollowedBase> {
+  reverify(followed: BaseFollowed): Promise<{ followedBase: FollowedBase; checkpoints: Checkpoint[] }> {
+    const { workspace } = this.deps;
     return reverifyReplayed(followed, {
       spec: this.deps.spec,
       verify: (taskId, command, attempt) => this.run(command, { GOAL_TASK_ID: taskId, GOAL_ATTEMPT: String(attempt) }, `follow-base-${taskId}`),
+      dropFrom: (sha) => {
+        if (!workspace.dropReplayedFrom) throw new Error('this workspace cannot take replayed commits off its branch');
+        return workspace.dropReplayedFrom(sha);
+      },
       timeoutS: this.timeoutS(),
       signal: this.deps.signal,
     });

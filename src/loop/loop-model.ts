@@ -79,8 +79,10 @@ export interface LoopState {
 export interface FollowedBase extends Omit<BaseFollowedReport, 'repairs'> {
   /** Each task to repair, with what its next attempt is told. */
   repairs: Array<{ taskId: string; why: 'conflict' | 'verification' | 'dropped'; detail: string }>;
-  /** A person's commit on the goal branch that no longer applies: no task can repair it. */
+  /** What no task can repair (a person's commit that no longer applies): the goal escalates with it. */
   unrepairable?: string;
+  /** The branch was left as it was: nothing is pushed or reported (the escalation says why). */
+  kept?: boolean;
   /** The rewritten branch, to push (under a lease of the tip it replaced). */
   push?: PendingPush;
 }

@@ -45,8 +45,14 @@ export interface Workspace {
    * a merge that conflicts is done as a rebase, so that the task that conflicts can be repaired).
    * Undefined when the base has not moved (or the branch has nothing of its own). The result's
    * `push` must reach the remote (it rewrites the branch, under a lease of the tip it had).
+   * `tasks`: the goal's task ids (a commit naming another task counts as a person's).
    */
-  followBase?(mode: FollowBaseMode): Promise<BaseFollowed | undefined>;
+  followBase?(mode: FollowBaseMode, tasks: readonly string[]): Promise<BaseFollowed | undefined>;
+  /**
+   * After followBase, before its push: the branch without the replayed commit `sha` and those
+   * after it (their tasks are done again). Returns the branch's checkpoints and the push now.
+   */
+  dropReplayedFrom?(sha: string): Promise<{ checkpoints: Checkpoint[]; push: PendingPush }>;
   /** Discards every change since the last checkpoint. */
   rollback(): Promise<void>;
   /**
@@ -230,7 +236,13 @@ export interface BaseFollowed {
   conflict?: { taskId?: string; sha: string; files: string[]; detail: string };
   /** Tasks whose checkpoints came after the conflict: left out of the branch, to be done again. */
   dropped: string[];
+  /** Every commit the branch has of its own now, oldest first: a task's checkpoint, or (no task) a person's. */
+  commits: Array<{ sha: string; taskId?: string }>;
   /** Why the mode differs from the one asked for, if it does. */
   note?: string;
-  push: PendingPush;
+  /**
+   * Absent: the branch was left as it was (the conflict is a person's commit, or one would be
+   * lost: no task can redo it). Else the rewritten branch's push.
+   */
+  push?: PendingPush;
 }

@@ -135,7 +135,7 @@ async function changedFolders(root: string, memo: HandoverMemo): Promise<Walk> {
     }
     frontier = next;
   }
-  const done = (starts: readonly string[]): Walk => ({ starts, seen });
+  const done = (found: readonly string[]): Walk => ({ starts: found, seen });
   if (changed.length === 0) return done([]);
   if (changed.length > MAX_STARTS) return done(WHOLE);
   const starts = changed.map((rel) => (rel.length > 0 ? `./${rel.toString('utf8')}` : '.'));

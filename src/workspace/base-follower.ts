@@ -1,3 +1,5 @@
+import { mkdir, rm, writeFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
 import type { BaseFollowed, FollowBaseMode } from '../ports/workspace.js';
 import { type Git, GitError } from './git.js';
 import { CHECKPOINT_LOG_FORMAT, parseCheckpointLog } from './trailers.js';
@@ -13,11 +15,18 @@ export interface BaseReplay {
   head: string;
   from: string;
   onto: string;
+  /** The goal's task ids: a commit naming another counts as a person's. */
+  tasks: ReadonlySet<string>;
   /** The tree at a commit, setup's output kept (the workspace's own reset). */
   resetTo(target: string): Promise<void>;
 }
 
-export type Replayed = Omit<BaseFollowed, 'push' | 'checkpoints'> & { tip: string };
+export type Replayed = Omit<BaseFollowed, 'push' | 'checkpoints' | 'conflict'> & {
+  tip: string;
+  conflict?: NonNullable<BaseFollowed['conflict']> & { personal?: boolean };
+  /** The branch was left as it was: nothing to push. */
+  kept?: boolean;
+};
 
 /**
  * Brings the branch at `head` onto `onto` in the workspace (see Workspace.followBase). Host git
@@ -26,13 +35,22 @@ export type Replayed = Omit<BaseFollowed, 'push' | 'checkpoints'> & { tip: strin
  * already checked when it was made, and a person's commits on the branch.
  */
 export async function replayOntoBase(r: BaseReplay, mode: FollowBaseMode): Promise<Replayed> {
-  if (mode === 'merge') {
-    const merged = await mergeBase(r);
-    if (merged) return merged;
-    const rebased = await rebase(r);
-    return { ...rebased, note: `the merge of the base branch conflicted: rebased instead, so that ${rebased.conflict?.taskId ?? 'the commit'} can be repaired on the new base` };
+  // The repository's own .gitattributes could pick `merge=union` (built in: no config needed) and
+  // hide a conflict; info/attributes comes first, for this replay only.
+  const attributes = join(r.dir, '.git', 'info', 'attributes');
+  await mkdir(dirname(attributes), { recursive: true });
+  await writeFile(attributes, '* merge=text\n');
+  try {
+    if (mode === 'merge') {
+      const merged = await mergeBase(r);
+      if (merged) return merged;
+      const rebased = await rebase(r);
+      return { ...rebased, note: `the merge of the base branch conflicted: rebased instead, so that ${rebased.conflict?.taskId ?? 'the commit'} can be repaired on the new base` };
+    }
+    return await rebase(r);
+  } finally {
+    await rm(attributes, { force: true });
   }
-  return rebase(r);
 }
 
 /** One merge commit of `onto` on top of the branch; undefined when it conflicts (nothing changed then). */
@@ -50,8 +68,9 @@ async function mergeBase(r: BaseReplay): Promise<Replayed | undefined> {
     throw err;
   }
   const tip = await r.git.run(r.dir, ['rev-parse', 'HEAD']);
-  const replayed = parseCheckpointLog(await r.git.run(r.dir, ['log', `--format=${CHECKPOINT_LOG_FORMAT}`, `${r.from}..${tip}`]), r.goalId).map((c) => ({ taskId: c.taskId, sha: c.sha }));
-  return { mode: 'merge', from: r.from, onto: r.onto, replayed, dropped: [], tip };
+  const commits = await ownCommits(r, tip);
+  const replayed = commits.flatMap((c) => (c.taskId ? [{ taskId: c.taskId, sha: c.sha }] : []));
+  return { mode: 'merge', from: r.from, onto: r.onto, replayed, dropped: [], commits, tip };
 }
 
 /** The branch's own commits (merges left out: what they brought is in the base) replayed on `onto`, one by one. */
@@ -70,21 +89,41 @@ async function rebase(r: BaseReplay): Promise<Replayed> {
       }
       const detail = await conflictDetail(r, sha, files);
       await r.git.tryRun(r.dir, ['cherry-pick', '--abort']);
+      const conflict = { ...(taskId ? { taskId } : {}), sha, files, detail };
+      // A person's commit that conflicts, or that would be left out: no task can redo it. The branch stays as it was.
+      if (commits.slice(i).some((c) => !c.taskId)) {
+        await r.resetTo(r.head);
+        return {
+          mode: 'rebase',
+          from: r.from,
+          onto: r.onto,
+          replayed: [],
+          conflict: { ...conflict, personal: true },
+          dropped: [],
+          commits: await ownCommits(r, r.head, r.from),
+          tip: r.head,
+          kept: true,
+        };
+      }
       const tip = await r.git.run(r.dir, ['rev-parse', 'HEAD']);
       await r.resetTo(tip);
       const later = commits.slice(i + 1).map((c) => c.taskId);
       const dropped = [...new Set(later.filter((t): t is string => t !== undefined && t !== taskId))];
-      return { mode: 'rebase', from: r.from, onto: r.onto, replayed: await replayedTasks(r, commits), conflict: { ...(taskId ? { taskId } : {}), sha, files, detail }, dropped, tip };
+      const now = await ownCommits(r, tip);
+      return { mode: 'rebase', from: r.from, onto: r.onto, replayed: tasksOf(now), conflict, dropped, commits: now, tip };
     }
   }
   const tip = await r.git.run(r.dir, ['rev-parse', 'HEAD']);
   await r.resetTo(tip);
-  return { mode: 'rebase', from: r.from, onto: r.onto, replayed: await replayedTasks(r, commits), dropped: [], tip };
+  const now = await ownCommits(r, tip);
+  return { mode: 'rebase', from: r.from, onto: r.onto, replayed: tasksOf(now), dropped: [], commits: now, tip };
 }
 
+const tasksOf = (commits: Replayed['commits']): Replayed['replayed'] => commits.flatMap((c) => (c.taskId ? [{ taskId: c.taskId, sha: c.sha }] : []));
+
 /** The branch's commits not in `onto`, oldest first, each with its task (a checkpoint of this goal) or none (a person's). */
-async function ownCommits(r: BaseReplay): Promise<Array<{ sha: string; taskId?: string }>> {
-  const log = await r.git.run(r.dir, ['log', '--reverse', '--topo-order', '--no-merges', `--format=${CHECKPOINT_LOG_FORMAT}`, `${r.onto}..${r.head}`]);
+async function ownCommits(r: BaseReplay, head = r.head, base = r.onto): Promise<Array<{ sha: string; taskId?: string }>> {
+  const log = await r.git.run(r.dir, ['log', '--reverse', '--topo-order', '--no-merges', `--format=${CHECKPOINT_LOG_FORMAT}`, `${base}..${head}`]);
   return log
     .split('\x1e')
     .map((record) => record.trim())
@@ -92,17 +131,8 @@ async function ownCommits(r: BaseReplay): Promise<Array<{ sha: string; taskId?: 
     .map((record) => {
       const sha = record.split('\x1f')[0] ?? '';
       const taskId = parseCheckpointLog(`${record}\x1e`, r.goalId)[0]?.taskId;
-      return { sha, ...(taskId ? { taskId } : {}) };
+      return { sha, ...(taskId && r.tasks.has(taskId) ? { taskId } : {}) };
     });
-}
-
-/** The checkpoints replayed so far: the commits on `onto` now, one per commit picked (empty ones are kept), in order. */
-async function replayedTasks(r: BaseReplay, commits: Array<{ taskId?: string }>): Promise<Replayed['replayed']> {
-  const picked = (await r.git.run(r.dir, ['rev-list', '--reverse', `${r.onto}..HEAD`])).split('\n').filter(Boolean);
-  return picked.flatMap((sha, i) => {
-    const taskId = commits[i]?.taskId;
-    return taskId ? [{ taskId, sha }] : [];
-  });
 }
 
 async function conflicted(r: BaseReplay): Promise<string[]> {

@@ -26,7 +26,7 @@ export class BranchPublisher {
   private lock: Promise<unknown> = Promise.resolve();
   private lastPushAt = Number.NEGATIVE_INFINITY;
   private hurried = false;
-  private wake: (() => void) | undefined;
+  private readonly wakers = new Set<() => void>();
 
   constructor(
     private readonly git: Git,
@@ -48,7 +48,7 @@ export class BranchPublisher {
   /** The queued checkpoints go now: no spacing until the next one is committed. */
   hurry(): void {
     this.hurried = true;
-    this.wake?.();
+    for (const wake of this.wakers) wake();
   }
 
   /** Waits until `intervalMs` after the last push started, unless hurried meanwhile. */
@@ -56,13 +56,19 @@ export class BranchPublisher {
     const wait = this.lastPushAt + this.intervalMs - Date.now();
     if (wait <= 0 || this.hurried) return;
     await new Promise<void>((resolve) => {
-      const timer = setTimeout(resolve, wait);
-      this.wake = () => {
+      const wake = () => {
         clearTimeout(timer);
+        this.wakers.delete(wake);
         resolve();
       };
+      const timer = setTimeout(wake, wait);
+      this.wakers.add(wake);
     });
-    this.wake = undefined;
+  }
+
+  /** The lease of the oldest checkpoint waiting to be pushed (the tip the remote must still have). */
+  oldestLease(): string | undefined {
+    return this.unpublished[0]?.lease;
   }
 
   /** The clone was reset to the remote (prepare, resync): nothing of ours waits to be pushed. */
@@ -77,10 +83,11 @@ export class BranchPublisher {
   }
 
   /** See Workspace.publish. `ready` runs first, under the lock (the clone's config checked). */
-  publish(p: PendingPush, ready: () => Promise<void>): Promise<void> {
+  async publish(p: PendingPush, ready: () => Promise<void>): Promise<void> {
+    // Waited out before the lock: a fetch (sync before an attempt) is not held up by the spacing.
+    if (this.unpublished.some((u) => u.sha === p.sha)) await this.spaced();
     return this.exclusive(async () => {
       if (this.published.has(p.sha)) return;
-      if (this.unpublished.some((u) => u.sha === p.sha)) await this.spaced();
       await ready();
       const queued = this.unpublished.some((u) => u.sha === p.sha);
       // What this push carries (a checkpoint committed while it runs is not in it).

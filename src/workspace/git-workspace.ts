@@ -247,11 +247,13 @@ export class GitWorkspace implements Workspace {
       this.remoteTip = remoteTip ?? '';
       const target = remoteTip ?? (this.goalBase || this.lastCheckpoint);
       await this.resetTo(target);
+      // Back on the remote's branch: its base is where it left the base branch (a followed base not pushed is not it).
+      if (remoteTip) this.goalBase = await this.resumedBase(remoteTip);
       return remoteTip ? this.readCheckpoints(`refs/remotes/${REMOTE}/${this.branch}`) : [];
     });
   }
 
-  async followBase(mode: FollowBaseMode): Promise<BaseFollowed | undefined> {
+  async followBase(mode: FollowBaseMode, tasks: readonly string[]): Promise<BaseFollowed | undefined> {
     this.justRestored = [];
     await this.guardGitDir();
     return this.publisher.exclusive(async () => {
@@ -266,14 +268,32 @@ export class GitWorkspace implements Workspace {
       const from = this.goalBase || head;
       // Nothing of the goal's yet, or the base is already in the branch: nothing to follow.
       if (!this.remoteTip || head === from || onto === from || (await this.git.tryRun(this.dir, ['merge-base', '--is-ancestor', onto, head])) !== undefined) return undefined;
-      const done = await replayOntoBase({ git: this.git, dir: this.dir, goalId: this.opts.goalId, head, from, onto, resetTo: (target) => this.resetTo(target) }, mode);
+      const replay = { git: this.git, dir: this.dir, goalId: this.opts.goalId, head, from, onto, tasks: new Set(tasks), resetTo: (target: string) => this.resetTo(target) };
+      const { tip, kept, conflict, ...done } = await replayOntoBase(replay, mode);
+      const checkpoints = await this.readCheckpoints('HEAD');
+      const { personal: _p, ...told } = conflict ?? { personal: false };
+      const result = { ...done, ...(conflict ? { conflict: told as NonNullable<BaseFollowed['conflict']> } : {}), checkpoints };
+      if (kept) return result;
       crashPoint('base-followed');
-      const push = { sha: done.tip, lease: this.remoteTip };
+      const push = { sha: tip, lease: this.remoteTip };
       this.publisher.committed(push);
-      this.remoteTip = done.tip;
+      this.remoteTip = tip;
       this.goalBase = onto;
-      const { tip: _tip, ...result } = done;
-      return { ...result, checkpoints: await this.readCheckpoints('HEAD'), push };
+      return { ...result, push };
+    });
+  }
+
+  async dropReplayedFrom(sha: string): Promise<{ checkpoints: Checkpoint[]; push: PendingPush }> {
+    await this.guardGitDir();
+    return this.publisher.exclusive(async () => {
+      const lease = this.publisher.oldestLease();
+      if (lease === undefined) throw new Error('no rewritten branch waits to be pushed');
+      await this.resetTo(await this.git.run(this.dir, ['rev-parse', '--verify', `${sha}~1`]));
+      const push = { sha: this.lastCheckpoint, lease };
+      this.publisher.forget();
+      this.publisher.committed(push);
+      this.remoteTip = push.sha;
+      return { checkpoints: await this.readCheckpoints('HEAD'), push };
     });
   }
 

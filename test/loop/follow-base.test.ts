@@ -118,7 +118,7 @@ describe('a resting goal follows its base branch (real git, fake-free loop)', ()
     });
   });
 
-  it('a commit on main that makes t3’s verification fail: t3 is repaired (told the failure) and checkpointed again on top', async () => {
+  it('a commit on main that makes t3’s verification fail: t3 is taken off the branch, repaired (told the failure) and checkpointed again', async () => {
     const { h, onMain, onBranch } = await restingGoal();
     onMain({ VERSION: '2\n' });
     const a = agent();
@@ -128,13 +128,50 @@ describe('a resting goal follows its base branch (real git, fake-free loop)', ()
     expect(a.calls.map((c) => c.task.id)).toEqual(['t3']);
     expect(a.calls[0]!.previousFailure).toMatch(/its verification fails there now/);
     expect(onBranch('three.txt')).toBe('2');
-    expect(checkpointCommits(h.repo.bare, BRANCH).map((c) => c.task)).toEqual(['t1', 't2', 't3', 't3']);
+    expect(checkpointCommits(h.repo.bare, BRANCH).map((c) => [c.task, c.attempt])).toEqual([
+      ['t1', '1'],
+      ['t2', '1'],
+      ['t3', '2'],
+    ]);
     expect(h.forge.basesFollowed.at(-1)).toMatchObject({ replayed: 3, reverified: 2, repairs: [{ taskId: 't3', why: 'verification' }] });
     // Run again: the branch says t3 is its newest commit, the tip (where a check run goes), not the one it repaired.
     const again = await h.run(GOAL, { agent: agent(), followBase: 'rebase' });
     expect(again.status).toBe('LOOP_COMPLETE');
     expect(again.checkpoints.map((c) => c.task_id)).toEqual(['t1', 't2', 't3']);
     expect(again.checkpoints.at(-1)!.sha).toBe(git(h.repo.bare, 'rev-parse', BRANCH));
+  });
+
+  it('a repair left undone (the run ended first) is still to do at the next run: the task is not counted done on a tree where it fails', async () => {
+    const { h, onMain, onBranch } = await restingGoal();
+    onMain({ VERSION: '2\n' });
+    // This run's agent cannot do t3: it runs out of retries.
+    const idle = new ScriptedAgent(() => undefined);
+    const first = await h.run({ ...GOAL, tasks: GOAL.tasks.map((t) => (t.id === 't3' ? { ...t, max_retries: 1 } : t)) }, { agent: idle, followBase: 'rebase' });
+    expect(first.status).toBe('ESCALATED');
+    expect(checkpointCommits(h.repo.bare, BRANCH).map((c) => c.task)).toEqual(['t1', 't2']);
+    // Main has not moved since: nothing to follow, and t3 is done now.
+    const a = agent();
+    const second = await h.run(GOAL, { agent: a, followBase: 'rebase' });
+    expect(second.status, second.stop_reason ?? '').toBe('LOOP_COMPLETE');
+    expect(a.calls.map((c) => c.task.id)).toEqual(['t3']);
+    expect(onBranch('three.txt')).toBe('2');
+  });
+
+  it('a person’s commit after a checkpoint that conflicts: the branch stays as it was, the goal escalates saying why', async () => {
+    const { h, onMain } = await restingGoal();
+    const clone = join(h.root, 'person');
+    git(h.root, 'clone', '--quiet', '--branch', BRANCH, h.repo.bare, clone);
+    writeFileSync(join(clone, 'human.txt'), 'mine\n');
+    git(clone, 'add', '--all');
+    git(clone, '-c', 'user.name=Ada', '-c', 'user.email=ada@example.com', 'commit', '--quiet', '-m', 'by hand');
+    git(clone, 'push', '--quiet', 'origin', BRANCH);
+    const before = git(h.repo.bare, 'rev-parse', BRANCH);
+    onMain({ 'README.md': 'line one\nline two, reworded on main\nline three\n' });
+    const result = await h.run(GOAL, { agent: agent(), followBase: 'rebase' });
+    expect(result.status).toBe('ESCALATED');
+    expect(git(h.repo.bare, 'rev-parse', BRANCH)).toBe(before);
+    expect(h.forge.escalations.at(-1)!.last_error).toMatch(/no task's .* A person must rebase the goal branch/s);
+    expect(h.forge.basesFollowed).toEqual([]);
   });
 
   it('follow_base off (the default): the branch stays where it was, nothing runs again', async () => {

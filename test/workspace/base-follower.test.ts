@@ -41,7 +41,7 @@ async function goalBranch() {
 async function follow(s: Awaited<ReturnType<typeof goalBranch>>, mode: 'rebase' | 'merge' = 'rebase') {
   const ws = s.make();
   await ws.prepare();
-  const followed = await ws.followBase(mode);
+  const followed = await ws.followBase(mode, ['t1', 't2', 't3']);
   return { ws, followed };
 }
 
@@ -64,8 +64,8 @@ describe('following the base branch (real git)', () => {
     expect(followed!.push).toEqual({ sha: await ws.head(), lease: s.oldTip });
     // Nothing on the remote until the push.
     expect(s.remoteTip()).toBe(s.oldTip);
-    await ws.publish(followed!.push);
-    expect(s.remoteTip()).toBe(followed!.push.sha);
+    await ws.publish(followed!.push!);
+    expect(s.remoteTip()).toBe(followed!.push!.sha);
     expect(git(s.repo.bare, 'merge-base', '--is-ancestor', onto, `refs/heads/${BRANCH}`)).toBe('');
     expect(checkpointCommits(s.repo.bare, BRANCH).map((c) => [c.task, c.attempt, c.goal])).toEqual([
       ['t1', '1', 'g1'],
@@ -102,7 +102,7 @@ describe('following the base branch (real git)', () => {
     expect(followed!.replayed.map((r) => r.taskId)).toEqual(['t1', 't2', 't3']);
     expect(git(ws.dir, 'rev-parse', 'HEAD^1')).toBe(s.oldTip);
     expect(git(ws.dir, 'rev-parse', 'HEAD^2')).toBe(onto);
-    await ws.publish(followed!.push);
+    await ws.publish(followed!.push!);
     expect(checkpointCommits(s.repo.bare, BRANCH)).toEqual(before);
   });
 
@@ -126,12 +126,40 @@ describe('following the base branch (real git)', () => {
     expect(git(ws.dir, 'show', 'HEAD:src/a.txt')).toBe('a, changed on main');
   });
 
+  it('a person’s commit that would be left out (after a conflicting checkpoint), or that conflicts itself: the branch stays as it was, nothing to push', async () => {
+    const s = await goalBranch();
+    s.commitOn(BRANCH, { 'human.txt': 'mine\n' }, 'a fix by hand');
+    s.commitOn('main', { 'README.md': 'line one\nline two, by a person\nline three\n' });
+    const { ws, followed } = await follow(s);
+    expect(followed!.conflict).toMatchObject({ taskId: 't2', files: ['README.md'] });
+    expect(followed!.push).toBeUndefined();
+    expect(await ws.head()).toBe(s.remoteTip());
+    expect(followed!.checkpoints.map((c) => c.taskId)).toEqual(['t1', 't2', 't3']);
+
+    const t = await goalBranch();
+    t.commitOn(BRANCH, { 'src/a.txt': 'a, by hand\n' }, 'a person edits a file main edits too');
+    t.commitOn('main', { 'src/a.txt': 'a, on main\n' });
+    const other = await follow(t);
+    expect(other.followed!.push).toBeUndefined();
+    expect(other.followed!.conflict?.taskId).toBeUndefined();
+  });
+
+  it('a commit naming a task the goal does not have counts as a person’s', async () => {
+    const s = await goalBranch();
+    s.commitOn('main', { 'src/a.txt': 'a, changed on main\n' });
+    const ws = s.make();
+    await ws.prepare();
+    const followed = await ws.followBase('rebase', ['t1', 't3']);
+    expect(followed!.replayed.map((r) => r.taskId)).toEqual(['t1', 't3']);
+    expect(followed!.commits.map((c) => c.taskId)).toEqual(['t1', undefined, 't3']);
+  });
+
   it('a push someone made to the goal branch meanwhile is never overwritten: the rewritten branch’s push is refused', async () => {
     const s = await goalBranch();
     s.commitOn('main', { 'src/a.txt': 'a, changed on main\n' });
     const { ws, followed } = await follow(s);
     const theirs = s.commitOn(BRANCH, { 'human.txt': 'mine\n' }, 'pushed meanwhile');
-    await expect(ws.publish(followed!.push)).rejects.toThrow(/moved on the remote/);
+    await expect(ws.publish(followed!.push!)).rejects.toThrow(/moved on the remote/);
     expect(s.remoteTip()).toBe(theirs);
   });
 });

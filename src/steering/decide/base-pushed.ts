@@ -3,7 +3,7 @@ import type { ConfigFact, EventDecision, GoalView } from './actions.js';
 import { isMerged } from './common.js';
 
 export interface BasePushedFacts {
-  /** The repository's goals. */
+  /** The repository's goals that rest complete with an open PR (not merged, as GitHub says now). */
   goals: GoalView[];
   /** `.github/goal-loop.yml`; loaded once some goal has an open PR. */
   config?: ConfigFact;

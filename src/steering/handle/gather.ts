@@ -82,10 +82,16 @@ export async function gatherReview(deps: GatherDeps, forge: IssueForge, e: Event
 }
 
 export async function gatherBasePushed(deps: GatherDeps, forge: IssueForge, e: EventOf<'base_pushed'>): Promise<BasePushedFacts> {
-  const goals = (await deps.ledger.listGoals()).filter((g) => g.repo === `${e.owner}/${e.repo}`).map(goalView);
+  const goals: GoalView[] = [];
+  for (const g of (await deps.ledger.listGoals()).filter((r) => r.repo === `${e.owner}/${e.repo}`).map(goalView)) {
+    const pr = g.meta.prNumber;
+    if (typeof pr !== 'number' || g.meta.merged === true || g.state !== 'LOOP_COMPLETE') continue;
+    // The push of a PR's own merge may come before its pull_request.closed: a merged PR is not followed.
+    if (await forge.isOwnPullMerged(pr, g.meta.github?.branch)) continue;
+    goals.push(g);
+  }
   // The config is read only when some goal has a pull request to keep up to date.
-  if (!goals.some((g) => typeof g.meta.prNumber === 'number' && g.meta.merged !== true && g.state === 'LOOP_COMPLETE')) return { goals };
-  return { goals, config: await configFact(forge) };
+  return goals.length === 0 ? { goals } : { goals, config: await configFact(forge) };
 }
 
 /** The ledger's record of a goal, its meta read through the policy's schema. */
