@@ -296,7 +296,7 @@ export function createShapes(ctx: State) {
       repositories_url: `${API}/installation/repositories`,
       html_url: `https://github.com/settings/installations/${installationId}`,
       permissions: { contents: 'write', issues: 'write', pull_requests: 'write', checks: 'write', metadata: 'read' },
-      events: ['issues', 'issue_comment', 'pull_request', 'pull_request_review'],
+      events: ['issues', 'issue_comment', 'pull_request', 'pull_request_review', 'push'],
       created_at: '2024-01-01T00:00:00Z',
       updated_at: '2024-01-01T00:00:00Z',
       single_file_name: null,
