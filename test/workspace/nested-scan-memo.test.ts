@@ -2,6 +2,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { NestedRepositoryError, NestedScanMemo, refuseNestedRepositories } from '../../src/workspace/nested-repos.js';
+import { clockPastCtimes } from '../helpers/clock-past.js';
 import { tempDir } from '../helpers/temp.js';
 
 describe('the nested-repository search reads only the folders changed since it last read them', () => {
@@ -9,6 +10,7 @@ describe('the nested-repository search reads only the folders changed since it l
     const root = await tempDir();
     for (let i = 0; i < 30; i++) mkdirSync(join(root, 'src', `d${i}`, 'inner'), { recursive: true });
     const memo = new NestedScanMemo({ racyMs: 0 });
+    await clockPastCtimes(root);
     await refuseNestedRepositories(root, [], memo);
     expect(memo.reads).toBe(1 + 1 + 30 + 30);
     await refuseNestedRepositories(root, [], memo);
