@@ -35,7 +35,9 @@ export async function goalIssueOf(o: Octokit, e: GoalEvent): Promise<number | un
     case 'review':
       return issueOfPull(e);
     case 'base_pushed':
-      // Not an event the Action subscribes to: its goals follow the base at their next run.
+    case 'head_checked':
+      // Not events the Action subscribes to: its goals follow the base at their next run, and its
+      // PRs are made ready at once (a push with the workflow's token starts no workflow).
       return undefined;
   }
 }

@@ -130,7 +130,7 @@ export async function runAction(ctx: ActionContext, store: Store, o: Octokit, de
   // (A pause or stop asked meanwhile is honoured by that run at once: see workGoal's honorPendingControl.)
   if (!RESTING_STATES.has(goal.state)) scheduled = strongest(scheduled, 'run');
   const carry = carrier(store, key, runner);
-  const forgeOptions = { identity: async () => self, checkRuns: !('user' in self), carry: carry.options };
+  const forgeOptions = { identity: async () => self, checkRuns: !('user' in self), awaitRepoChecks: false, carry: carry.options };
   if (!scheduled) {
     if (changed(record.state, await carriedStateOf(ledger, key, null))) await reportRecord(o, ctx, store, key, forgeOptions, log);
     return { exitCode: 0, key };
@@ -167,7 +167,7 @@ interface WorkInput {
   key: GoalKey;
   mode: GoalMode;
   issueNumber: number;
-  forgeOptions: { identity: () => Promise<WriterIdentity>; checkRuns: boolean; carry: Carrier['options'] };
+  forgeOptions: { identity: () => Promise<WriterIdentity>; checkRuns: boolean; awaitRepoChecks: boolean; carry: Carrier['options'] };
   carry: Carrier;
 }
 

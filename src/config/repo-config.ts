@@ -100,6 +100,24 @@ export const RepoConfigSchema = z
       .describe(
         "When the base branch moves under a goal that has checkpoints: `rebase` replays them onto its tip one by one (trailers kept), `merge` adds one merge commit; each replayed task's verification runs again, and a task whose change conflicts or whose verification now fails is repaired. `off` leaves the branch where it is. The CLI follows only with `goal-loop run --follow-base`.",
       ),
+    max_ci_fixes: z
+      .number()
+      .int()
+      .min(0)
+      .max(20)
+      .default(2)
+      .describe(
+        "Fix tasks a goal may start from the repository's own failing checks (another app's check run, or a commit status, on the head goal-loop pushed; only the required ones when branch protection names some). One more failure escalates to a human. 0: a failing check escalates at once. The PR is marked ready only when those checks pass, or when none appear within `checks_grace_s`.",
+      ),
+    checks_grace_s: z
+      .number()
+      .int()
+      .min(0)
+      .max(86_400)
+      .default(600)
+      .describe(
+        "How long a finished goal's draft PR waits for the repository's checks to appear on its head before it is marked ready without them. A repository with no checks on its base branch's tip has no CI: its goal PRs are marked ready at once.",
+      ),
     test_paths: z
       .array(z.string().trim().min(1))
       .default(DEFAULT_TEST_PATHS)

@@ -1,11 +1,13 @@
 import type { ApplicationFunction } from 'probot';
 import type { AcceptEvent } from './handlers/base.js';
+import { onCheckRun } from './handlers/check-run.js';
 import { onInstallation } from './handlers/installation.js';
 import { onIssueComment } from './handlers/issue-comment.js';
 import { onIssues } from './handlers/issues.js';
 import { onPullRequestClosed } from './handlers/pull-request.js';
 import { onPullRequestReview } from './handlers/pull-request-review.js';
 import { onPush } from './handlers/push.js';
+import { onStatus } from './handlers/status.js';
 
 /**
  * The GitHub App: which webhook event goes to which handler. Each handler only turns the payload
@@ -19,6 +21,8 @@ export function goalLoopApp(intake: AcceptEvent): ApplicationFunction {
     app.on('pull_request.closed', onPullRequestClosed(intake));
     app.on('pull_request_review.submitted', onPullRequestReview(intake));
     app.on('push', onPush(intake));
+    app.on('check_run.completed', onCheckRun(intake));
+    app.on('status', onStatus(intake));
     app.on('installation', onInstallation());
   };
 }

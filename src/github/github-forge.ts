@@ -19,7 +19,9 @@ import { createOnce } from './create-once.js';
 import type { QueueShown } from './decide-queue-report.js';
 import { type CheckRunContext, reportCheckRun } from './goal-check-run.js';
 import { GoalPullRequest } from './goal-pull-request.js';
+import { markPullRequestReady } from './octokit-issue-forge.js';
 import { appIdentity, effectMarker, findCommentByMarker, type WriterIdentity } from './own-comments.js';
+import { type ReadinessDeps, settleDraft } from './pr-readiness.js';
 import { replaceStateLabel } from './state-label.js';
 import { createOptions, writeOptions } from './write-options.js';
 
@@ -44,6 +46,11 @@ export interface GitHubForgeOptions {
   identity?: () => Promise<WriterIdentity>;
   /** Whether this token may make check runs (a user's may not); default true. */
   checkRuns?: boolean;
+  /**
+   * A finished goal's draft waits for the repository's own checks on its head (pr-readiness.ts);
+   * default true. False: it is made ready at once (a GitHub Action: no check event reaches it).
+   */
+  awaitRepoChecks?: boolean;
   /**
    * What the status comment carries besides the report (a GitHub Action keeps the goal's state
    * there): `footer` is appended to each body written; a change of `key` is worth an edit, as a
@@ -199,11 +206,32 @@ export class GitHubForge implements Forge {
       if (this.opts.checkRuns !== false) await reportCheckRun(this.checkRunContext(), s, head, r, record);
       await this.pr.updateBody(pr, this.pr.body(s, record));
       if (r.status === 'LOOP_COMPLETE' && pr.draft) {
-        await this.o.graphql('mutation($id: ID!) { markPullRequestReadyForReview(input: { pullRequestId: $id }) { pullRequest { isDraft } } }', { id: pr.node_id, ...writeOptions('normal') });
+        if (this.opts.awaitRepoChecks === false) await markPullRequestReady(this.o, pr.node_id);
+        else await settleDraft(this.readinessDeps(), { nodeId: pr.node_id, head: pr.head }, false);
       }
     }
     // A review whose task a run found already checkpointed (pushed by a killed run) had no checkpoint report.
     await this.answerReviews(r.checkpoints);
+  }
+
+  /** After the grace period: a finished goal's draft still awaiting its checks is made ready unless they fail or run. */
+  async settleAwaitedChecks(): Promise<void> {
+    const pr = await this.pr.find();
+    if (!pr?.draft) return;
+    await settleDraft(this.readinessDeps(), { nodeId: pr.node_id, head: pr.head }, true);
+  }
+
+  private readinessDeps(): ReadinessDeps {
+    return {
+      o: this.o,
+      g: this.g,
+      key: this.opts.key,
+      ledger: this.opts.ledger,
+      ownAppId: async () => {
+        const self = await this.self();
+        return 'id' in self && self.id > 0 ? self.id : undefined;
+      },
+    };
   }
 
   /** Writes the status comment and the state label now. */

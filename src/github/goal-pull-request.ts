@@ -14,6 +14,8 @@ export interface FoundPullRequest {
   url: string;
   node_id: string;
   draft: boolean;
+  /** The head commit's sha, as GitHub has it. */
+  head: string;
   /** As GitHub has it. */
   body: string;
 }
@@ -53,7 +55,7 @@ export class GoalPullRequest {
     const pr = data.find((p) => p.head.ref === this.g.branch && p.head.repo !== null && p.head.repo.id === p.base.repo.id);
     if (!pr) return undefined;
     await this.ledger.setMeta(this.key, { prNumber: pr.number, prUrl: pr.html_url });
-    return { number: pr.number, url: pr.html_url, node_id: pr.node_id, draft: pr.draft ?? false, body: pr.body ?? '' };
+    return { number: pr.number, url: pr.html_url, node_id: pr.node_id, draft: pr.draft ?? false, head: pr.head.sha, body: pr.body ?? '' };
   }
 
   /** The goal's PR, opened as a draft with its body as it is now when there is none. */
@@ -74,7 +76,7 @@ export class GoalPullRequest {
           draft: true,
           ...createOptions('normal'),
         });
-        return { number: data.number, url: data.html_url, node_id: data.node_id, draft: data.draft ?? true, body: data.body ?? '' };
+        return { number: data.number, url: data.html_url, node_id: data.node_id, draft: data.draft ?? true, head: data.head.sha, body: data.body ?? '' };
       },
     });
     this.bodyWrittenAt = Date.now();

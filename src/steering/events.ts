@@ -1,4 +1,5 @@
 import type { GoalCommand } from './commands.js';
+import type { RepoCheck } from './repo-checks.js';
 
 /** What a webhook handler hands over: parsed, not yet authorized, not yet acted on. */
 export interface EventBase {
@@ -59,6 +60,12 @@ export type GoalEvent =
   | (EventBase & PullRef & { type: 'pr_closed'; merged: boolean })
   /** A push to the repository's default branch (the goals' base): `after` is its new tip. */
   | (EventBase & { type: 'base_pushed'; branch: string; after: string })
+  /**
+   * A check completed on commit `sha`: another app's check run, or a commit status that is not
+   * pending. `branches`: the branches whose head the forge said it is on (a goal branch among them
+   * makes it the goal's).
+   */
+  | (EventBase & { type: 'head_checked'; sha: string; branches: string[]; check: RepoCheck })
   | (EventBase &
       PullRef & {
         type: 'review';

@@ -52,7 +52,12 @@ export const GitHubGoalMetaSchema = CoreGoalMetaSchema.extend({
   planApproved: z.boolean().optional().describe('`/goal approve` accepted the plan.'),
   plannedSpec: GoalSpecSchema.optional().describe('The spec Claude wrote for an issue without a goal block.'),
   templatePosted: z.boolean().optional().describe('The goal-block template was posted once already.'),
-  extraTasks: z.array(TaskSchema).optional().describe("Tasks added to the issue's plan by reviews."),
+  extraTasks: z.array(TaskSchema).optional().describe("Tasks added to the issue's plan by reviews, and by the repository's failing checks (`ci-<sha>`)."),
+  checksAwaited: z
+    .object({ sha: z.string(), since: z.string() })
+    .optional()
+    .describe("A finished goal's draft PR waits for the repository's checks on this head (since then): their completion, or the grace period with none, makes it ready."),
+  ciEscalatedSha: z.string().optional().describe("The head on which the repository's failing checks escalated the goal (past `max_ci_fixes`): escalated once per head."),
   pendingReviews: z.array(PendingReviewSchema).optional().describe('Reviews whose fix task is not checkpointed yet.'),
   issuePlan: IssuePlanSchema.optional().describe(
     "The issue body's plan, parsed where the goal was last accepted (start, plan, approve, resume, retry, review): `spec` = its ```goal block (plus the reviews' extraTasks) is the goal's spec in the ledger; `none` = no block (Claude's plannedSpec or the template applies); `invalid` = the block's errors.",

@@ -1,5 +1,6 @@
 import type { RepoConfig } from '../config/repo-config.js';
 import type { EventBase } from './events.js';
+import type { CheckFailureDetail, RepoCheck } from './repo-checks.js';
 
 /** A reaction on a command's comment: seen, done, or not understood. */
 export type Reaction = 'eyes' | '+1' | 'confused';
@@ -35,6 +36,18 @@ export interface IssueForge {
   comment(issueNumber: number, body: string): Promise<void>;
   /** A reaction on a comment (a command's). */
   react(commentId: number, content: Reaction): Promise<void>;
+  /** The id this App's own check runs carry (never counted as the repository's CI); undefined when it has none. */
+  ownAppId(): Promise<number | undefined>;
+  /** The goal's pull request as the forge has it now, while it is still the goal's (its head is `branch`, in this repository). */
+  pullHead(prNumber: number, branch: string): Promise<{ head: string; draft: boolean; open: boolean } | undefined>;
+  /** The checks branch protection requires on `branch` (names or contexts); null when it names none. */
+  requiredChecks(branch: string): Promise<string[] | null>;
+  /** Every check on a commit (the newest of each check run and status), this App's own left out. */
+  headChecks(sha: string, ownAppId: number | undefined): Promise<RepoCheck[]>;
+  /** What a failing check said beyond its output: annotations, an Actions job's log tail. */
+  checkFailure(check: RepoCheck): Promise<CheckFailureDetail>;
+  /** A pull request made a draft, or a draft made ready for review (nothing when it is so already). */
+  setDraft(prNumber: number, draft: boolean): Promise<void>;
 }
 
 /** The forge of the repository an event is about, authenticated as the wiring sees fit. */

@@ -1,17 +1,22 @@
 import type { Context } from 'probot';
 import { findCommand } from '../../steering/commands.js';
 import type { GoalEvent } from '../../steering/events.js';
+import type { RepoCheck } from '../../steering/repo-checks.js';
 import { eventBase, fromBot, pullRef } from './base.js';
 
-type Payload<E extends 'issues' | 'issue_comment' | 'pull_request' | 'pull_request_review' | 'push'> = E extends 'push'
+type Payload<E extends 'issues' | 'issue_comment' | 'pull_request' | 'pull_request_review' | 'push' | 'check_run' | 'status'> = E extends 'push'
   ? Context<'push'>['payload']
-  : E extends 'issues'
-    ? Context<'issues.labeled' | 'issues.unlabeled' | 'issues.closed'>['payload']
-    : E extends 'issue_comment'
-      ? Context<'issue_comment.created'>['payload']
-      : E extends 'pull_request'
-        ? Context<'pull_request.closed'>['payload']
-        : Context<'pull_request_review.submitted'>['payload'];
+  : E extends 'check_run'
+    ? Context<'check_run.completed'>['payload']
+    : E extends 'status'
+      ? Context<'status'>['payload']
+      : E extends 'issues'
+        ? Context<'issues.labeled' | 'issues.unlabeled' | 'issues.closed'>['payload']
+        : E extends 'issue_comment'
+          ? Context<'issue_comment.created'>['payload']
+          : E extends 'pull_request'
+            ? Context<'pull_request.closed'>['payload']
+            : Context<'pull_request_review.submitted'>['payload'];
 
 /**
  * Webhook payloads -> steering events: what the App's handlers and a GitHub Action's run both
@@ -97,4 +102,52 @@ export function pushEvent(deliveryId: string, payload: Payload<'push'>, installa
   const base = eventBase(deliveryId, payload, installationId);
   if (!base) return undefined;
   return { ...base, type: 'base_pushed', branch, after: payload.after };
+}
+
+const SHA = /^[0-9a-f]{40,64}$/;
+
+/**
+ * check_run.completed of a goal branch's commit: another app's CI (ours is told apart later, by
+ * its app id). The sender is that app's bot: a check is not a command, so bots count here.
+ */
+export function checkRunEvent(deliveryId: string, payload: Payload<'check_run'>, installationId?: number): GoalEvent | undefined {
+  const run = payload.check_run;
+  if ((payload.action as string) !== 'completed' || run.status !== 'completed' || !SHA.test(run.head_sha)) return undefined;
+  const branches = [run.check_suite?.head_branch, ...(run.pull_requests ?? []).map((p) => p.head.ref)].filter((b): b is string => typeof b === 'string' && b.startsWith('goal/'));
+  if (branches.length === 0) return undefined;
+  const base = eventBase(deliveryId, payload, installationId);
+  if (!base) return undefined;
+  const check: RepoCheck = {
+    source: 'check_run',
+    name: run.name,
+    id: run.id,
+    appId: run.app?.id ?? null,
+    appSlug: run.app?.slug ?? null,
+    completed: true,
+    conclusion: run.conclusion ?? null,
+    detailsUrl: run.details_url ?? null,
+    output: { title: run.output?.title ?? null, summary: run.output?.summary ?? null, text: run.output?.text ?? null },
+  };
+  return { ...base, type: 'head_checked', sha: run.head_sha, branches: [...new Set(branches)], check };
+}
+
+/** status (a commit status) on a goal branch's commit, once it is no longer pending. */
+export function statusEvent(deliveryId: string, payload: Payload<'status'>, installationId?: number): GoalEvent | undefined {
+  if (payload.state === 'pending' || !SHA.test(payload.sha)) return undefined;
+  const branches = payload.branches.map((b) => b.name).filter((b) => b.startsWith('goal/'));
+  if (branches.length === 0) return undefined;
+  const base = eventBase(deliveryId, payload, installationId);
+  if (!base) return undefined;
+  const check: RepoCheck = {
+    source: 'status',
+    name: payload.context,
+    id: payload.id,
+    appId: null,
+    appSlug: null,
+    completed: true,
+    conclusion: payload.state,
+    detailsUrl: payload.target_url ?? null,
+    output: payload.description ? { title: payload.description, summary: null, text: null } : null,
+  };
+  return { ...base, type: 'head_checked', sha: payload.sha, branches, check };
 }

@@ -30,6 +30,8 @@ export type Action =
   | { type: 'setState'; state: GoalState; event: string; detail: string; stopReason: string | null }
   | { type: 'updateTask'; taskId: string; patch: Partial<Pick<TaskRecord, 'approved' | 'status'>> }
   | { type: 'schedule'; mode: GoalMode; priority: string }
+  /** A draft made ready for review (the repository's checks passed on its head), or a ready PR made a draft again (they failed). */
+  | { type: 'setDraft'; prNumber: number; draft: boolean }
   /** Drops a queued run of the goal that has not started yet. */
   | { type: 'cancel' }
   /** When no worker runs the goal (asked at that moment), applies its pause or stop to its resting state. */

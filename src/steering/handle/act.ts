@@ -33,6 +33,9 @@ async function perform(deps: ActDeps, forge: IssueForge, e: GoalEvent, key: Goal
     case 'comment':
       await forge.comment(a.issueNumber, a.body);
       return;
+    case 'setDraft':
+      await forge.setDraft(a.prNumber, a.draft);
+      return;
     case 'react':
       if (e.type !== 'command') throw new Error(`a reaction needs a command's comment, not a ${e.type} event`);
       await forge.react(e.commentId, a.content).catch((err: unknown) => deps.logger.warn({ err }, 'reaction failed'));

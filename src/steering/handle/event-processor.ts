@@ -1,6 +1,7 @@
 import type { EventDecision } from '../decide/actions.js';
 import { decideBasePushed } from '../decide/base-pushed.js';
 import { decideCommand } from '../decide/command.js';
+import { decideHeadChecked } from '../decide/head-checked.js';
 import { decideIssueClosed } from '../decide/issue-closed.js';
 import { decideLabel } from '../decide/label.js';
 import { decidePrClosed } from '../decide/pr-closed.js';
@@ -8,7 +9,7 @@ import { decideReview } from '../decide/review.js';
 import type { GoalEvent } from '../events.js';
 import type { IssueForge, IssueForgeFor } from '../issue-forge.js';
 import { type ActDeps, act } from './act.js';
-import { gatherBasePushed, gatherCommand, gatherIssueClosed, gatherLabel, gatherPrClosed, gatherReview } from './gather.js';
+import { gatherBasePushed, gatherCommand, gatherHeadChecked, gatherIssueClosed, gatherLabel, gatherPrClosed, gatherReview } from './gather.js';
 
 /** What act.ts needs, which covers what gather.ts needs (GatherDeps). */
 export interface EventProcessorDeps extends ActDeps {
@@ -51,6 +52,8 @@ export class EventProcessor {
         return decideCommand(e, await gatherCommand(d, forge, e));
       case 'review':
         return decideReview(e, await gatherReview(d, forge, e));
+      case 'head_checked':
+        return decideHeadChecked(e, await gatherHeadChecked(d, forge, e));
     }
   }
 }

@@ -5,6 +5,7 @@ import type { ConfigFact, GoalView } from '../decide/actions.js';
 import type { BasePushedFacts } from '../decide/base-pushed.js';
 import { ACCEPTING_COMMANDS, type CommandFacts } from '../decide/command.js';
 import { isGoalPullRequest } from '../decide/common.js';
+import { type HeadCheckedFacts, MAX_QUOTED_CHECKS, stageOf } from '../decide/head-checked.js';
 import type { IssueClosedFacts } from '../decide/issue-closed.js';
 import type { LabelFacts } from '../decide/label.js';
 import type { PrClosedFacts } from '../decide/pr-closed.js';
@@ -13,6 +14,7 @@ import type { EventOf } from '../events.js';
 import { readGitHubMeta } from '../goal-meta.js';
 import type { IssueForge } from '../issue-forge.js';
 import { goalKeyFor } from '../issue-goal.js';
+import { counts, isFailing } from '../repo-checks.js';
 
 export interface GatherDeps {
   ledger: Pick<GoalLedger, 'getGoal' | 'listGoals'>;
@@ -92,6 +94,25 @@ export async function gatherBasePushed(deps: GatherDeps, forge: IssueForge, e: E
   }
   // The config is read only when some goal has a pull request to keep up to date.
   return goals.length === 0 ? { goals } : { goals, config: await configFact(forge) };
+}
+
+export async function gatherHeadChecked(deps: GatherDeps, forge: IssueForge, e: EventOf<'head_checked'>): Promise<HeadCheckedFacts> {
+  const goal = await goalWhere(deps.ledger, e.owner, e.repo, (m) => typeof m.prNumber === 'number' && m.github !== undefined && e.branches.includes(m.github.branch));
+  if (!goal || goal.meta.merged === true) return { goal };
+  const ownAppId = await forge.ownAppId();
+  if (e.check.appId !== null && e.check.appId === ownAppId) return { goal, ownAppId };
+  const g = goal.meta.github!;
+  const pull = await forge.pullHead(goal.meta.prNumber!, g.branch);
+  // Only the PR's head counts: a check on an older head (pushed over since) asks nothing.
+  if (!pull || !pull.open || pull.head !== e.sha) return { goal, ownAppId, ...(pull ? { pull } : {}) };
+  const config = await configFact(forge);
+  if (!config.ok) return { goal, ownAppId, pull, config };
+  const [required, checks, running] = await Promise.all([forge.requiredChecks(g.defaultBranch), forge.headChecks(e.sha, ownAppId), deps.isRunning(goal.key)]);
+  const facts: HeadCheckedFacts = { goal, ownAppId, pull, config, required, checks, running };
+  if (stageOf(e, facts) !== 'fix') return facts;
+  const failing = checks.filter((c) => isFailing(c) && counts(c, required)).slice(0, MAX_QUOTED_CHECKS);
+  const details = new Map(await Promise.all(failing.map(async (c) => [c.id, await forge.checkFailure(c)] as const)));
+  return { ...facts, details, issueBody: await issueBodyOf(deps, forge, goal) };
 }
 
 /** The ledger's record of a goal, its meta read through the policy's schema. */
