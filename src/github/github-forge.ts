@@ -10,11 +10,10 @@ import type { Outbox } from '../ports/outbox.js';
 import type { WritePriority } from '../ports/write-budget.js';
 import { type GitHubGoal, type GitHubGoalMeta, readGitHubMeta } from '../steering/goal-meta.js';
 import { labelForGoal, labelForState, type StateLabel } from '../steering/labels.js';
-import { takePendingReviews } from '../steering/pending-reviews.js';
 import { renderEscalation } from '../steering/report/escalation.js';
 import type { TaskProof } from '../steering/report/evidence.js';
 import { type AttemptView, groupAttempts, taskProofs } from '../steering/report/record.js';
-import { type Links, renderStatus, STATUS_MARKER } from '../steering/report/status-comment.js';
+import { type Links, renderStatus } from '../steering/report/status-comment.js';
 import { createOnce } from './create-once.js';
 import type { QueueShown } from './decide-queue-report.js';
 import { type CheckRunContext, reportCheckRun } from './goal-check-run.js';
@@ -22,8 +21,10 @@ import { GoalPullRequest } from './goal-pull-request.js';
 import { markPullRequestReady } from './octokit-issue-forge.js';
 import { appIdentity, effectMarker, findCommentByMarker, type WriterIdentity } from './own-comments.js';
 import { type ReadinessDeps, settleDraft } from './pr-readiness.js';
+import { answerReviews } from './review-replies.js';
 import { replaceStateLabel } from './state-label.js';
-import { createOptions, writeOptions } from './write-options.js';
+import { type UpsertHow, upsertStatusComment } from './status-comment-upsert.js';
+import { createOptions } from './write-options.js';
 
 export { type AppIdentity, appIdentity, effectMarker, findCommentByMarker, isOwnComment, type WriterIdentity } from './own-comments.js';
 
@@ -315,31 +316,9 @@ export class GitHubForge implements Forge {
     return { repoUrl: this.g.htmlUrl, ...(pr ? { pullRequest: { ...pr, ...(meta.merged === true ? { merged: true } : {}) } } : {}) };
   }
 
-  /**
-   * Edits the status comment (or posts it). Any write but the queue report's shows the goal's own
-   * state, so the place in the queue it showed is forgotten (meta `queueShown`).
-   */
-  private async upsertStatusComment(body: string, meta: GitHubGoalMeta, how: { priority?: WritePriority; maxWaitMs?: number; keepQueueShown?: boolean } = {}): Promise<void> {
-    const { owner, repo, issueNumber } = this.g;
-    const forgetQueue = meta.queueShown !== undefined && !how.keepQueueShown ? { queueShown: null } : {};
-    let id = meta.statusCommentId;
-    id ??= await findCommentByMarker(this.o, this.g, STATUS_MARKER, await this.self());
-    if (id) {
-      try {
-        // A new process does not know what the comment shows: GitHub is asked (a read) before it is edited.
-        const unchanged = this.lastBody === '' && (await this.o.rest.issues.getComment({ owner, repo, comment_id: id })).data.body === body;
-        if (!unchanged) await this.o.rest.issues.updateComment({ owner, repo, comment_id: id, body, ...writeOptions(how.priority ?? 'background', how.maxWaitMs) });
-        if (meta.statusCommentId !== id || 'queueShown' in forgetQueue) await this.opts.ledger.setMeta(this.opts.key, { statusCommentId: id, ...forgetQueue });
-        return;
-      } catch (err) {
-        if ((err as { status?: number }).status !== 404) throw err; // deleted by someone: post a new one
-      }
-    }
-    const created = await createOnce({
-      find: async () => findCommentByMarker(this.o, this.g, STATUS_MARKER, await this.self()),
-      create: async () => (await this.o.rest.issues.createComment({ owner, repo, issue_number: issueNumber, body, ...createOptions('normal', how.maxWaitMs) })).data.id,
-    });
-    await this.opts.ledger.setMeta(this.opts.key, { statusCommentId: created, ...forgetQueue });
+  /** Edits the status comment (or posts it); see status-comment-upsert.ts. */
+  private async upsertStatusComment(body: string, meta: GitHubGoalMeta, how: UpsertHow = {}): Promise<void> {
+    await upsertStatusComment({ o: this.o, g: this.g, key: this.opts.key, ledger: this.opts.ledger, self: () => this.self() }, body, meta, this.lastBody === '', how);
   }
 
   private async setStateLabel(label: StateLabel): Promise<void> {
@@ -364,29 +343,9 @@ export class GitHubForge implements Forge {
     });
   }
 
-  /**
-   * Replies to each review whose fix task one of these checkpoints verified, once: two effects may
-   * answer one review (its checkpoint's, and a run's end), so the reply's marker is always looked for.
-   */
+  /** Replies to each review whose fix task one of these checkpoints verified, once (review-replies.ts). */
   private async answerReviews(checkpoints: ReadonlyArray<{ task_id: string; sha: string }>): Promise<void> {
-    const pending = (await this.meta()).pendingReviews ?? [];
-    const done = new Map(checkpoints.map((c) => [c.task_id, c.sha]));
-    const answered = pending.filter((p) => done.has(p.taskId));
-    if (answered.length === 0) return;
-    for (const p of answered) {
-      await this.comment(
-        p.prNumber,
-        `Addressed review ${this.g.htmlUrl}/pull/${p.prNumber}#pullrequestreview-${p.reviewId} in ${done.get(p.taskId)!.slice(0, 7)} (task \`${p.taskId}\`, verified).`,
-        { marker: `<!-- goal-loop:review-reply ${p.reviewId} -->`, retry: true },
-        'urgent',
-      );
-    }
-    // Atomic: a review that arrived meanwhile stays pending.
-    await takePendingReviews(
-      this.opts.ledger,
-      this.opts.key,
-      answered.map((a) => a.reviewId),
-    );
+    await answerReviews({ g: this.g, key: this.opts.key, ledger: this.opts.ledger, meta: () => this.meta(), comment: (n, body, once, priority) => this.comment(n, body, once, priority) }, checkpoints);
   }
 
   /**

@@ -55,7 +55,7 @@ describe("the App: the repository's own CI is a verifier", () => {
     });
     const fixId = `ci-${first.slice(0, 12)}`;
     expect(checkpointCommits(h.repo.bare, BRANCH).map((c) => c.task)).toEqual(['one', 'two', fixId]);
-    const prompt = promptText(ai.bodies().at(0)!);
+    const prompt = promptText(ai.answered.at(0)!);
     expect(prompt).toContain('Make CI green: test');
     expect(prompt).toContain('2 tests failed');
     expect(prompt).toContain('widgets.test.ts: expected 2, got 3');
@@ -66,7 +66,7 @@ describe("the App: the repository's own CI is a verifier", () => {
 
     // A failing check on the older head, and our own failing check on the new one, start nothing.
     await ciCheck(h, first, 'failure', { name: 'lint' });
-    await ciCheck(h, second, 'failure', { name: 'goal-loop', app: h.fake.app });
+    await ciCheck(h, second, 'failure', { name: 'goal-loop', app: { id: 1, slug: 'goal-loop' } });
     expect(checkpointCommits(h.repo.bare, BRANCH).map((c) => c.task)).toEqual(['one', 'two', fixId]);
     expect(h.fake.pulls[0]!.draft).toBe(true);
 
