@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import { RepoConfigError } from '../../config/repo-config.js';
 import type { GoalKey, GoalLedger, GoalRecord } from '../../ports/goal-ledger.js';
 import type { ConfigFact, GoalView } from '../decide/actions.js';
-import type { BasePushedFacts } from '../decide/base-pushed.js';
+import { type BasePushedFacts, goalName } from '../decide/base-pushed.js';
 import { ACCEPTING_COMMANDS, type CommandFacts } from '../decide/command.js';
 import { isGoalPullRequest } from '../decide/common.js';
 import { type HeadCheckedFacts, MAX_QUOTED_CHECKS, stageOf } from '../decide/head-checked.js';
@@ -85,15 +85,20 @@ export async function gatherReview(deps: GatherDeps, forge: IssueForge, e: Event
 
 export async function gatherBasePushed(deps: GatherDeps, forge: IssueForge, e: EventOf<'base_pushed'>): Promise<BasePushedFacts> {
   const goals: GoalView[] = [];
+  const running = new Set<string>();
   for (const g of (await deps.ledger.listGoals()).filter((r) => r.repo === `${e.owner}/${e.repo}`).map(goalView)) {
     const pr = g.meta.prNumber;
-    if (typeof pr !== 'number' || g.meta.merged === true || g.state !== 'LOOP_COMPLETE') continue;
+    if (typeof pr !== 'number' || g.meta.merged === true) continue;
+    if (g.state !== 'LOOP_COMPLETE') {
+      if (!(await deps.isRunning(g.key))) continue;
+      running.add(goalName(g));
+    }
     // The push of a PR's own merge may come before its pull_request.closed: a merged PR is not followed.
     if (await forge.isOwnPullMerged(pr, g.meta.github?.branch)) continue;
     goals.push(g);
   }
   // The config is read only when some goal has a pull request to keep up to date.
-  return goals.length === 0 ? { goals } : { goals, config: await configFact(forge) };
+  return goals.length === 0 ? { goals } : { goals, running, config: await configFact(forge) };
 }
 
 export async function gatherHeadChecked(deps: GatherDeps, forge: IssueForge, e: EventOf<'head_checked'>): Promise<HeadCheckedFacts> {
