@@ -104,12 +104,15 @@ export async function gatherBasePushed(deps: GatherDeps, forge: IssueForge, e: E
 export async function gatherHeadChecked(deps: GatherDeps, forge: IssueForge, e: EventOf<'head_checked'>): Promise<HeadCheckedFacts> {
   const goal = await goalWhere(deps.ledger, e.owner, e.repo, (m) => typeof m.prNumber === 'number' && m.github !== undefined && e.branches.includes(m.github.branch));
   if (!goal || goal.meta.merged === true) return { goal };
+  // A passing check can only make a finished goal's draft ready: most check events ask nothing more.
+  const passing = !isFailing(e.check);
+  if (passing && goal.state !== 'LOOP_COMPLETE') return { goal };
   const ownAppId = await forge.ownAppId();
   if (e.check.appId !== null && e.check.appId === ownAppId) return { goal, ownAppId };
   const g = goal.meta.github!;
   const pull = await forge.pullHead(goal.meta.prNumber!, g.branch);
   // Only the PR's head counts: a check on an older head (pushed over since) asks nothing.
-  if (!pull || !pull.open || pull.head !== e.sha) return { goal, ownAppId, ...(pull ? { pull } : {}) };
+  if (!pull || !pull.open || pull.head !== e.sha || (passing && !pull.draft)) return { goal, ownAppId, ...(pull ? { pull } : {}) };
   const config = await configFact(forge);
   if (!config.ok) return { goal, ownAppId, pull, config };
   const [required, checks, running] = await Promise.all([forge.requiredChecks(g.defaultBranch), forge.headChecks(e.sha, ownAppId), deps.isRunning(goal.key)]);
