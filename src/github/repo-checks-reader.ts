@@ -35,7 +35,7 @@ async function unless<T>(statuses: readonly number[], read: () => Promise<T>, fa
  * only (`ownAppId`'s are goal-loop's own), then each status context's latest.
  */
 export async function readHeadChecks(o: Octokit, owner: string, repo: string, sha: string, ownAppId: number | undefined): Promise<RepoCheck[]> {
-  const runs = await o.paginate(o.rest.checks.listForRef, { owner, repo, ref: sha, filter: 'latest', per_page: PER_PAGE });
+  const [runs, statuses] = await Promise.all([o.paginate(o.rest.checks.listForRef, { owner, repo, ref: sha, filter: 'latest', per_page: PER_PAGE }), readStatuses(o, owner, repo, sha)]);
   const checks: RepoCheck[] = runs
     .filter((r) => ownAppId === undefined || r.app?.id !== ownAppId)
     .map((r) => ({
@@ -49,26 +49,19 @@ export async function readHeadChecks(o: Octokit, owner: string, repo: string, sh
       detailsUrl: r.details_url ?? null,
       output: { title: r.output.title ?? null, summary: r.output.summary ?? null, text: r.output.text ?? null },
     }));
-  // The combined status already keeps each context's latest; it pages its statuses (total_count counts them all).
-  for (let page = 1, seen = 0; ; page++) {
+  return [...checks, ...statuses];
+}
+
+/** Each status context's latest, as the combined status keeps them; it pages its statuses (total_count counts them all). */
+async function readStatuses(o: Octokit, owner: string, repo: string, sha: string): Promise<RepoCheck[]> {
+  const all: RepoCheck[] = [];
+  for (let page = 1; ; page++) {
     const { data } = await o.rest.repos.getCombinedStatusForRef({ owner, repo, ref: sha, per_page: PER_PAGE, page });
     for (const s of data.statuses) {
-      checks.push({
-        source: 'status',
-        name: s.context,
-        id: s.id,
-        appId: null,
-        appSlug: null,
-        completed: s.state !== 'pending',
-        conclusion: s.state,
-        detailsUrl: s.target_url ?? null,
-        output: null,
-      });
+      all.push({ source: 'status', name: s.context, id: s.id, appId: null, appSlug: null, completed: s.state !== 'pending', conclusion: s.state, detailsUrl: s.target_url ?? null, output: null });
     }
-    seen += data.statuses.length;
-    if (data.statuses.length === 0 || seen >= data.total_count) break;
+    if (data.statuses.length === 0 || all.length >= data.total_count) return all;
   }
-  return checks;
 }
 
 /**
