@@ -3,7 +3,10 @@
  * the original import path working.
  */
 export type {
+  FakeAnnotationSeed,
+  FakeApp,
   FakeCheckRun,
+  FakeCheckRunSeed,
   FakeComment,
   FakeDispatch,
   FakeGitHub,
@@ -16,6 +19,7 @@ export type {
   FakeReaction,
   FakeReview,
   FakeReviewComment,
+  FakeStatus,
   FakeWorkflowRun,
   FaultFilter,
   FaultKind,
@@ -26,4 +30,4 @@ export type {
   UserType,
   WorkflowRunStatus,
 } from './fake-github/index.js';
-export { API, fakeGitHub } from './fake-github/index.js';
+export { API, CI_APP, fakeGitHub, LOGS_HOST } from './fake-github/index.js';

@@ -115,6 +115,8 @@ export type PullRequestClosedPayload = Context<'pull_request.closed'>['payload']
 export type PullRequestReviewSubmittedPayload = Context<'pull_request_review.submitted'>['payload'];
 export type PushPayload = Context<'push'>['payload'];
 export type InstallationCreatedPayload = Context<'installation.created'>['payload'];
+export type CheckRunCompletedPayload = Context<'check_run.completed'>['payload'];
+export type StatusPayload = Context<'status'>['payload'];
 
 /** What `probot.receive` takes. */
 export type ProbotEvent = Parameters<Probot['receive']>[0];
@@ -502,6 +504,117 @@ export function installationCreated(o: Omit<RepoSpec, 'cloneUrl' | 'defaultBranc
   });
   setUser(p.sender, o.sender ?? o.owner);
   return p as InstallationCreatedPayload;
+}
+
+/** The CI app a `check_run` event comes from unless told: the fake GitHub's `CI_APP`. */
+const CI_APP = { id: 9001, slug: 'ci-app' };
+
+/** The example's app object, made into `app`. */
+function applyApp(a: J, app: { id: number; slug: string }): void {
+  a.id = app.id;
+  a.slug = app.slug;
+  a.node_id = `A_fake${app.id}`;
+  a.name = app.slug;
+  a.html_url = `https://github.com/apps/${app.slug}`;
+  a.external_url = `https://${app.slug}.example.test`;
+  a.description = `another app (${app.slug})`;
+}
+
+/**
+ * `check_run.completed` of another app's check run (the repository's CI) on `headSha`: the
+ * sender is the app's bot (`ci-app[bot]`), `pull_requests` the open PRs it ran for (default none).
+ * For `github-actions` the check run's id is the job's id.
+ */
+export function checkRunCompleted(
+  o: RepoSpec & {
+    headSha: string;
+    headBranch: string;
+    name: string;
+    conclusion: string;
+    app?: { id: number; slug: string };
+    checkRunId?: number;
+    output?: { title?: string | null; summary?: string | null; text?: string | null };
+    pullNumbers?: number[];
+  },
+): CheckRunCompletedPayload {
+  const app = o.app ?? CI_APP;
+  const p = applyBase(exampleOf('check_run', 'completed', noOrg), { ...o, sender: o.sender ?? `${app.slug}[bot]` });
+  const api = `https://api.github.com/repos/${o.owner}/${o.repo}`;
+  const run: J = p.check_run;
+  const id = o.checkRunId ?? fakeId(`check_run:${o.name}:${o.headSha}:${Date.now()}:${Math.random()}`);
+  run.id = id;
+  run.node_id = `CR_fake${id}`;
+  run.name = o.name;
+  run.head_sha = o.headSha;
+  run.external_id = '';
+  run.url = `${api}/check-runs/${id}`;
+  run.html_url = `https://github.com/${o.owner}/${o.repo}/runs/${id}`;
+  run.details_url = run.html_url;
+  run.status = 'completed';
+  run.conclusion = o.conclusion;
+  const t = new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
+  run.started_at = t;
+  run.completed_at = t;
+  run.output = { ...run.output, title: o.output?.title ?? null, summary: o.output?.summary ?? null, text: o.output?.text ?? null, annotations_url: `${api}/check-runs/${id}/annotations` };
+  applyApp(run.app, app);
+  const suite: J = run.check_suite;
+  const suiteId = fakeId(`suite:${app.slug}:${o.headSha}`);
+  suite.id = suiteId;
+  suite.node_id = `CS_fake${suiteId}`;
+  suite.head_branch = o.headBranch;
+  suite.head_sha = o.headSha;
+  suite.after = o.headSha;
+  suite.status = 'completed';
+  suite.conclusion = o.conclusion;
+  suite.url = `${api}/check-suites/${suiteId}`;
+  if (suite.app) applyApp(suite.app, app);
+  const template: J = run.pull_requests[0];
+  const prs = (o.pullNumbers ?? []).map((n) => {
+    const pr = structuredClone(template);
+    pr.url = `${api}/pulls/${n}`;
+    pr.id = fakeId(`pull:${o.owner}/${o.repo}#${n}`);
+    pr.number = n;
+    pr.head.ref = o.headBranch;
+    pr.head.sha = o.headSha;
+    pr.base.ref = o.defaultBranch ?? 'main';
+    return pr;
+  });
+  run.pull_requests = prs;
+  suite.pull_requests = structuredClone(prs);
+  return p as CheckRunCompletedPayload;
+}
+
+/**
+ * `status` of a commit status on `sha` (set by another service); `branches` are the branches
+ * whose head it is (GitHub lists at most 10). The package's status examples carry no `action`.
+ */
+export function statusEvent(
+  o: RepoSpec & { sha: string; context: string; state: 'error' | 'failure' | 'pending' | 'success'; branches: string[]; description?: string; targetUrl?: string },
+): StatusPayload {
+  const def = allExamples().find((d) => d.name === 'status');
+  const example = (def?.examples ?? []).find((e): e is J => !(e as J).organization && Boolean((e as J).installation)) ?? (def?.examples[0] as J | undefined);
+  if (!example) throw new Error('@octokit/webhooks-examples has no status example');
+  const p = applyBase(structuredClone(example), o);
+  const api = `https://api.github.com/repos/${o.owner}/${o.repo}`;
+  const id = fakeId(`status:${o.context}:${o.sha}:${Date.now()}:${Math.random()}`);
+  const t = new Date().toISOString().replace(/\.\d{3}Z$/, '+00:00');
+  p.id = id;
+  p.sha = o.sha;
+  p.name = `${o.owner}/${o.repo}`;
+  p.context = o.context;
+  p.state = o.state;
+  p.description = o.description ?? null;
+  p.target_url = o.targetUrl ?? null;
+  p.created_at = t;
+  p.updated_at = t;
+  const c: J = p.commit;
+  c.sha = o.sha;
+  c.url = `${api}/commits/${o.sha}`;
+  c.html_url = `https://github.com/${o.owner}/${o.repo}/commit/${o.sha}`;
+  c.comments_url = `${api}/commits/${o.sha}/comments`;
+  if (c.commit) c.commit.url = `${api}/git/commits/${o.sha}`;
+  p.branches = o.branches.map((name) => ({ name, commit: { sha: o.sha, url: `${api}/commits/${o.sha}` }, protected: false }));
+  return p as StatusPayload;
 }
 
 // ---------- delivery ----------

@@ -4,9 +4,12 @@ import type { FaultKind } from './types.js';
 import type { Reply } from './util.js';
 
 export function createFaults(ctx: State & Responses) {
-  const { installationId, faults, json } = ctx;
+  const { installationId, faults, json, notFound } = ctx;
 
   function faultReply(kind: FaultKind): Reply {
+    if (kind === 403) return json(403, { message: 'Resource not accessible by integration', documentation_url: 'https://docs.github.com/rest', status: '403' });
+    if (kind === 404) return notFound();
+    if (kind === 410) return json(410, { message: 'Gone', documentation_url: 'https://docs.github.com/rest', status: '410' });
     if (kind === 502 || kind === 'performed-then-502') return [502, JSON.stringify({ message: 'Server Error' }), { 'content-type': 'application/json; charset=utf-8' }];
     if (kind === 'secondary-rate-limit') {
       return json(

@@ -3,7 +3,7 @@ import { checkRequest, matchOperation } from '../openapi-check.js';
 import { type Caller, createAuth } from './auth.js';
 import { createFaults } from './faults.js';
 import { type Ctx, createResponses } from './responses.js';
-import { createActionRoutes } from './routes-actions.js';
+import { createActionRoutes, LOGS_HOST } from './routes-actions.js';
 import { createCheckRoutes } from './routes-checks.js';
 import { createIssueRoutes } from './routes-issues.js';
 import { createPullRoutes } from './routes-pulls.js';
@@ -13,8 +13,13 @@ import { createState } from './state.js';
 import { API, type FakeGitHub, type FakeGitHubOptions, type FakeIssue, type FakePull, type RecordedRequest } from './types.js';
 import { errorBody, graphqlOperation, graphqlQuery, METHODS, now, obj, parseBody, type Reply, str } from './util.js';
 
+export { LOGS_HOST } from './routes-actions.js';
+export { CI_APP } from './routes-checks.js';
 export type {
+  FakeAnnotationSeed,
+  FakeApp,
   FakeCheckRun,
+  FakeCheckRunSeed,
   FakeComment,
   FakeDispatch,
   FakeGitHub,
@@ -27,6 +32,7 @@ export type {
   FakeReaction,
   FakeReview,
   FakeReviewComment,
+  FakeStatus,
   FakeWorkflowRun,
   FaultFilter,
   FaultKind,
@@ -58,9 +64,9 @@ export function fakeGitHub(opts: FakeGitHubOptions): FakeGitHub {
   const issueRoutes = createIssueRoutes(ctx);
   const { routeIssues } = issueRoutes;
   const { routePulls } = createPullRoutes({ ...ctx, ...issueRoutes });
-  const { routeChecks } = createCheckRoutes(ctx);
+  const { routeChecks, addCheckRun, completeCheckRun, addStatus } = createCheckRoutes(opts, ctx);
   const { routeApp, routeRepo } = createRepoRoutes(ctx);
-  const { routeActions, setWorkflowRun } = createActionRoutes(opts, ctx);
+  const { routeActions, setWorkflowRun, setJobLog, serveJobLog } = createActionRoutes(opts, ctx);
   const { callerOf, authViolations, writerOf, routeUser } = createAuth(opts, ctx);
   const {
     owner,
@@ -84,6 +90,8 @@ export function fakeGitHub(opts: FakeGitHubOptions): FakeGitHub {
     faults,
     workflowRuns,
     dispatches,
+    statuses,
+    requiredChecks,
     setWriter,
     addIssue,
     addPull,
@@ -221,6 +229,16 @@ export function fakeGitHub(opts: FakeGitHubOptions): FakeGitHub {
       });
   }
 
+  // The signed URL a job's log download redirects to (fetch follows it, as it does from GitHub).
+  nock(LOGS_HOST)
+    .persist()
+    .get(() => true)
+    .reply(function (uri) {
+      // biome-ignore lint/nursery/noInvalidThis: nock calls a reply function with its interceptor context as `this`
+      // biome-ignore lint/nursery/noThisOutsideOfClass: same: `this` is nock's reply context
+      return serveJobLog(uri, this.req.headers) as unknown as nock.ReplyFnResult;
+    });
+
   /** A write as GitHub's guidance counts them: token exchanges are auth, a GraphQL query is a read. */
   function isWrite(method: string, pathname: string, body: unknown): boolean {
     if (/^\/app\/installations\/[^/]+\/access_tokens$/.test(pathname)) return false;
@@ -276,6 +294,7 @@ export function fakeGitHub(opts: FakeGitHubOptions): FakeGitHub {
     files,
     workflowRuns,
     dispatches,
+    statuses,
     issue,
     pull,
     labels: (n) => [...issue(n).labels],
@@ -298,6 +317,17 @@ export function fakeGitHub(opts: FakeGitHubOptions): FakeGitHub {
     setPermission: (login, permission) => void collaborators.set(login, permission),
     setFile: (path, content) => void (content === undefined ? files.delete(path) : files.set(path, content)),
     setWorkflowRun,
+    addCheckRun,
+    completeCheckRun,
+    addStatus,
+    setRequiredChecks(branch, names, via = 'protection') {
+      const req = { ...requiredChecks.get(branch) };
+      if (names === null) delete req[via];
+      else req[via] = [...names];
+      if (req.protection === undefined && req.ruleset === undefined) requiredChecks.delete(branch);
+      else requiredChecks.set(branch, req);
+    },
+    setJobLog,
     mergePull(n) {
       const p = pull(n);
       p.merged = true;

@@ -3,9 +3,24 @@ import type { Ctx } from './responses.js';
 import type { FakeDispatch, FakeGitHubOptions, FakeWorkflowRun } from './types.js';
 import { fakeSha, obj, type Reply, str, userJson } from './util.js';
 
-/** GitHub Actions: workflow runs (GET) and workflow dispatches (recorded, answered 204). */
+/** Where GitHub redirects a job's log download: a short-lived signed URL on another host. */
+export const LOGS_HOST = 'https://pipelines.actions.githubusercontent.com';
+
+/** GitHub Actions: workflow runs (GET), workflow dispatches (recorded, answered 204), job logs (a redirect to LOGS_HOST). */
 export function createActionRoutes(opts: FakeGitHubOptions, ctx: Ctx) {
-  const { owner, repo, fullName, repoApi, repoHtml, repoId, newId, pulls, workflowRuns, dispatches, json, notFound, invalid, noContent } = ctx;
+  const { owner, repo, fullName, repoApi, repoHtml, repoId, newId, pulls, workflowRuns, dispatches, jobLogs, violations, minimalRepoJson, baseHeaders, json, notFound, invalid, noContent } = ctx;
+
+  /** The signed URL's path for a job's log (the signature is a stand-in: nothing checks it). */
+  const logPath = (jobId: number): string => `/fake/${fullName}/_apis/pipelines/1/jobs/${jobId}/signedlogcontent`;
+
+  /** GET of a signed log URL: the log as text, 404 when it is gone; no token may reach this host (GitHub's signature is the credential). */
+  function serveJobLog(path: string, headers: Record<string, unknown>): Reply {
+    if (Object.keys(headers).some((h) => h.toLowerCase() === 'authorization')) violations.push(`GET ${LOGS_HOST}${path.split('?')[0]}: a token was sent to the log storage host`);
+    const m = /\/jobs\/(\d+)\/signedlogcontent(?:\?|$)/.exec(path);
+    const log = m && path.startsWith(logPath(Number(m[1]))) ? jobLogs.get(Number(m[1])) : undefined;
+    if (log === undefined) return [404, '<Error><Code>BlobNotFound</Code></Error>', { 'content-type': 'application/xml' }];
+    return [200, log, { 'content-type': 'text/plain; charset=utf-8' }];
+  }
 
   function setWorkflowRun(run: FakeWorkflowRun): void {
     workflowRuns.set(run.id, { ...run });
@@ -15,59 +30,6 @@ export function createActionRoutes(opts: FakeGitHubOptions, ctx: Ctx) {
   function workflowIdOf(path: string): number {
     const file = path.split('/').pop() ?? path;
     return /^\d+$/.test(file) ? Number(file) : fakeId(`workflow:${fullName}:${file}`);
-  }
-
-  /** The URLs and fields GitHub's `minimal-repository` requires. */
-  function minimalRepoJson(): Record<string, unknown> {
-    const u = repoApi;
-    return {
-      id: repoId,
-      node_id: `R_fake${repoId}`,
-      name: repo,
-      full_name: fullName,
-      owner: userJson(owner),
-      private: false,
-      html_url: repoHtml,
-      description: null,
-      fork: false,
-      url: u,
-      archive_url: `${u}/{archive_format}{/ref}`,
-      assignees_url: `${u}/assignees{/user}`,
-      blobs_url: `${u}/git/blobs{/sha}`,
-      branches_url: `${u}/branches{/branch}`,
-      collaborators_url: `${u}/collaborators{/collaborator}`,
-      comments_url: `${u}/comments{/number}`,
-      commits_url: `${u}/commits{/sha}`,
-      compare_url: `${u}/compare/{base}...{head}`,
-      contents_url: `${u}/contents/{+path}`,
-      contributors_url: `${u}/contributors`,
-      deployments_url: `${u}/deployments`,
-      downloads_url: `${u}/downloads`,
-      events_url: `${u}/events`,
-      forks_url: `${u}/forks`,
-      git_commits_url: `${u}/git/commits{/sha}`,
-      git_refs_url: `${u}/git/refs{/sha}`,
-      git_tags_url: `${u}/git/tags{/sha}`,
-      hooks_url: `${u}/hooks`,
-      issue_comment_url: `${u}/issues/comments{/number}`,
-      issue_events_url: `${u}/issues/events{/number}`,
-      issues_url: `${u}/issues{/number}`,
-      keys_url: `${u}/keys{/key_id}`,
-      labels_url: `${u}/labels{/name}`,
-      languages_url: `${u}/languages`,
-      merges_url: `${u}/merges`,
-      milestones_url: `${u}/milestones{/number}`,
-      notifications_url: `${u}/notifications{?since,all,participating}`,
-      pulls_url: `${u}/pulls{/number}`,
-      releases_url: `${u}/releases{/id}`,
-      stargazers_url: `${u}/stargazers`,
-      statuses_url: `${u}/statuses/{sha}`,
-      subscribers_url: `${u}/subscribers`,
-      subscription_url: `${u}/subscription`,
-      tags_url: `${u}/tags`,
-      teams_url: `${u}/teams`,
-      trees_url: `${u}/git/trees{/sha}`,
-    };
   }
 
   /** A run as GitHub's `workflow-run` schema has it. */
@@ -157,8 +119,23 @@ export function createActionRoutes(opts: FakeGitHubOptions, ctx: Ctx) {
       return run ? json(200, workflowRunJson(run)) : notFound();
     }
     if (method === 'POST' && rest[1] === 'workflows' && rest[3] === 'dispatches' && rest.length === 4) return dispatch(rest[2] ?? '', body);
+    if (method === 'GET' && rest[1] === 'jobs' && rest[3] === 'logs' && rest.length === 4) {
+      const jobId = Number(rest[2]);
+      if (!jobLogs.has(jobId)) return notFound();
+      const expires = new Date(Date.now() + 60_000).toISOString();
+      return [
+        302,
+        '',
+        { ...baseHeaders(), 'content-type': 'text/html;charset=utf-8', location: `${LOGS_HOST}${logPath(jobId)}?urlExpires=${encodeURIComponent(expires)}&urlSigningMethod=HMACV1&urlSignature=fake` },
+      ];
+    }
     return undefined;
   }
 
-  return { setWorkflowRun, routeActions, workflowRunJson };
+  function setJobLog(jobId: number, text: string | undefined): void {
+    if (text === undefined) jobLogs.delete(jobId);
+    else jobLogs.set(jobId, text);
+  }
+
+  return { setWorkflowRun, setJobLog, serveJobLog, routeActions, workflowRunJson };
 }

@@ -1,9 +1,107 @@
 import type { Ctx } from './responses.js';
-import type { FakeCheckRun } from './types.js';
-import { now, obj, type Reply, str } from './util.js';
+import type { FakeAnnotationSeed, FakeCheckRun, FakeCheckRunSeed, FakeGitHubOptions, FakeStatus } from './types.js';
+import { fakeSha, now, obj, type Reply, str } from './util.js';
 
-export function createCheckRoutes(ctx: Ctx) {
-  const { newId, pulls, checkRuns, checkRunJson, json, notFound, invalid, paged, violations } = ctx;
+/** The CI app a check run added by a test comes from, unless it names another. */
+export const CI_APP = { id: 9001, slug: 'ci-app' } as const;
+
+const SHA = /^[0-9a-f]{40}$/i;
+
+export function createCheckRoutes(opts: FakeGitHubOptions, ctx: Ctx) {
+  const { newId, pulls, checkRuns, statuses, defaultBranch, repoApi, checkRunJson, statusJson, minimalRepoJson, json, notFound, invalid, paged, violations } = ctx;
+
+  /** The commits a ref names: a sha is itself; a branch is what the test's repo says, or the head of a PR from it. */
+  function shasOf(ref: string): string[] {
+    if (SHA.test(ref)) return [ref.toLowerCase()];
+    const resolved = opts.resolveSha?.(ref);
+    return [...new Set([...(resolved ? [resolved] : []), ...pulls.filter((p) => p.head === ref).map((p) => p.headSha)])];
+  }
+
+  function newCheckRun(name: string, headSha: string): FakeCheckRun {
+    const id = newId();
+    return {
+      id,
+      nodeId: `CR_fake${id}`,
+      name,
+      headSha,
+      status: 'queued',
+      conclusion: null,
+      output: null,
+      detailsUrl: null,
+      externalId: null,
+      startedAt: now(),
+      completedAt: null,
+      history: [],
+      annotations: [],
+    };
+  }
+
+  function addCheckRun(seed: FakeCheckRunSeed): FakeCheckRun {
+    const c = newCheckRun(seed.name, seed.headSha);
+    c.app = { ...(seed.app ?? CI_APP) };
+    c.status = seed.status ?? (seed.conclusion !== undefined ? 'completed' : 'queued');
+    if (seed.conclusion !== undefined && c.status !== 'completed') throw new Error('fakeGitHub.addCheckRun: a conclusion needs status completed');
+    if (c.status === 'completed') {
+      if (seed.conclusion === undefined) throw new Error('fakeGitHub.addCheckRun: a completed run needs a conclusion');
+      c.conclusion = seed.conclusion;
+      c.completedAt = now();
+    }
+    c.output = seed.output ? { ...seed.output } : null;
+    c.detailsUrl = seed.detailsUrl ?? null;
+    c.annotations.push(...(seed.annotations ?? []).map((a) => ({ ...a })));
+    checkRuns.push(c);
+    return c;
+  }
+
+  function completeCheckRun(id: number, conclusion: string, output?: { title?: string; summary?: string; text?: string; annotations?: FakeAnnotationSeed[] }): FakeCheckRun {
+    const c = checkRuns.find((x) => x.id === id);
+    if (!c) throw new Error(`fakeGitHub: no check run ${id}`);
+    c.status = 'completed';
+    c.conclusion = conclusion;
+    c.completedAt = now();
+    if (output) {
+      const { annotations, ...rest } = output;
+      c.output = { ...c.output, ...rest };
+      c.annotations.push(...(annotations ?? []).map((a) => ({ ...a })));
+    }
+    return c;
+  }
+
+  function addStatus(s: { sha: string; context: string; state: FakeStatus['state']; description?: string; targetUrl?: string }): FakeStatus {
+    const id = newId();
+    const st: FakeStatus = {
+      id,
+      nodeId: `SC_fake${id}`,
+      sha: s.sha.toLowerCase(),
+      context: s.context,
+      state: s.state,
+      description: s.description ?? null,
+      targetUrl: s.targetUrl ?? null,
+      createdAt: now(),
+    };
+    statuses.push(st);
+    return st;
+  }
+
+  /** GET commits/{ref}/status: each context's latest status (newest first) and the state they combine to. */
+  function combinedStatus(url: URL, ref: string): Reply {
+    const sha = shasOf(ref)[0] ?? (ref === defaultBranch ? fakeSha(`base:${ref}`) : undefined);
+    if (sha === undefined) return notFound(`No commit found for SHA: ${ref}`);
+    const latest = new Map<string, FakeStatus>();
+    for (const st of statuses) if (st.sha === sha) latest.set(st.context, st);
+    const list = [...latest.values()].sort((a, b) => b.id - a.id);
+    const states = list.map((st) => st.state);
+    const state = states.some((x) => x === 'failure' || x === 'error') ? 'failure' : states.length === 0 || states.includes('pending') ? 'pending' : 'success';
+    return paged(url, list.map(statusJson), (items) => ({
+      state,
+      statuses: items,
+      sha,
+      total_count: list.length,
+      repository: minimalRepoJson(),
+      commit_url: `${repoApi}/commits/${sha}`,
+      url: `${repoApi}/commits/${sha}/status`,
+    }));
+  }
 
   /** What GitHub refuses in a check run's output (422): texts over 65,535 bytes of UTF-8 (GitHub counts bytes), over 50 annotations, an annotation without its required fields. */
   function outputProblems(method: string, b: Record<string, unknown>): Reply | undefined {
@@ -47,22 +145,7 @@ export function createCheckRoutes(ctx: Ctx) {
         if (!name || !headSha) return invalid('Invalid request.\n\n"name" and "head_sha" are required.');
         const refused = outputProblems(method, b);
         if (refused) return refused;
-        const id = newId();
-        const c: FakeCheckRun = {
-          id,
-          nodeId: `CR_fake${id}`,
-          name,
-          headSha,
-          status: 'queued',
-          conclusion: null,
-          output: null,
-          detailsUrl: null,
-          externalId: null,
-          startedAt: now(),
-          completedAt: null,
-          history: [],
-          annotations: [],
-        };
+        const c = newCheckRun(name, headSha);
         applyCheckRun(c, b);
         checkRuns.push(c);
         return json(201, checkRunJson(c));
@@ -89,11 +172,17 @@ export function createCheckRoutes(ctx: Ctx) {
     }
     if (r(0) === 'commits' && rest.length === 3 && r(2) === 'check-runs' && method === 'GET') {
       const ref = r(1) ?? '';
-      const shas = new Set([ref, ...pulls.filter((p) => p.head === ref).map((p) => p.headSha)]);
+      const shas = new Set([ref, ...shasOf(ref)]);
       const name = url.searchParams.get('check_name');
-      const list = checkRuns.filter((c) => shas.has(c.headSha) && (!name || c.name === name)).reverse();
+      const status = url.searchParams.get('status');
+      const appId = url.searchParams.get('app_id');
+      const appOf = (c: FakeCheckRun): number => c.app?.id ?? ctx.appId;
+      let list = checkRuns.filter((c) => shas.has(c.headSha) && (!name || c.name === name) && (!status || c.status === status) && (!appId || String(appOf(c)) === appId)).reverse();
+      // filter=latest (GitHub's default): a re-run's newer run hides the older ones of its app and name.
+      if (url.searchParams.get('filter') !== 'all') list = list.filter((c, i) => list.findIndex((x) => x.name === c.name && appOf(x) === appOf(c)) === i);
       return paged(url, list.map(checkRunJson), (items) => ({ total_count: list.length, check_runs: items }));
     }
+    if (r(0) === 'commits' && rest.length === 3 && r(2) === 'status' && method === 'GET') return combinedStatus(url, r(1) ?? '');
 
     return undefined;
   }
@@ -117,5 +206,5 @@ export function createCheckRoutes(ctx: Ctx) {
     }
   }
 
-  return { routeChecks, applyCheckRun };
+  return { routeChecks, applyCheckRun, addCheckRun, completeCheckRun, addStatus };
 }

@@ -15,6 +15,9 @@ export function createRepoRoutes(ctx: Ctx) {
     files,
     issues,
     pulls,
+    requiredChecks,
+    resolveSha,
+    branchWithProtectionJson,
     repoLabels,
     graphqlCalls,
     tokens,
@@ -98,6 +101,30 @@ export function createRepoRoutes(ctx: Ctx) {
       });
     }
 
+    // --- branches and their rules (the branch name may hold slashes) ---
+    if (method === 'GET' && r(0) === 'branches' && rest.length >= 2 && !rest.includes('protection')) {
+      const name = rest.slice(1).join('/');
+      const sha = branchSha(name);
+      return sha === undefined ? notFound('Branch not found') : json(200, branchWithProtectionJson(name, sha));
+    }
+    if (method === 'GET' && r(0) === 'rules' && r(1) === 'branches' && rest.length >= 3) {
+      const name = rest.slice(2).join('/');
+      const contexts = requiredChecks.get(name)?.ruleset;
+      const rules =
+        contexts === undefined
+          ? []
+          : [
+              {
+                type: 'required_status_checks',
+                ruleset_source_type: 'Repository',
+                ruleset_source: fullName,
+                ruleset_id: 42,
+                parameters: { strict_required_status_checks_policy: false, do_not_enforce_on_create: false, required_status_checks: contexts.map((context) => ({ context })) },
+              },
+            ];
+      return paged(url, rules);
+    }
+
     // --- collaborators ---
     if (method === 'GET' && r(0) === 'collaborators' && r(2) === 'permission' && rest.length === 3) {
       const login = r(1) ?? '';
@@ -142,6 +169,13 @@ export function createRepoRoutes(ctx: Ctx) {
     }
 
     return undefined;
+  }
+
+  /** A branch this fake knows of: the default, one a PR names, one with required checks, or one the test's repo has. */
+  function branchSha(name: string): string | undefined {
+    const head = pulls.find((p) => p.head === name && p.headOwner === ctx.owner);
+    const known = name === defaultBranch || requiredChecks.has(name) || pulls.some((p) => p.base === name);
+    return resolveSha(name) ?? head?.headSha ?? (known ? fakeSha(`base:${name}`) : undefined);
   }
 
   function graphql(body: unknown): Reply {

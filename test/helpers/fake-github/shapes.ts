@@ -1,10 +1,10 @@
 import { fakeId, fakeUserId } from '../webhook-payloads.js';
 import type { State } from './state.js';
-import { API, type FakeCheckRun, type FakeComment, type FakeIssue, type FakePull, type FakeReview, type FakeReviewComment } from './types.js';
+import { API, type FakeApp, type FakeCheckRun, type FakeComment, type FakeIssue, type FakePull, type FakeReview, type FakeReviewComment, type FakeStatus } from './types.js';
 import { fakeSha, userJson } from './util.js';
 
 export function createShapes(ctx: State) {
-  const { owner, repo, installationId, defaultBranch, appSlug, appId, repoId, fullName, repoApi, repoHtml, collaborators, pulls, comments, ensureLabel } = ctx;
+  const { owner, repo, installationId, defaultBranch, appSlug, appId, repoId, fullName, repoApi, repoHtml, collaborators, pulls, comments, ensureLabel, requiredChecks } = ctx;
 
   // ---------- JSON shapes ----------
 
@@ -109,8 +109,12 @@ export function createShapes(ctx: State) {
     if (login === ctx.botLogin) return appJson();
     if (!login.endsWith('[bot]')) return null;
     const slug = login.replace(/\[bot\]$/, '');
-    const id = fakeId(`app:${slug}`);
-    return { ...appJson(), id, slug, node_id: `A_fake${id}`, name: slug, html_url: `https://github.com/apps/${slug}`, description: `another app (${slug})` };
+    return otherAppJson({ id: fakeId(`app:${slug}`), slug });
+  }
+
+  /** Another App than this fake's: its own id, slug and page. */
+  function otherAppJson(a: FakeApp): Record<string, unknown> {
+    return { ...appJson(), id: a.id, slug: a.slug, node_id: `A_fake${a.id}`, name: a.slug, html_url: `https://github.com/apps/${a.slug}`, description: `another app (${a.slug})` };
   }
 
   /** A fork's repository: the same repository under another owner, with an id of its own. */
@@ -258,11 +262,129 @@ export function createShapes(ctx: State) {
         annotations_count: c.annotations.length,
         annotations_url: `${repoApi}/check-runs/${c.id}/annotations`,
       },
-      check_suite: { id: fakeId(`suite:${c.headSha}`) },
-      app: appJson(),
+      check_suite: { id: fakeId(c.app ? `suite:${c.app.slug}:${c.headSha}` : `suite:${c.headSha}`) },
+      app: c.app ? otherAppJson(c.app) : appJson(),
       pull_requests: pulls
         .filter((p) => p.headSha === c.headSha)
         .map((p) => ({ id: p.id, number: p.number, url: `${repoApi}/pulls/${p.number}`, head: { ref: p.head, sha: p.headSha }, base: { ref: p.base, sha: fakeSha(`base:${p.base}`) } })),
+    };
+  }
+
+  /** The URLs and fields GitHub's `minimal-repository` requires. */
+  function minimalRepoJson(): Record<string, unknown> {
+    const u = repoApi;
+    return {
+      id: repoId,
+      node_id: `R_fake${repoId}`,
+      name: repo,
+      full_name: fullName,
+      owner: userJson(owner),
+      private: false,
+      html_url: repoHtml,
+      description: null,
+      fork: false,
+      url: u,
+      archive_url: `${u}/{archive_format}{/ref}`,
+      assignees_url: `${u}/assignees{/user}`,
+      blobs_url: `${u}/git/blobs{/sha}`,
+      branches_url: `${u}/branches{/branch}`,
+      collaborators_url: `${u}/collaborators{/collaborator}`,
+      comments_url: `${u}/comments{/number}`,
+      commits_url: `${u}/commits{/sha}`,
+      compare_url: `${u}/compare/{base}...{head}`,
+      contents_url: `${u}/contents/{+path}`,
+      contributors_url: `${u}/contributors`,
+      deployments_url: `${u}/deployments`,
+      downloads_url: `${u}/downloads`,
+      events_url: `${u}/events`,
+      forks_url: `${u}/forks`,
+      git_commits_url: `${u}/git/commits{/sha}`,
+      git_refs_url: `${u}/git/refs{/sha}`,
+      git_tags_url: `${u}/git/tags{/sha}`,
+      hooks_url: `${u}/hooks`,
+      issue_comment_url: `${u}/issues/comments{/number}`,
+      issue_events_url: `${u}/issues/events{/number}`,
+      issues_url: `${u}/issues{/number}`,
+      keys_url: `${u}/keys{/key_id}`,
+      labels_url: `${u}/labels{/name}`,
+      languages_url: `${u}/languages`,
+      merges_url: `${u}/merges`,
+      milestones_url: `${u}/milestones{/number}`,
+      notifications_url: `${u}/notifications{?since,all,participating}`,
+      pulls_url: `${u}/pulls{/number}`,
+      releases_url: `${u}/releases{/id}`,
+      stargazers_url: `${u}/stargazers`,
+      statuses_url: `${u}/statuses/{sha}`,
+      subscribers_url: `${u}/subscribers`,
+      subscription_url: `${u}/subscription`,
+      tags_url: `${u}/tags`,
+      teams_url: `${u}/teams`,
+      trees_url: `${u}/git/trees{/sha}`,
+    };
+  }
+
+  /** A commit status as the combined status lists it (`simple-commit-status`). */
+  function statusJson(st: FakeStatus): Record<string, unknown> {
+    return {
+      id: st.id,
+      node_id: st.nodeId,
+      state: st.state,
+      context: st.context,
+      description: st.description,
+      target_url: st.targetUrl,
+      avatar_url: 'https://avatars.githubusercontent.com/u/9919?v=4',
+      url: `${repoApi}/statuses/${st.sha}`,
+      created_at: st.createdAt,
+      updated_at: st.createdAt,
+      required: null,
+    };
+  }
+
+  /** A commit as GET branches/{branch} embeds it (`commit`): this fake knows only its sha. */
+  function commitJson(sha: string): Record<string, unknown> {
+    const who = { name: owner, email: `${owner}@users.noreply.github.com`, date: '2024-01-01T00:00:00Z' };
+    return {
+      sha,
+      node_id: `C_fake${sha.slice(0, 12)}`,
+      url: `${repoApi}/commits/${sha}`,
+      html_url: `${repoHtml}/commit/${sha}`,
+      comments_url: `${repoApi}/commits/${sha}/comments`,
+      commit: {
+        url: `${repoApi}/git/commits/${sha}`,
+        author: who,
+        committer: who,
+        message: 'commit',
+        comment_count: 0,
+        tree: { sha: fakeSha(`tree:${sha}`), url: `${repoApi}/git/trees/${fakeSha(`tree:${sha}`)}` },
+      },
+      author: userJson(owner),
+      committer: userJson(owner),
+      parents: [],
+    };
+  }
+
+  /**
+   * GET branches/{branch} (`branch-with-protection`): `protected` when classic protection or a
+   * ruleset applies; `protection` shows classic protection's required checks only.
+   */
+  function branchWithProtectionJson(name: string, sha: string): Record<string, unknown> {
+    const req = requiredChecks.get(name);
+    const contexts = req?.protection;
+    const url = `${repoApi}/branches/${encodeURIComponent(name)}`;
+    return {
+      name,
+      commit: commitJson(sha),
+      _links: { self: url, html: `${repoHtml}/tree/${name}` },
+      protected: contexts !== undefined || req?.ruleset !== undefined,
+      protection: {
+        enabled: contexts !== undefined,
+        required_status_checks: {
+          enforcement_level: contexts !== undefined && contexts.length > 0 ? 'non_admins' : 'off',
+          contexts: contexts ?? [],
+          checks: (contexts ?? []).map((context) => ({ context, app_id: null })),
+        },
+      },
+      protection_url: `${url}/protection`,
     };
   }
 
@@ -316,6 +438,10 @@ export function createShapes(ctx: State) {
     reviewCommentJson,
     checkRunJson,
     appJson,
+    otherAppJson,
+    minimalRepoJson,
+    statusJson,
+    branchWithProtectionJson,
     installationJson,
   };
 }

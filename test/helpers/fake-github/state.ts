@@ -13,6 +13,7 @@ import {
   type FakeReaction,
   type FakeReview,
   type FakeReviewComment,
+  type FakeStatus,
   type FakeWorkflowRun,
   type GraphQLCall,
   type Permission,
@@ -54,6 +55,10 @@ export function createState(opts: FakeGitHubOptions) {
   const faults: Fault[] = [];
   const workflowRuns = new Map<number, FakeWorkflowRun>();
   const dispatches: FakeDispatch[] = [];
+  const statuses: FakeStatus[] = [];
+  /** Required checks by branch: through classic protection, through a ruleset. */
+  const requiredChecks = new Map<string, { protection?: string[]; ruleset?: string[] }>();
+  const jobLogs = new Map<number, string>();
   /** Who the request being answered writes as: the app's bot, or the user of a personal access token. */
   let currentWriter = botLogin;
 
@@ -223,6 +228,11 @@ export function createState(opts: FakeGitHubOptions) {
     faults,
     workflowRuns,
     dispatches,
+    statuses,
+    requiredChecks,
+    jobLogs,
+    /** A branch's head in the test's repository, when the test gave a resolver. */
+    resolveSha: (ref: string): string | undefined => opts.resolveSha?.(ref),
     writer: (): string => currentWriter,
     setWriter: (login: string): void => {
       currentWriter = login;

@@ -5,7 +5,7 @@ export type Permission = 'admin' | 'maintain' | 'write' | 'triage' | 'read' | 'n
  * `performed-then-502`: GitHub performs the request (a create creates), then answers 502, as a
  * proxy timing out does: a client that re-sends the POST creates a duplicate.
  */
-export type FaultKind = 502 | 'performed-then-502' | 'secondary-rate-limit' | 'rate-limit';
+export type FaultKind = 502 | 'performed-then-502' | 'secondary-rate-limit' | 'rate-limit' | 403 | 404 | 410;
 export type UserType = 'User' | 'Bot';
 
 export interface FakeIssueSeed {
@@ -206,6 +206,50 @@ export interface FakeCheckRun {
   history: Record<string, unknown>[];
   /** Annotations as GitHub keeps them: each request's are appended to those already there. */
   annotations: Record<string, unknown>[];
+  /** The App that made it when it is not this fake's App (another app's CI: see `addCheckRun`). */
+  app?: FakeApp;
+}
+
+/** Another GitHub App, as a check run names it. */
+export interface FakeApp {
+  id: number;
+  slug: string;
+}
+
+/** An annotation as a check run's app writes it (GitHub's request format). */
+export interface FakeAnnotationSeed {
+  path: string;
+  start_line: number;
+  end_line: number;
+  annotation_level: 'notice' | 'warning' | 'failure';
+  message: string;
+  title?: string;
+  raw_details?: string;
+}
+
+export interface FakeCheckRunSeed {
+  headSha: string;
+  name: string;
+  /** Default: a CI app of its own (id 9001, `ci-app`); `{ id: 15368, slug: 'github-actions' }` for a workflow job. */
+  app?: FakeApp;
+  /** Default `completed` when a conclusion is given, `queued` otherwise. */
+  status?: 'queued' | 'in_progress' | 'completed';
+  conclusion?: string;
+  output?: { title?: string; summary?: string; text?: string };
+  annotations?: FakeAnnotationSeed[];
+  detailsUrl?: string;
+}
+
+/** A commit status (POST /repos/{o}/{r}/statuses/{sha}); the combined status shows each context's latest. */
+export interface FakeStatus {
+  id: number;
+  nodeId: string;
+  sha: string;
+  context: string;
+  state: 'error' | 'failure' | 'pending' | 'success';
+  description: string | null;
+  targetUrl: string | null;
+  createdAt: string;
 }
 
 export interface FakeLabel {
@@ -274,6 +318,8 @@ export interface FakeGitHub {
   readonly workflowRuns: Map<number, FakeWorkflowRun>;
   /** Workflow dispatches accepted, in order. */
   readonly dispatches: FakeDispatch[];
+  /** Commit statuses, oldest first (every one set, not only each context's latest). */
+  readonly statuses: FakeStatus[];
 
   issue(n: number): FakeIssue;
   pull(n: number): FakePull;
@@ -306,14 +352,35 @@ export interface FakeGitHub {
   setFile(path: string, content: string | undefined): void;
   /** Adds or replaces a workflow run (by id). */
   setWorkflowRun(run: FakeWorkflowRun): void;
+  /**
+   * A check run made by another App (the repository's CI), stored with the fake's own: listed for
+   * its commit, its annotations served. Returns the stored run (its `id` is the run's, and the
+   * job's id when the app is `github-actions`).
+   */
+  addCheckRun(seed: FakeCheckRunSeed): FakeCheckRun;
+  /** Completes a check run (any app's) with `conclusion`; `output` is merged into what it had, its annotations appended. */
+  completeCheckRun(id: number, conclusion: string, output?: { title?: string; summary?: string; text?: string; annotations?: FakeAnnotationSeed[] }): FakeCheckRun;
+  /** Sets a commit status, as another service does; a later one of the same context supersedes it in the combined status. */
+  addStatus(s: { sha: string; context: string; state: FakeStatus['state']; description?: string; targetUrl?: string }): FakeStatus;
+  /**
+   * The checks a branch requires: through classic branch protection (GET branches/{branch}) or a
+   * ruleset (GET rules/branches/{branch}). `null` removes that source's requirement (and the
+   * protection); `[]` protects the branch without required checks.
+   */
+  setRequiredChecks(branch: string, names: string[] | null, via?: 'protection' | 'ruleset'): void;
+  /**
+   * The log of an Actions job, served through GitHub's redirect to a short-lived URL;
+   * `undefined` removes it (GET answers 404, as for a job whose logs are gone).
+   */
+  setJobLog(jobId: number, text: string | undefined): void;
   /** Marks a PR merged (and closed), as a human merge would. */
   mergePull(n: number): FakePull;
 
   /**
    * The next `count` requests other than the token exchange (and matching `filter`, when given)
    * fail with `kind`: 502, a 502 after performing the request (`performed-then-502`), a secondary
-   * rate limit (403, retry-after: 1), or a primary rate limit (403, x-ratelimit-remaining: 0,
-   * reset a second ahead).
+   * rate limit (403, retry-after: 1), a primary rate limit (403, x-ratelimit-remaining: 0,
+   * reset a second ahead), or a plain 403 (a permission the installation lacks), 404 or 410 (gone).
    */
   failNext(count: number, kind: FaultKind, filter?: FaultFilter): void;
   /** Injected faults not yet used. */
