@@ -32,12 +32,20 @@ async function unless<T>(statuses: readonly number[], read: () => Promise<T>, fa
 
 /**
  * The checks on `sha`: each check run's latest (a re-run hides the run it replaced), other apps'
- * only (`ownAppId`'s are goal-loop's own), then each status context's latest.
+ * only (`ownAppId`'s are goal-loop's own), then each status context's latest. A check run counts
+ * only when its suite came from a push to a branch of this repository: a fork's pull request
+ * whose head is the same commit runs the fork's code, which may write anything into its checks,
+ * and GitHub gives its suite no head branch.
  */
 export async function readHeadChecks(o: Octokit, owner: string, repo: string, sha: string, ownAppId: number | undefined): Promise<RepoCheck[]> {
-  const [runs, statuses] = await Promise.all([o.paginate(o.rest.checks.listForRef, { owner, repo, ref: sha, filter: 'latest', per_page: PER_PAGE }), readStatuses(o, owner, repo, sha)]);
+  const [runs, suites, statuses] = await Promise.all([
+    o.paginate(o.rest.checks.listForRef, { owner, repo, ref: sha, filter: 'latest', per_page: PER_PAGE }),
+    o.paginate(o.rest.checks.listSuitesForRef, { owner, repo, ref: sha, per_page: PER_PAGE }),
+    readStatuses(o, owner, repo, sha),
+  ]);
+  const pushed = new Set(suites.filter((s) => typeof s.head_branch === 'string' && s.head_branch !== '').map((s) => s.id));
   const checks: RepoCheck[] = runs
-    .filter((r) => ownAppId === undefined || r.app?.id !== ownAppId)
+    .filter((r) => (ownAppId === undefined || r.app?.id !== ownAppId) && pushed.has(r.check_suite?.id ?? -1))
     .map((r) => ({
       source: 'check_run',
       name: r.name,
@@ -58,7 +66,9 @@ async function readStatuses(o: Octokit, owner: string, repo: string, sha: string
   for (let page = 1; ; page++) {
     const { data } = await o.rest.repos.getCombinedStatusForRef({ owner, repo, ref: sha, per_page: PER_PAGE, page });
     for (const s of data.statuses) {
-      all.push({ source: 'status', name: s.context, id: s.id, appId: null, appSlug: null, completed: s.state !== 'pending', conclusion: s.state, detailsUrl: s.target_url ?? null, output: null });
+      // A status says only its description: its title, as the event's own check has it.
+      const output = s.description ? { title: s.description, summary: null, text: null } : null;
+      all.push({ source: 'status', name: s.context, id: s.id, appId: null, appSlug: null, completed: s.state !== 'pending', conclusion: s.state, detailsUrl: s.target_url ?? null, output });
     }
     if (data.statuses.length === 0 || all.length >= data.total_count) return all;
   }

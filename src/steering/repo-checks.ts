@@ -69,6 +69,6 @@ export function checksVerdict(checks: readonly RepoCheck[], required: readonly s
   if (counted.some(isFailing)) return 'failing';
   if (counted.some((c) => !c.completed)) return 'pending';
   if (counted.length === 0) return 'none';
-  const missing = required !== null && required.some((name) => !counted.some((c) => c.name === name));
+  const missing = required?.some((name) => !counted.some((c) => c.name === name)) === true;
   return missing ? 'pending' : 'passed';
 }

@@ -12,6 +12,7 @@ import type { Ledger } from '../../src/ports/ledger.js';
 import type { Sandbox } from '../../src/ports/sandbox.js';
 import { ProcessSandbox } from '../../src/sandbox/process-sandbox.js';
 import { type FakeGitHub, type FakeGitHubOptions, fakeGitHub } from './fake-github.js';
+import { git } from './git.js';
 import { tempDir } from './temp.js';
 import { openTestStore } from './test-store.js';
 import { type RepoSpec, toEvent, type WebhookEventName } from './webhook-payloads.js';
@@ -77,6 +78,14 @@ export async function appHarness(
     installationId: INSTALLATION,
     collaborators: { alice: 'write', maya: 'maintain', rob: 'read', tri: 'triage' },
     strictAuth: true,
+    // A PR's head (and a branch's sha) as the repository has it now: the app pushes to the bare repo.
+    resolveSha: (ref: string) => {
+      try {
+        return git(repo.bare, 'rev-parse', '--verify', '--quiet', `refs/heads/${ref}`) || undefined;
+      } catch {
+        return undefined;
+      }
+    },
     ...opts,
   });
   const store = await openTestStore(root);

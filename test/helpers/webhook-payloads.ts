@@ -528,7 +528,8 @@ function applyApp(a: J, app: { id: number; slug: string }): void {
 export function checkRunCompleted(
   o: RepoSpec & {
     headSha: string;
-    headBranch: string;
+    /** null: a fork's pull request at the same commit (GitHub gives its suite no head branch). */
+    headBranch: string | null;
     name: string;
     conclusion: string;
     app?: { id: number; slug: string };

@@ -107,12 +107,15 @@ export function pushEvent(deliveryId: string, payload: Payload<'push'>, installa
 const SHA = /^[0-9a-f]{40,64}$/;
 
 /**
- * check_run.completed of a goal branch's commit: another app's CI (ours is told apart later, by
- * its app id). The sender is that app's bot: a check is not a command, so bots count here.
+ * check_run.completed of a goal branch's commit, from a push to this repository: another app's CI
+ * (ours is told apart later, by its app id). The sender is that app's bot: a check is not a
+ * command, so bots count here.
  */
 export function checkRunEvent(deliveryId: string, payload: Payload<'check_run'>, installationId?: number): GoalEvent | undefined {
   const run = payload.check_run;
   if ((payload.action as string) !== 'completed' || run.status !== 'completed' || !SHA.test(run.head_sha)) return undefined;
+  // A fork's pull request at the same commit: its suite has no head branch (its checks are the fork's).
+  if (!run.check_suite?.head_branch) return undefined;
   const branches = [run.check_suite?.head_branch, ...(run.pull_requests ?? []).map((p) => p.head.ref)].filter((b): b is string => typeof b === 'string' && b.startsWith('goal/'));
   if (branches.length === 0) return undefined;
   const base = eventBase(deliveryId, payload, installationId);

@@ -112,7 +112,7 @@ export async function gatherHeadChecked(deps: GatherDeps, forge: IssueForge, e: 
   const g = goal.meta.github!;
   const pull = await forge.pullHead(goal.meta.prNumber!, g.branch);
   // Only the PR's head counts: a check on an older head (pushed over since) asks nothing.
-  if (!pull || !pull.open || pull.head !== e.sha || (passing && !pull.draft)) return { goal, ownAppId, ...(pull ? { pull } : {}) };
+  if (!pull?.open || pull.head !== e.sha || (passing && !pull.draft)) return { goal, ownAppId, ...(pull ? { pull } : {}) };
   const config = await configFact(forge);
   if (!config.ok) return { goal, ownAppId, pull, config };
   const [required, checks, running] = await Promise.all([forge.requiredChecks(g.defaultBranch), forge.headChecks(e.sha, ownAppId), deps.isRunning(goal.key)]);

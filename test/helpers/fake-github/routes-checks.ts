@@ -8,7 +8,7 @@ export const CI_APP = { id: 9001, slug: 'ci-app' } as const;
 const SHA = /^[0-9a-f]{40}$/i;
 
 export function createCheckRoutes(opts: FakeGitHubOptions, ctx: Ctx) {
-  const { newId, pulls, checkRuns, statuses, defaultBranch, repoApi, checkRunJson, statusJson, minimalRepoJson, json, notFound, invalid, paged, violations } = ctx;
+  const { newId, pulls, checkRuns, statuses, defaultBranch, repoApi, checkRunJson, checkSuiteJson, statusJson, minimalRepoJson, json, notFound, invalid, paged, violations } = ctx;
 
   /** The commits a ref names: a sha is itself; a branch is what the test's repo says, or the head of a PR from it. */
   function shasOf(ref: string): string[] {
@@ -49,6 +49,7 @@ export function createCheckRoutes(opts: FakeGitHubOptions, ctx: Ctx) {
     c.output = seed.output ? { ...seed.output } : null;
     c.detailsUrl = seed.detailsUrl ?? null;
     c.annotations.push(...(seed.annotations ?? []).map((a) => ({ ...a })));
+    if (seed.fromFork) c.fromFork = true;
     checkRuns.push(c);
     return c;
   }
@@ -183,6 +184,21 @@ export function createCheckRoutes(opts: FakeGitHubOptions, ctx: Ctx) {
       return paged(url, list.map(checkRunJson), (items) => ({ total_count: list.length, check_runs: items }));
     }
     if (r(0) === 'commits' && rest.length === 3 && r(2) === 'status' && method === 'GET') return combinedStatus(url, r(1) ?? '');
+    if (r(0) === 'commits' && rest.length === 3 && r(2) === 'check-suites' && method === 'GET') {
+      const ref = r(1) ?? '';
+      const shas = new Set([ref, ...shasOf(ref)]);
+      // One suite per app, commit and origin; a push's names the branch that points at the commit.
+      const branchOf = (sha: string): string => (SHA.test(ref) ? (pulls.find((p) => p.headSha === sha)?.head ?? defaultBranch) : ref);
+      const suites = new Map<string, { run: FakeCheckRun; runs: number }>();
+      for (const c of checkRuns.filter((x) => shas.has(x.headSha))) {
+        const key = `${c.app?.id ?? ctx.appId}:${c.headSha}:${c.fromFork ? 'fork' : 'repo'}`;
+        const seen = suites.get(key);
+        if (seen) seen.runs++;
+        else suites.set(key, { run: c, runs: 1 });
+      }
+      const list = [...suites.values()].map((x) => checkSuiteJson(x.run, branchOf(x.run.headSha), x.runs));
+      return paged(url, list, (items) => ({ total_count: list.length, check_suites: items }));
+    }
 
     return undefined;
   }

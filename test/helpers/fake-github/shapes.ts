@@ -168,7 +168,8 @@ export function createShapes(ctx: State) {
       requested_teams: [],
       milestone: null,
       draft: p.draft,
-      head: branchJson(p.head, p.headSha, p.headOwner),
+      // As GitHub: a PR's head follows its branch (a push moves it); a fork's is what it was made with.
+      head: branchJson(p.head, (p.headOwner === undefined || p.headOwner === owner ? ctx.resolveSha(p.head) : undefined) ?? p.headSha, p.headOwner),
       base: branchJson(p.base, fakeSha(`base:${p.base}`)),
       merged: p.merged,
       merged_at: p.mergedAt,
@@ -262,11 +263,49 @@ export function createShapes(ctx: State) {
         annotations_count: c.annotations.length,
         annotations_url: `${repoApi}/check-runs/${c.id}/annotations`,
       },
-      check_suite: { id: fakeId(c.app ? `suite:${c.app.slug}:${c.headSha}` : `suite:${c.headSha}`) },
+      check_suite: { id: suiteIdOf(c) },
       app: c.app ? otherAppJson(c.app) : appJson(),
       pull_requests: pulls
         .filter((p) => p.headSha === c.headSha)
         .map((p) => ({ id: p.id, number: p.number, url: `${repoApi}/pulls/${p.number}`, head: { ref: p.head, sha: p.headSha }, base: { ref: p.base, sha: fakeSha(`base:${p.base}`) } })),
+    };
+  }
+
+  /** A check run's suite: one per app, commit and origin (this repository's push, or a fork's pull request). */
+  function suiteIdOf(c: FakeCheckRun): number {
+    return fakeId(`${c.app ? `suite:${c.app.slug}:${c.headSha}` : `suite:${c.headSha}`}${c.fromFork ? ':fork' : ''}`);
+  }
+
+  /** A check suite as `GET commits/{ref}/check-suites` shows it; `headBranch` null for a fork's. */
+  function checkSuiteJson(c: FakeCheckRun, headBranch: string | null, runs: number): Record<string, unknown> {
+    const id = suiteIdOf(c);
+    return {
+      id,
+      node_id: `CS_fake${id}`,
+      head_branch: c.fromFork ? null : headBranch,
+      head_sha: c.headSha,
+      status: c.status === 'completed' ? 'completed' : 'in_progress',
+      conclusion: c.status === 'completed' ? c.conclusion : null,
+      url: `${repoApi}/check-suites/${id}`,
+      before: null,
+      after: c.headSha,
+      pull_requests: [],
+      app: c.app ? otherAppJson(c.app) : appJson(),
+      repository: minimalRepoJson(),
+      created_at: c.startedAt ?? '2024-01-01T00:00:00Z',
+      updated_at: c.completedAt ?? c.startedAt ?? '2024-01-01T00:00:00Z',
+      head_commit: {
+        id: c.headSha,
+        tree_id: fakeSha(`tree:${c.headSha}`),
+        message: 'commit',
+        timestamp: '2024-01-01T00:00:00Z',
+        author: { name: 'Ada', email: 'ada@example.com' },
+        committer: { name: 'Ada', email: 'ada@example.com' },
+      },
+      latest_check_runs_count: runs,
+      check_runs_url: `${repoApi}/check-suites/${id}/check-runs`,
+      rerequestable: true,
+      runs_rerequestable: true,
     };
   }
 
@@ -437,6 +476,7 @@ export function createShapes(ctx: State) {
     reviewJson,
     reviewCommentJson,
     checkRunJson,
+    checkSuiteJson,
     appJson,
     otherAppJson,
     minimalRepoJson,

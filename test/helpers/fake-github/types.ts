@@ -208,6 +208,8 @@ export interface FakeCheckRun {
   annotations: Record<string, unknown>[];
   /** The App that made it when it is not this fake's App (another app's CI: see `addCheckRun`). */
   app?: FakeApp;
+  /** Its check suite came from a fork's pull request (same commit): GitHub gives such a suite no head branch. */
+  fromFork?: boolean;
 }
 
 /** Another GitHub App, as a check run names it. */
@@ -238,6 +240,8 @@ export interface FakeCheckRunSeed {
   output?: { title?: string; summary?: string; text?: string };
   annotations?: FakeAnnotationSeed[];
   detailsUrl?: string;
+  /** A run of a fork's pull request whose head is the same commit (its suite has no head branch). */
+  fromFork?: boolean;
 }
 
 /** A commit status (POST /repos/{o}/{r}/statuses/{sha}); the combined status shows each context's latest. */
