@@ -114,6 +114,14 @@ describe('readHeadChecks', () => {
     expect(checks.map((c) => [c.name, c.appSlug, c.conclusion])).toEqual([['test', CI_APP.slug, 'success']]);
   });
 
+  it('an installation that has not accepted `statuses: read` (403) still reads the check runs', async () => {
+    fake.addCheckRun({ headSha: sha, name: 'test', conclusion: 'failure' });
+    fake.addStatus({ sha, context: 'ci/jenkins', state: 'failure' });
+    fake.failNext(1, 403, { path: /\/commits\/[0-9a-f]+\/status/ });
+    const checks = await readHeadChecks(o, owner, repo, sha, OWN_APP);
+    expect(checks.map((c) => c.name)).toEqual(['test']);
+  });
+
   it('a commit without checks has none', async () => {
     expect(await readHeadChecks(o, owner, repo, sha, OWN_APP)).toEqual([]);
     expect(fake.calls('GET', /\/status\?/)).toHaveLength(1);
