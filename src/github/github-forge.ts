@@ -10,6 +10,7 @@ import type { Outbox } from '../ports/outbox.js';
 import type { WritePriority } from '../ports/write-budget.js';
 import { type GitHubGoal, type GitHubGoalMeta, readGitHubMeta } from '../steering/goal-meta.js';
 import { labelForGoal, labelForState, type StateLabel } from '../steering/labels.js';
+import type { ChecksVerdict } from '../steering/repo-checks.js';
 import { renderEscalation } from '../steering/report/escalation.js';
 import type { TaskProof } from '../steering/report/evidence.js';
 import { type AttemptView, groupAttempts, taskProofs } from '../steering/report/record.js';
@@ -208,18 +209,27 @@ export class GitHubForge implements Forge {
       await this.pr.updateBody(pr, this.pr.body(s, record));
       if (r.status === 'LOOP_COMPLETE' && pr.draft) {
         if (this.opts.awaitRepoChecks === false) await markPullRequestReady(this.o, pr.node_id);
-        else await settleDraft(this.readinessDeps(), { nodeId: pr.node_id, head: pr.head }, false);
+        else await settleDraft(this.readinessDeps(), { nodeId: pr.node_id, head: pr.head }, { graceOver: false, expected: head });
       }
     }
     // A review whose task a run found already checkpointed (pushed by a killed run) had no checkpoint report.
     await this.answerReviews(r.checkpoints);
   }
 
-  /** After the grace period: a finished goal's draft still awaiting its checks is made ready unless they fail or run. */
-  async settleAwaitedChecks(): Promise<void> {
+  /** After the grace period: a finished goal's draft still awaiting its checks is made ready unless they fail or run; the verdict. */
+  async settleAwaitedChecks(): Promise<ChecksVerdict | 'not-yet' | undefined> {
     const pr = await this.pr.find();
-    if (!pr?.draft) return;
-    await settleDraft(this.readinessDeps(), { nodeId: pr.node_id, head: pr.head }, true);
+    if (!pr?.draft) {
+      await this.opts.ledger.setMeta(this.opts.key, { checksAwaited: null });
+      return undefined;
+    }
+    return settleDraft(this.readinessDeps(), { nodeId: pr.node_id, head: pr.head }, { graceOver: true });
+  }
+
+  /** This App's id (its check runs are not the repository's CI); undefined when goal-loop writes as a user. */
+  async ownAppId(): Promise<number | undefined> {
+    const self = await this.self();
+    return 'id' in self && self.id > 0 ? self.id : undefined;
   }
 
   private readinessDeps(): ReadinessDeps {
@@ -228,10 +238,7 @@ export class GitHubForge implements Forge {
       g: this.g,
       key: this.opts.key,
       ledger: this.opts.ledger,
-      ownAppId: async () => {
-        const self = await this.self();
-        return 'id' in self && self.id > 0 ? self.id : undefined;
-      },
+      ownAppId: () => this.ownAppId(),
     };
   }
 

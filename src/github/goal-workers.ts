@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import type { LoopLedger } from '../loop/controller.js';
 import type { GoalKey, Leases, LedgerHousekeeping } from '../ports/ledger.js';
-import type { WorkQueue } from '../ports/queue.js';
+import type { GoalMode, WorkQueue } from '../ports/queue.js';
 import { readGitHubGoal } from '../steering/issue-goal.js';
 import { DEFAULT_LEASE_MS, WorkerPool } from '../worker/worker-pool.js';
 import { settleGoalEffects } from './outbox-effects.js';
@@ -22,7 +22,7 @@ export interface GoalWorkersOptions extends Omit<WorkGoalDeps, 'ledger' | 'logge
 export function createGoalWorkers(opts: GoalWorkersOptions): WorkerPool {
   const { queue, concurrency, workerId, leaseMs, pollMs, ...deps } = opts;
   const claimMs = leaseMs ?? DEFAULT_LEASE_MS;
-  const statusLater = (key: GoalKey, priority: string, delayMs: number) => queue.enqueue({ key, mode: 'status', priority }, { delayMs });
+  const later = (key: GoalKey, mode: GoalMode, priority: string, delayMs: number) => queue.enqueue({ key, mode, priority }, delayMs > 0 ? { delayMs } : {});
   const pool: WorkerPool = new WorkerPool({
     ledger: opts.ledger,
     queue,
@@ -32,7 +32,7 @@ export function createGoalWorkers(opts: GoalWorkersOptions): WorkerPool {
     ...(leaseMs ? { leaseMs } : {}),
     ...(pollMs ? { pollMs } : {}),
     resumable: (goal) => readGitHubGoal(goal.meta) !== undefined,
-    work: (job, ctx) => workGoal({ ...deps, abandon: ctx.abandon, fence: ctx.fence, workerId: ctx.workerId, effectClaimMs: claimMs, statusLater }, job.key, job.mode),
+    work: (job, ctx) => workGoal({ ...deps, abandon: ctx.abandon, fence: ctx.fence, workerId: ctx.workerId, effectClaimMs: claimMs, later }, job.key, job.mode),
     settleEffects: (key) => settleGoalEffects({ ledger: opts.ledger, logger: opts.logger, auth: opts.auth, holder: pool.workerId, claimMs, workspaces: deps }, key),
   });
   return pool;

@@ -2,6 +2,7 @@ import type { GoalKey, GoalLedger } from '../ports/goal-ledger.js';
 import type { GitHubGoal } from '../steering/goal-meta.js';
 import { type ChecksVerdict, checksVerdict } from '../steering/repo-checks.js';
 import type { Octokit } from './github-forge.js';
+import { CHECK_NAME } from './goal-check-run.js';
 import { markPullRequestReady } from './octokit-issue-forge.js';
 import { readHeadChecks, readRequiredChecks } from './repo-checks-reader.js';
 
@@ -30,22 +31,45 @@ export interface ReadinessDeps {
 }
 
 /**
- * A finished goal's draft PR at head `head`: made ready when the repository's checks allow it,
- * else the head is recorded as awaiting its checks (`checksAwaited`), which a check's completion
- * (decide/head-checked.ts) or the status turn after the grace period settles.
+ * A finished goal's draft PR: made ready when the repository's checks on its head allow it, else
+ * the head is recorded as awaiting its checks (`checksAwaited`, with the verdict), which a check's
+ * completion (decide/head-checked.ts), the run's end (a failing verdict: checks-after-run.ts) or
+ * the status turn after the grace period settles. `expected`: the head the run left (its last
+ * checkpoint); a PR whose head GitHub does not show as that yet is not judged now.
  */
-export async function settleDraft(d: ReadinessDeps, pr: { nodeId: string; head: string }, graceOver: boolean): Promise<Readiness> {
+export async function settleDraft(d: ReadinessDeps, pr: { nodeId: string; head: string }, o: { graceOver: boolean; expected?: string }): Promise<ChecksVerdict | 'not-yet'> {
+  if (o.expected !== undefined && pr.head !== o.expected) {
+    await d.ledger.setMeta(d.key, { checksAwaited: { sha: o.expected, since: new Date().toISOString() } });
+    return 'not-yet';
+  }
   const ownAppId = await d.ownAppId();
   const [required, checks] = await Promise.all([readRequiredChecks(d.o, d.g.owner, d.g.repo, d.g.defaultBranch), readHeadChecks(d.o, d.g.owner, d.g.repo, pr.head, ownAppId)]);
-  const verdict = checksVerdict(checks, required);
+  // Our own check is never the repository's CI, even when branch protection requires it.
+  const verdict = checksVerdict(checks, required?.filter((name) => name !== CHECK_NAME) ?? null);
   // Whether the repository has CI at all is asked only when the head has no check yet.
-  const baseHasChecks = verdict === 'none' && !graceOver ? (await readHeadChecks(d.o, d.g.owner, d.g.repo, d.g.defaultBranch, ownAppId)).length > 0 : false;
-  const r = readiness(verdict, { baseHasChecks, graceOver });
+  const baseHasChecks = verdict === 'none' && !o.graceOver ? await repositoryHasCi(d, ownAppId) : false;
+  const r = readiness(verdict, { baseHasChecks, graceOver: o.graceOver });
   if (r === 'ready') {
     await markPullRequestReady(d.o, pr.nodeId);
     await d.ledger.setMeta(d.key, { checksAwaited: null });
   } else {
-    await d.ledger.setMeta(d.key, { checksAwaited: { sha: pr.head, since: new Date().toISOString() } });
+    await d.ledger.setMeta(d.key, { checksAwaited: { sha: pr.head, since: new Date().toISOString(), verdict } });
   }
-  return r;
+  return verdict;
+}
+
+/**
+ * The repository runs CI: checks on its base branch's tip, or any Actions workflow (one that runs
+ * only on pull requests leaves no check on the base branch).
+ */
+async function repositoryHasCi(d: ReadinessDeps, ownAppId: number | undefined): Promise<boolean> {
+  if ((await readHeadChecks(d.o, d.g.owner, d.g.repo, d.g.defaultBranch, ownAppId)).length > 0) return true;
+  try {
+    const { data } = await d.o.rest.actions.listRepoWorkflows({ owner: d.g.owner, repo: d.g.repo, per_page: 1 });
+    return data.total_count > 0;
+  } catch (err) {
+    // An installation without `actions: read` cannot tell: the base branch's checks decide.
+    if ((err as { status?: number }).status === 403 || (err as { status?: number }).status === 404) return false;
+    throw err;
+  }
 }

@@ -30,6 +30,14 @@ async function unless<T>(statuses: readonly number[], read: () => Promise<T>, fa
   }
 }
 
+async function bestEffort<T>(read: () => Promise<T>, fallback: T): Promise<T> {
+  try {
+    return await read();
+  } catch {
+    return fallback;
+  }
+}
+
 /**
  * The checks on `sha`: each check run's latest (a re-run hides the run it replaced), other apps'
  * only (`ownAppId`'s are goal-loop's own), then each status context's latest. A check run counts
@@ -102,21 +110,19 @@ export async function readRequiredChecks(o: Octokit, owner: string, repo: string
 /**
  * What a failing check said beyond its output: a check run's annotations (the first 50), and for
  * an Actions job (its check run id is the job's id) the tail of its log. A log that is gone (404,
- * 410: logs expire) or not ours to read (403) leaves no tail; so do annotations, as none.
+ * 410: logs expire), not ours to read (403) or not read for any other reason leaves no tail;
+ * annotations likewise read as none.
  */
 export async function readCheckFailure(o: Octokit, owner: string, repo: string, check: RepoCheck): Promise<CheckFailureDetail> {
   if (check.source !== 'check_run') return { annotations: [] };
+  // What a failure said beyond its output is a help, never a condition: any error reads as nothing (the fix task goes on without it).
   const [annotations, logTail] = await Promise.all([
-    unless([403, 404, 410], () => readAnnotations(o, owner, repo, check.id), []),
+    bestEffort(() => readAnnotations(o, owner, repo, check.id), []),
     check.appSlug === 'github-actions'
-      ? unless(
-          [403, 404, 410],
-          async () => {
-            const { data } = await o.rest.actions.downloadJobLogsForWorkflowRun({ owner, repo, job_id: check.id });
-            return jobLogTail(logText(data));
-          },
-          undefined,
-        )
+      ? bestEffort(async () => {
+          const { data } = await o.rest.actions.downloadJobLogsForWorkflowRun({ owner, repo, job_id: check.id });
+          return jobLogTail(logText(data));
+        }, undefined)
       : Promise.resolve(undefined),
   ]);
   return logTail === undefined || logTail === '' ? { annotations } : { annotations, logTail };

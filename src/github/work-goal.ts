@@ -20,6 +20,7 @@ import { acceptedPlan } from '../steering/turn/accepted-plan.js';
 import { decideTurn, type TurnFacts } from '../steering/turn/decide-turn.js';
 import { humanLimits, snapshotFromLedger } from '../steering/turn/snapshot.js';
 import type { GitWorkspace } from '../workspace/git-workspace.js';
+import { checksAfterTurn } from './checks-after-run.js';
 import { GitHubForge, type GitHubForgeOptions, type Octokit } from './github-forge.js';
 import { type GoalWorkspaceDeps, githubGoalWorkspace, goalCheckpointPusher, goalWorkspaceDir, releaseGoalWorkspace } from './goal-workspace.js';
 import { githubEffect, githubEffectPerformer, performGoalEffects, recordAndPerform } from './outbox-effects.js';
@@ -53,8 +54,8 @@ export interface WorkGoalDeps extends GoalWorkspaceDeps {
   forgeOptions?: Pick<GitHubForgeOptions, 'identity' | 'checkRuns' | 'awaitRepoChecks' | 'carry' | 'progress'>;
   /** Where the owner's config is on the default branch; default `.github/goal-loop.yml`. */
   configPath?: string;
-  /** A status turn of the goal later (durably): a draft awaiting the repository's checks is looked at after the grace period. */
-  statusLater?: (key: GoalKey, priority: string, delayMs: number) => Promise<void>;
+  /** Goal work later (durably): a run after a base that moved meanwhile, a status turn after the checks' grace period. */
+  later?: (key: GoalKey, mode: GoalMode, priority: string, delayMs: number) => Promise<void>;
   /** Claude's planner, when a model is configured: writes a spec for an issue without a goal block. */
   planner?: (input: { objective: string; repoDir: string; goalId: string; config: RepoConfig }) => Promise<{ spec: GoalSpec; usage: Usage; costUsd: number }>;
 }
@@ -109,7 +110,7 @@ export async function workGoal(deps: WorkGoalDeps, key: GoalKey, mode: GoalMode)
       case 'status':
         if (await settleRestingControl(deps.ledger, key)) await performGoalEffects(effects, key);
         await forge.flush(await snapshotFromLedger(deps.ledger, key, g, configLimits(step.config)));
-        return awaitChecks(deps, key, forge, step.config, { settle: true });
+        return checksAfterTurn(deps, { key, g, octokit, forge, config: step.config, graceTurn: true });
       case 'read-plan': {
         // The status comment appears at once, before any planning (within the forge's settle time:
         // a goal that runs at once shows its running state in the same write).
@@ -157,27 +158,10 @@ export async function workGoal(deps: WorkGoalDeps, key: GoalKey, mode: GoalMode)
         // The goal rests: its clone goes (the branch on GitHub is the truth; the mirror stays warm).
         if (result.status !== 'PAUSED') await releaseGoalWorkspace(deps, g).catch((err: unknown) => log.warn({ err }, 'cannot remove the goal workspace'));
         log.info({ status: result.status, stop_reason: result.stop_reason }, 'goal run ended');
-        return awaitChecks(deps, key, forge, step.config, { settle: false });
+        return checksAfterTurn(deps, { key, g, octokit, forge, config: step.config, graceTurn: false });
       }
     }
   }
-}
-
-/**
- * A finished goal whose draft awaits the repository's checks (meta `checksAwaited`): once the
- * grace period is over (a status turn, `settle`), the draft is made ready unless its checks fail
- * or run; before then, a status turn is asked for when it ends.
- */
-async function awaitChecks(deps: WorkGoalDeps, key: GoalKey, forge: GitHubForge, config: RepoConfig, o: { settle: boolean }): Promise<void> {
-  const goal = await deps.ledger.getGoal(key);
-  const awaited = goal && goal.state === 'LOOP_COMPLETE' ? readGitHubMeta(goal.meta).checksAwaited : undefined;
-  if (!goal || !awaited) return;
-  const leftMs = Date.parse(awaited.since) + config.checks_grace_s * 1000 - Date.now();
-  if (o.settle && leftMs <= 0) {
-    await forge.settleAwaitedChecks();
-    return;
-  }
-  await deps.statusLater?.(key, goal.priority, Math.max(leftMs, 0));
 }
 
 /** `.github/goal-loop.yml` from the base branch, or what is wrong with it. */

@@ -54,9 +54,10 @@ export const GitHubGoalMetaSchema = CoreGoalMetaSchema.extend({
   templatePosted: z.boolean().optional().describe('The goal-block template was posted once already.'),
   extraTasks: z.array(TaskSchema).optional().describe("Tasks added to the issue's plan by reviews, and by the repository's failing checks (`ci-<sha>`)."),
   checksAwaited: z
-    .object({ sha: z.string(), since: z.string() })
+    .object({ sha: z.string(), since: z.string(), verdict: z.enum(['failing', 'pending', 'passed', 'none']).optional() })
     .optional()
     .describe("A finished goal's draft PR waits for the repository's checks on this head (since then): their completion, or the grace period with none, makes it ready."),
+  baseMovedDuringRun: z.string().optional().describe('The base branch moved while the goal ran (its new tip): a run that ends complete runs again, and follows it.'),
   ciEscalatedSha: z.string().optional().describe("The head on which the repository's failing checks escalated the goal (past `max_ci_fixes`): escalated once per head."),
   pendingReviews: z.array(PendingReviewSchema).optional().describe('Reviews whose fix task is not checkpointed yet.'),
   issuePlan: IssuePlanSchema.optional().describe(

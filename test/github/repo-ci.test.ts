@@ -134,6 +134,21 @@ describe("the App: the repository's own CI is a verifier", () => {
     expect(checkpointCommits(h.repo.bare, BRANCH).map((c) => c.task)).toEqual(['one', 'two', fix.id]);
   });
 
+  it('a check that failed without its event reaching the App (dropped, or while the goal ran) is found when the grace period ends, and fixed', async () => {
+    const h = await finished();
+    const sha = head(h);
+    expect(await meta(h)).toMatchObject({ checksAwaited: { sha, verdict: 'none' } });
+    h.fake.addCheckRun({ headSha: sha, name: 'test', app: CI, status: 'completed', conclusion: 'failure', output: { title: 'boom', summary: 'the build broke' } });
+    // The grace period is over: the status turn it asked for is due now.
+    await h.ledger.setMeta(KEY, { checksAwaited: { sha, since: new Date(Date.now() - 3_600_000).toISOString(), verdict: 'none' } });
+    await h.store.queue.enqueue({ key: KEY, mode: 'status', priority: 'P1' });
+    h.runtime.pool!.kick();
+    await h.runtime.idle();
+    const fixId = `ci-${sha.slice(0, 12)}`;
+    expect(checkpointCommits(h.repo.bare, BRANCH).map((c) => c.task)).toEqual(['one', 'two', fixId]);
+    expect((await h.ledger.getGoal(KEY))!.spec.tasks.at(-1)!.description).toContain('> the build broke');
+  });
+
   it('no check appears on the head: the draft is made ready after the grace period (at once when the repository has no CI)', async () => {
     const graced = await finished({ files: { '.github/goal-loop.yml': 'checks_grace_s: 0\n' } });
     await graced.runtime.idle();
@@ -143,7 +158,12 @@ describe("the App: the repository's own CI is a verifier", () => {
     expect(waiting.fake.pulls[0]!.draft).toBe(true);
     expect(await waiting.store.queue.listQueued()).toEqual([expect.objectContaining({ key: KEY, mode: 'status', notBefore: expect.any(String) })]);
 
-    // No check on main's tip: the repository has no CI, and the PR is ready at once.
+    // A workflow that runs only on pull requests leaves no check on main: the draft waits all the same.
+    const prOnly = await appHarness({ issues: [ISSUE], files: { '.github/workflows/ci.yml': 'on: pull_request\n' } });
+    await prOnly.deliver('issues', issuesLabeled({ ...prOnly.repoSpec, issue: ISSUE, label: 'goal' }));
+    expect(prOnly.fake.pulls[0]!.draft).toBe(true);
+
+    // No check on main's tip and no workflow: the repository has no CI, and the PR is ready at once.
     const noCi = await appHarness({ issues: [ISSUE] });
     await noCi.deliver('issues', issuesLabeled({ ...noCi.repoSpec, issue: ISSUE, label: 'goal' }));
     expect(noCi.fake.pulls[0]!.draft).toBe(false);

@@ -46,7 +46,8 @@ export function stageOf(e: EventOf<'head_checked'>, facts: HeadCheckedFacts): He
   const { goal, pull, config, checks } = facts;
   if (!goal || !pull || !config?.ok || !checks) return 'ignore';
   if (!pull.open || pull.head !== e.sha || isMerged(goal.meta)) return 'ignore';
-  if (failingCounted(checks, facts.required ?? null).length > 0) return goal.state === 'LOOP_COMPLETE' || facts.running ? 'fix' : 'ignore';
+  // A failure while the goal runs is on a head its next checkpoint replaces: the run's end looks again (work-goal.ts).
+  if (failingCounted(checks, facts.required ?? null).length > 0) return goal.state === 'LOOP_COMPLETE' ? 'fix' : 'ignore';
   return 'settle';
 }
 
@@ -55,11 +56,12 @@ const failingCounted = (checks: readonly RepoCheck[], required: readonly string[
 /**
  * A check completed on a goal PR's head (DESIGN.md §11: the repository's CI is a verifier). A
  * counted check (a required one, or any when branch protection names none) that fails on the head
- * goal-loop pushed becomes one fix task, fed with what the checks said, after the plan's last task;
- * past `max_ci_fixes` fix tasks the goal escalates. When every counted check passed, a finished
- * goal's draft is made ready. Our own check, a check on an older head, and a goal a human holds
- * (escalated, paused, stopped) start nothing. No permission is asked: only apps and people with
- * write access can report a check or status.
+ * of a goal resting complete becomes one fix task, fed with what the checks said, after the plan's
+ * last task; past `max_ci_fixes` fix tasks the goal escalates. When every counted check passed, a
+ * finished goal's draft is made ready. Our own check, a check on an older head, a goal still
+ * running (its run's end reads the checks of the head it leaves, and hands a failure here), and a
+ * goal a human holds (escalated, paused, stopped) start nothing. No permission is asked: only apps
+ * and people with write access can report a check or status.
  */
 export function decideHeadChecked(e: EventOf<'head_checked'>, facts: HeadCheckedFacts): EventDecision {
   const { goal } = facts;
@@ -87,8 +89,8 @@ export function decideHeadChecked(e: EventOf<'head_checked'>, facts: HeadChecked
   const taskId = ciFixTaskId(e.sha);
   const earlier = (goal.meta.extraTasks ?? []).filter((t) => isCiFix(t) && t.id !== taskId);
   if (earlier.length >= config.max_ci_fixes) {
-    if (goal.meta.ciEscalatedSha === e.sha || goal.state !== 'LOOP_COMPLETE') return { actions: [] };
-    return { key: goal.key, actions: escalate(e, goal, failing, earlier.length) };
+    if (goal.meta.ciEscalatedSha === e.sha) return { actions: [] };
+    return { key: goal.key, actions: escalate(e, goal, failing, earlier.length, facts.pull!.draft) };
   }
   const task = ciFixTask(e.sha, goal, failing, facts.details ?? new Map(), config.gate);
   const extraTasks = [...(goal.meta.extraTasks ?? []).filter((t) => t.id !== task.id), task];
@@ -104,19 +106,21 @@ export function decideHeadChecked(e: EventOf<'head_checked'>, facts: HeadChecked
   };
 }
 
-function escalate(e: EventOf<'head_checked'>, goal: GoalView, failing: RepoCheck[], fixes: number): Action[] {
+function escalate(e: EventOf<'head_checked'>, goal: GoalView, failing: RepoCheck[], fixes: number, draft: boolean): Action[] {
   const g = goal.meta.github!;
   const mention = (g.assignees.length > 0 ? g.assignees : [g.author]).map((u) => `@${u}`).join(' ');
   const names = failing.map((c) => `\`${inertLine(c.name, 100)}\``).join(', ');
   const why = `the repository's checks ${names} fail on ${e.sha.slice(0, 7)} after ${fixes} fix ${fixes === 1 ? 'task' : 'tasks'} (max_ci_fixes)`;
+  // The human is asked first: a retry after a failure below asks again rather than never.
   return [
-    { type: 'setMeta', patch: { ciEscalatedSha: e.sha } },
-    { type: 'setState', state: 'ESCALATED', event: 'ci_failed', detail: why, stopReason: 'ci_failed' },
     {
       type: 'comment',
       issueNumber: g.issueNumber,
-      body: `${mention} goal-loop needs a human: ${why}. The pull request stays a draft. Push a fix to \`${g.branch}\`, or add tasks and \`/goal resume\`.`,
+      body: `${mention} goal-loop needs a human: ${why}. The pull request is a draft until they pass. Push a fix to \`${g.branch}\`, or add tasks and \`/goal resume\`.`,
     },
+    ...(draft ? [] : [{ type: 'setDraft', prNumber: goal.meta.prNumber!, draft: true } as const]),
+    { type: 'setMeta', patch: { ciEscalatedSha: e.sha, checksAwaited: null } },
+    { type: 'setState', state: 'ESCALATED', event: 'ci_failed', detail: why, stopReason: 'ci_failed' },
     { type: 'schedule', mode: 'status', priority: goal.priority },
   ];
 }

@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import { RepoConfigError } from '../../config/repo-config.js';
+import { RESTING_STATES } from '../../goal/states.js';
 import type { GoalKey, GoalLedger, GoalRecord } from '../../ports/goal-ledger.js';
 import type { ConfigFact, GoalView } from '../decide/actions.js';
 import { type BasePushedFacts, goalName } from '../decide/base-pushed.js';
@@ -90,7 +91,8 @@ export async function gatherBasePushed(deps: GatherDeps, forge: IssueForge, e: E
     const pr = g.meta.prNumber;
     if (typeof pr !== 'number' || g.meta.merged === true) continue;
     if (g.state !== 'LOOP_COMPLETE') {
-      if (!(await deps.isRunning(g.key))) continue;
+      // A goal at rest for another reason may be held by a status turn: only one in the loop is running.
+      if (RESTING_STATES.has(g.state) || !(await deps.isRunning(g.key))) continue;
       running.add(goalName(g));
     }
     // The push of a PR's own merge may come before its pull_request.closed: a merged PR is not followed.

@@ -137,7 +137,7 @@ export function fakeGitHub(opts: FakeGitHubOptions): FakeGitHub {
       routeIssues(method, url, body, rest) ??
       routePulls(method, url, body, rest) ??
       routeChecks(method, url, body, rest) ??
-      routeActions(method, body, rest)
+      routeActions(method, body, rest, url)
     );
   }
 

@@ -8,7 +8,28 @@ export const LOGS_HOST = 'https://pipelines.actions.githubusercontent.com';
 
 /** GitHub Actions: workflow runs (GET), workflow dispatches (recorded, answered 204), job logs (a redirect to LOGS_HOST). */
 export function createActionRoutes(opts: FakeGitHubOptions, ctx: Ctx) {
-  const { owner, repo, fullName, repoApi, repoHtml, repoId, newId, pulls, workflowRuns, dispatches, jobLogs, violations, minimalRepoJson, baseHeaders, json, notFound, invalid, noContent } = ctx;
+  const {
+    owner,
+    repo,
+    fullName,
+    repoApi,
+    repoHtml,
+    repoId,
+    newId,
+    pulls,
+    workflowRuns,
+    dispatches,
+    jobLogs,
+    violations,
+    minimalRepoJson,
+    baseHeaders,
+    json,
+    notFound,
+    invalid,
+    noContent,
+    files,
+    paged,
+  } = ctx;
 
   /** The signed URL's path for a job's log (the signature is a stand-in: nothing checks it). */
   const logPath = (jobId: number): string => `/fake/${fullName}/_apis/pipelines/1/jobs/${jobId}/signedlogcontent`;
@@ -112,13 +133,35 @@ export function createActionRoutes(opts: FakeGitHubOptions, ctx: Ctx) {
     return json(200, { workflow_run_id: run.id, run_url: `${repoApi}/actions/runs/${run.id}`, html_url: `${repoHtml}/actions/runs/${run.id}` });
   }
 
-  function routeActions(method: string, body: unknown, rest: string[]): Reply | undefined {
+  function workflowJson(path: string, n: number): Record<string, unknown> {
+    const id = 7000 + n;
+    const name = path.replace(/^.*\//, '');
+    return {
+      id,
+      node_id: `W_fake${id}`,
+      name,
+      path,
+      state: 'active',
+      created_at: '2024-01-01T00:00:00Z',
+      updated_at: '2024-01-01T00:00:00Z',
+      url: `${repoApi}/actions/workflows/${id}`,
+      html_url: `${repoHtml}/blob/main/${path}`,
+      badge_url: `${repoHtml}/workflows/${name}/badge.svg`,
+    };
+  }
+
+  function routeActions(method: string, body: unknown, rest: string[], url?: URL): Reply | undefined {
     if (rest[0] !== 'actions') return undefined;
     if (method === 'GET' && rest[1] === 'runs' && rest.length === 3) {
       const run = workflowRuns.get(Number(rest[2]));
       return run ? json(200, workflowRunJson(run)) : notFound();
     }
     if (method === 'POST' && rest[1] === 'workflows' && rest[3] === 'dispatches' && rest.length === 4) return dispatch(rest[2] ?? '', body);
+    // As GitHub: the workflows are the files under .github/workflows on the default branch.
+    if (method === 'GET' && rest[1] === 'workflows' && rest.length === 2 && url) {
+      const list = [...files.keys()].filter((p) => /^\.github\/workflows\/[^/]+\.ya?ml$/.test(p)).map((path, i) => workflowJson(path, i + 1));
+      return paged(url, list, (items) => ({ total_count: list.length, workflows: items }));
+    }
     if (method === 'GET' && rest[1] === 'jobs' && rest[3] === 'logs' && rest.length === 4) {
       const jobId = Number(rest[2]);
       if (!jobLogs.has(jobId)) return notFound();

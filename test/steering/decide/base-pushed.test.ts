@@ -13,9 +13,11 @@ describe('decideBasePushed: a push to the default branch', () => {
     expect(scheduled({ goals: [withPr('LOOP_COMPLETE')], config: ok })).toEqual([{ type: 'schedule', mode: 'run', priority: 'P1' }]);
   });
 
-  it('a goal running now is not interrupted: a run is queued behind it', () => {
+  it('a goal running now is not interrupted: the move is recorded (a run that ends complete runs again)', () => {
     const g = withPr('EXECUTING');
-    expect(scheduled({ goals: [g], running: new Set([goalName(g)]), config: ok })).toEqual([{ type: 'schedule', mode: 'run', priority: 'P1' }]);
+    const [d] = decideBasePushed(pushed, { goals: [g], running: new Set([goalName(g)]), config: ok });
+    expect(d!.actions.at(-1)).toEqual({ type: 'setMeta', patch: { baseMovedDuringRun: 'c'.repeat(40) } });
+    expect(d!.actions.some((a) => a.type === 'schedule')).toBe(false);
   });
 
   it.each([

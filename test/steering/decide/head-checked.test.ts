@@ -100,8 +100,9 @@ describe('decideHeadChecked: the repository’s CI on a goal PR’s head', () =>
     expect(kinds(facts(checks, { required }), event(test))).toEqual(['setDraft', 'setMeta', 'log']);
   });
 
-  it('a running goal takes the fix task at its next turn (the plan is left to it)', () => {
-    expect(kinds(facts([test], { goal: goal('EXECUTING'), running: true }), event(test))).toEqual(['setMeta', 'setMeta', 'schedule']);
+  it('a goal still running starts nothing (its next checkpoint replaces the head; the run’s end looks again); one resting complete whose status turn holds it does', () => {
+    expect(decideHeadChecked(event(test), facts([test], { goal: goal('EXECUTING'), running: true })).actions).toEqual([]);
+    expect(kinds(facts([test], { running: true }), event(test))).toEqual(['setMeta', 'setMeta', 'schedule']);
   });
 
   it('past max_ci_fixes fix tasks the goal escalates, once per head', () => {
@@ -110,13 +111,15 @@ describe('decideHeadChecked: the repository’s CI on a goal PR’s head', () =>
     const meta = earlier.actions.find((a) => a.type === 'setMeta')!;
     const extraTasks = meta.type === 'setMeta' ? meta.patch.extraTasks! : [];
     const d = decideHeadChecked(event(test), facts([test], { config, goal: goal('LOOP_COMPLETE', { extraTasks }) }));
-    expect(d.actions.map((a) => a.type)).toEqual(['setMeta', 'setState', 'comment', 'schedule']);
+    expect(d.actions.map((a) => a.type)).toEqual(['comment', 'setMeta', 'setState', 'schedule']);
     const comment = d.actions.find((a) => a.type === 'comment')!;
     expect(comment.type === 'comment' && comment.body).toContain("@bob goal-loop needs a human: the repository's checks `test` fail on aaaaaaa after 1 fix task (max_ci_fixes)");
     expect(decideHeadChecked(event(test), facts([test], { config, goal: goal('LOOP_COMPLETE', { extraTasks, ciEscalatedSha: HEAD }) })).actions).toEqual([]);
     // max_ci_fixes: 0 escalates at the first failure.
     const none = { ok: true as const, config: parseRepoConfig({ max_ci_fixes: 0 }) };
-    expect(kinds(facts([test], { config: none }), event(test))).toEqual(['setMeta', 'setState', 'comment', 'schedule']);
+    expect(kinds(facts([test], { config: none }), event(test))).toEqual(['comment', 'setMeta', 'setState', 'schedule']);
+    // A ready PR is made a draft again.
+    expect(kinds(facts([test], { config: none, pull: { head: HEAD, draft: false, open: true } }), event(test))).toEqual(['comment', 'setDraft', 'setMeta', 'setState', 'schedule']);
   });
 
   it('every counted check passed: a finished goal’s draft is made ready; a check still running, or a goal still running, waits', () => {
