@@ -12,7 +12,7 @@ import { MemoryLedger } from '../helpers/memory-ledger.js';
 const silent = pino({ level: 'silent' });
 const g = githubGoalFrom(
   { name: 'widgets', owner: { login: 'octo-org' }, clone_url: '/tmp/w.git', html_url: 'https://github.com/octo-org/widgets', default_branch: 'main' },
-  { number: 7, title: 'Build it', body: '', user: { login: 'alice' }, assignees: [] },
+  { number: 7, title: 'Build it', user: { login: 'alice' }, assignees: [] },
   42,
 );
 
