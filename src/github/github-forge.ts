@@ -200,7 +200,6 @@ export class GitHubForge implements Forge {
 
   async finished(r: LoopResult, s: GoalSnapshot, _once?: EffectOnce): Promise<void> {
     this.cancelTimer();
-    await this.flush(s);
     const pr = await this.pr.find();
     if (pr && r.checkpoints.length > 0) {
       const head = r.checkpoints.at(-1)!.sha;
@@ -209,15 +208,18 @@ export class GitHubForge implements Forge {
       await this.pr.updateBody(pr, this.pr.body(s, record));
       if (r.status === 'LOOP_COMPLETE' && pr.draft) {
         if (this.opts.awaitRepoChecks === false) await markPullRequestReady(this.o, pr.node_id);
-        else await settleDraft(this.readinessDeps(), { nodeId: pr.node_id, head: pr.head }, { graceOver: false, expected: head });
+        // The head the run left, as it knows it: GitHub's view of the PR may not show the push yet.
+        else await settleDraft(this.readinessDeps(), { nodeId: pr.node_id, head }, { graceOver: false });
       }
     }
+    // After the readiness: the status comment says whether the PR waits for the repository's checks.
+    await this.flush(s);
     // A review whose task a run found already checkpointed (pushed by a killed run) had no checkpoint report.
     await this.answerReviews(r.checkpoints);
   }
 
   /** After the grace period: a finished goal's draft still awaiting its checks is made ready unless they fail or run; the verdict. */
-  async settleAwaitedChecks(): Promise<ChecksVerdict | 'not-yet' | undefined> {
+  async settleAwaitedChecks(): Promise<ChecksVerdict | undefined> {
     const pr = await this.pr.find();
     if (!pr?.draft) {
       await this.opts.ledger.setMeta(this.opts.key, { checksAwaited: null });
@@ -320,7 +322,12 @@ export class GitHubForge implements Forge {
 
   private links(meta: GitHubGoalMeta): Links {
     const pr = pullRequestIn(meta);
-    return { repoUrl: this.g.htmlUrl, ...(pr ? { pullRequest: { ...pr, ...(meta.merged === true ? { merged: true } : {}) } } : {}) };
+    const awaited = meta.checksAwaited;
+    return {
+      repoUrl: this.g.htmlUrl,
+      ...(pr ? { pullRequest: { ...pr, ...(meta.merged === true ? { merged: true } : {}) } } : {}),
+      ...(awaited && meta.merged !== true ? { checksAwaited: { sha: awaited.sha, ...(awaited.verdict ? { verdict: awaited.verdict } : {}) } } : {}),
+    };
   }
 
   /** Edits the status comment (or posts it); see status-comment-upsert.ts. */

@@ -31,17 +31,12 @@ export interface ReadinessDeps {
 }
 
 /**
- * A finished goal's draft PR: made ready when the repository's checks on its head allow it, else
- * the head is recorded as awaiting its checks (`checksAwaited`, with the verdict), which a check's
- * completion (decide/head-checked.ts), the run's end (a failing verdict: checks-after-run.ts) or
- * the status turn after the grace period settles. `expected`: the head the run left (its last
- * checkpoint); a PR whose head GitHub does not show as that yet is not judged now.
+ * A finished goal's draft PR at head `head`: made ready when the repository's checks on it allow
+ * it, else the head is recorded as awaiting its checks (`checksAwaited`, with the verdict), which
+ * a check's completion (decide/head-checked.ts), the run's end (a failing verdict:
+ * checks-after-run.ts) or the status turn after the grace period settles. The verdict.
  */
-export async function settleDraft(d: ReadinessDeps, pr: { nodeId: string; head: string }, o: { graceOver: boolean; expected?: string }): Promise<ChecksVerdict | 'not-yet'> {
-  if (o.expected !== undefined && pr.head !== o.expected) {
-    await d.ledger.setMeta(d.key, { checksAwaited: { sha: o.expected, since: new Date().toISOString() } });
-    return 'not-yet';
-  }
+export async function settleDraft(d: ReadinessDeps, pr: { nodeId: string; head: string }, o: { graceOver: boolean }): Promise<ChecksVerdict> {
   const ownAppId = await d.ownAppId();
   const [required, checks] = await Promise.all([readRequiredChecks(d.o, d.g.owner, d.g.repo, d.g.defaultBranch), readHeadChecks(d.o, d.g.owner, d.g.repo, pr.head, ownAppId)]);
   // Our own check is never the repository's CI, even when branch protection requires it.

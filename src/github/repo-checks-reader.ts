@@ -1,4 +1,4 @@
-import type { CheckAnnotation, CheckFailureDetail, RepoCheck } from '../steering/repo-checks.js';
+import type { CheckFailureDetail, RepoCheck, RepoCheckAnnotation } from '../steering/repo-checks.js';
 import type { Octokit } from './github-forge.js';
 
 /**
@@ -128,8 +128,8 @@ export async function readCheckFailure(o: Octokit, owner: string, repo: string, 
   return logTail === undefined || logTail === '' ? { annotations } : { annotations, logTail };
 }
 
-async function readAnnotations(o: Octokit, owner: string, repo: string, checkRunId: number): Promise<CheckAnnotation[]> {
-  const out: CheckAnnotation[] = [];
+async function readAnnotations(o: Octokit, owner: string, repo: string, checkRunId: number): Promise<RepoCheckAnnotation[]> {
+  const out: RepoCheckAnnotation[] = [];
   for await (const { data } of o.paginate.iterator(o.rest.checks.listAnnotations, { owner, repo, check_run_id: checkRunId, per_page: MAX_ANNOTATIONS })) {
     for (const a of data) {
       if (out.length >= MAX_ANNOTATIONS) break;

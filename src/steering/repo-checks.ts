@@ -28,7 +28,7 @@ export interface RepoCheck {
 }
 
 /** One annotation a failing check run wrote. */
-export interface CheckAnnotation {
+export interface RepoCheckAnnotation {
   path: string;
   startLine: number;
   endLine: number;
@@ -40,7 +40,7 @@ export interface CheckAnnotation {
 
 /** What could be read about a failing check beyond its output: annotations, and an Actions job's log tail. */
 export interface CheckFailureDetail {
-  annotations: CheckAnnotation[];
+  annotations: RepoCheckAnnotation[];
   /** The last lines of the job's log (an Actions job), timestamps and colours removed; absent when not readable. */
   logTail?: string;
 }

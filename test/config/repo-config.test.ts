@@ -154,6 +154,8 @@ describe('repo config', () => {
         'max_risk',
         'verification_baseline',
         'follow_base',
+        'max_ci_fixes',
+        'checks_grace_s',
         'test_paths',
         'verify_with_base_tests',
         'on_escalation',

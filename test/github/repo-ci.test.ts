@@ -1,4 +1,5 @@
 import { describe, expect, it, onTestFinished } from 'vitest';
+import { STATUS_MARKER } from '../../src/steering/report/status-comment.js';
 import { FakeAnthropic, lastToolResults, promptText, reply, text, toolUse } from '../helpers/fake-anthropic.js';
 import type { FakeAnnotationSeed } from '../helpers/fake-github/types.js';
 import { checkpointCommits, git } from '../helpers/git.js';
@@ -68,6 +69,8 @@ describe("the App: the repository's own CI is a verifier", () => {
     expect(pr.draft).toBe(true);
     const first = head(h);
     expect(await meta(h)).toMatchObject({ checksAwaited: { sha: first } });
+    const status = () => h.fake.commentsOn(N).find((c) => c.body.includes(STATUS_MARKER))!.body;
+    expect(status()).toContain(`**Repository checks:** the PR is a draft until they pass on [${first.slice(0, 7)}]`);
 
     await ciCheck(h, first, 'failure', {
       output: { title: '2 tests failed', summary: 'widgets.test.ts: expected 2, got 3' },
@@ -103,6 +106,7 @@ describe("the App: the repository's own CI is a verifier", () => {
     await ciCheck(h, second, 'success');
     expect(h.fake.pulls[0]!.draft).toBe(false);
     expect(await meta(h)).not.toHaveProperty('checksAwaited');
+    expect(status()).not.toContain('Repository checks');
     expect(ai.violations).toEqual([]);
   });
 

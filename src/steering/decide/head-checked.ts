@@ -82,6 +82,8 @@ export function decideHeadChecked(e: EventOf<'head_checked'>, facts: HeadChecked
         { type: 'setDraft', prNumber: pr, draft: false },
         { type: 'setMeta', patch: { checksAwaited: null } },
         { type: 'log', msg: "the repository's checks passed: the PR is ready", data: { goal: `${goal.key.repo}#${goal.key.goalId}`, sha: e.sha } },
+        // The status comment said the PR waits for them.
+        { type: 'schedule', mode: 'status', priority: goal.priority },
       ],
     };
   }

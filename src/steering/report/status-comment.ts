@@ -30,6 +30,8 @@ export interface Links {
   /** e.g. https://github.com/octo/repo */
   repoUrl: string;
   pullRequest?: { number: number; url: string; merged?: boolean };
+  /** The PR is a draft until the repository's checks on this head pass (their verdict when last read). */
+  checksAwaited?: { sha: string; verdict?: string };
 }
 
 /** An outbox effect given up after its last try (ports/outbox.ts): what it was, and when. */
@@ -160,7 +162,7 @@ export function renderStatus(s: GoalSnapshot, links: Links, undelivered: readonl
   const parts = [
     STATUS_MARKER,
     `### goal-loop: ${inlineUntrusted(s.objective, 200)}`,
-    `**State:** ${stateText(s, queued)} · **Branch:** [\`${s.branch}\`](${branchUrl})${pr}${reason}${s.setup ? `\n\n${setupLine(s.setup, now)}` : ''}${s.followedBase ? `\n\n${baseLine(s.followedBase, links)}` : ''}`,
+    `**State:** ${stateText(s, queued)} · **Branch:** [\`${s.branch}\`](${branchUrl})${pr}${reason}${s.setup ? `\n\n${setupLine(s.setup, now)}` : ''}${s.followedBase ? `\n\n${baseLine(s.followedBase, links)}` : ''}${links.checksAwaited && s.state === 'LOOP_COMPLETE' ? `\n\n${checksLine(links.checksAwaited, links)}` : ''}`,
 
     s.tasks.length > 0 ? checklist(s, links, proofs) : '_Planning…_',
   ];
@@ -172,6 +174,13 @@ export function renderStatus(s: GoalSnapshot, links: Links, undelivered: readonl
 }
 
 /** "- [x] Base branch: rebased onto [1a2b3c4](…): 3 checkpoints replayed, 3 re-verified" (a box left open while tasks are to repair). */
+/** A finished goal's draft waits for the repository's checks on its head. */
+export function checksLine(c: NonNullable<Links['checksAwaited']>, links: Pick<Links, 'repoUrl'>): string {
+  const sha = `[${c.sha.slice(0, 7)}](${links.repoUrl}/commit/${c.sha})`;
+  const now = c.verdict === 'failing' ? 'some fail: a fix task follows' : c.verdict === 'pending' ? 'they are running' : 'none has reported yet';
+  return `- [ ] **Repository checks:** the PR is a draft until they pass on ${sha} (${now}).`;
+}
+
 export function baseLine(r: BaseFollowedReport, links: Pick<Links, 'repoUrl'>): string {
   const sha = r.onto.slice(0, 7);
   const text = describeBaseFollowed(r).replace(sha, `[${sha}](${links.repoUrl}/commit/${r.onto})`);

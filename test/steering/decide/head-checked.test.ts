@@ -97,7 +97,7 @@ describe('decideHeadChecked: the repository’s CI on a goal PR’s head', () =>
     ['a failed check that was re-run and passes now', [check('test', 'success')], null],
     ['a failing check that is not required when branch protection names others', [test, check('build', 'success')], ['build']],
   ])('no fix task: %s (the draft is made ready: what counts passed)', (_name, checks, required) => {
-    expect(kinds(facts(checks, { required }), event(test))).toEqual(['setDraft', 'setMeta', 'log']);
+    expect(kinds(facts(checks, { required }), event(test))).toEqual(['setDraft', 'setMeta', 'log', 'schedule']);
   });
 
   it('a goal still running starts nothing (its next checkpoint replaces the head; the run’s end looks again); one resting complete whose status turn holds it does', () => {
