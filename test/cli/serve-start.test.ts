@@ -141,8 +141,9 @@ describe('app.yml, the manifest the setup flow registers', () => {
     const manifest = parse(await import('node:fs/promises').then((fs) => fs.readFile(APP_YML, 'utf8'))) as Record<string, unknown>;
     expect(manifest.hook_attributes, 'a fixed hook URL replaces the one Probot generates').toBeUndefined();
     // GitHub's webhook event names this app handles; `installation` is sent to every app and cannot be subscribed to.
-    expect(manifest.default_events).toEqual(['issues', 'issue_comment', 'pull_request', 'pull_request_review', 'push']);
-    expect(manifest.default_permissions).toEqual({ contents: 'write', issues: 'write', pull_requests: 'write', checks: 'write', metadata: 'read' });
+    expect(manifest.default_events).toEqual(['issues', 'issue_comment', 'pull_request', 'pull_request_review', 'push', 'check_run', 'status']);
+    // The repository's CI as a verifier reads commit statuses and Actions job logs.
+    expect(manifest.default_permissions).toEqual({ contents: 'write', issues: 'write', pull_requests: 'write', checks: 'write', statuses: 'read', actions: 'read', metadata: 'read' });
   });
 
   it(".env.example names every variable of the README's App table, with no value set", async () => {

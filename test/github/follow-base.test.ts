@@ -3,17 +3,12 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { STATUS_MARKER } from '../../src/steering/report/status-comment.js';
 import { checkpointCommits, git } from '../helpers/git.js';
-import { type AppHarness, appHarness, goalBlock } from '../helpers/github-app-harness.js';
+import { type AppHarness, appHarness, TWO_FILE_GOAL } from '../helpers/github-app-harness.js';
 import { issuesLabeled, pushed } from '../helpers/webhook-payloads.js';
 
 const N = 52;
 const KEY = { repo: 'octo-org/widgets', goalId: String(N) };
-const TWO = goalBlock(`
-objective: Two files
-tasks:
-  - { id: one, title: One, run: "echo 1 > one.txt", verification: "test -f one.txt" }
-  - { id: two, title: Two, run: "echo 2 > two.txt", verification: "test -f two.txt", dependencies: [one] }
-`);
+const TWO = TWO_FILE_GOAL;
 const ISSUE = { number: N, title: 'Follow main', user: 'alice', body: TWO };
 
 /** A goal at rest with a ready PR (`files`: what the fake GitHub serves from the default branch, the repo config). */

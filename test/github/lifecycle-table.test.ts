@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { ESCALATION_MARKER, STATUS_MARKER } from '../../src/steering/report/status-comment.js';
 import type { RecordedRequest } from '../helpers/fake-github.js';
 import { checkpointCommits, git } from '../helpers/git.js';
-import { type AppHarness, appHarness, goalBlock } from '../helpers/github-app-harness.js';
+import { type AppHarness, appHarness, goalBlock, TWO_FILE_GOAL } from '../helpers/github-app-harness.js';
 import { issueCommentCreated, issuesClosed, issuesLabeled, issuesUnlabeled, pullRequestClosed, pullRequestReviewSubmitted } from '../helpers/webhook-payloads.js';
 
 /**
@@ -46,12 +46,7 @@ const row = (prefix: string): Row => {
   return hits[0]!;
 };
 
-const TWO = goalBlock(`
-objective: Two files
-tasks:
-  - { id: one, title: One, run: "echo 1 > one.txt", verification: "test -f one.txt" }
-  - { id: two, title: Two, run: "echo 2 > two.txt", verification: "test -f two.txt", dependencies: [one] }
-`);
+const TWO = TWO_FILE_GOAL;
 const BROKEN = goalBlock(`
 objective: Needs a human
 tasks:

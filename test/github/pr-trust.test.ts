@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { readGitHubMeta } from '../../src/steering/goal-meta.js';
 import { checkpointCommits } from '../helpers/git.js';
-import { type AppHarness, appHarness, goalBlock } from '../helpers/github-app-harness.js';
+import { type AppHarness, appHarness, goalBlock, TWO_FILE_GOAL } from '../helpers/github-app-harness.js';
 import { issueCommentCreated, issuesClosed, issuesLabeled, pullRequestClosed, pullRequestReviewSubmitted } from '../helpers/webhook-payloads.js';
 
 /**
@@ -14,12 +14,7 @@ const N = 31;
 const KEY = { repo: 'octo-org/widgets', goalId: String(N) };
 const BRANCH = `goal/${N}-trust`;
 const ISSUE = { number: N, title: 'Trust', user: 'maya', assignees: ['alice'] };
-const TWO = goalBlock(`
-objective: Two files
-tasks:
-  - { id: one, title: One, run: "echo 1 > one.txt", verification: "test -f one.txt" }
-  - { id: two, title: Two, run: "echo 2 > two.txt", verification: "test -f two.txt", dependencies: [one] }
-`);
+const TWO = TWO_FILE_GOAL;
 const BROKEN = goalBlock(`
 objective: Needs a human
 tasks:

@@ -3,18 +3,13 @@ import { STATUS_MARKER } from '../../src/steering/report/status-comment.js';
 import { FakeAnthropic, lastToolResults, promptText, reply, text, toolUse } from '../helpers/fake-anthropic.js';
 import type { FakeAnnotationSeed } from '../helpers/fake-github/types.js';
 import { checkpointCommits, git } from '../helpers/git.js';
-import { type AppHarness, appHarness, goalBlock } from '../helpers/github-app-harness.js';
+import { type AppHarness, appHarness, TWO_FILE_GOAL } from '../helpers/github-app-harness.js';
 import { checkRunCompleted, issuesLabeled, statusEvent } from '../helpers/webhook-payloads.js';
 
 const N = 61;
 const KEY = { repo: 'octo-org/widgets', goalId: String(N) };
 const BRANCH = `goal/${N}-ci-is-a-verifier`;
-const TWO = goalBlock(`
-objective: Two files
-tasks:
-  - { id: one, title: One, run: "echo 1 > one.txt", verification: "test -f one.txt" }
-  - { id: two, title: Two, run: "echo 2 > two.txt", verification: "test -f two.txt", dependencies: [one] }
-`);
+const TWO = TWO_FILE_GOAL;
 const ISSUE = { number: N, title: 'CI is a verifier', user: 'alice', body: TWO };
 const CI = { id: 9001, slug: 'ci-app' };
 

@@ -166,6 +166,14 @@ function freezable<T extends object>(target: T, life: { value: boolean }): T {
   });
 }
 
+/** A goal of two steps in a chain, each a file its verification looks for. */
+export const TWO_FILE_GOAL = goalBlock(`
+objective: Two files
+tasks:
+  - { id: one, title: One, run: "echo 1 > one.txt", verification: "test -f one.txt" }
+  - { id: two, title: Two, run: "echo 2 > two.txt", verification: "test -f two.txt", dependencies: [one] }
+`);
+
 /** A goal of three steps in a chain, each a file its verification looks for. */
 export const THREE_STEP_GOAL = goalBlock(`
 objective: Three steps
