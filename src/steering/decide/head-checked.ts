@@ -101,6 +101,11 @@ export function decideHeadChecked(e: EventOf<'head_checked'>, facts: HeadChecked
     actions: [
       // Ready for review no longer: the checks it was ready with fail now (after the base moved, say).
       ...(facts.pull!.draft ? [] : [{ type: 'setDraft', prNumber: pr, draft: true } as const]),
+      {
+        type: 'log',
+        msg: "the repository's checks fail on the PR's head: a fix task",
+        data: { goal: `${goal.key.repo}#${goal.key.goalId}`, sha: e.sha, task: task.id, checks: failing.map((c) => c.name) },
+      },
       { type: 'setMeta', patch: { extraTasks, checksAwaited: null } },
       ...acceptSpec({ goalId: goal.key.goalId, issueBody: facts.issueBody, extraTasks, github: goal.meta.github, running: facts.running ?? false }),
       { type: 'schedule', mode: 'run', priority: goal.priority },

@@ -102,7 +102,7 @@ describe('decideHeadChecked: the repository’s CI on a goal PR’s head', () =>
 
   it('a goal still running starts nothing (its next checkpoint replaces the head; the run’s end looks again); one resting complete whose status turn holds it does', () => {
     expect(decideHeadChecked(event(test), facts([test], { goal: goal('EXECUTING'), running: true })).actions).toEqual([]);
-    expect(kinds(facts([test], { running: true }), event(test))).toEqual(['setMeta', 'setMeta', 'schedule']);
+    expect(kinds(facts([test], { running: true }), event(test))).toEqual(['log', 'setMeta', 'setMeta', 'schedule']);
   });
 
   it('past max_ci_fixes fix tasks the goal escalates, once per head', () => {
