@@ -200,22 +200,37 @@ export class GitHubForge implements Forge {
 
   async finished(r: LoopResult, s: GoalSnapshot, _once?: EffectOnce): Promise<void> {
     this.cancelTimer();
-    const pr = await this.pr.find();
-    if (pr && r.checkpoints.length > 0) {
-      const head = r.checkpoints.at(-1)!.sha;
-      const record = await this.record();
-      if (this.opts.checkRuns !== false) await reportCheckRun(this.checkRunContext(), s, head, r, record);
-      await this.pr.updateBody(pr, this.pr.body(s, record));
-      if (r.status === 'LOOP_COMPLETE' && pr.draft) {
-        if (this.opts.awaitRepoChecks === false) await markPullRequestReady(this.o, pr.node_id);
-        // The head the run left, as it knows it: GitHub's view of the PR may not show the push yet.
-        else await settleDraft(this.readinessDeps(), { nodeId: pr.node_id, head }, { graceOver: false });
+    try {
+      const pr = await this.pr.find();
+      if (pr && r.checkpoints.length > 0) {
+        const head = r.checkpoints.at(-1)!.sha;
+        const record = await this.record();
+        if (this.opts.checkRuns !== false) await reportCheckRun(this.checkRunContext(), s, head, r, record);
+        await this.pr.updateBody(pr, this.pr.body(s, record));
+        if (r.status === 'LOOP_COMPLETE' && pr.draft) {
+          if (this.opts.awaitRepoChecks === false) await markPullRequestReady(this.o, pr.node_id);
+          // The branch's tip as GitHub has it now (its view of the PR may lag the push; a merge commit may top the checkpoints).
+          else await settleDraft(this.readinessDeps(), { nodeId: pr.node_id, head: (await this.branchTip()) ?? head }, { graceOver: false });
+        } else if (!pr.draft && (await this.meta()).checksAwaited !== undefined) {
+          await this.opts.ledger.setMeta(this.opts.key, { checksAwaited: null });
+        }
       }
+    } finally {
+      // After the readiness (the status comment says whether the PR waits for the repository's checks), and however it went.
+      await this.flush(s);
     }
-    // After the readiness: the status comment says whether the PR waits for the repository's checks.
-    await this.flush(s);
     // A review whose task a run found already checkpointed (pushed by a killed run) had no checkpoint report.
     await this.answerReviews(r.checkpoints);
+  }
+
+  /** The goal branch's tip on GitHub; undefined when GitHub does not know the branch. */
+  private async branchTip(): Promise<string | undefined> {
+    try {
+      return (await this.o.rest.repos.getBranch({ owner: this.g.owner, repo: this.g.repo, branch: this.g.branch })).data.commit.sha;
+    } catch (err) {
+      if ((err as { status?: number }).status === 404) return undefined;
+      throw err;
+    }
   }
 
   /** After the grace period: a finished goal's draft still awaiting its checks is made ready unless they fail or run; the verdict. */

@@ -32,7 +32,8 @@ export function createGoalWorkers(opts: GoalWorkersOptions): WorkerPool {
     ...(leaseMs ? { leaseMs } : {}),
     ...(pollMs ? { pollMs } : {}),
     resumable: (goal) => readGitHubGoal(goal.meta) !== undefined,
-    work: (job, ctx) => workGoal({ ...deps, abandon: ctx.abandon, fence: ctx.fence, workerId: ctx.workerId, effectClaimMs: claimMs, later }, job.key, job.mode),
+    work: (job, ctx) =>
+      workGoal({ ...deps, abandon: ctx.abandon, fence: ctx.fence, workerId: ctx.workerId, effectClaimMs: claimMs, later, leases: { ledger: opts.ledger, holder: ctx.workerId } }, job.key, job.mode),
     settleEffects: (key) => settleGoalEffects({ ledger: opts.ledger, logger: opts.logger, auth: opts.auth, holder: pool.workerId, claimMs, workspaces: deps }, key),
   });
   return pool;

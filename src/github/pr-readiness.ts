@@ -2,7 +2,6 @@ import type { GoalKey, GoalLedger } from '../ports/goal-ledger.js';
 import type { GitHubGoal } from '../steering/goal-meta.js';
 import { type ChecksVerdict, checksVerdict } from '../steering/repo-checks.js';
 import type { Octokit } from './github-forge.js';
-import { CHECK_NAME } from './goal-check-run.js';
 import { markPullRequestReady } from './octokit-issue-forge.js';
 import { readHeadChecks, readRequiredChecks } from './repo-checks-reader.js';
 
@@ -39,8 +38,7 @@ export interface ReadinessDeps {
 export async function settleDraft(d: ReadinessDeps, pr: { nodeId: string; head: string }, o: { graceOver: boolean }): Promise<ChecksVerdict> {
   const ownAppId = await d.ownAppId();
   const [required, checks] = await Promise.all([readRequiredChecks(d.o, d.g.owner, d.g.repo, d.g.defaultBranch), readHeadChecks(d.o, d.g.owner, d.g.repo, pr.head, ownAppId)]);
-  // Our own check is never the repository's CI, even when branch protection requires it.
-  const verdict = checksVerdict(checks, required?.filter((name) => name !== CHECK_NAME) ?? null);
+  const verdict = checksVerdict(checks, required);
   // Whether the repository has CI at all is asked only when the head has no check yet.
   const baseHasChecks = verdict === 'none' && !o.graceOver ? await repositoryHasCi(d, ownAppId) : false;
   const r = readiness(verdict, { baseHasChecks, graceOver: o.graceOver });
@@ -60,8 +58,9 @@ export async function settleDraft(d: ReadinessDeps, pr: { nodeId: string; head: 
 async function repositoryHasCi(d: ReadinessDeps, ownAppId: number | undefined): Promise<boolean> {
   if ((await readHeadChecks(d.o, d.g.owner, d.g.repo, d.g.defaultBranch, ownAppId)).length > 0) return true;
   try {
-    const { data } = await d.o.rest.actions.listRepoWorkflows({ owner: d.g.owner, repo: d.g.repo, per_page: 1 });
-    return data.total_count > 0;
+    // Workflow files the repository has, active (not GitHub's own dynamic ones: Pages, CodeQL's default setup).
+    const workflows = await d.o.paginate(d.o.rest.actions.listRepoWorkflows, { owner: d.g.owner, repo: d.g.repo, per_page: 100 });
+    return workflows.some((w) => w.state === 'active' && w.path.startsWith('.github/workflows/'));
   } catch (err) {
     // An installation without `actions: read` cannot tell: the base branch's checks decide.
     if ((err as { status?: number }).status === 403 || (err as { status?: number }).status === 404) return false;

@@ -1,5 +1,6 @@
 import type { CheckFailureDetail, RepoCheck, RepoCheckAnnotation } from '../steering/repo-checks.js';
 import type { Octokit } from './github-forge.js';
+import { CHECK_NAME } from './goal-check-run.js';
 
 /**
  * Reads the repository's own CI on GitHub: the check runs (other apps') and commit statuses on a
@@ -86,7 +87,7 @@ async function readStatuses(o: Octokit, owner: string, repo: string, sha: string
 /**
  * The names of the checks `branch` requires: classic branch protection's (when it is on and
  * enforced) and its rulesets' required status checks, together, each once. Null when neither
- * requires any. A read refused (403: the installation lacks the permission) or not found (404)
+ * requires any (goal-loop's own check left out). A read refused (403: the installation lacks the permission) or not found (404)
  * says nothing; other failures reject.
  */
 export async function readRequiredChecks(o: Octokit, owner: string, repo: string, branch: string): Promise<string[] | null> {
@@ -103,7 +104,8 @@ export async function readRequiredChecks(o: Octokit, owner: string, repo: string
       return rules.flatMap((r) => (r.type === 'required_status_checks' ? (r.parameters?.required_status_checks ?? []).map((c) => c.context) : []));
     }, []),
   ]);
-  const names = [...new Set([...fromProtection, ...fromRulesets])];
+  // Our own check is never the repository's CI, even when branch protection requires it.
+  const names = [...new Set([...fromProtection, ...fromRulesets])].filter((name) => name !== CHECK_NAME);
   return names.length > 0 ? names : null;
 }
 

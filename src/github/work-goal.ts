@@ -20,7 +20,7 @@ import { acceptedPlan } from '../steering/turn/accepted-plan.js';
 import { decideTurn, type TurnFacts } from '../steering/turn/decide-turn.js';
 import { humanLimits, snapshotFromLedger } from '../steering/turn/snapshot.js';
 import type { GitWorkspace } from '../workspace/git-workspace.js';
-import { checksAfterTurn } from './checks-after-run.js';
+import { type ChecksAfterRunDeps, checksAfterTurn } from './checks-after-run.js';
 import { GitHubForge, type GitHubForgeOptions, type Octokit } from './github-forge.js';
 import { type GoalWorkspaceDeps, githubGoalWorkspace, goalCheckpointPusher, goalWorkspaceDir, releaseGoalWorkspace } from './goal-workspace.js';
 import { githubEffect, githubEffectPerformer, performGoalEffects, recordAndPerform } from './outbox-effects.js';
@@ -56,6 +56,8 @@ export interface WorkGoalDeps extends GoalWorkspaceDeps {
   configPath?: string;
   /** Goal work later (durably): a run after a base that moved meanwhile, a status turn after the checks' grace period. */
   later?: (key: GoalKey, mode: GoalMode, priority: string, delayMs: number) => Promise<void>;
+  /** The repository event leases (the intake's): a failing head found at a turn's end is decided under them. */
+  leases?: ChecksAfterRunDeps['leases'];
   /** Claude's planner, when a model is configured: writes a spec for an issue without a goal block. */
   planner?: (input: { objective: string; repoDir: string; goalId: string; config: RepoConfig }) => Promise<{ spec: GoalSpec; usage: Usage; costUsd: number }>;
 }
@@ -109,8 +111,9 @@ export async function workGoal(deps: WorkGoalDeps, key: GoalKey, mode: GoalMode)
         });
       case 'status':
         if (await settleRestingControl(deps.ledger, key)) await performGoalEffects(effects, key);
-        await forge.flush(await snapshotFromLedger(deps.ledger, key, g, configLimits(step.config)));
-        return checksAfterTurn(deps, { key, g, octokit, forge, config: step.config, graceTurn: true });
+        // First what the checks owe (a draft made ready, a fix task), so the comment shows it.
+        await checksAfterTurn(deps, { key, g, octokit, forge, config: step.config, graceTurn: true });
+        return forge.flush(await snapshotFromLedger(deps.ledger, key, g, configLimits(step.config)));
       case 'read-plan': {
         // The status comment appears at once, before any planning (within the forge's settle time:
         // a goal that runs at once shows its running state in the same write).
@@ -148,6 +151,8 @@ export async function workGoal(deps: WorkGoalDeps, key: GoalKey, mode: GoalMode)
         }
         break;
       case 'run': {
+        // This run follows the base at its start, and its end judges its own head's checks.
+        if (meta.baseMovedDuringRun !== undefined || meta.checksAwaited !== undefined) await deps.ledger.setMeta(key, { baseMovedDuringRun: null, checksAwaited: null });
         let result: LoopResult;
         try {
           result = await runLoop(deps, { key, goal, g, log, forge, workspace: workspace!, sandbox: sandbox!, config: step.config, spec: step.spec });

@@ -4,6 +4,7 @@ import { FakeAnthropic, lastToolResults, promptText, reply, text, toolUse } from
 import type { FakeAnnotationSeed } from '../helpers/fake-github/types.js';
 import { checkpointCommits, git } from '../helpers/git.js';
 import { type AppHarness, appHarness, TWO_FILE_GOAL } from '../helpers/github-app-harness.js';
+import { until } from '../helpers/until.js';
 import { checkRunCompleted, issuesLabeled, statusEvent } from '../helpers/webhook-payloads.js';
 
 const N = 61;
@@ -141,9 +142,14 @@ describe("the App: the repository's own CI is a verifier", () => {
     // The grace period is over: the status turn it asked for is due now.
     await h.ledger.setMeta(KEY, { checksAwaited: { sha, since: new Date(Date.now() - 3_600_000).toISOString(), verdict: 'none' } });
     await h.store.queue.enqueue({ key: KEY, mode: 'status', priority: 'P1' });
-    h.runtime.pool!.kick();
-    await h.runtime.idle();
     const fixId = `ci-${sha.slice(0, 12)}`;
+    // The fix task's run is queued while the status turn still holds the goal: it starts once that turn lets go.
+    await until(
+      () => checkpointCommits(h.repo.bare, BRANCH).length === 3,
+      'the fix task is checkpointed',
+      () => h.runtime.pool!.kick(),
+    );
+    await h.runtime.idle();
     expect(checkpointCommits(h.repo.bare, BRANCH).map((c) => c.task)).toEqual(['one', 'two', fixId]);
     expect((await h.ledger.getGoal(KEY))!.spec.tasks.at(-1)!.description).toContain('> the build broke');
   });

@@ -25,6 +25,7 @@ export function decideBasePushed(e: EventOf<'base_pushed'>, facts: BasePushedFac
     .filter((g) => typeof g.meta.prNumber === 'number' && !isMerged(g.meta))
     .flatMap((g): EventDecision[] => {
       const log = { type: 'log' as const, msg: 'the base branch moved: the goal follows it', data: { goal: goalName(g), branch: e.branch, after: e.after } };
+      // Recorded for the run's end; the status turn queued behind the run looks too, should the run have ended meanwhile.
       if (facts.running?.has(goalName(g)))
         return [
           {
@@ -32,6 +33,7 @@ export function decideBasePushed(e: EventOf<'base_pushed'>, facts: BasePushedFac
             actions: [
               { ...log, data: { ...log.data, running: true } },
               { type: 'setMeta', patch: { baseMovedDuringRun: e.after } },
+              { type: 'schedule', mode: 'status', priority: g.priority },
             ],
           },
         ];

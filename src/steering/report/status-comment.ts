@@ -173,7 +173,6 @@ export function renderStatus(s: GoalSnapshot, links: Links, undelivered: readonl
   return parts.join('\n\n');
 }
 
-/** "- [x] Base branch: rebased onto [1a2b3c4](…): 3 checkpoints replayed, 3 re-verified" (a box left open while tasks are to repair). */
 /** A finished goal's draft waits for the repository's checks on its head. */
 export function checksLine(c: NonNullable<Links['checksAwaited']>, links: Pick<Links, 'repoUrl'>): string {
   const sha = `[${c.sha.slice(0, 7)}](${links.repoUrl}/commit/${c.sha})`;
@@ -181,6 +180,7 @@ export function checksLine(c: NonNullable<Links['checksAwaited']>, links: Pick<L
   return `- [ ] **Repository checks:** the PR is a draft until they pass on ${sha} (${now}).`;
 }
 
+/** "- [x] Base branch: rebased onto [1a2b3c4](…): 3 checkpoints replayed, 3 re-verified" (a box left open while tasks are to repair). */
 export function baseLine(r: BaseFollowedReport, links: Pick<Links, 'repoUrl'>): string {
   const sha = r.onto.slice(0, 7);
   const text = describeBaseFollowed(r).replace(sha, `[${sha}](${links.repoUrl}/commit/${r.onto})`);
