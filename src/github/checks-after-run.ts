@@ -60,10 +60,8 @@ export async function checksAfterTurn(deps: ChecksAfterRunDeps, t: TurnEnd): Pro
     return;
   }
   if (t.graceTurn && (leftMs <= 0 || awaited.verdict === 'failing')) {
-    const verdict = await t.forge.settleAwaitedChecks();
-    const now = verdict === 'failing' ? (await deps.ledger.getGoal(t.key))?.meta : undefined;
-    const sha = now ? readGitHubMeta(now).checksAwaited?.sha : undefined;
-    if (sha && !(await handFailure(deps, t, sha))) await deps.later?.(t.key, 'status', goal.priority, RETRY_MS);
+    const settled = await t.forge.settleAwaitedChecks();
+    if (settled?.verdict === 'failing' && !(await handFailure(deps, t, settled.head))) await deps.later?.(t.key, 'status', goal.priority, RETRY_MS);
     return;
   }
   await deps.later?.(t.key, 'status', goal.priority, Math.max(leftMs, 0));

@@ -233,14 +233,14 @@ export class GitHubForge implements Forge {
     }
   }
 
-  /** After the grace period: a finished goal's draft still awaiting its checks is made ready unless they fail or run; the verdict. */
-  async settleAwaitedChecks(): Promise<ChecksVerdict | undefined> {
+  /** After the grace period: a finished goal's draft still awaiting its checks is made ready unless they fail or run; the verdict on the head judged. */
+  async settleAwaitedChecks(): Promise<{ verdict: ChecksVerdict; head: string } | undefined> {
     const pr = await this.pr.find();
     if (!pr?.draft) {
       await this.opts.ledger.setMeta(this.opts.key, { checksAwaited: null });
       return undefined;
     }
-    return settleDraft(this.readinessDeps(), { nodeId: pr.node_id, head: pr.head }, { graceOver: true });
+    return { verdict: await settleDraft(this.readinessDeps(), { nodeId: pr.node_id, head: pr.head }, { graceOver: true }), head: pr.head };
   }
 
   /** This App's id (its check runs are not the repository's CI); undefined when goal-loop writes as a user. */
