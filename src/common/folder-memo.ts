@@ -5,8 +5,14 @@
  * is. Every folder is still stat'ed, from the root down, each walk. ctime moves in clock ticks (up
  * to a second on some filesystems): a folder whose ctime is less than `racyMs` older than the walk
  * is not remembered (git's "racily clean" rule), since a change in the same tick would keep it.
+ * A ctime with a fraction of a second comes from a filesystem whose ticks are the kernel's (a few
+ * milliseconds): for it the window is 100 ms at most, so a folder written a moment ago (by the
+ * previous command, or a checkpoint) is remembered at the next walk but one, not 2 s later.
  * Used by the nested-repository search and by the jail's workspace handover.
  */
+/** The racy window on a filesystem with sub-second ctimes (see above). */
+const FINE_RACY_NS = 100_000_000n;
+
 export class FolderMemo {
   private readonly dirs = new Map<string, { ino: bigint; ctime: bigint; subdirs: Buffer[] }>();
   /** Folders read (not taken from memory) so far. */
@@ -27,7 +33,8 @@ export class FolderMemo {
   /** `stat` must be taken before the folder was read: what is remembered is never newer than what was seen. */
   remember(rel: Buffer, stat: { ino: bigint; ctimeNs: bigint }, subdirs: Buffer[], walkStartedMs: number): void {
     this.reads++;
-    if (stat.ctimeNs >= BigInt(walkStartedMs) * 1_000_000n - this.racyNs) {
+    const window = stat.ctimeNs % 1_000_000_000n === 0n || this.racyNs < FINE_RACY_NS ? this.racyNs : FINE_RACY_NS;
+    if (stat.ctimeNs >= BigInt(walkStartedMs) * 1_000_000n - window) {
       this.dirs.delete(rel.toString('latin1'));
       return;
     }

@@ -56,10 +56,11 @@ export interface JailSpec {
   homeBytes: number;
   command: string;
   /**
-   * A warm jail: the privileged step ends in GATE instead of the command, which waits for the
-   * command and its environment on stdin (`command` and `env` are then unused; see gateRequest).
+   * A resident jail (see SERVER): the privileged step ends in the server, which runs each command
+   * it is sent in a cell of its own; `command` and `env` are then unused (see residentRequest).
+   * `channel`: the host folder bound read-only at RESIDENT_CHANNEL; `unshare` (util-linux) makes the cells.
    */
-  gate?: boolean;
+  resident?: { channel: string; unshare: string };
 }
 
 /** Printed by the jail before the command starts: output without it came from bwrap itself. */
@@ -94,17 +95,90 @@ s=$3
 shift 3
 exec "$s" --inh-caps=-all --ambient-caps=-all --bounding-set=-all -- "$@"`;
 
+/** Where a resident jail sees its channel folder (the cells' mount table, the commands' output FIFOs). */
+export const RESIDENT_CHANNEL = '/run/goal-loop';
+
 /**
- * The last trusted step of a warm jail (after setpriv cleared every capability, as the jail uid):
- * waits on stdin (a pipe from the bot) for one request, NUL-delimited: the command, the number of
- * environment entries, then each `KEY=VALUE`; then runs exactly what a cold jail runs, with stdin
- * back on /dev/null. A request cut short (the bot discarded the jail, or died) runs nothing and
- * prints no start marker. Until the request arrives this bash is the only process of the jail
- * that is not bwrap's: nothing from the repository, the task or the model has run in it.
- * `read -d ''` reads the pipe a byte at a time, so it never takes more than the request.
+ * The privileged step of a resident jail: as PRIVILEGED_STEP, but the server it ends in keeps
+ * CAP_SYS_ADMIN and CAP_SETPCAP (to make each command's cell, and drop them there); only
+ * CAP_SYS_RESOURCE goes (the user-namespace limit is set for good).
  */
-const GATE = `IFS= read -r -d '' command || exit 125
-IFS= read -r -d '' n || exit 125
+const RESIDENT_STEP = PRIVILEGED_STEP.replace(
+  'exec "$s" --inh-caps=-all --ambient-caps=-all --bounding-set=-all -- "$@"',
+  'exec "$s" --inh-caps=-sys_resource --ambient-caps=-sys_resource --bounding-set=-sys_resource -- "$@"',
+);
+
+/**
+ * A resident jail's server (trusted; the jail uid with CAP_SYS_ADMIN and CAP_SETPCAP in the jail's
+ * own user namespace). Two cells wait ahead (each a process substitution: CELL_STEP, then
+ * CELL_GATE), so the one after the next is made while the next command runs. It reads one
+ * request from the bot on stdin (NUL-delimited: output FIFO, CPU soft and hard limit, command,
+ * the number of environment entries, each `KEY=VALUE`), hands it to the oldest cell on that
+ * cell's own pipe, waits for the cell to end (bash 5.1 waits for a process substitution), and
+ * reports its exit status on stdout. The bot sends a request only once the previous status came.
+ *
+ * What no command can reach: the server is in the jail's pid namespace, every command in a child
+ * namespace of its own (its /proc shows its own); the cell's stdin is a pipe of its own (a
+ * command that writes into it writes to its own cell, whose request was read), its stdout and
+ * stderr go to /dev/null until the gate opens the command's FIFO, and the gate closes every
+ * other descriptor it inherited (the pipes of earlier cells); the server's stdin and stdout are
+ * never inherited. A waiting cell holds no code but the gate's: a command cannot see it. A cell's pid 1 ends only once every process of its namespace is gone (the kernel
+ * waits for them), so when the status is written nothing the command started is alive.
+ * The bot closing stdin ends the server, and with it the jail.
+ */
+const SERVER = `set -u
+trap '' PIPE
+case \${BASH_VERSINFO[0]}.\${BASH_VERSINFO[1]} in [0-4].*|5.0) echo "goal-loop: a resident jail needs bash 5.1 or newer" >&2; exit 125 ;; esac
+pids=() tos=()
+cell() {
+  local to
+  exec {to}> >(exec "$1" --pid --mount --fork --mount-proc --kill-child -- "$2" -p -c "$8" goal-loop-cell "$4" "$5" "$3" "$2" --norc --noprofile -c "$9" goal-loop-gate "$6" "$2" "\${10}" "$7" >/dev/null 2>&1)
+  pids+=("$!") tos+=("$to")
+}
+cell "$@"
+while :; do
+  cell "$@"
+  IFS= read -r -d '' out || exit 0
+  IFS= read -r -d '' soft && IFS= read -r -d '' hard && IFS= read -r -d '' command && IFS= read -r -d '' n || exit 125
+  case $n in ''|*[!0-9]*) exit 125 ;; esac
+  request=("$out" "$soft" "$hard" "$command" "$n")
+  while [ "$n" -gt 0 ]; do
+    IFS= read -r -d '' entry || exit 125
+    request+=("$entry")
+    n=$((n - 1))
+  done
+  to=\${tos[0]} pid=\${pids[0]}
+  tos=("\${tos[@]:1}") pids=("\${pids[@]:1}")
+  printf '%s\\0' "\${request[@]}" >&"$to"
+  exec {to}>&-
+  wait "$pid"
+  printf '\\036goal-loop-exit %s\\036\\n' "$?"
+done`;
+
+/**
+ * A cell's first step, pid 1 of the command's own pid and mount namespaces, still holding the
+ * server's capabilities: fresh /tmp, home and /dev/shm (tmpfs, from the mount table the bot wrote
+ * in the channel folder), then every capability cleared before the gate.
+ */
+const CELL_STEP = `"$1" --all --fstab "$2" || exit 125
+s=$3
+shift 3
+exec "$s" --inh-caps=-all --ambient-caps=-all --bounding-set=-all -- "$@"`;
+
+/**
+ * A cell's gate (no capabilities, the jail uid, pid 1 of the cell): reads the one request on its
+ * stdin, opens the command's output FIFO as stdout and stderr, sets the command's CPU limit,
+ * and runs exactly what a cold jail runs (\`env -i\`, then bash with the start marker first), with
+ * stdin on /dev/null; it exits with the command's status, and its namespace with it. A request
+ * cut short runs nothing and prints no start marker.
+ * \`read -d ''\` reads a pipe a byte at a time, so it never takes more than the request.
+ */
+const CELL_GATE = `for fd in /proc/$$/fd/*; do
+  fd=\${fd##*/}
+  if [ "$fd" -gt 2 ] 2>/dev/null; then eval "exec $fd>&-" 2>/dev/null || true; fi
+done
+IFS= read -r -d '' out && IFS= read -r -d '' soft && IFS= read -r -d '' hard && IFS= read -r -d '' command && IFS= read -r -d '' n || exit 125
+case $out in ''|*[!a-z0-9-]*) exit 125 ;; esac
 case $n in ''|*[!0-9]*) exit 125 ;; esac
 env=()
 while [ "$n" -gt 0 ]; do
@@ -112,12 +186,29 @@ while [ "$n" -gt 0 ]; do
   env+=("$entry")
   n=$((n - 1))
 done
-exec "$1" -i -- "\${env[@]}" "$2" -c "$3$command" </dev/null`;
+exec </dev/null >"$4/$out" 2>&1 || exit 125
+ulimit -S -t "$soft" && ulimit -H -t "$hard" || exit 125
+"$1" -i -- "\${env[@]}" "$2" -c "$3$command" &
+wait $!`;
 
-/** The bytes a warm jail's GATE reads: the command and its environment (neither may hold a NUL). */
-export function gateRequest(command: string, env: Record<string, string>): Buffer {
+/**
+ * The bytes a resident jail's server reads for one command: its output FIFO (a name in the
+ * channel folder), its CPU limit, the command and its environment (none may hold a NUL).
+ */
+export function residentRequest(out: string, cpu: { soft: string; hard: string }, command: string, env: Record<string, string>): Buffer {
   const entries = Object.entries(env).map(([k, v]) => `${k}=${v}`);
-  return Buffer.from(`${[command, String(entries.length), ...entries].join('\0')}\0`);
+  return Buffer.from(`${[out, cpu.soft, cpu.hard, command, String(entries.length), ...entries].join('\0')}\0`);
+}
+
+/** The mount table of a resident jail's cells: the tmpfs each command gets afresh. */
+export function cellMountTable(spec: { home: string; tmpBytes: number; homeBytes: number; features: BwrapFeatures }): string {
+  const size = (bytes: number) => (spec.features.tmpfsSize ? `,size=${bytes}` : '');
+  return [
+    `goal-loop-tmp /tmp tmpfs nosuid,nodev,mode=1777${size(spec.tmpBytes)} 0 0`,
+    `goal-loop-home ${spec.home} tmpfs nosuid,nodev,mode=0755${size(spec.homeBytes)} 0 0`,
+    `goal-loop-shm /dev/shm tmpfs nosuid,nodev,mode=1777${size(DEV_SHM_BYTES)} 0 0`,
+    '',
+  ].join('\n');
 }
 
 /** Held by PRIVILEGED_STEP only (see there). */
@@ -126,10 +217,12 @@ const STEP_CAPABILITIES = ['CAP_SYS_ADMIN', 'CAP_SYS_RESOURCE', 'CAP_SETPCAP'];
 /** The full argv (program first) that runs `spec.command` in the jail. */
 export function jailArgv(spec: JailSpec): string[] {
   // bash -p: no BASH_ENV and no exported functions while the step holds capabilities.
-  const command = spec.gate
-    ? [spec.bash, '--norc', '--noprofile', '-c', GATE, 'goal-loop-gate', spec.envProgram, spec.bash, MARKER_LINE]
-    : [spec.envProgram, '-i', '--', ...Object.entries(spec.env).map(([k, v]) => `${k}=${v}`), spec.bash, '-c', MARKER_LINE + spec.command];
-  const run = [spec.bash, '-p', '-c', PRIVILEGED_STEP, 'goal-loop-jail-step', spec.mount, String(spec.maxPtys), spec.setpriv, ...command];
+  const r = spec.resident;
+  const run = r
+    ? [spec.bash, '-p', '-c', RESIDENT_STEP, 'goal-loop-jail-step', spec.mount, String(spec.maxPtys), spec.setpriv, spec.bash, '--norc', '--noprofile', '-c', SERVER, 'goal-loop-server']
+        .concat([r.unshare, spec.bash, spec.setpriv, spec.mount, `${RESIDENT_CHANNEL}/fstab`, spec.envProgram, RESIDENT_CHANNEL, CELL_STEP, CELL_GATE, MARKER_LINE])
+    : [spec.bash, '-p', '-c', PRIVILEGED_STEP, 'goal-loop-jail-step', spec.mount, String(spec.maxPtys), spec.setpriv]
+        .concat([spec.envProgram, '-i', '--', ...Object.entries(spec.env).map(([k, v]) => `${k}=${v}`), spec.bash, '-c', MARKER_LINE + spec.command]);
   const drop = spec.dropToUid ? [spec.setpriv, `--reuid=${spec.uid}`, `--regid=${spec.gid}`, '--clear-groups', '--no-new-privs', '--'] : [];
   if (spec.mode === 'direct') {
     return [...drop, spec.bwrap, ...isolation(spec), ...layout(spec, 'direct'), ...privateHome(spec), ...READ_ONLY_ROOT, ...environment(spec), '--', ...run];
@@ -188,6 +281,7 @@ function layout(spec: JailSpec, role: 'outer' | 'direct'): string[] {
   }
   a.push('--perms', '0755', '--dir', '/etc');
   for (const f of spec.files) a.push(...dirs(dirname(f.dest)), '--ro-bind', f.src, f.dest);
+  if (spec.resident) a.push(...dirs(dirname(RESIDENT_CHANNEL)), '--ro-bind', spec.resident.channel, RESIDENT_CHANNEL);
   // The outer (root) shows the inner bwrap the host's /proc; the inner mounts its own over it.
   a.push(...(role === 'outer' ? ['--bind', '/proc', '/proc'] : ['--proc', '/proc']));
   a.push(...devices(spec, role === 'outer' ? 'outer' : 'jail'));

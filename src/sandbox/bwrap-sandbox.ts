@@ -1,20 +1,23 @@
 import { spawn } from 'node:child_process';
-import { closeSync } from 'node:fs';
+import { chmodSync, closeSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { type CommandRequest, type CommandResult, type SandboxProcess, SandboxUnavailableError, type SpawningSandbox, type SpawnRequest } from '../ports/sandbox.js';
-import { type BwrapFeatures, gateRequest, type JailSpec, jailArgv } from './bwrap-args.js';
+import { type BwrapFeatures, cellMountTable, type JailSpec, jailArgv, residentRequest } from './bwrap-args.js';
 import { type CgroupSupport, type CommandCgroup, createCommandCgroup, detectCgroups } from './cgroup.js';
 import { sandboxEnvironment } from './environment.js';
 import { type EtcFiles, JailEtc } from './jail-etc.js';
 import { awaitGone, bwrapFeatures, checkPackageStore, checkWorkspace, fnv1a, JAIL_HOME, lstatOrUndefined, mib, realOrUndefined } from './jail-host.js';
-import { LAUNCH_ENV, LAUNCHER, launchLimits, systemProgram } from './jail-launch.js';
+import { LAUNCH_ENV, LAUNCHER, launchLimits, limitText, systemProgram } from './jail-launch.js';
 import { explainJailFailure, StartFilter } from './jail-start.js';
 import { type CaptureLimits, DEFAULT_CAPTURE, OutputCapture } from './output-capture.js';
-import { CapturedChild, openInputChannel, runCaptured } from './run-captured.js';
+import { openInputChannel, runCaptured } from './run-captured.js';
 import { shellLine, wrapSpawned } from './spawned-process.js';
 import { discoverToolchain, findProgram, type Toolchain } from './toolchain.js';
-import { sendRequest, treeIdentity, type WarmJail, WarmJails } from './warm-jail.js';
+import { ResidentJail } from './resident-jail.js';
+import { ResidentJails } from './resident-jails.js';
+import { scratchPath } from './scratch.js';
+import { treeIdentity } from './tree-identity.js';
 import { HandoverMemo, handOverWorkspace } from './workspace-owner.js';
 
 /** Hard limits of one jailed command. */
@@ -80,16 +83,14 @@ export interface BwrapSandboxOptions {
   /** Where GOAL_LOOP_ALLOW_UNSIZED_TMPFS is read (default: process.env). */
   env?: NodeJS.ProcessEnv;
   /**
-   * Start the jail of a workspace's next command ahead, once one ended (default true; see
-   * warm-jail.ts). An unused one is discarded after `warmIdleMs` (default 30 s).
+   * Run a workspace's run steps and verifications in one resident jail, each in a cell of its own
+   * (default true; see resident-jail.ts). An unused one ends after `warmIdleMs` (default 30 s).
    */
   warm?: boolean;
   warmIdleMs?: number;
-  /** Warm jails kept per workspace (default 2: a run step and its verification come back to back). */
-  warmDepth?: number;
 }
 
-/** A request larger than this (command and variables) starts its jail cold. */
+/** A request larger than this (command and variables) runs in a cold jail. */
 const WARM_REQUEST_BYTES = 64 * 1024;
 
 /**
@@ -105,9 +106,10 @@ const WARM_REQUEST_BYTES = 64 * 1024;
  *   one is writable;
  * - a pid namespace: when the command ends, times out or is aborted, every process it started
  *   dies with it;
- * - a jail of its own for every command, though the jail of a workspace's next command is
- *   started ahead, while the current one runs (warm-jail.ts): it waits in a trusted gate, and
- *   runs nothing until it is handed its command. `dispose()` ends the waiting ones.
+ * - run steps and verifications run in a workspace's resident jail (resident-jail.ts), each in a
+ *   cell of its own: its own pid and mount namespaces, fresh /tmp, home and /dev/shm, no
+ *   capabilities; the cell is made ahead by the jail's trusted server. Setup (network, package
+ *   store) and MCP servers get a jail of their own. `dispose()` ends the resident jails.
  */
 export class BwrapSandbox implements SpawningSandbox {
   readonly kind = 'bwrap';
@@ -118,13 +120,14 @@ export class BwrapSandbox implements SpawningSandbox {
   readonly setpriv: string;
   readonly mount: string;
   readonly envProgram: string;
+  readonly unshare: string;
   readonly limits: JailLimits;
   readonly features: BwrapFeatures;
   readonly cgroups: CgroupSupport;
   readonly toolchain: Toolchain;
   private readonly capture: CaptureLimits;
   private readonly etc = new JailEtc();
-  private readonly warm: WarmJails;
+  private readonly warm: ResidentJails;
   /** Cleanups of ended jails still under way. */
   private readonly pending = new Set<Promise<unknown>>();
   /** What the last handovers of recent workspaces saw: only what changed since is looked at. */
@@ -144,20 +147,21 @@ export class BwrapSandbox implements SpawningSandbox {
     this.setpriv = systemProgram(opts.setprivPath ?? 'setpriv', 'util-linux', `${this.root ? 'to start the jail as a non-root uid, and ' : ''}to drop the capabilities its /dev/pts mount needed`);
     this.mount = systemProgram('mount', 'util-linux', 'to mount its capped /dev/pts');
     this.envProgram = systemProgram('env', 'coreutils', 'to give the command its environment');
+    this.unshare = systemProgram('unshare', 'util-linux', 'to give each command of a resident jail its own namespaces');
     this.features = bwrapFeatures(bwrap, opts.env ?? process.env, opts.logger);
     this.limits = { ...DEFAULT_JAIL_LIMITS, ...opts.limits };
     this.cgroups = opts.cgroups === 'off' ? { available: false, reason: 'cgroups turned off', parents: {} } : detectCgroups();
     this.toolchain = opts.toolchain ?? discoverToolchain();
     this.capture = opts.capture ?? DEFAULT_CAPTURE;
-    this.warm = new WarmJails({ idleMs: opts.warmIdleMs ?? 30_000, depth: opts.warmDepth ?? 2, logger: opts.logger });
+    this.warm = new ResidentJails({ idleMs: opts.warmIdleMs ?? 30_000, logger: opts.logger });
   }
 
-  /** How often a command found its jail already started (for tests and benchmarks). */
-  get stats(): Readonly<WarmJails['stats']> {
+  /** Resident jails started and ended, and commands that found theirs running (for tests and benchmarks). */
+  get stats(): Readonly<ResidentJails['stats']> {
     return this.warm.stats;
   }
 
-  /** Kills the jails started ahead; none is started from now on. */
+  /** Ends the resident jails; none is started from now on. */
   async dispose(): Promise<void> {
     await this.warm.dispose();
     await Promise.all(this.pending);
@@ -168,7 +172,7 @@ export class BwrapSandbox implements SpawningSandbox {
     this.pending.add(tracked);
   }
 
-  /** Kills the jails started ahead (e.g. for a workspace about to be removed). */
+  /** Ends the resident jails (e.g. for a workspace about to be removed). */
   async discardWarm(): Promise<void> {
     await this.warm.discardAll();
   }
@@ -205,43 +209,38 @@ export class BwrapSandbox implements SpawningSandbox {
   // group, and its environment is LAUNCH_ENV exactly; see run-captured.ts.
   //
   // A request of the kind that comes again (no network, no package store: run steps and
-  // verifications) takes the workspace's warm jail when one matches, and leaves a warm jail for
-  // the next one: each command still has a jail of its own, started for it alone.
+  // verifications) runs in the workspace's resident jail, started now when there is none; a
+  // command the resident jail could not start runs in a cold jail of its own.
   async run(req: CommandRequest): Promise<CommandResult> {
-    const warm = this.warmable(req);
-    if (warm) {
-      const jail = await this.warm.take(warm.workspace, warm.key);
-      const result = jail && (await this.runWarm(jail, req, () => this.prewarm(req, warm.workspace)));
+    const resident = this.residentFor(req);
+    if (resident) {
+      const jail = (await this.warm.take(resident.workspace, resident.key)) ?? (await this.startResident(req, resident.workspace));
+      const result = jail && (await this.runResident(jail, req));
       if (result) {
-        this.warm.stats.warmHits++;
-        this.prewarm(req, warm.workspace);
+        await this.warm.giveBack(jail);
         return result;
       }
+      if (jail) await this.warm.end(jail);
     } else {
-      // A jail of the same uid waiting beside this one would hold up its end (awaitGone).
+      // A resident jail of the same uid waiting beside this one would hold up its end (awaitGone).
       const workspace = realOrUndefined(req.cwd);
       if (workspace) await this.warm.discard(workspace);
     }
-    const result = await this.runCold(req, () => warm && this.prewarm(req, warm.workspace));
-    if (warm) this.prewarm(req, warm.workspace);
-    return result;
+    return this.runCold(req);
   }
 
-  /** `started`: called once the command's jail is on its way (the next one may start then). */
-  private async runCold(req: CommandRequest, started: () => void): Promise<CommandResult> {
+  private async runCold(req: CommandRequest): Promise<CommandResult> {
     const jail = await this.openJail(req, true, req.passEnv);
     try {
       const capture = new StartFilter(new OutputCapture(this.capture, req.logPath));
-      const running = runCaptured((output) => spawn(this.toolchain.bash, jail.launcherArgs, { cwd: '/', env: LAUNCH_ENV, detached: true, stdio: ['ignore', output, output] }), capture, req);
-      started();
-      const result = await running;
+      const result = await runCaptured((output) => spawn(this.toolchain.bash, jail.launcherArgs, { cwd: '/', env: LAUNCH_ENV, detached: true, stdio: ['ignore', output, output] }), capture, req);
       if (!capture.started && !result.aborted) {
         const why = explainJailFailure(result.output);
         throw new SandboxUnavailableError(
           `the bwrap jail did not start (exit ${result.exitCode ?? result.signal ?? '?'}): ${result.output.trim() || '(no output)'}${why ? `\n${why.reason}. Fix: ${why.fix}` : ''}`,
         );
       }
-      this.noteOom(result, jail.cgroup);
+      this.noteOom(result, 0, jail.cgroup);
       return result;
     } finally {
       await jail.close();
@@ -249,96 +248,106 @@ export class BwrapSandbox implements SpawningSandbox {
   }
 
   /**
-   * Runs the command in a warm jail: the workspace handed over now (the bot's git wrote files
-   * meanwhile), then the request to the gate, the limits counted from then. Undefined when the
-   * jail never ran it (no start marker): the caller runs it cold.
+   * Runs the command in a cell of the resident jail: the workspace handed over now (the bot's git
+   * wrote files meanwhile), then the request to the server, the limits counted from then.
+   * Undefined when the command never started (no start marker): the caller ends the jail and
+   * runs it cold. A command that timed out, stalled or was aborted ended the jail with it.
    */
-  private async runWarm(jail: WarmJail, req: CommandRequest, started: () => void): Promise<CommandResult | undefined> {
-    let result: CommandResult;
+  private async runResident(jail: ResidentJail, req: CommandRequest): Promise<CommandResult | undefined> {
     let capture: StartFilter;
     try {
-      if (this.root) await this.handOver(jail.workspace, jail.uid, jail.gid);
+      if (this.root) await this.handOver(jail.parts.workspace, jail.parts.uid, jail.parts.gid);
       capture = new StartFilter(new OutputCapture(this.capture, req.logPath));
     } catch (err) {
       await this.warm.end(jail);
       throw err;
     }
-    try {
-      const running = jail.child.go(capture, req);
-      sendRequest(jail.input, gateRequest(req.command, this.commandEnv(req, req.passEnv)));
-      // The next command's jail starts while this one runs (it waits beside it, see awaitGone).
-      started();
-      result = await running;
-      // Read before close() removes the cgroup.
-      if (capture.started) this.noteOom(result, jail.cgroup);
-    } finally {
-      await jail.close();
-    }
+    const oomBefore = jail.parts.cgroup?.oomKills() ?? 0;
+    const cpu = launchLimits(this.limits, req.timeoutMs).find((l) => l.flag === '-t')!;
+    const env = this.commandEnv(req, req.passEnv);
+    const result = await jail.run({ request: (out) => residentRequest(out, { soft: limitText(cpu.soft), hard: limitText(cpu.hard) }, req.command, env) }, capture, req);
     if (!capture.started && !result.aborted) {
-      this.opts.logger?.debug({ output: result.output }, 'a warm jail did not start: running the command cold');
+      this.opts.logger?.debug({ output: result.output, exitCode: result.exitCode, signal: result.signal, jail: jail.diagnostics() }, 'a resident jail did not start a command: running it cold');
       return undefined;
     }
+    this.noteOom(result, oomBefore, jail.parts.cgroup);
     return result;
   }
 
-  private noteOom(result: CommandResult, cgroup: CommandCgroup | undefined): void {
-    if (cgroup?.oomKilled()) {
+  /** `before`: the cgroup's OOM kills before the command (a resident jail's cgroup outlives it). */
+  private noteOom(result: CommandResult, before: number, cgroup: CommandCgroup | undefined): void {
+    if (cgroup && cgroup.oomKills() > before) {
       result.output += `\n[goal-loop: a process was killed by the sandbox memory limit (${mib(this.limits.memoryBytes)})]`;
     }
   }
 
-  /** The workspace and the key of a request that may use a warm jail, or undefined. */
-  private warmable(req: CommandRequest): { workspace: string; key: string } | undefined {
-    if (this.opts.warm === false || req.network === true || req.packageStore) return undefined;
+  /** The workspace and the key of a request that may run in a resident jail, or undefined. */
+  private residentFor(req: CommandRequest): { workspace: string; key: string } | undefined {
+    if (this.opts.warm === false || this.warm.closed || req.network === true || req.packageStore) return undefined;
     const passEnv = req.passEnv ?? {};
-    const size = gateRequest(req.command, this.commandEnv(req, passEnv)).length;
-    if (size > WARM_REQUEST_BYTES || req.command.includes('\0')) return undefined;
+    const env = this.commandEnv(req, passEnv);
+    const size = residentRequest('out-0', { soft: 'unlimited', hard: 'unlimited' }, req.command, env).length;
+    if (size > WARM_REQUEST_BYTES || req.command.includes('\0') || Object.entries(env).some(([k, v]) => k.includes('\0') || v.includes('\0'))) return undefined;
     let workspace: string;
     try {
       workspace = checkWorkspace(req.cwd);
     } catch {
       return undefined; // the cold path reports it
     }
-    return { workspace, key: this.warmKey(workspace, req.timeoutMs, passEnv) };
+    return { workspace, key: this.residentKey(workspace, passEnv) };
   }
 
-  private warmKey(workspace: string, timeoutMs: number, passEnv: Record<string, string>): string {
+  private residentKey(workspace: string, passEnv: Record<string, string>): string {
     const sorted = Object.entries(passEnv).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-    return JSON.stringify([workspace, this.uidFor(workspace), launchLimits(this.limits, timeoutMs), sorted]);
+    return JSON.stringify([workspace, this.uidFor(workspace), sorted]);
   }
 
-  /** Starts the next command's jail in the background (see warm-jail.ts). */
-  private prewarm(req: CommandRequest, workspace: string): void {
-    this.warm.prewarm(workspace, async () => {
-      const passEnv = req.passEnv ?? {};
-      const tree = treeIdentity(workspace);
-      if (!tree) throw new Error(`${workspace} is gone`);
-      const jail = await this.openJail({ command: '', cwd: workspace, timeoutMs: req.timeoutMs }, true, passEnv, false, true);
-      let input: { read: number; write: number } | undefined;
-      try {
-        input = openInputChannel();
-        const stdin = input.read;
-        const child = new CapturedChild((output) => spawn(this.toolchain.bash, jail.launcherArgs, { cwd: '/', env: LAUNCH_ENV, detached: true, stdio: [stdin, output, output] }));
-        closeSync(input.read);
-        this.warm.hold(child);
-        child.unref();
-        return {
-          key: this.warmKey(jail.workspace, req.timeoutMs, passEnv),
-          workspace: jail.workspace,
-          tree,
-          uid: jail.uid,
-          gid: jail.gid,
-          child,
-          input: input.write,
-          cgroup: jail.cgroup,
-          close: jail.close,
-        };
-      } catch (err) {
-        if (input) for (const fd of [input.read, input.write]) closeSync(fd);
-        await jail.close();
-        throw err;
-      }
-    });
+  /** A resident jail for the workspace (undefined when none may start now: the caller runs cold). */
+  private async startResident(req: CommandRequest, workspace: string): Promise<ResidentJail | undefined> {
+    if (!this.warm.started()) return undefined;
+    const passEnv = req.passEnv ?? {};
+    const tree = treeIdentity(workspace);
+    if (!tree) return undefined;
+    const channel = scratchPath('jail');
+    mkdirSync(channel, { mode: 0o700 });
+    let jail: Awaited<ReturnType<BwrapSandbox['openJail']>> | undefined;
+    let input: { read: number; write: number } | undefined;
+    try {
+      // Read by the cells (the jail uid) through the read-only bind: traversable, not listable.
+      chmodSync(channel, 0o711);
+      writeFileSync(join(channel, 'fstab'), cellMountTable({ home: JAIL_HOME, tmpBytes: this.limits.tmpBytes, homeBytes: this.limits.homeBytes, features: this.features }), { mode: 0o644 });
+      // The jail's uid must reach the workspace to start in it (bwrap's --chdir).
+      if (this.root) await this.handOver(workspace, this.uidFor(workspace), this.uidFor(workspace));
+      jail = await this.openJail({ command: '', cwd: workspace, timeoutMs: req.timeoutMs }, true, passEnv, false, channel);
+      input = openInputChannel();
+      const launcherArgs = jail.launcherArgs;
+      const stdin = input.read;
+      const launcher = spawn(this.toolchain.bash, launcherArgs, { cwd: '/', env: LAUNCH_ENV, detached: true, stdio: [stdin, 'pipe', 'pipe'] });
+      closeQuietly(input.read);
+      const opened = jail;
+      return new ResidentJail({
+        key: this.residentKey(opened.workspace, passEnv),
+        workspace: opened.workspace,
+        tree,
+        uid: opened.uid,
+        gid: opened.gid,
+        fifoOwner: this.root ? { uid: opened.uid, gid: opened.gid } : undefined,
+        launcher,
+        input: input.write,
+        channel,
+        cgroup: opened.cgroup,
+        close: async () => {
+          await opened.close();
+          rmSync(channel, { recursive: true, force: true });
+        },
+      });
+    } catch (err) {
+      if (input) for (const fd of [input.read, input.write]) closeQuietly(fd);
+      await jail?.close();
+      rmSync(channel, { recursive: true, force: true });
+      this.opts.logger?.debug({ err, workspace }, 'cannot start a resident jail: running the command cold');
+      return undefined;
+    }
   }
 
   /** A long-lived jailed process (an MCP server): stdin and stdout piped, stderr kept apart. */
@@ -364,7 +373,7 @@ export class BwrapSandbox implements SpawningSandbox {
     merge: boolean,
     passEnv: Record<string, string> = {},
     workspaceReadOnly = false,
-    gate = false,
+    channel?: string,
   ): Promise<{ launcherArgs: string[]; cgroup: CommandCgroup | undefined; close: () => Promise<void>; workspace: string; uid: number; gid: number }> {
     const workspace = checkWorkspace(req.cwd);
     const uid = this.uidFor(workspace);
@@ -375,8 +384,8 @@ export class BwrapSandbox implements SpawningSandbox {
     const store = req.packageStore ? checkPackageStore(req.packageStore.dir, workspace) : undefined;
     if (store) this.sharedInodes.add(workspace);
     // The handover runs (a `find`) while the rest is prepared; nothing jailed starts before it ends.
-    // A warm jail's gate is no jailed command: its handover is at go (runWarm).
-    const handover = this.root && !gate ? Promise.all([this.handOver(workspace, uid, gid), ...(store ? [handOverWorkspace(store, uid, gid, 'package store')] : [])]) : undefined;
+    // A resident jail's server is no jailed command: the handover is at each command (runResident).
+    const handover = this.root && !channel ? Promise.all([this.handOver(workspace, uid, gid), ...(store ? [handOverWorkspace(store, uid, gid, 'package store')] : [])]) : undefined;
     handover?.catch(() => undefined); // awaited below; not unhandled if the preparation fails first
     let etc: EtcFiles | undefined;
     let cgroup: CommandCgroup | undefined;
@@ -413,13 +422,14 @@ export class BwrapSandbox implements SpawningSandbox {
         tmpBytes: this.limits.tmpBytes,
         homeBytes: this.limits.homeBytes,
         command: req.command,
-        gate,
+        ...(channel ? { resident: { channel, unshare: this.unshare } } : {}),
       };
       const argv = jailArgv(spec);
       if (this.cgroups.available) {
         cgroup = createCommandCgroup(this.cgroups, { memoryBytes: this.limits.memoryBytes, maxProcesses: this.limits.maxProcesses + 16 });
       }
-      const limits = launchLimits(this.limits, req.timeoutMs);
+      // A resident jail's server lives across commands: each cell sets its command's CPU limit.
+      const limits = launchLimits(this.limits, channel ? Number.POSITIVE_INFINITY : req.timeoutMs);
       const launcherArgs = [
         // With a socket on stdin (an MCP server's pipes) bash would read the bot's ~/.bashrc.
         '--norc',
@@ -427,7 +437,7 @@ export class BwrapSandbox implements SpawningSandbox {
         '-c',
         LAUNCHER,
         'goal-loop-launch',
-        ...limits.flatMap((l) => [String(l.soft), String(l.hard)]),
+        ...limits.flatMap((l) => [limitText(l.soft), limitText(l.hard)]),
         merge ? '1' : '0',
         String(cgroup?.procsFiles.length ?? 0),
         ...(cgroup?.procsFiles ?? []),
@@ -445,5 +455,13 @@ export class BwrapSandbox implements SpawningSandbox {
   /** The command's whole environment. */
   private commandEnv(req: Pick<CommandRequest, 'env' | 'packageStore'>, passEnv: Record<string, string> = {}): Record<string, string> {
     return { ...passEnv, ...req.packageStore?.env, ...sandboxEnvironment({ path: this.toolchain.path, home: JAIL_HOME, extra: req.env }) };
+  }
+}
+
+function closeQuietly(fd: number): void {
+  try {
+    closeSync(fd);
+  } catch {
+    /* closed already */
   }
 }

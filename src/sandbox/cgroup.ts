@@ -30,8 +30,8 @@ export interface CommandCgroup {
   procsFiles: string[];
   /** Host pids of the processes still in the cgroup. */
   pids(): number[];
-  /** True when the kernel's OOM killer ended a process of this cgroup. */
-  oomKilled(): boolean;
+  /** How many processes of this cgroup the kernel's OOM killer ended. */
+  oomKills(): number;
   remove(): Promise<void>;
 }
 
@@ -142,10 +142,10 @@ export function createCommandCgroup(support: CgroupSupport, limits: CgroupLimits
   return {
     procsFiles: created.map((d) => join(d, 'cgroup.procs')),
     pids: () => readOr(join(memoryDir, 'cgroup.procs'), '').split('\n').filter(Boolean).map(Number),
-    oomKilled: () => {
+    oomKills: () => {
       const file = support.version === 1 ? join(memoryDir, 'memory.oom_control') : join(memoryDir, 'memory.events');
       const m = /^oom_kill (\d+)/m.exec(readOr(file, ''));
-      return m ? Number(m[1]) > 0 : false;
+      return m ? Number(m[1]) : 0;
     },
     remove: async () => {
       for (const dir of created.reverse()) await removeWhenEmpty(dir);

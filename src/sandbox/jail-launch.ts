@@ -64,3 +64,8 @@ while [ "$n" -gt 0 ]; do
 done
 # Captured commands get stderr in stdout; a long-lived process (MCP server) keeps them apart.
 if [ "$merge" = 1 ]; then exec "$@" 2>&1; else exec "$@"; fi`;
+
+/** A limit as `ulimit` takes it. */
+export function limitText(n: number): string {
+  return Number.isFinite(n) ? String(Math.floor(n)) : 'unlimited';
+}

@@ -1,0 +1,297 @@
+import type { ChildProcess } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
+import { chownSync, closeSync, constants, openSync, rmSync, write, writeSync } from 'node:fs';
+import { Socket } from 'node:net';
+import { join } from 'node:path';
+import type { CommandRequest, CommandResult } from '../ports/sandbox.js';
+import type { CommandCgroup } from './cgroup.js';
+import type { Capture } from './run-captured.js';
+import { StallWatch } from './stall-watch.js';
+import type { TreeIdentity } from './tree-identity.js';
+
+/** What the bot holds of one resident jail (see SERVER in bwrap-args.ts). */
+export interface ResidentParts {
+  /** What a request must match to use it: workspace, uid, passed variables. */
+  key: string;
+  /** Real path of the workspace, and the directory (and `.git`) the jail bound. */
+  workspace: string;
+  tree: TreeIdentity;
+  uid: number;
+  gid: number;
+  /** Owner of the output FIFOs (the jail uid when the bot is root, else undefined: the bot's own). */
+  fifoOwner: { uid: number; gid: number } | undefined;
+  /** The launcher: stdin the request pipe's read end, stdout (and stderr) the server's statuses. */
+  launcher: ChildProcess;
+  /** Write end of the server's request pipe. */
+  input: number;
+  /** Host folder bound at RESIDENT_CHANNEL: the cells' mount table and the output FIFOs. */
+  channel: string;
+  cgroup: CommandCgroup | undefined;
+  /** After the jail ended: waits for every jailed process to be gone, removes the cgroup and the channel. */
+  close(): Promise<void>;
+}
+
+/** One command: its output FIFO's name, CPU limit, command line and environment, already encoded. */
+export interface ResidentCommand {
+  request: (out: string) => Buffer;
+}
+
+const STATUS = /\x1egoal-loop-exit (\d+)\x1e\n/;
+const READ_BUFFER_BYTES = 64 * 1024;
+/** After the status, how long the output may take to reach its end (every writer is gone by then). */
+const DRAIN_GRACE_MS = 2000;
+/** Output FIFOs made per `mkfifo` run. */
+const FIFO_BATCH = 8;
+
+/**
+ * A jail that runs a workspace's commands one after another, each in a cell of its own (fresh
+ * pid and mount namespaces, /tmp, home and /dev/shm; no capabilities), made by the jail's server
+ * ahead of its command. One command at a time: `run` sends the request only once the previous
+ * status came. A command that times out, is aborted or stalls ends the whole jail.
+ */
+export class ResidentJail {
+  readonly parts: ResidentParts;
+  private statusText = '';
+  private onStatus: ((code: number) => void) | undefined;
+  private onExit: (() => void) | undefined;
+  private exited = false;
+  private busy = false;
+  private seq = 0;
+  private readonly fifos: string[] = [];
+  /** Commands run so far. */
+  runs = 0;
+
+  constructor(parts: ResidentParts) {
+    this.parts = parts;
+    parts.launcher.stdout?.setEncoding('latin1');
+    parts.launcher.stdout?.on('data', (text: string) => this.status(text));
+    parts.launcher.stderr?.resume();
+    parts.launcher.once('exit', () => {
+      this.exited = true;
+      this.onExit?.();
+    });
+    parts.launcher.once('error', () => {
+      this.exited = true;
+      this.onExit?.();
+    });
+  }
+
+  /** The launcher (and so the server) is still there. */
+  get alive(): boolean {
+    return !this.exited && this.parts.launcher.exitCode === null && this.parts.launcher.signalCode === null;
+  }
+
+  get pid(): number | undefined {
+    return this.parts.launcher.pid;
+  }
+
+  /** While it waits in the pool, the jail does not keep the bot alive. */
+  unref(): void {
+    this.parts.launcher.unref();
+    (this.parts.launcher.stdout as Socket | null)?.unref?.();
+  }
+
+  ref(): void {
+    this.parts.launcher.ref();
+    (this.parts.launcher.stdout as Socket | null)?.ref?.();
+  }
+
+  /** What the jail printed besides statuses (bwrap's own errors), for a log line. */
+  diagnostics(): string {
+    return this.statusText.replace(STATUS, '').trim();
+  }
+
+  private status(text: string): void {
+    this.statusText += text;
+    const m = STATUS.exec(this.statusText);
+    if (!m) {
+      // Anything else is the jail's own diagnostics: keep the tail only.
+      if (this.statusText.length > 8192) this.statusText = this.statusText.slice(-4096);
+      return;
+    }
+    this.statusText = this.statusText.slice(m.index + m[0].length);
+    const done = this.onStatus;
+    this.onStatus = undefined;
+    done?.(Number(m[1]));
+  }
+
+  /** A fresh FIFO in the channel folder, owned by the jail uid; FIFOs are made a batch at a time. */
+  private takeFifo(): string {
+    if (this.fifos.length === 0) {
+      const names = Array.from({ length: FIFO_BATCH }, () => `out-${++this.seq}`);
+      const made = spawnSync('mkfifo', ['-m', '600', '--', ...names.map((n) => join(this.parts.channel, n))], { env: { PATH: '/usr/bin:/bin' } });
+      if (made.status !== 0) throw new Error(`cannot create the output FIFO: ${made.error?.message ?? String(made.stderr).trim()}`);
+      const owner = this.parts.fifoOwner;
+      if (owner) for (const n of names) chownSync(join(this.parts.channel, n), owner.uid, owner.gid);
+      this.fifos.push(...names.reverse());
+    }
+    return this.fifos.pop()!;
+  }
+
+  /**
+   * Runs one command; its output goes to `capture` (the start marker included: the caller's
+   * StartFilter tells whether the command started). The limits count from now.
+   */
+  run(command: ResidentCommand, capture: Capture, req: Pick<CommandRequest, 'timeoutMs' | 'signal' | 'stallMs' | 'cwd'>): Promise<CommandResult> {
+    if (this.busy) return Promise.reject(new Error('a resident jail runs one command at a time'));
+    this.busy = true;
+    this.runs++;
+    const name = this.takeFifo();
+    const path = join(this.parts.channel, name);
+    let read: number;
+    let hostWrite: number | undefined;
+    try {
+      read = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOFOLLOW);
+      // Our own write end: the reader sees no end before the gate opens its own, only after the status.
+      hostWrite = openSync(path, constants.O_WRONLY | constants.O_NOFOLLOW);
+    } catch (err) {
+      this.busy = false;
+      rmSync(path, { force: true });
+      capture.close();
+      return Promise.reject(err);
+    }
+    const buffer = Buffer.allocUnsafe(READ_BUFFER_BYTES);
+    let watch: StallWatch | undefined;
+    const reader = new Socket({
+      fd: read,
+      readable: true,
+      writable: false,
+      onread: {
+        buffer,
+        callback: (n: number, buf: Uint8Array) => {
+          watch?.output();
+          capture.write(Buffer.from(buf.buffer, buf.byteOffset, n));
+        },
+      },
+    } as ConstructorParameters<typeof Socket>[0]);
+    const started = Date.now();
+    return new Promise((resolve) => {
+      let timedOut = false;
+      let stalled = false;
+      let aborted = false;
+      let settled = false;
+      let drained = false;
+      let code: number | undefined;
+      let ended = false;
+      let grace: NodeJS.Timeout | undefined;
+      const closeHostWrite = () => {
+        if (hostWrite === undefined) return;
+        closeSync(hostWrite);
+        hostWrite = undefined;
+        grace = setTimeout(() => {
+          drained = true;
+          finish();
+        }, DRAIN_GRACE_MS);
+      };
+      const timer = setTimeout(() => {
+        timedOut = true;
+        this.kill();
+      }, req.timeoutMs);
+      if (req.stallMs !== undefined && this.parts.launcher.pid !== undefined) {
+        watch = new StallWatch({
+          pid: this.parts.launcher.pid,
+          workspace: req.cwd,
+          stallMs: req.stallMs,
+          onStall: () => {
+            stalled = true;
+            this.kill();
+          },
+        });
+      }
+      const onAbort = () => {
+        aborted = true;
+        this.kill();
+      };
+      const finish = () => {
+        if (settled || !drained || (code === undefined && !ended)) return;
+        settled = true;
+        clearTimeout(timer);
+        clearTimeout(grace);
+        watch?.stop();
+        req.signal?.removeEventListener('abort', onAbort);
+        this.onStatus = undefined;
+        this.onExit = undefined;
+        reader.destroy();
+        rmSync(path, { force: true });
+        capture.close();
+        this.busy = false;
+        const killed = timedOut || stalled || aborted;
+        resolve({
+          exitCode: killed ? null : (code ?? null),
+          signal: code === undefined ? (this.parts.launcher.signalCode ?? null) : null,
+          timedOut,
+          ...(stalled ? { stalled } : {}),
+          aborted,
+          output: capture.text(),
+          outputBytes: capture.bytes,
+          truncated: capture.truncated,
+          durationMs: Date.now() - started,
+          ...(capture.logPath ? { logPath: capture.logPath } : {}),
+        });
+      };
+      reader.on('end', () => {
+        drained = true;
+        finish();
+      });
+      reader.on('error', () => {
+        drained = true;
+        finish();
+      });
+      this.onStatus = (status) => {
+        code = status;
+        closeHostWrite();
+        finish();
+      };
+      this.onExit = () => {
+        ended = true;
+        closeHostWrite();
+        finish();
+      };
+      reader.resume();
+      if (req.signal?.aborted) onAbort();
+      req.signal?.addEventListener('abort', onAbort, { once: true });
+      if (this.exited) this.onExit();
+      else sendBytes(this.parts.input, command.request(name));
+    });
+  }
+
+  /** Kills every process of the jail (the launcher's group; bwrap's --die-with-parent does the rest). */
+  kill(): void {
+    const pid = this.parts.launcher.pid;
+    if (pid === undefined) return;
+    try {
+      process.kill(-pid, 'SIGKILL');
+    } catch {
+      /* already gone */
+    }
+  }
+
+  /** Ends the jail: every process killed, then what it left removed. */
+  async end(): Promise<void> {
+    // Held until it is gone, so a caller awaiting this keeps the bot alive meanwhile.
+    this.ref();
+    this.kill();
+    if (!this.exited) await new Promise<void>((r) => this.parts.launcher.once('exit', () => r()));
+    try {
+      closeSync(this.parts.input);
+    } catch {
+      /* closed already */
+    }
+    this.parts.launcher.stdout?.destroy();
+    await this.parts.close();
+  }
+}
+
+/** Writes a request to the server; a server gone meanwhile (EPIPE) shows as a jail that ended. */
+function sendBytes(fd: number, request: Buffer): void {
+  // An empty pipe takes PIPE_BUF bytes without blocking; more goes through the thread pool.
+  if (request.length <= 4096) {
+    try {
+      writeSync(fd, request);
+    } catch {
+      /* the server is gone: its exit is reported */
+    }
+  } else {
+    write(fd, request, () => undefined);
+  }
+}
