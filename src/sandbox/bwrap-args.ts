@@ -60,7 +60,7 @@ export interface JailSpec {
    * it is sent in a cell of its own; `command` and `env` are then unused (see residentRequest).
    * `channel`: the host folder bound read-only at RESIDENT_CHANNEL; `unshare` (util-linux) makes the cells.
    */
-  resident?: { channel: string; unshare: string };
+  resident?: { channel: string; unshare: string; keep: readonly string[] };
 }
 
 /** Printed by the jail before the command starts: output without it came from bwrap itself. */
@@ -127,12 +127,11 @@ const RESIDENT_STEP = PRIVILEGED_STEP.replace(
  * The bot closing stdin ends the server, and with it the jail.
  */
 const SERVER = `set -u
-trap '' PIPE
 case \${BASH_VERSINFO[0]}.\${BASH_VERSINFO[1]} in [0-4].*|5.0) echo "goal-loop: a resident jail needs bash 5.1 or newer" >&2; exit 125 ;; esac
 pids=() tos=()
 cell() {
   local to
-  exec {to}> >(exec "$1" --pid --mount --fork --mount-proc --kill-child -- "$2" -p -c "$8" goal-loop-cell "$4" "$5" "$3" "$2" --norc --noprofile -c "$9" goal-loop-gate "$6" "$2" "\${10}" "$7" >/dev/null 2>&1)
+  exec {to}> >(exec "$1" --pid --mount --fork --mount-proc --kill-child -- "$2" -p -c "$8" goal-loop-cell "$4" "$5" "$3" "\${@:11}" "$2" --norc --noprofile -c "$9" goal-loop-gate "$6" "$2" "\${10}" "$7" >/dev/null 2>&1)
   pids+=("$!") tos+=("$to")
 }
 cell "$@"
@@ -158,11 +157,26 @@ done`;
 /**
  * A cell's first step, pid 1 of the command's own pid and mount namespaces, still holding the
  * server's capabilities: fresh /tmp, home and /dev/shm (tmpfs, from the mount table the bot wrote
- * in the channel folder), then every capability cleared before the gate.
+ * in the channel folder), then every capability cleared before the gate. What the jail bound
+ * under those (a workspace or a toolchain in /tmp: `$4` paths follow) is bound again on top, from
+ * a descriptor opened before the fresh mounts covered it (with what is bound beneath it: the
+ * workspace's read-only .git).
  */
-const CELL_STEP = `"$1" --all --fstab "$2" || exit 125
-s=$3
-shift 3
+const CELL_STEP = `m=$1 fstab=$2 s=$3 n=$4
+shift 4
+keep=() fds=()
+while [ "$n" -gt 0 ]; do
+  exec {fd}<"$1" || exit 125
+  keep+=("$1") fds+=("$fd")
+  shift; n=$((n - 1))
+done
+"$m" --all --fstab "$fstab" || exit 125
+for i in "\${!keep[@]}"; do
+  p=\${keep[i]} fd=\${fds[i]}
+  if [ -d "/proc/self/fd/$fd" ]; then /usr/bin/mkdir -p -- "$p"; else /usr/bin/mkdir -p -- "\${p%/*}" && : >"$p"; fi || exit 125
+  "$m" --no-canonicalize --rbind "/proc/self/fd/$fd" "$p" || exit 125
+  exec {fd}<&-
+done
 exec "$s" --inh-caps=-all --ambient-caps=-all --bounding-set=-all -- "$@"`;
 
 /**
@@ -200,13 +214,29 @@ export function residentRequest(out: string, cpu: { soft: string; hard: string }
   return Buffer.from(`${[out, cpu.soft, cpu.hard, command, String(entries.length), ...entries].join('\0')}\0`);
 }
 
+/** Where a cell mounts a fresh tmpfs (see cellMountTable). */
+export function cellFreshMounts(home: string): string[] {
+  return ['/tmp', home, '/dev/shm'];
+}
+
+/**
+ * What a cell binds again over its fresh mounts: the jail's own binds under them (the workspace,
+ * toolchain folders, a package store), the topmost only (a bind beneath one comes with it).
+ */
+export function cellKeptBinds(spec: Pick<JailSpec, 'workspace' | 'toolchain' | 'writableDirs' | 'home'>): string[] {
+  const fresh = cellFreshMounts(spec.home);
+  const under = (p: string, dir: string) => p === dir || p.startsWith(`${dir}/`);
+  const binds = [spec.workspace, ...spec.toolchain.roBinds, ...(spec.writableDirs ?? [])].filter((p) => fresh.some((f) => under(p, f) && p !== f));
+  return [...new Set(binds)].filter((p) => !binds.some((q) => q !== p && under(p, q))).sort();
+}
+
 /** The mount table of a resident jail's cells: the tmpfs each command gets afresh. */
 export function cellMountTable(spec: { home: string; tmpBytes: number; homeBytes: number; features: BwrapFeatures }): string {
-  const size = (bytes: number) => (spec.features.tmpfsSize ? `,size=${bytes}` : '');
+  const sized = (bytes: number) => (spec.features.tmpfsSize ? `,size=${bytes}` : '');
   return [
-    `goal-loop-tmp /tmp tmpfs nosuid,nodev,mode=1777${size(spec.tmpBytes)} 0 0`,
-    `goal-loop-home ${spec.home} tmpfs nosuid,nodev,mode=0755${size(spec.homeBytes)} 0 0`,
-    `goal-loop-shm /dev/shm tmpfs nosuid,nodev,mode=1777${size(DEV_SHM_BYTES)} 0 0`,
+    `goal-loop-tmp /tmp tmpfs nosuid,nodev,mode=1777${sized(spec.tmpBytes)} 0 0`,
+    `goal-loop-home ${spec.home} tmpfs nosuid,nodev,mode=0755${sized(spec.homeBytes)} 0 0`,
+    `goal-loop-shm /dev/shm tmpfs nosuid,nodev,mode=1777${sized(DEV_SHM_BYTES)} 0 0`,
     '',
   ].join('\n');
 }
@@ -219,10 +249,29 @@ export function jailArgv(spec: JailSpec): string[] {
   // bash -p: no BASH_ENV and no exported functions while the step holds capabilities.
   const r = spec.resident;
   const run = r
-    ? [spec.bash, '-p', '-c', RESIDENT_STEP, 'goal-loop-jail-step', spec.mount, String(spec.maxPtys), spec.setpriv, spec.bash, '--norc', '--noprofile', '-c', SERVER, 'goal-loop-server']
-        .concat([r.unshare, spec.bash, spec.setpriv, spec.mount, `${RESIDENT_CHANNEL}/fstab`, spec.envProgram, RESIDENT_CHANNEL, CELL_STEP, CELL_GATE, MARKER_LINE])
-    : [spec.bash, '-p', '-c', PRIVILEGED_STEP, 'goal-loop-jail-step', spec.mount, String(spec.maxPtys), spec.setpriv]
-        .concat([spec.envProgram, '-i', '--', ...Object.entries(spec.env).map(([k, v]) => `${k}=${v}`), spec.bash, '-c', MARKER_LINE + spec.command]);
+    ? [spec.bash, '-p', '-c', RESIDENT_STEP, 'goal-loop-jail-step', spec.mount, String(spec.maxPtys), spec.setpriv, spec.bash, '--norc', '--noprofile', '-c', SERVER, 'goal-loop-server'].concat([
+        r.unshare,
+        spec.bash,
+        spec.setpriv,
+        spec.mount,
+        `${RESIDENT_CHANNEL}/fstab`,
+        spec.envProgram,
+        RESIDENT_CHANNEL,
+        CELL_STEP,
+        CELL_GATE,
+        MARKER_LINE,
+        String(r.keep.length),
+        ...r.keep,
+      ])
+    : [spec.bash, '-p', '-c', PRIVILEGED_STEP, 'goal-loop-jail-step', spec.mount, String(spec.maxPtys), spec.setpriv].concat([
+        spec.envProgram,
+        '-i',
+        '--',
+        ...Object.entries(spec.env).map(([k, v]) => `${k}=${v}`),
+        spec.bash,
+        '-c',
+        MARKER_LINE + spec.command,
+      ]);
   const drop = spec.dropToUid ? [spec.setpriv, `--reuid=${spec.uid}`, `--regid=${spec.gid}`, '--clear-groups', '--no-new-privs', '--'] : [];
   if (spec.mode === 'direct') {
     return [...drop, spec.bwrap, ...isolation(spec), ...layout(spec, 'direct'), ...privateHome(spec), ...READ_ONLY_ROOT, ...environment(spec), '--', ...run];

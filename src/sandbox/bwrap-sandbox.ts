@@ -3,7 +3,7 @@ import { chmodSync, closeSync, mkdirSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { type CommandRequest, type CommandResult, type SandboxProcess, SandboxUnavailableError, type SpawningSandbox, type SpawnRequest } from '../ports/sandbox.js';
-import { type BwrapFeatures, cellMountTable, type JailSpec, jailArgv, residentRequest } from './bwrap-args.js';
+import { type BwrapFeatures, cellKeptBinds, cellMountTable, type JailSpec, jailArgv, residentRequest } from './bwrap-args.js';
 import { type CgroupSupport, type CommandCgroup, createCommandCgroup, detectCgroups } from './cgroup.js';
 import { sandboxEnvironment } from './environment.js';
 import { type EtcFiles, JailEtc } from './jail-etc.js';
@@ -11,12 +11,12 @@ import { awaitGone, bwrapFeatures, checkPackageStore, checkWorkspace, fnv1a, JAI
 import { LAUNCH_ENV, LAUNCHER, launchLimits, limitText, systemProgram } from './jail-launch.js';
 import { explainJailFailure, StartFilter } from './jail-start.js';
 import { type CaptureLimits, DEFAULT_CAPTURE, OutputCapture } from './output-capture.js';
-import { openInputChannel, runCaptured } from './run-captured.js';
-import { shellLine, wrapSpawned } from './spawned-process.js';
-import { discoverToolchain, findProgram, type Toolchain } from './toolchain.js';
 import { ResidentJail } from './resident-jail.js';
 import { ResidentJails } from './resident-jails.js';
+import { openInputChannel, runCaptured } from './run-captured.js';
 import { scratchPath } from './scratch.js';
+import { shellLine, wrapSpawned } from './spawned-process.js';
+import { discoverToolchain, findProgram, type Toolchain } from './toolchain.js';
 import { treeIdentity } from './tree-identity.js';
 import { HandoverMemo, handOverWorkspace } from './workspace-owner.js';
 
@@ -214,10 +214,16 @@ export class BwrapSandbox implements SpawningSandbox {
   async run(req: CommandRequest): Promise<CommandResult> {
     const resident = this.residentFor(req);
     if (resident) {
-      const jail = (await this.warm.take(resident.workspace, resident.key)) ?? (await this.startResident(req, resident.workspace));
+      const taken = await this.warm.take(resident.workspace, resident.key);
+      const jail = taken ?? (await this.startResident(req, resident.workspace));
       const result = jail && (await this.runResident(jail, req));
       if (result) {
-        await this.warm.giveBack(jail);
+        if (taken) this.warm.stats.warmHits++;
+        if (result.timedOut || result.aborted || result.stalled) {
+          // The command ended the jail with it: the next command's starts now, in the background.
+          await this.warm.end(jail);
+          this.warm.prewarm(resident.workspace, () => this.openResident(req, resident.workspace));
+        } else await this.warm.giveBack(jail);
         return result;
       }
       if (jail) await this.warm.end(jail);
@@ -305,9 +311,19 @@ export class BwrapSandbox implements SpawningSandbox {
   /** A resident jail for the workspace (undefined when none may start now: the caller runs cold). */
   private async startResident(req: CommandRequest, workspace: string): Promise<ResidentJail | undefined> {
     if (!this.warm.started()) return undefined;
+    try {
+      return await this.openResident(req, workspace);
+    } catch (err) {
+      this.opts.logger?.debug({ err, workspace }, 'cannot start a resident jail: running the command cold');
+      return undefined;
+    }
+  }
+
+  /** Starts a resident jail for the workspace of `req`, with its passed variables; throws when it cannot. */
+  private async openResident(req: CommandRequest, workspace: string): Promise<ResidentJail> {
     const passEnv = req.passEnv ?? {};
     const tree = treeIdentity(workspace);
-    if (!tree) return undefined;
+    if (!tree) throw new Error(`${workspace} is gone`);
     const channel = scratchPath('jail');
     mkdirSync(channel, { mode: 0o700 });
     let jail: Awaited<ReturnType<BwrapSandbox['openJail']>> | undefined;
@@ -345,8 +361,7 @@ export class BwrapSandbox implements SpawningSandbox {
       if (input) for (const fd of [input.read, input.write]) closeQuietly(fd);
       await jail?.close();
       rmSync(channel, { recursive: true, force: true });
-      this.opts.logger?.debug({ err, workspace }, 'cannot start a resident jail: running the command cold');
-      return undefined;
+      throw err;
     }
   }
 
@@ -422,7 +437,7 @@ export class BwrapSandbox implements SpawningSandbox {
         tmpBytes: this.limits.tmpBytes,
         homeBytes: this.limits.homeBytes,
         command: req.command,
-        ...(channel ? { resident: { channel, unshare: this.unshare } } : {}),
+        ...(channel ? { resident: { channel, unshare: this.unshare, keep: cellKeptBinds({ workspace, toolchain: this.toolchain, home: JAIL_HOME }) } } : {}),
       };
       const argv = jailArgv(spec);
       if (this.cgroups.available) {

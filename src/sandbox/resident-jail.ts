@@ -36,6 +36,7 @@ export interface ResidentCommand {
   request: (out: string) => Buffer;
 }
 
+// biome-ignore lint/suspicious/noControlCharactersInRegex: the server's status line is framed with RS bytes, as the start marker is.
 const STATUS = /\x1egoal-loop-exit (\d+)\x1e\n/;
 const READ_BUFFER_BYTES = 64 * 1024;
 /** After the status, how long the output may take to reach its end (every writer is gone by then). */

@@ -80,7 +80,6 @@ export class ResidentJails {
       return undefined;
     }
     jail.ref();
-    this.stats.warmHits++;
     return jail;
   }
 

@@ -1,6 +1,9 @@
 import { spawnSync } from 'node:child_process';
-import { describe, expect, it } from 'vitest';
-import { DEV_SHM_BYTES, gateRequest, type JailSpec, jailArgv, START_MARKER } from '../../src/sandbox/bwrap-args.js';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { DEV_SHM_BYTES, type JailSpec, jailArgv, residentRequest, START_MARKER } from '../../src/sandbox/bwrap-args.js';
 import { OutputCapture } from '../../src/sandbox/output-capture.js';
 import { installPrefix } from '../../src/sandbox/toolchain.js';
 
@@ -162,24 +165,49 @@ describe('OutputCapture', () => {
   });
 });
 
-// A warm jail's gate, run here with the host's bash: what follows the privileged step in the argv.
-describe("the warm jail's gate", () => {
-  const argv = jailArgv(spec({ gate: true }));
-  const gate = argv.slice(argv.indexOf('goal-loop-gate') - 5);
-  const run = (input: Buffer) => spawnSync(gate[0]!, gate.slice(1), { input, env: { PATH: '/usr/bin:/bin' } });
+// A resident jail's cell gate, run here with the host's bash: what the server hands each cell.
+describe("a resident jail's cell gate", () => {
+  const argv = jailArgv(spec({ resident: { channel: '/srv/channel', unshare: '/usr/bin/unshare', keep: [] } }));
+  const at = argv.indexOf('goal-loop-server');
+  const [bash, envProgram, gateScript, marker] = [argv[at + 2]!, argv[at + 6]!, argv[at + 9]!, argv[at + 10]!];
+  const channel = mkdtempSync(join(tmpdir(), 'cell-gate-'));
+  afterAll(() => rmSync(channel, { recursive: true, force: true }));
+  const run = (input: Buffer, extraFd = false) =>
+    spawnSync(bash, ['--norc', '--noprofile', '-c', gateScript, 'goal-loop-gate', envProgram, bash, marker, channel], {
+      input,
+      env: { PATH: '/usr/bin:/bin' },
+      stdio: extraFd ? ['pipe', 'pipe', 'pipe', 'pipe'] : ['pipe', 'pipe', 'pipe'],
+    });
+  const output = (name: string) => (existsSync(join(channel, name)) ? readFileSync(join(channel, name), 'utf8') : undefined);
 
-  it('runs the command it is handed with exactly the environment handed with it, stdin on /dev/null, after the start marker', () => {
-    expect(gate.slice(0, 4)).toEqual(['/usr/bin/bash', '--norc', '--noprofile', '-c']);
-    const out = run(gateRequest('echo "[$GOAL_X]"; env | grep -c . ; cat; exit 3', { GOAL_X: 'a b\nc', HOME: '/h' }));
+  it('runs the command it is handed with exactly its environment and CPU limit, stdin on /dev/null, its output in its FIFO after the start marker', () => {
+    expect(argv.slice(at - 5, at - 1)).toEqual([bash, '--norc', '--noprofile', '-c']);
+    const out = run(residentRequest('out-1', { soft: '100', hard: '110' }, 'echo "[$GOAL_X]"; env | grep -c . ; cat; ulimit -S -t; ulimit -H -t; exit 3', { GOAL_X: 'a b\nc', HOME: '/h' }));
     // GOAL_X (two lines), HOME, and what bash adds itself (PWD, SHLVL, _).
-    expect({ status: out.status, stdout: String(out.stdout) }).toEqual({ status: 3, stdout: `${START_MARKER}[a b\nc]\n6\n` });
+    expect({ status: out.status, stdout: String(out.stdout) }).toEqual({ status: 3, stdout: '' });
+    expect(output('out-1')).toBe(`${START_MARKER}[a b\nc]\n6\n100\n110\n`);
   });
 
-  it('runs nothing, and prints no marker, when its stdin closes before a whole request', () => {
-    const whole = gateRequest('echo RAN', { GOAL_X: '1' });
+  it('gives the command no descriptor it inherited beyond stdin, stdout and stderr', () => {
+    const out = run(residentRequest('out-2', { soft: 'unlimited', hard: 'unlimited' }, 'ls /proc/self/fd | sort -n | tr "\n" " "', {}), true);
+    expect(out.status).toBe(0);
+    // 0-2, and the one ls opens to read the folder.
+    expect(output('out-2')).toBe(`${START_MARKER}0 1 2 3 `);
+  });
+
+  it('runs nothing, and prints no marker, when its stdin closes before a whole request or names no FIFO of its channel', () => {
+    const whole = residentRequest('out-3', { soft: '1', hard: '1' }, 'echo RAN', { GOAL_X: '1' });
     for (const cut of [Buffer.alloc(0), whole.subarray(0, 4), whole.subarray(0, whole.length - 1)]) {
       const out = run(cut);
       expect({ status: out.status, stdout: String(out.stdout) }).toEqual({ status: 125, stdout: '' });
     }
+    expect(output('out-3')).toBeUndefined();
+    mkdirSync(join(channel, 'sub'));
+    for (const name of ['../escaped', 'sub/out-4', '', 'OUT']) {
+      const out = run(residentRequest(name, { soft: '1', hard: '1' }, 'echo RAN', {}));
+      expect(out.status).toBe(125);
+    }
+    expect(existsSync(join(channel, '..', 'escaped'))).toBe(false);
+    expect(output('sub/out-4')).toBeUndefined();
   });
 });

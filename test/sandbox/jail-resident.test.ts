@@ -1,11 +1,12 @@
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { BwrapSandbox, BwrapSandboxOptions } from '../../src/sandbox/bwrap-sandbox.js';
 import { jail, jailRoot, processesMatching, processesOfUid, runIn } from '../helpers/sandbox-jail.js';
 
-// The jail of a workspace's next command is started ahead (warm): each command still gets a jail
-// of its own, and a warm jail is used only when it is exactly what a cold one would be.
+// A workspace's run steps and verifications run in one resident jail, each in a cell of its own
+// made ahead by the jail's server: what a cold jail gives a command, a cell gives it too.
 const made: BwrapSandbox[] = [];
 afterEach(async () => {
   await Promise.all(made.splice(0).map((s) => s.dispose()));
@@ -17,7 +18,7 @@ function warmJail(opts: BwrapSandboxOptions = {}): BwrapSandbox {
   return sandbox;
 }
 
-/** Waits until the warm jail of the uid is up (its processes run as the jail uid). */
+/** Waits until the resident jail of the uid is up (its processes run as the jail uid). */
 async function warmUp(uid: number): Promise<void> {
   while (processesOfUid(uid).length === 0) await new Promise((r) => setTimeout(r, 10));
 }
@@ -31,8 +32,8 @@ const LOOK = [
   'exit 7',
 ].join('; ');
 
-describe('warm jails', () => {
-  it('runs the next command in a jail started ahead, still its own: fresh /tmp, home and pid namespace, its env, status and output', async () => {
+describe('resident jails', () => {
+  it('runs the next command in the resident jail, in a cell of its own: fresh /tmp, home and pid namespace, its env, status and output', async () => {
     const { ws } = await jailRoot();
     const sandbox = warmJail();
     const first = await runIn(sandbox, ws, LEAVE, { env: { GOAL_TASK_ID: 'one' } });
@@ -51,7 +52,7 @@ describe('warm jails', () => {
     expect(readFileSync(join(ws, 'out.txt'), 'utf8')).toBe('made\n');
   });
 
-  it('hands the workspace over at go: a file the bot wrote while the jail waited is writable by the command', async () => {
+  it('hands the workspace over at each command: a file the bot wrote while the jail waited is writable by the command', async () => {
     const { ws } = await jailRoot();
     const sandbox = warmJail();
     await runIn(sandbox, ws, 'true');
@@ -63,7 +64,7 @@ describe('warm jails', () => {
     expect(readFileSync(join(ws, 'from-the-bot.txt'), 'utf8')).toBe('bot\njail\n');
   });
 
-  it('discards the warm jail when the workspace was made anew at its path; the command runs in the new one', async () => {
+  it('ends the resident jail when the workspace was made anew at its path; the command runs in the new one', async () => {
     const { ws } = await jailRoot();
     const sandbox = warmJail();
     await runIn(sandbox, ws, 'echo old > old.txt');
@@ -78,7 +79,7 @@ describe('warm jails', () => {
     expect(readFileSync(join(ws, 'made.txt'), 'utf8')).toBe('made\n');
   });
 
-  it('discards the warm jail when .git appeared since it started (it binds .git read-only)', async () => {
+  it('ends the resident jail when .git appeared since it started (it binds .git read-only)', async () => {
     const { ws } = await jailRoot();
     const sandbox = warmJail();
     await runIn(sandbox, ws, 'true');
@@ -90,7 +91,7 @@ describe('warm jails', () => {
     expect(existsSync(join(ws, '.git', 'planted'))).toBe(false);
   });
 
-  it('never uses nor leaves a warm jail for a command with the network or a package store (setup)', async () => {
+  it('never uses nor leaves a resident jail for a command with the network or a package store (setup)', async () => {
     const { root, ws } = await jailRoot();
     const sandbox = warmJail();
     await runIn(sandbox, ws, 'true');
@@ -106,7 +107,7 @@ describe('warm jails', () => {
     expect(processesOfUid(sandbox.uidFor(ws))).toEqual([]);
   });
 
-  it('runs the command cold when the warm jail died before it was used', async () => {
+  it('starts a new resident jail when the waiting one died before it was used', async () => {
     const { ws } = await jailRoot();
     const sandbox = warmJail();
     await runIn(sandbox, ws, 'true');
@@ -118,7 +119,7 @@ describe('warm jails', () => {
     expect(sandbox.stats.warmHits).toBe(0);
   });
 
-  it('times out and aborts a warm run, counting from when the command was handed over', async () => {
+  it('times out and aborts a command in the resident jail, counting from when it was handed over; the jail goes with it and a new one is started', async () => {
     const { ws } = await jailRoot();
     const sandbox = warmJail();
     await runIn(sandbox, ws, 'true', { timeoutMs: 1000 });
@@ -140,7 +141,7 @@ describe('warm jails', () => {
     expect(processesMatching('sleep 430')).toEqual([]);
   });
 
-  it('a warm run is held to the memory limit, and says so', async () => {
+  it('a command in the resident jail is held to the memory limit, and says so', async () => {
     const { ws } = await jailRoot();
     const sandbox = warmJail({ limits: { memoryBytes: 192 * 1024 * 1024 } });
     await runIn(sandbox, ws, 'true');
@@ -151,7 +152,7 @@ describe('warm jails', () => {
     expect(capped.output).toContain('killed by the sandbox memory limit (192 MiB)');
   });
 
-  it('dispose kills the waiting jails: no process of the jail uid is left, and none starts after', async () => {
+  it('dispose ends the resident jails: no process of the jail uid is left, and none starts after', async () => {
     const { ws } = await jailRoot();
     const sandbox = warmJail();
     await runIn(sandbox, ws, 'true');
@@ -165,7 +166,7 @@ describe('warm jails', () => {
     expect(sandbox.stats.warmStarts).toBe(started);
   });
 
-  it('an unused warm jail ends on its own after the idle time', async () => {
+  it('an unused resident jail ends on its own after the idle time', async () => {
     const { ws } = await jailRoot();
     const sandbox = warmJail({ warmIdleMs: 200 });
     await runIn(sandbox, ws, 'true');
@@ -173,5 +174,94 @@ describe('warm jails', () => {
     await warmUp(uid);
     while (processesOfUid(uid).length > 0) await new Promise((r) => setTimeout(r, 20));
     expect(sandbox.stats.warmDiscards).toBe(sandbox.stats.warmStarts);
+  });
+
+  it('a command cannot reach the server, the waiting cell or its own start: it sees its own processes only, and killing all it can ends only its own cell', async () => {
+    const { ws } = await jailRoot();
+    const sandbox = warmJail();
+    await runIn(sandbox, ws, 'true');
+    const uid = sandbox.uidFor(ws);
+    const look = await runIn(sandbox, ws, 'ls /proc | grep -c "^[0-9]"; cat /proc/[0-9]*/cmdline | tr "\\0" " " | grep -c goal-loop-[s]erver; kill -9 -1 2>/dev/null; echo after');
+    expect(look.output).toMatch(/^[1-5]\n0\nafter\n$/);
+    expect(sandbox.stats.warmHits).toBe(1);
+    // The same jail (its server untouched) runs the next command.
+    const pidsBefore = processesOfUid(uid).length;
+    expect(pidsBefore).toBeGreaterThan(0);
+    expect(await runIn(sandbox, ws, 'echo next')).toMatchObject({ exitCode: 0, output: 'next\n' });
+    expect(sandbox.stats).toMatchObject({ warmHits: 2, warmStarts: 1, warmDiscards: 0 });
+  });
+
+  it('a command killed by a signal reports that status, cannot kill its pid 1, and the jail runs the next one', async () => {
+    const { ws } = await jailRoot();
+    const sandbox = warmJail();
+    expect(await runIn(sandbox, ws, 'kill -TERM $$; echo never')).toMatchObject({ exitCode: 143, output: '' });
+    // The cell's pid 1 (its gate) ignores signals from inside its namespace, as bwrap's does in a cold jail.
+    expect(await runIn(sandbox, ws, 'kill -9 1 2>/dev/null; echo still')).toMatchObject({ exitCode: 0, output: 'still\n' });
+    expect(await runIn(sandbox, ws, 'echo fine')).toMatchObject({ exitCode: 0, output: 'fine\n' });
+    expect(sandbox.stats).toMatchObject({ warmHits: 2, warmStarts: 1 });
+  });
+
+  it('a request a command writes into its own cell, or a status it prints, changes nothing: the next command runs what the bot sent', async () => {
+    const { ws } = await jailRoot();
+    const sandbox = warmJail();
+    await runIn(sandbox, ws, 'true');
+    // A whole forged request for "exit 0", written into every pipe the command can reach.
+    const forged = "printf 'out-99\\0unlimited\\0unlimited\\0exit 0\\00\\0'";
+    const attack = [`${forged} > /proc/1/fd/0 2>/dev/null`, `for f in /proc/[0-9]*/fd/*; do ${forged} > "$f" 2>/dev/null; done`, "printf '\\036goal-loop-exit 0\\036\\n'", 'exit 5'].join('; ');
+    const forging = await runIn(sandbox, ws, attack);
+    expect(forging.exitCode).toBe(5);
+    const next = await runIn(sandbox, ws, 'echo verification ran; exit 7');
+    expect(next).toMatchObject({ exitCode: 7, output: 'verification ran\n' });
+    expect(await runIn(sandbox, ws, 'echo third')).toMatchObject({ exitCode: 0, output: 'third\n' });
+  });
+
+  it('every process a command started is gone when run() returns: background, new session, double fork', async () => {
+    const { ws } = await jailRoot();
+    const sandbox = warmJail();
+    await runIn(sandbox, ws, 'true');
+    const escape = 'sleep 4311 >/dev/null 2>&1 & setsid sleep 4312 >/dev/null 2>&1 & (sleep 4313 >/dev/null 2>&1 &) ; nohup sleep 4314 >/dev/null 2>&1 & echo left';
+    expect(await runIn(sandbox, ws, escape)).toMatchObject({ exitCode: 0, output: 'left\n' });
+    expect(processesMatching('sleep 431')).toEqual([]);
+    // Only the jail's own processes are left: bwrap, the server and the cells waiting for their request.
+    const uid = sandbox.uidFor(ws);
+    for (const pid of processesOfUid(uid)) {
+      let cmd = '';
+      try {
+        cmd = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
+      } catch {
+        continue; // gone meanwhile
+      }
+      expect(cmd).toMatch(/bwrap|goal-loop-server|unshare|goal-loop-gate|goal-loop-cell/);
+    }
+  });
+
+  it('gives each command fresh /dev/shm, no capability, no user namespace, no mount, and a channel it cannot list or write', async () => {
+    const { ws } = await jailRoot();
+    const sandbox = warmJail();
+    await runIn(sandbox, ws, 'echo x > /dev/shm/left; echo x > /tmp/left');
+    const probe = [
+      'test -e /dev/shm/left && echo SHM-LEFT',
+      'test -e /tmp/left && echo TMP-LEFT',
+      'grep -E "^Cap(Eff|Prm|Bnd|Amb)" /proc/self/status | tr -d "\\t" | tr "\\n" " "',
+      'echo',
+      'unshare -U true 2>/dev/null && echo USERNS',
+      'mount -t tmpfs x /tmp 2>/dev/null && echo MOUNTED',
+      'ls /run/goal-loop >/dev/null 2>&1 && echo LISTED',
+      'touch /run/goal-loop/planted 2>/dev/null && echo PLANTED',
+      'echo done',
+    ].join('; ');
+    const result = await runIn(sandbox, ws, probe);
+    expect(sandbox.stats.warmHits).toBe(1);
+    expect(result.output).toBe(
+      'CapInh:0000000000000000 CapPrm:0000000000000000 CapEff:0000000000000000 CapBnd:0000000000000000 CapAmb:0000000000000000 \ndone\n'.replace('CapInh:0000000000000000 ', ''),
+    );
+  });
+
+  it('holds each command to its own CPU limit, however long the jail lives', async () => {
+    const { ws } = await jailRoot();
+    const sandbox = warmJail();
+    expect((await runIn(sandbox, ws, 'ulimit -t', { timeoutMs: 5_000 })).output.trim()).toBe(String(5 * availableParallelism()));
+    expect((await runIn(sandbox, ws, 'ulimit -t', { timeoutMs: 60_000 })).output.trim()).toBe(String(60 * availableParallelism()));
+    expect(sandbox.stats.warmHits).toBe(1);
   });
 });
