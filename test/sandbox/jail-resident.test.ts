@@ -219,13 +219,13 @@ describe('resident jails', () => {
     const { ws } = await jailRoot();
     const sandbox = warmJail();
     await runIn(sandbox, ws, 'true');
-    const escape = 'sleep 4311 >/dev/null 2>&1 & setsid sleep 4312 >/dev/null 2>&1 & (sleep 4313 >/dev/null 2>&1 &) ; nohup sleep 4314 >/dev/null 2>&1 & echo left';
-    expect(await runIn(sandbox, ws, escape)).toMatchObject({ exitCode: 0, output: 'left\n' });
+    const leaving = 'sleep 4311 >/dev/null 2>&1 & setsid sleep 4312 >/dev/null 2>&1 & (sleep 4313 >/dev/null 2>&1 &) ; nohup sleep 4314 >/dev/null 2>&1 & echo left';
+    expect(await runIn(sandbox, ws, leaving)).toMatchObject({ exitCode: 0, output: 'left\n' });
     expect(processesMatching('sleep 431')).toEqual([]);
     // Only the jail's own processes are left: bwrap, the server and the cells waiting for their request.
     const uid = sandbox.uidFor(ws);
     for (const pid of processesOfUid(uid)) {
-      let cmd = '';
+      let cmd: string;
       try {
         cmd = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
       } catch {
