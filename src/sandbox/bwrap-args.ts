@@ -131,7 +131,7 @@ case \${BASH_VERSINFO[0]}.\${BASH_VERSINFO[1]} in [0-4].*|5.0) echo "goal-loop: 
 pids=() tos=()
 cell() {
   local to
-  exec {to}> >(exec "$1" --pid --mount --fork --mount-proc --kill-child -- "$2" -p -c "$8" goal-loop-cell "$4" "$5" "$3" "\${@:11}" "$2" --norc --noprofile -c "$9" goal-loop-gate "$6" "$2" "\${10}" "$7" >/dev/null 2>&1)
+  exec {to}> >(exec "$1" --pid --mount --ipc --fork --mount-proc --kill-child -- "$2" -p -c "$8" goal-loop-cell "$4" "$5" "$3" "\${@:11}" "$2" --norc --noprofile -c "$9" goal-loop-gate "$6" "$2" "\${10}" "$7" >/dev/null 2>&1)
   pids+=("$!") tos+=("$to")
 }
 cell "$@"

@@ -235,12 +235,14 @@ describe('resident jails', () => {
     }
   });
 
-  it('gives each command fresh /dev/shm, no capability, no user namespace, no mount, and a channel it cannot list or write', async () => {
+  it('gives each command fresh /dev/shm and IPC objects, no capability, no user namespace, no mount, and a channel it cannot list or write', async () => {
     const { ws } = await jailRoot();
     const sandbox = warmJail();
-    await runIn(sandbox, ws, 'echo x > /dev/shm/left; echo x > /tmp/left');
+    const leaving = await runIn(sandbox, ws, 'echo x > /dev/shm/left; echo x > /tmp/left; ipcmk -M 4096 >/dev/null && ipcmk -Q >/dev/null && ipcs -m -q | grep -c "^0x"');
+    expect(leaving.output).toBe('2\n');
     const probe = [
       'test -e /dev/shm/left && echo SHM-LEFT',
+      'ipcs -m -q | grep -q "^0x" && echo IPC-LEFT',
       'test -e /tmp/left && echo TMP-LEFT',
       'grep -E "^Cap(Eff|Prm|Bnd|Amb)" /proc/self/status | tr -d "\\t" | tr "\\n" " "',
       'echo',
