@@ -5,8 +5,8 @@ import { Socket } from 'node:net';
 import { join } from 'node:path';
 import type { CommandRequest, CommandResult } from '../ports/sandbox.js';
 import type { CommandCgroup } from './cgroup.js';
+import { CommandLimits, commandResult } from './command-limits.js';
 import type { Capture } from './run-captured.js';
-import { StallWatch } from './stall-watch.js';
 import type { TreeIdentity } from './tree-identity.js';
 
 /** What the bot holds of one resident jail (see SERVER in bwrap-args.ts). */
@@ -152,7 +152,7 @@ export class ResidentJail {
       return Promise.reject(err);
     }
     const buffer = Buffer.allocUnsafe(READ_BUFFER_BYTES);
-    let watch: StallWatch | undefined;
+    let limits: CommandLimits | undefined;
     const reader = new Socket({
       fd: read,
       readable: true,
@@ -160,21 +160,22 @@ export class ResidentJail {
       onread: {
         buffer,
         callback: (n: number, buf: Uint8Array) => {
-          watch?.output();
+          limits?.output();
           capture.write(Buffer.from(buf.buffer, buf.byteOffset, n));
         },
       },
     } as ConstructorParameters<typeof Socket>[0]);
     const started = Date.now();
+    // A limit that ends the command ends the jail: its cell is no process group of ours.
+    limits = new CommandLimits(req, this.parts.launcher.pid, () => this.kill());
+    const ending = limits;
     return new Promise((resolve) => {
-      let timedOut = false;
-      let stalled = false;
-      let aborted = false;
       let settled = false;
       let drained = false;
       let code: number | undefined;
       let ended = false;
       let grace: NodeJS.Timeout | undefined;
+      // Our own write end goes once the command ended: then the reader sees the end when its last writer is gone.
       const closeHostWrite = () => {
         if (hostWrite === undefined) return;
         closeSync(hostWrite);
@@ -184,60 +185,26 @@ export class ResidentJail {
           finish();
         }, DRAIN_GRACE_MS);
       };
-      const timer = setTimeout(() => {
-        timedOut = true;
-        this.kill();
-      }, req.timeoutMs);
-      if (req.stallMs !== undefined && this.parts.launcher.pid !== undefined) {
-        watch = new StallWatch({
-          pid: this.parts.launcher.pid,
-          workspace: req.cwd,
-          stallMs: req.stallMs,
-          onStall: () => {
-            stalled = true;
-            this.kill();
-          },
-        });
-      }
-      const onAbort = () => {
-        aborted = true;
-        this.kill();
-      };
       const finish = () => {
         if (settled || !drained || (code === undefined && !ended)) return;
         settled = true;
-        clearTimeout(timer);
+        ending.stop();
         clearTimeout(grace);
-        watch?.stop();
-        req.signal?.removeEventListener('abort', onAbort);
         this.onStatus = undefined;
         this.onExit = undefined;
         reader.destroy();
         rmSync(path, { force: true });
         capture.close();
         this.busy = false;
-        const killed = timedOut || stalled || aborted;
-        resolve({
-          exitCode: killed ? null : (code ?? null),
-          signal: code === undefined ? (this.parts.launcher.signalCode ?? null) : null,
-          timedOut,
-          ...(stalled ? { stalled } : {}),
-          aborted,
-          output: capture.text(),
-          outputBytes: capture.bytes,
-          truncated: capture.truncated,
-          durationMs: Date.now() - started,
-          ...(capture.logPath ? { logPath: capture.logPath } : {}),
-        });
+        const exit = code === undefined ? { code: null, signal: this.parts.launcher.signalCode ?? null } : { code, signal: null };
+        resolve(commandResult(ending, capture, exit, started));
       };
-      reader.on('end', () => {
+      const drain = () => {
         drained = true;
         finish();
-      });
-      reader.on('error', () => {
-        drained = true;
-        finish();
-      });
+      };
+      reader.on('end', drain);
+      reader.on('error', drain);
       this.onStatus = (status) => {
         code = status;
         closeHostWrite();
@@ -249,8 +216,6 @@ export class ResidentJail {
         finish();
       };
       reader.resume();
-      if (req.signal?.aborted) onAbort();
-      req.signal?.addEventListener('abort', onAbort, { once: true });
       if (this.exited) this.onExit();
       else sendBytes(this.parts.input, command.request(name));
     });

@@ -2,8 +2,8 @@ import { type ChildProcess, spawnSync } from 'node:child_process';
 import { closeSync, constants, fchmodSync, openSync, rmSync } from 'node:fs';
 import { Socket } from 'node:net';
 import type { CommandRequest, CommandResult } from '../ports/sandbox.js';
+import { CommandLimits, commandResult } from './command-limits.js';
 import { scratchPath } from './scratch.js';
-import { StallWatch } from './stall-watch.js';
 
 /** Where a command's output goes: an OutputCapture, or a filter in front of one. */
 export interface Capture {
@@ -48,27 +48,17 @@ export function runCaptured(start: StartChild, capture: Capture, req: Pick<Comma
   return child.go(capture, req);
 }
 
-/** Output a child printed before `go` that is kept for the capture (a warm jail's bwrap diagnostics). */
-const EARLY_BYTES = 64 * 1024;
-
-/**
- * A child started now and run later (a warm jail, waiting on its stdin for the command): its
- * output channel is open and read from the start, and `go` attaches the capture and starts the
- * timeout, the abort and the stall watch from that moment. `runCaptured` is start and go at once.
- */
-export class CapturedChild {
+/** A child and its output channel; `go` attaches the capture and starts the timeout, the abort and the stall watch. */
+class CapturedChild {
   readonly child: ChildProcess;
   private readonly reader: Socket;
   private capture: Capture | undefined;
-  private early: Buffer[] = [];
-  private earlyBytes = 0;
   private exit: { code: number | null; signal: string | null } | undefined;
   private error: Error | undefined;
   private drained = false;
   private grace: NodeJS.Timeout | undefined;
-  private watch: StallWatch | undefined;
-  private going = false;
-  /** Called on every exit, error and end of output; `go` and `discard` set it. */
+  private limits: CommandLimits | undefined;
+  /** Called on every exit, error and end of output; `go` sets it. */
   private wake: () => void = () => undefined;
 
   /** Throws when the channel cannot be made or the child cannot be spawned. */
@@ -104,67 +94,26 @@ export class CapturedChild {
     });
     this.child.on('exit', (code, signal) => {
       this.exit = { code, signal };
-      this.watch?.stop();
+      this.limits?.stop();
       // Background children may still hold the output open: end them with the group.
       this.killGroup();
       this.grace = setTimeout(drained, DRAIN_GRACE_MS);
-      if (!this.going) this.grace.unref();
       this.wake();
     });
   }
 
-  /** The child exited or could not start: `go` would only report that. */
-  get ended(): boolean {
-    return this.exit !== undefined || this.error !== undefined;
-  }
-
-  /** While it waits, the child (and its output channel) does not keep the bot alive. */
-  unref(): void {
-    this.child.unref();
-    this.reader.unref();
-  }
-
-  /** Captures from now (output printed before is passed on first) and enforces the limits from now. Once. */
+  /** Captures the output and enforces the limits, from now. Once. */
   go(capture: Capture, req: Pick<CommandRequest, 'timeoutMs' | 'signal' | 'stallMs' | 'cwd'>): Promise<CommandResult> {
     const started = Date.now();
-    this.going = true;
-    this.child.ref();
-    this.reader.ref();
-    this.grace?.ref();
     this.capture = capture;
-    for (const chunk of this.early) capture.write(chunk);
-    this.early = [];
+    const running = this.exit === undefined && this.error === undefined;
+    const limits = new CommandLimits(req, running ? this.child.pid : undefined, () => this.killGroup());
+    this.limits = limits;
     return new Promise((resolve, reject) => {
-      let timedOut = false;
-      let stalled = false;
-      let aborted = false;
       let settled = false;
-      const timer = setTimeout(() => {
-        timedOut = true;
-        this.killGroup();
-      }, req.timeoutMs);
-      if (req.stallMs !== undefined && this.child.pid !== undefined && !this.ended) {
-        this.watch = new StallWatch({
-          pid: this.child.pid,
-          workspace: req.cwd,
-          stallMs: req.stallMs,
-          onStall: () => {
-            stalled = true;
-            this.killGroup();
-          },
-        });
-      }
-      const onAbort = () => {
-        aborted = true;
-        this.killGroup();
-      };
-      if (req.signal?.aborted) onAbort();
-      req.signal?.addEventListener('abort', onAbort, { once: true });
       const cleanup = () => {
-        clearTimeout(timer);
-        this.watch?.stop();
+        limits.stop();
         if (this.grace) clearTimeout(this.grace);
-        req.signal?.removeEventListener('abort', onAbort);
         this.reader.destroy();
         capture.close();
       };
@@ -180,47 +129,15 @@ export class CapturedChild {
         if (!this.exit || !this.drained) return;
         settled = true;
         cleanup();
-        resolve({
-          exitCode: timedOut || stalled || aborted ? null : this.exit.code,
-          signal: this.exit.signal,
-          timedOut,
-          ...(stalled ? { stalled } : {}),
-          aborted,
-          output: capture.text(),
-          outputBytes: capture.bytes,
-          truncated: capture.truncated,
-          durationMs: Date.now() - started,
-          ...(capture.logPath ? { logPath: capture.logPath } : {}),
-        });
-      };
-      this.wake();
-    });
-  }
-
-  /** Kills the group of a child that never went; settles once the child has exited. */
-  discard(): Promise<void> {
-    // Held until it is gone, so a caller awaiting this keeps the bot alive meanwhile.
-    this.child.ref();
-    this.killGroup();
-    return new Promise((resolve) => {
-      this.wake = () => {
-        if (!this.ended) return;
-        if (this.grace) clearTimeout(this.grace);
-        this.reader.destroy();
-        resolve();
+        resolve(commandResult(limits, capture, this.exit, started));
       };
       this.wake();
     });
   }
 
   private output(chunk: Buffer): void {
-    this.watch?.output();
-    if (this.capture) this.capture.write(chunk);
-    else if (this.earlyBytes < EARLY_BYTES) {
-      const kept = Buffer.from(chunk.subarray(0, EARLY_BYTES - this.earlyBytes)); // the chunk's memory is reused
-      this.early.push(kept);
-      this.earlyBytes += kept.length;
-    }
+    this.limits?.output();
+    this.capture?.write(chunk);
   }
 
   private killGroup(): void {
@@ -234,7 +151,7 @@ export class CapturedChild {
 }
 
 /**
- * A pipe for a child's stdin (a warm jail's gate): a FIFO, already unlinked, a blocking read end
+ * A pipe for a child's stdin (a resident jail's server): a FIFO, already unlinked, a blocking read end
  * for the child and a write end for us. A pipe, not a socket: bash on a socket stdin reads ~/.bashrc.
  */
 export function openInputChannel(): { read: number; write: number } {

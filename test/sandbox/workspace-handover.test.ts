@@ -124,7 +124,7 @@ describe('a handover that fails', () => {
   });
 });
 
-describe('warm jails with the remembered handover', () => {
+describe('resident jails with the remembered handover', () => {
   it('a file the bot wrote into a known folder between two commands is writable by the next command', async () => {
     const dir = await tempDir();
     mkdirSync(join(dir, 'src', 'a'), { recursive: true });
