@@ -91,7 +91,7 @@ export interface BwrapSandboxOptions {
 }
 
 /** A request larger than this (command and variables) runs in a cold jail. */
-const WARM_REQUEST_BYTES = 64 * 1024;
+const RESIDENT_REQUEST_BYTES = 64 * 1024;
 
 /**
  * The bubblewrap jail: every command the repository or the goal supplies runs here.
@@ -293,7 +293,7 @@ export class BwrapSandbox implements SpawningSandbox {
     const passEnv = req.passEnv ?? {};
     const env = this.commandEnv(req, passEnv);
     const size = residentRequest('out-0', { soft: 'unlimited', hard: 'unlimited' }, req.command, env).length;
-    if (size > WARM_REQUEST_BYTES || req.command.includes('\0') || Object.entries(env).some(([k, v]) => k.includes('\0') || v.includes('\0'))) return undefined;
+    if (size > RESIDENT_REQUEST_BYTES || req.command.includes('\0') || Object.entries(env).some(([k, v]) => k.includes('\0') || v.includes('\0'))) return undefined;
     let workspace: string;
     try {
       workspace = checkWorkspace(req.cwd);

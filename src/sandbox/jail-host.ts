@@ -185,7 +185,7 @@ export function mib(bytes: number): string {
  * This waits for the cgroup to empty (killing any straggler in it) and, for a root bot with a
  * uid per workspace, for the jail uid to have no live process (a task leaves its cgroup a
  * moment before it is dead; no kill on that path, the uid could be shared), apart from the
- * processes of the warm jails waiting for a next command (`waiting`: their launchers' pids).
+ * processes of the resident jails waiting for a next command (`waiting`: their launchers' pids).
  */
 export async function awaitGone(opts: {
   uid: number;
