@@ -257,6 +257,21 @@ describe('resident jails', () => {
     );
   });
 
+  it('gives each command its own IPC namespace: SysV objects a run step made, and the memory they pin, are gone for the next command', async () => {
+    const { ws } = await jailRoot();
+    const sandbox = warmJail({ limits: { memoryBytes: 192 * 1024 * 1024 } });
+    await runIn(sandbox, ws, 'true');
+    // 150 MiB of SysV shared memory, touched (charged to the jail's memory cgroup), no process attached.
+    const pin = [
+      'ipcmk -Q >/dev/null && ipcmk -S 1 >/dev/null',
+      `perl -e '$n = 150 * 1024 * 1024; $c = 1024 * 1024; $id = shmget(0x4242, $n, 01600) // die; $s = "x" x $c; for ($o = 0; $o < $n; $o += $c) { shmwrite($id, $s, $o, $c) or die } print "PINNED\\n"'`,
+    ].join(' && ');
+    expect(await runIn(sandbox, ws, pin)).toMatchObject({ exitCode: 0, output: 'PINNED\n' });
+    const verification = `ipcs | grep -c "^0x"; node -e 'const a = []; for (let i = 0; i < 8; i++) a.push(Buffer.alloc(8 * 1024 * 1024, 1)); console.log("PASSED")'`;
+    expect(await runIn(sandbox, ws, verification)).toMatchObject({ exitCode: 0, output: '0\nPASSED\n' });
+    expect(sandbox.stats.warmHits).toBe(2);
+  });
+
   it('holds each command to its own CPU limit, however long the jail lives', async () => {
     const { ws } = await jailRoot();
     const sandbox = warmJail();
