@@ -131,7 +131,7 @@ case \${BASH_VERSINFO[0]}.\${BASH_VERSINFO[1]} in [0-4].*|5.0) echo "goal-loop: 
 pids=() tos=()
 cell() {
   local to
-  exec {to}> >(exec "$1" --pid --mount --fork --mount-proc --kill-child -- "$2" -p -c "$8" goal-loop-cell "$4" "$5" "$3" "\${@:11}" "$2" --norc --noprofile -c "$9" goal-loop-gate "$6" "$2" "\${10}" "$7" >/dev/null 2>&1)
+  exec {to}> >(exec "$1" --pid --mount --ipc --fork --mount-proc --kill-child -- "$2" -p -c "$8" goal-loop-cell "$4" "$5" "$3" "\${@:11}" "$2" --norc --noprofile -c "$9" goal-loop-gate "$6" "$2" "\${10}" "$7" >/dev/null 2>&1)
   pids+=("$!") tos+=("$to")
 }
 cell "$@"
@@ -155,9 +155,11 @@ while :; do
 done`;
 
 /**
- * A cell's first step, pid 1 of the command's own pid and mount namespaces, still holding the
+ * A cell's first step, pid 1 of the command's own pid, mount and IPC namespaces, still holding the
  * server's capabilities: fresh /tmp, home and /dev/shm (tmpfs, from the mount table the bot wrote
- * in the channel folder), then every capability cleared before the gate. What the jail bound
+ * in the channel folder), then every capability cleared before the gate. (SysV objects and POSIX
+ * message queues outlive their processes: in the jail's one IPC namespace a command's would reach
+ * the next command, with the memory they pin.) What the jail bound
  * under those (a workspace or a toolchain in /tmp: `$4` paths follow) is bound again on top, from
  * a descriptor opened before the fresh mounts covered it (with what is bound beneath it: the
  * workspace's read-only .git).
