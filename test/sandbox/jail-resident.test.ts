@@ -198,7 +198,9 @@ describe('resident jails', () => {
     // The cell's pid 1 (its gate) ignores signals from inside its namespace, as bwrap's does in a cold jail.
     expect(await runIn(sandbox, ws, 'kill -9 1 2>/dev/null; echo still')).toMatchObject({ exitCode: 0, output: 'still\n' });
     expect(await runIn(sandbox, ws, 'echo fine')).toMatchObject({ exitCode: 0, output: 'fine\n' });
-    expect(sandbox.stats).toMatchObject({ warmHits: 2, warmStarts: 1 });
+    // As in a cold jail, nothing but the command's own output: no word from the gate about how it ended.
+    expect(await runIn(sandbox, ws, 'echo killed; kill -KILL $$')).toMatchObject({ exitCode: 137, output: 'killed\n' });
+    expect(sandbox.stats).toMatchObject({ warmHits: 3, warmStarts: 1 });
   });
 
   it('a request a command writes into its own cell, or a status it prints, changes nothing: the next command runs what the bot sent', async () => {
