@@ -155,9 +155,11 @@ while :; do
 done`;
 
 /**
- * A cell's first step, pid 1 of the command's own pid and mount namespaces, still holding the
+ * A cell's first step, pid 1 of the command's own pid, mount and IPC namespaces, still holding the
  * server's capabilities: fresh /tmp, home and /dev/shm (tmpfs, from the mount table the bot wrote
- * in the channel folder), then every capability cleared before the gate. What the jail bound
+ * in the channel folder), then every capability cleared before the gate. (SysV objects and POSIX
+ * message queues outlive their processes: in the jail's one IPC namespace a command's would reach
+ * the next command, with the memory they pin.) What the jail bound
  * under those (a workspace or a toolchain in /tmp: `$4` paths follow) is bound again on top, from
  * a descriptor opened before the fresh mounts covered it (with what is bound beneath it: the
  * workspace's read-only .git).
@@ -181,8 +183,9 @@ exec "$s" --inh-caps=-all --ambient-caps=-all --bounding-set=-all -- "$@"`;
 
 /**
  * A cell's gate (no capabilities, the jail uid, pid 1 of the cell): reads the one request on its
- * stdin, opens the command's output FIFO as stdout and stderr, sets the command's CPU limit,
- * and runs exactly what a cold jail runs (\`env -i\`, then bash with the start marker first), with
+ * stdin, opens the command's output FIFO as the command's stdout and stderr (the gate's own stay
+ * on /dev/null: its word on a job killed by a signal is no output of the command), sets the
+ * command's CPU limit, and runs exactly what a cold jail runs (\`env -i\`, then bash with the start marker first), with
  * stdin on /dev/null; it exits with the command's status, and its namespace with it. A request
  * cut short runs nothing and prints no start marker.
  * \`read -d ''\` reads a pipe a byte at a time, so it never takes more than the request.
@@ -200,9 +203,10 @@ while [ "$n" -gt 0 ]; do
   env+=("$entry")
   n=$((n - 1))
 done
-exec </dev/null >"$4/$out" 2>&1 || exit 125
+exec </dev/null 3>"$4/$out" || exit 125
 ulimit -S -t "$soft" && ulimit -H -t "$hard" || exit 125
-"$1" -i -- "\${env[@]}" "$2" -c "$3$command" &
+"$1" -i -- "\${env[@]}" "$2" -c "$3$command" >&3 2>&3 3>&- &
+exec 3>&-
 wait $!`;
 
 /**

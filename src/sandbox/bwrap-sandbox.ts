@@ -107,7 +107,7 @@ const RESIDENT_REQUEST_BYTES = 64 * 1024;
  * - a pid namespace: when the command ends, times out or is aborted, every process it started
  *   dies with it;
  * - run steps and verifications run in a workspace's resident jail (resident-jail.ts), each in a
- *   cell of its own: its own pid and mount namespaces, fresh /tmp, home and /dev/shm, no
+ *   cell of its own: its own pid, mount and IPC namespaces, fresh /tmp, home and /dev/shm, no
  *   capabilities; the cell is made ahead by the jail's trusted server. Setup (network, package
  *   store) and MCP servers get a jail of their own. `dispose()` ends the resident jails.
  */

@@ -46,7 +46,7 @@ const FIFO_BATCH = 8;
 
 /**
  * A jail that runs a workspace's commands one after another, each in a cell of its own (fresh
- * pid and mount namespaces, /tmp, home and /dev/shm; no capabilities), made by the jail's server
+ * pid, mount and IPC namespaces, /tmp, home and /dev/shm; no capabilities), made by the jail's server
  * ahead of its command. One command at a time: `run` sends the request only once the previous
  * status came. A command that times out, is aborted or stalls ends the whole jail.
  */

@@ -198,7 +198,9 @@ describe('resident jails', () => {
     // The cell's pid 1 (its gate) ignores signals from inside its namespace, as bwrap's does in a cold jail.
     expect(await runIn(sandbox, ws, 'kill -9 1 2>/dev/null; echo still')).toMatchObject({ exitCode: 0, output: 'still\n' });
     expect(await runIn(sandbox, ws, 'echo fine')).toMatchObject({ exitCode: 0, output: 'fine\n' });
-    expect(sandbox.stats).toMatchObject({ warmHits: 2, warmStarts: 1 });
+    // As in a cold jail, nothing but the command's own output: no word from the gate about how it ended.
+    expect(await runIn(sandbox, ws, 'echo killed; kill -KILL $$')).toMatchObject({ exitCode: 137, output: 'killed\n' });
+    expect(sandbox.stats).toMatchObject({ warmHits: 3, warmStarts: 1 });
   });
 
   it('a request a command writes into its own cell, or a status it prints, changes nothing: the next command runs what the bot sent', async () => {
@@ -257,6 +259,48 @@ describe('resident jails', () => {
     expect(result.output).toBe(
       'CapInh:0000000000000000 CapPrm:0000000000000000 CapEff:0000000000000000 CapBnd:0000000000000000 CapAmb:0000000000000000 \ndone\n'.replace('CapInh:0000000000000000 ', ''),
     );
+  });
+
+  it('gives each command its own IPC namespace: SysV objects a run step made, and the memory they pin, are gone for the next command', async () => {
+    const { ws } = await jailRoot();
+    const sandbox = warmJail({ limits: { memoryBytes: 192 * 1024 * 1024 } });
+    await runIn(sandbox, ws, 'true');
+    // 150 MiB of SysV shared memory, touched (charged to the jail's memory cgroup), no process attached.
+    const pin = [
+      'ipcmk -Q >/dev/null && ipcmk -S 1 >/dev/null',
+      `perl -e '$n = 150 * 1024 * 1024; $c = 1024 * 1024; $id = shmget(0x4242, $n, 01600) // die; $s = "x" x $c; for ($o = 0; $o < $n; $o += $c) { shmwrite($id, $s, $o, $c) or die } print "PINNED\\n"'`,
+    ].join(' && ');
+    expect(await runIn(sandbox, ws, pin)).toMatchObject({ exitCode: 0, output: 'PINNED\n' });
+    const verification = `ipcs | grep -c "^0x"; node -e 'const a = []; for (let i = 0; i < 8; i++) a.push(Buffer.alloc(8 * 1024 * 1024, 1)); console.log("PASSED")'`;
+    expect(await runIn(sandbox, ws, verification)).toMatchObject({ exitCode: 0, output: '0\nPASSED\n' });
+    expect(sandbox.stats.warmHits).toBe(2);
+  });
+
+  // KNOWN BREAK (it.fails: flip to it() once fixed). The cells share the jail's user namespace,
+  // and the kernel keeps one user keyring (and user-session and persistent keyring) per uid and
+  // user namespace: a key a run step adds there outlives it and is there for the next command.
+  // A cold jail's keyrings went with its user namespace.
+  it.fails('a key a command adds to its user keyring is gone for the next command', async () => {
+    const { ws } = await jailRoot();
+    const sandbox = warmJail();
+    await runIn(sandbox, ws, 'true');
+    const addKey = process.arch === 'arm64' ? 217 : 248; // add_key(2); KEY_SPEC_USER_KEYRING is -4
+    const plant = `perl -e 'my ($t, $d, $v) = ("user", "planted-by-run-step", "forged"); syscall(${addKey}, $t, $d, $v, length $v, -4) > 0 or die "$!"; print "PLANTED\\n"'`;
+    expect(await runIn(sandbox, ws, plant)).toMatchObject({ exitCode: 0, output: 'PLANTED\n' });
+    expect(await runIn(sandbox, ws, 'grep -c planted-by-run-step /proc/keys')).toMatchObject({ output: '0\n' });
+  });
+
+  // KNOWN BREAK (it.fails: flip to it() once fixed). The cells share the jail's network
+  // namespace: a connection a run step closed first on its side stays in TIME_WAIT for a minute,
+  // and the next command cannot bind that port (without SO_REUSEADDR) nor is it blind to it.
+  it.fails("a run step's closed connections leave no port in use for the next command", async () => {
+    const { ws } = await jailRoot();
+    const sandbox = warmJail();
+    await runIn(sandbox, ws, 'true');
+    const hold = `perl -MSocket -e 'socket(S, PF_INET, SOCK_STREAM, 0); bind(S, sockaddr_in(8080, INADDR_LOOPBACK)) or die; listen(S, 1); socket(C, PF_INET, SOCK_STREAM, 0); connect(C, sockaddr_in(8080, INADDR_LOOPBACK)) or die; accept(A, S); close(A); sleep 1; print "CLOSED\\n"'`;
+    expect(await runIn(sandbox, ws, hold)).toMatchObject({ exitCode: 0, output: 'CLOSED\n' });
+    const bind = `perl -MSocket -e 'socket(S, PF_INET, SOCK_STREAM, 0); bind(S, sockaddr_in(8080, INADDR_LOOPBACK)) or die "$!\\n"; print "BOUND\\n"'`;
+    expect(await runIn(sandbox, ws, bind)).toMatchObject({ exitCode: 0, output: 'BOUND\n' });
   });
 
   it('holds each command to its own CPU limit, however long the jail lives', async () => {
