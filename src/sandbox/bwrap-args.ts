@@ -88,29 +88,29 @@ const MARKER_LINE = `printf '\\036goal-loop-jail-started\\036' || exit 125\n`;
  * the command only, after the capabilities are gone. Any failure stops before the start marker,
  * so the command never runs.
  */
-const PRIVILEGED_STEP = `"$1" -t devpts -o "newinstance,ptmxmode=0666,mode=0620,max=$2" devpts /dev/pts || exit 125
-echo 0 > /proc/sys/user/max_user_namespaces && read -r userns < /proc/sys/user/max_user_namespaces && [ "$userns" = 0 ] ||
+const privilegedStep = (usernsMax: number) => `"$1" -t devpts -o "newinstance,ptmxmode=0666,mode=0620,max=$2" devpts /dev/pts || exit 125
+echo ${usernsMax} > /proc/sys/user/max_user_namespaces && read -r userns < /proc/sys/user/max_user_namespaces && [ "$userns" = ${usernsMax} ] ||
   { echo 'goal-loop: cannot turn off user namespaces in the jail' >&2; exit 125; }
 s=$3
 shift 3
 exec "$s" --inh-caps=-all --ambient-caps=-all --bounding-set=-all -- "$@"`;
+const PRIVILEGED_STEP = privilegedStep(0);
 
 /** Where a resident jail sees its channel folder (the cells' mount table, the commands' output FIFOs). */
 export const RESIDENT_CHANNEL = '/run/goal-loop';
 
 /**
- * The privileged step of a resident jail: as PRIVILEGED_STEP, but the server it ends in keeps
- * CAP_SYS_ADMIN and CAP_SETPCAP (to make each command's cell, and drop them there); only
- * CAP_SYS_RESOURCE goes (the user-namespace limit is set for good).
+ * User namespaces the server of a resident jail may hold at once: one per cell (the running one
+ * and the two waiting), with room for cells still going away. Each cell sets its own limit to 0
+ * before its command, so no command can make one.
  */
-const RESIDENT_STEP = PRIVILEGED_STEP.replace(
-  'exec "$s" --inh-caps=-all --ambient-caps=-all --bounding-set=-all -- "$@"',
-  'exec "$s" --inh-caps=-sys_resource --ambient-caps=-sys_resource --bounding-set=-sys_resource -- "$@"',
-);
+const CELL_USERNS = 8;
+
+/** The privileged step of a resident jail: as PRIVILEGED_STEP (every capability goes), but its server may make its cells' user namespaces. */
+const RESIDENT_STEP = privilegedStep(CELL_USERNS);
 
 /**
- * A resident jail's server (trusted; the jail uid with CAP_SYS_ADMIN and CAP_SETPCAP in the jail's
- * own user namespace). Two cells wait ahead (each a process substitution: CELL_STEP, then
+ * A resident jail's server (trusted; the jail uid, no capability). Two cells wait ahead (each a process substitution: CELL_STEP, then
  * CELL_GATE), so the one after the next is made while the next command runs. It reads one
  * request from the bot on stdin (NUL-delimited: output FIFO, CPU soft and hard limit, command,
  * the number of environment entries, each `KEY=VALUE`), hands it to the oldest cell on that
@@ -122,8 +122,10 @@ const RESIDENT_STEP = PRIVILEGED_STEP.replace(
  * command that writes into it writes to its own cell, whose request was read), its stdout and
  * stderr go to /dev/null until the gate opens the command's FIFO, and the gate closes every
  * other descriptor it inherited (the pipes of earlier cells); the server's stdin and stdout are
- * never inherited. A waiting cell holds no code but the gate's: a command cannot see it. A cell's pid 1 ends only once every process of its namespace is gone (the kernel
- * waits for them), so when the status is written nothing the command started is alive.
+ * never inherited. A waiting cell holds no code but the gate's: a command cannot see it. A cell's
+ * pid 1 ends only once every process of its namespace is gone (the kernel waits for them), so
+ * when the status is written nothing the command started is alive. SIGPIPE is left as it is (a
+ * command inherits it): a cell gone before its request ends the server, and the jail with it.
  * The bot closing stdin ends the server, and with it the jail.
  */
 const SERVER = `set -u
@@ -131,7 +133,7 @@ case \${BASH_VERSINFO[0]}.\${BASH_VERSINFO[1]} in [0-4].*|5.0) echo "goal-loop: 
 pids=() tos=()
 cell() {
   local to
-  exec {to}> >(exec "$1" --pid --mount --ipc --fork --mount-proc --kill-child -- "$2" -p -c "$8" goal-loop-cell "$4" "$5" "$3" "\${@:11}" "$2" --norc --noprofile -c "$9" goal-loop-gate "$6" "$2" "\${10}" "$7" >/dev/null 2>&1)
+  exec {to}> >(exec "$1" --user --map-user="\${11}" --map-group="\${12}" --keep-caps --pid --mount --ipc --fork --mount-proc --kill-child -- "$2" -p -c "$8" goal-loop-cell "$4" "$5" "$3" "\${@:13}" "$2" --norc --noprofile -c "$9" goal-loop-gate "$6" "$2" "\${10}" "$7" >/dev/null 2>&1)
   pids+=("$!") tos+=("$to")
 }
 cell "$@"
@@ -173,6 +175,7 @@ while [ "$n" -gt 0 ]; do
   shift; n=$((n - 1))
 done
 "$m" --all --fstab "$fstab" || exit 125
+echo 0 > /proc/sys/user/max_user_namespaces && read -r un < /proc/sys/user/max_user_namespaces && [ "$un" = 0 ] || exit 125
 for i in "\${!keep[@]}"; do
   p=\${keep[i]} fd=\${fds[i]}
   if [ -d "/proc/self/fd/$fd" ]; then /usr/bin/mkdir -p -- "$p"; else /usr/bin/mkdir -p -- "\${p%/*}" && : >"$p"; fi || exit 125
@@ -251,6 +254,7 @@ const STEP_CAPABILITIES = ['CAP_SYS_ADMIN', 'CAP_SYS_RESOURCE', 'CAP_SETPCAP'];
 /** The full argv (program first) that runs `spec.command` in the jail. */
 export function jailArgv(spec: JailSpec): string[] {
   // bash -p: no BASH_ENV and no exported functions while the step holds capabilities.
+  // A resident jail's step ends in the server, which makes a cell per command (see SERVER).
   const r = spec.resident;
   const run = r
     ? [spec.bash, '-p', '-c', RESIDENT_STEP, 'goal-loop-jail-step', spec.mount, String(spec.maxPtys), spec.setpriv, spec.bash, '--norc', '--noprofile', '-c', SERVER, 'goal-loop-server'].concat([
@@ -264,6 +268,8 @@ export function jailArgv(spec: JailSpec): string[] {
         CELL_STEP,
         CELL_GATE,
         MARKER_LINE,
+        String(spec.uid),
+        String(spec.gid),
         String(r.keep.length),
         ...r.keep,
       ])

