@@ -1,0 +1,88 @@
+import { spawn } from 'node:child_process';
+import { closeSync, mkdtempSync, openSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { BwrapSandbox, BwrapSandboxOptions } from '../../src/sandbox/bwrap-sandbox.js';
+import { ResidentJail } from '../../src/sandbox/resident-jail.js';
+import { processScratch } from '../../src/sandbox/scratch.js';
+import { jail, jailRoot, processesOfUid, runIn } from '../helpers/sandbox-jail.js';
+
+// The host side of a resident jail: its error paths, its pool and its requests.
+const made: BwrapSandbox[] = [];
+afterEach(async () => {
+  await Promise.all(made.splice(0).map((s) => s.dispose()));
+});
+
+function sandboxOf(opts: BwrapSandboxOptions = {}): BwrapSandbox {
+  const sandbox = jail(opts);
+  made.push(sandbox);
+  return sandbox;
+}
+
+/** The channel folders of this process's resident jails (see openResident). */
+function channels(): string[] {
+  return readdirSync(processScratch())
+    .filter((n) => n.startsWith('jail-'))
+    .map((n) => join(processScratch(), n));
+}
+
+describe('resident jail, host side', () => {
+  it('a resident jail that cannot open the output FIFO is ended, and the command runs cold', async () => {
+    const { ws } = await jailRoot();
+    const sandbox = sandboxOf();
+    await runIn(sandbox, ws, 'true');
+    const uid = sandbox.uidFor(ws);
+    expect(processesOfUid(uid).length).toBeGreaterThan(0);
+    // As when the bot is out of descriptors: the FIFO made ahead cannot be opened.
+    for (const c of channels()) rmSync(c, { recursive: true, force: true });
+    const result = await runIn(sandbox, ws, 'echo cold');
+    expect(result).toMatchObject({ exitCode: 0, output: 'cold\n' });
+    expect(sandbox.stats.warmHits).toBe(0);
+    // The failed jail was ended at once, not left running with no owner.
+    expect(sandbox.stats.warmDiscards).toBe(1);
+    await sandbox.dispose();
+    expect(processesOfUid(uid)).toEqual([]);
+  });
+
+  it('runs a request over PIPE_BUF in the resident jail, and one over the cap cold', async () => {
+    const { ws } = await jailRoot();
+    const sandbox = sandboxOf();
+    await runIn(sandbox, ws, 'true');
+    const big = 'x'.repeat(20_000);
+    const command = `: ${'y'.repeat(30_000)}\nprintf %s "$GOAL_BIG" | wc -c`;
+    const result = await runIn(sandbox, ws, command, { env: { GOAL_BIG: big } });
+    expect(result).toMatchObject({ exitCode: 0, output: '20000\n' });
+    expect(sandbox.stats.warmHits).toBe(1);
+    const over = await runIn(sandbox, ws, `: ${'z'.repeat(70_000)}\necho over`);
+    expect(over).toMatchObject({ exitCode: 0, output: 'over\n' });
+    expect(sandbox.stats.warmHits).toBe(1);
+  });
+
+  it('ends a jail whose launcher could not be spawned', async () => {
+    const channel = mkdtempSync(join(tmpdir(), 'goal-loop-channel-'));
+    const input = openSync('/dev/null', 'w');
+    let closed = false;
+    const launcher = spawn('/nonexistent/goal-loop-launcher', [], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const resident = new ResidentJail({
+      key: 'k',
+      workspace: channel,
+      tree: { workspace: '0:0', git: undefined },
+      uid: process.getuid!(),
+      gid: process.getgid!(),
+      fifoOwner: undefined,
+      launcher,
+      input,
+      channel,
+      cgroup: undefined,
+      close: async () => {
+        closed = true;
+        rmSync(channel, { recursive: true, force: true });
+      },
+    });
+    // Ended before the spawn's error was reported (a prewarm disposed at once): no 'exit' ever comes.
+    await resident.end();
+    expect(closed).toBe(true);
+    expect(() => closeSync(input)).toThrow();
+  });
+});
