@@ -59,8 +59,6 @@ export class ResidentJail {
   private busy = false;
   private seq = 0;
   private readonly fifos: string[] = [];
-  /** Commands run so far. */
-  runs = 0;
 
   constructor(parts: ResidentParts) {
     this.parts = parts;
@@ -134,23 +132,27 @@ export class ResidentJail {
    * StartFilter tells whether the command started). The limits count from now.
    */
   run(command: ResidentCommand, capture: Capture, req: Pick<CommandRequest, 'timeoutMs' | 'signal' | 'stallMs' | 'cwd'>): Promise<CommandResult> {
-    if (this.busy) return Promise.reject(new Error('a resident jail runs one command at a time'));
-    this.busy = true;
-    this.runs++;
-    const name = this.takeFifo();
-    const path = join(this.parts.channel, name);
-    let read: number;
+    if (this.busy) {
+      capture.close();
+      return Promise.reject(new Error('a resident jail runs one command at a time'));
+    }
+    let name: string;
+    let path: string | undefined;
+    let read: number | undefined;
     let hostWrite: number | undefined;
     try {
+      name = this.takeFifo();
+      path = join(this.parts.channel, name);
       read = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOFOLLOW);
       // Our own write end: the reader sees no end before the gate opens its own, only after the status.
       hostWrite = openSync(path, constants.O_WRONLY | constants.O_NOFOLLOW);
     } catch (err) {
-      this.busy = false;
-      rmSync(path, { force: true });
+      if (read !== undefined) closeSync(read);
+      if (path) rmSync(path, { force: true });
       capture.close();
       return Promise.reject(err);
     }
+    this.busy = true;
     const buffer = Buffer.allocUnsafe(READ_BUFFER_BYTES);
     let limits: CommandLimits | undefined;
     const reader = new Socket({
@@ -237,7 +239,8 @@ export class ResidentJail {
     // Held until it is gone, so a caller awaiting this keeps the bot alive meanwhile.
     this.ref();
     this.kill();
-    if (!this.exited) await new Promise<void>((r) => this.parts.launcher.once('exit', () => r()));
+    // A launcher that was never spawned (no pid) reports an 'error', never an 'exit'.
+    if (!this.exited && this.parts.launcher.pid !== undefined) await new Promise<void>((r) => this.parts.launcher.once('exit', () => r()));
     try {
       closeSync(this.parts.input);
     } catch {
