@@ -4,7 +4,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { BwrapSandbox, BwrapSandboxOptions } from '../../src/sandbox/bwrap-sandbox.js';
+import { StartFilter } from '../../src/sandbox/jail-start.js';
+import { OutputCapture } from '../../src/sandbox/output-capture.js';
 import { ResidentJail } from '../../src/sandbox/resident-jail.js';
+import { openInputChannel } from '../../src/sandbox/run-captured.js';
 import { processScratch } from '../../src/sandbox/scratch.js';
 import { jail, jailRoot, processesOfUid, runIn } from '../helpers/sandbox-jail.js';
 
@@ -84,5 +87,52 @@ describe('resident jail, host side', () => {
     await resident.end();
     expect(closed).toBe(true);
     expect(() => closeSync(input)).toThrow();
+  });
+});
+
+/**
+ * A stand-in for the jail's server (the host side only): reads one request, prints the start
+ * marker and `output` to its FIFO, leaves a process holding the FIFO open, reports status 0.
+ */
+function fakeJail(output: string): { resident: ResidentJail; channel: string } {
+  const channel = mkdtempSync(join(tmpdir(), 'goal-loop-channel-'));
+  const input = openInputChannel();
+  const server = `IFS= read -r -d '' out || exit 0
+exec 3>"$1/$out"
+printf '\\036goal-loop-jail-started\\036%s' "$2" >&3
+sleep 4331 >/dev/null 2>&1 3>&3 &
+exec 3>&-
+printf '\\036goal-loop-exit 0\\036\\n'
+sleep 4332`;
+  const launcher = spawn('/bin/bash', ['-c', server, 'fake-server', channel, output], { detached: true, stdio: [input.read, 'pipe', 'pipe'] });
+  closeSync(input.read);
+  const resident = new ResidentJail({
+    key: 'k',
+    workspace: channel,
+    tree: { workspace: '0:0', git: undefined },
+    uid: process.getuid!(),
+    gid: process.getgid!(),
+    fifoOwner: undefined,
+    launcher,
+    input: input.write,
+    channel,
+    cgroup: undefined,
+    close: async () => rmSync(channel, { recursive: true, force: true }),
+  });
+  return { resident, channel };
+}
+
+describe('resident jail, one command', () => {
+  it('once the status came, no limit ends the command: a timeout while its output drains is no timeout', async () => {
+    const { resident, channel } = fakeJail('done\n');
+    try {
+      const capture = new StartFilter(new OutputCapture());
+      // The output stays open past the status (held by a process of the stand-in): the timeout falls in the drain.
+      const result = await resident.run({ request: (out) => Buffer.from(`${out}\0`) }, capture, { cwd: channel, timeoutMs: 300 });
+      expect(result).toMatchObject({ exitCode: 0, timedOut: false, output: 'done\n' });
+      expect(resident.alive).toBe(true);
+    } finally {
+      await resident.end();
+    }
   });
 });
