@@ -209,11 +209,14 @@ export class ResidentJail {
       reader.on('error', drain);
       this.onStatus = (status) => {
         code = status;
+        // The command ended: a limit that fires while its output drains must not end it (nor the jail), as in runCaptured.
+        ending.stop();
         closeHostWrite();
         finish();
       };
       this.onExit = () => {
         ended = true;
+        ending.stop();
         closeHostWrite();
         finish();
       };
