@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { closeSync, mkdtempSync, openSync, readdirSync, rmSync } from 'node:fs';
+import { closeSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -134,5 +134,22 @@ describe('resident jail, one command', () => {
     } finally {
       await resident.end();
     }
+  });
+});
+
+describe('resident jail, limits', () => {
+  it('a configured CPU limit binds each command, never the server that outlives them', async () => {
+    const { ws } = await jailRoot();
+    const sandbox = sandboxOf({ limits: { cpuSeconds: 7 } });
+    expect((await runIn(sandbox, ws, 'ulimit -t')).output).toBe('7\n');
+    const servers = processesOfUid(sandbox.uidFor(ws)).filter((pid) => {
+      try {
+        return readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('goal-loop-server');
+      } catch {
+        return false;
+      }
+    });
+    expect(servers.length).toBeGreaterThan(0);
+    for (const pid of servers) expect(readFileSync(`/proc/${pid}/limits`, 'utf8')).toMatch(/^Max cpu time +unlimited +unlimited/m);
   });
 });
