@@ -443,8 +443,8 @@ export class BwrapSandbox implements SpawningSandbox {
       if (this.cgroups.available) {
         cgroup = createCommandCgroup(this.cgroups, { memoryBytes: this.limits.memoryBytes, maxProcesses: this.limits.maxProcesses + 16 });
       }
-      // A resident jail's server lives across commands: each cell sets its command's CPU limit.
-      const limits = launchLimits(this.limits, channel ? Number.POSITIVE_INFINITY : req.timeoutMs);
+      // A resident jail's server lives across commands: each cell sets its command's CPU limit (a configured one too).
+      const limits = channel ? launchLimits({ ...this.limits, cpuSeconds: Number.POSITIVE_INFINITY }, Number.POSITIVE_INFINITY) : launchLimits(this.limits, req.timeoutMs);
       const launcherArgs = [
         // With a socket on stdin (an MCP server's pipes) bash would read the bot's ~/.bashrc.
         '--norc',
