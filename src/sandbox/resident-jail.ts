@@ -59,6 +59,8 @@ export class ResidentJail {
   private busy = false;
   private seq = 0;
   private readonly fifos: string[] = [];
+  /** The last request's write, maybe still in the thread pool: the input closes only once it is done. */
+  private sending: Promise<void> = Promise.resolve();
 
   constructor(parts: ResidentParts) {
     this.parts = parts;
@@ -222,7 +224,7 @@ export class ResidentJail {
       };
       reader.resume();
       if (this.exited) this.onExit();
-      else sendBytes(this.parts.input, command.request(name));
+      else this.sending = sendBytes(this.parts.input, command.request(name));
     });
   }
 
@@ -244,6 +246,8 @@ export class ResidentJail {
     this.kill();
     // A launcher that was never spawned (no pid) reports an 'error', never an 'exit'.
     if (!this.exited && this.parts.launcher.pid !== undefined) await new Promise<void>((r) => this.parts.launcher.once('exit', () => r()));
+    // With the server gone the write fails (EPIPE); closed before, its descriptor could be another file's by then.
+    await this.sending;
     try {
       closeSync(this.parts.input);
     } catch {
@@ -254,8 +258,11 @@ export class ResidentJail {
   }
 }
 
-/** Writes a request to the server; a server gone meanwhile (EPIPE) shows as a jail that ended. */
-function sendBytes(fd: number, request: Buffer): void {
+/**
+ * Writes a request to the server; a server gone meanwhile (EPIPE) shows as a jail that ended.
+ * Settles once every byte is written or the write failed.
+ */
+function sendBytes(fd: number, request: Buffer): Promise<void> {
   // An empty pipe takes PIPE_BUF bytes without blocking; more goes through the thread pool.
   if (request.length <= 4096) {
     try {
@@ -263,7 +270,15 @@ function sendBytes(fd: number, request: Buffer): void {
     } catch {
       /* the server is gone: its exit is reported */
     }
-  } else {
-    write(fd, request, () => undefined);
+    return Promise.resolve();
   }
+  return new Promise((resolve) => {
+    // One write(2) may take less than all of it (a signal): the rest follows.
+    const from = (at: number) =>
+      write(fd, request, at, request.length - at, null, (err, n) => {
+        if (err || at + n >= request.length) resolve();
+        else from(at + n);
+      });
+    from(0);
+  });
 }
