@@ -216,7 +216,13 @@ export class BwrapSandbox implements SpawningSandbox {
     if (resident) {
       const taken = await this.warm.take(resident.workspace, resident.key);
       const jail = taken ?? (await this.startResident(req, resident.workspace));
-      const result = jail && (await this.runResident(jail, req));
+      // A jail that could not run it (no FIFO, no descriptor left, no handover) is ended; the cold jail reports its own failure.
+      const result =
+        jail &&
+        (await this.runResident(jail, req).catch((err: unknown) => {
+          this.opts.logger?.debug({ err, workspace: resident.workspace }, 'a resident jail could not run a command: running it cold');
+          return undefined;
+        }));
       if (result) {
         if (taken) this.warm.stats.warmHits++;
         if (result.timedOut || result.aborted || result.stalled) {
@@ -256,18 +262,12 @@ export class BwrapSandbox implements SpawningSandbox {
   /**
    * Runs the command in a cell of the resident jail: the workspace handed over now (the bot's git
    * wrote files meanwhile), then the request to the server, the limits counted from then.
-   * Undefined when the command never started (no start marker): the caller ends the jail and
-   * runs it cold. A command that timed out, stalled or was aborted ended the jail with it.
+   * Undefined when the command never started (no start marker), and throws when the jail could not
+   * run it: the caller ends the jail and runs it cold. A command that timed out, stalled or was aborted ended the jail with it.
    */
   private async runResident(jail: ResidentJail, req: CommandRequest): Promise<CommandResult | undefined> {
-    let capture: StartFilter;
-    try {
-      if (this.root) await this.handOver(jail.parts.workspace, jail.parts.uid, jail.parts.gid);
-      capture = new StartFilter(new OutputCapture(this.capture, req.logPath));
-    } catch (err) {
-      await this.warm.end(jail);
-      throw err;
-    }
+    if (this.root) await this.handOver(jail.parts.workspace, jail.parts.uid, jail.parts.gid);
+    const capture = new StartFilter(new OutputCapture(this.capture, req.logPath));
     const oomBefore = jail.parts.cgroup?.oomKills() ?? 0;
     const cpu = launchLimits(this.limits, req.timeoutMs).find((l) => l.flag === '-t')!;
     const env = this.commandEnv(req, req.passEnv);
@@ -443,8 +443,8 @@ export class BwrapSandbox implements SpawningSandbox {
       if (this.cgroups.available) {
         cgroup = createCommandCgroup(this.cgroups, { memoryBytes: this.limits.memoryBytes, maxProcesses: this.limits.maxProcesses + 16 });
       }
-      // A resident jail's server lives across commands: each cell sets its command's CPU limit.
-      const limits = launchLimits(this.limits, channel ? Number.POSITIVE_INFINITY : req.timeoutMs);
+      // A resident jail's server lives across commands: each cell sets its command's CPU limit (a configured one too).
+      const limits = channel ? launchLimits({ ...this.limits, cpuSeconds: Number.POSITIVE_INFINITY }, Number.POSITIVE_INFINITY) : launchLimits(this.limits, req.timeoutMs);
       const launcherArgs = [
         // With a socket on stdin (an MCP server's pipes) bash would read the bot's ~/.bashrc.
         '--norc',

@@ -59,8 +59,8 @@ export class ResidentJail {
   private busy = false;
   private seq = 0;
   private readonly fifos: string[] = [];
-  /** Commands run so far. */
-  runs = 0;
+  /** The last request's write, maybe still in the thread pool: the input closes only once it is done. */
+  private sending: Promise<void> = Promise.resolve();
 
   constructor(parts: ResidentParts) {
     this.parts = parts;
@@ -134,23 +134,27 @@ export class ResidentJail {
    * StartFilter tells whether the command started). The limits count from now.
    */
   run(command: ResidentCommand, capture: Capture, req: Pick<CommandRequest, 'timeoutMs' | 'signal' | 'stallMs' | 'cwd'>): Promise<CommandResult> {
-    if (this.busy) return Promise.reject(new Error('a resident jail runs one command at a time'));
-    this.busy = true;
-    this.runs++;
-    const name = this.takeFifo();
-    const path = join(this.parts.channel, name);
-    let read: number;
+    if (this.busy) {
+      capture.close();
+      return Promise.reject(new Error('a resident jail runs one command at a time'));
+    }
+    let name: string;
+    let path: string | undefined;
+    let read: number | undefined;
     let hostWrite: number | undefined;
     try {
+      name = this.takeFifo();
+      path = join(this.parts.channel, name);
       read = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOFOLLOW);
       // Our own write end: the reader sees no end before the gate opens its own, only after the status.
       hostWrite = openSync(path, constants.O_WRONLY | constants.O_NOFOLLOW);
     } catch (err) {
-      this.busy = false;
-      rmSync(path, { force: true });
+      if (read !== undefined) closeSync(read);
+      if (path) rmSync(path, { force: true });
       capture.close();
       return Promise.reject(err);
     }
+    this.busy = true;
     const buffer = Buffer.allocUnsafe(READ_BUFFER_BYTES);
     let limits: CommandLimits | undefined;
     const reader = new Socket({
@@ -207,17 +211,20 @@ export class ResidentJail {
       reader.on('error', drain);
       this.onStatus = (status) => {
         code = status;
+        // The command ended: a limit that fires while its output drains must not end it (nor the jail), as in runCaptured.
+        ending.stop();
         closeHostWrite();
         finish();
       };
       this.onExit = () => {
         ended = true;
+        ending.stop();
         closeHostWrite();
         finish();
       };
       reader.resume();
       if (this.exited) this.onExit();
-      else sendBytes(this.parts.input, command.request(name));
+      else this.sending = sendBytes(this.parts.input, command.request(name));
     });
   }
 
@@ -237,7 +244,10 @@ export class ResidentJail {
     // Held until it is gone, so a caller awaiting this keeps the bot alive meanwhile.
     this.ref();
     this.kill();
-    if (!this.exited) await new Promise<void>((r) => this.parts.launcher.once('exit', () => r()));
+    // A launcher that was never spawned (no pid) reports an 'error', never an 'exit'.
+    if (!this.exited && this.parts.launcher.pid !== undefined) await new Promise<void>((r) => this.parts.launcher.once('exit', () => r()));
+    // With the server gone the write fails (EPIPE); closed before, its descriptor could be another file's by then.
+    await this.sending;
     try {
       closeSync(this.parts.input);
     } catch {
@@ -248,8 +258,11 @@ export class ResidentJail {
   }
 }
 
-/** Writes a request to the server; a server gone meanwhile (EPIPE) shows as a jail that ended. */
-function sendBytes(fd: number, request: Buffer): void {
+/**
+ * Writes a request to the server; a server gone meanwhile (EPIPE) shows as a jail that ended.
+ * Settles once every byte is written or the write failed.
+ */
+function sendBytes(fd: number, request: Buffer): Promise<void> {
   // An empty pipe takes PIPE_BUF bytes without blocking; more goes through the thread pool.
   if (request.length <= 4096) {
     try {
@@ -257,7 +270,15 @@ function sendBytes(fd: number, request: Buffer): void {
     } catch {
       /* the server is gone: its exit is reported */
     }
-  } else {
-    write(fd, request, () => undefined);
+    return Promise.resolve();
   }
+  return new Promise((resolve) => {
+    // One write(2) may take less than all of it (a signal): the rest follows.
+    const from = (at: number) =>
+      write(fd, request, at, request.length - at, null, (err, n) => {
+        if (err || at + n >= request.length) resolve();
+        else from(at + n);
+      });
+    from(0);
+  });
 }
