@@ -128,6 +128,8 @@ export class BwrapSandbox implements SpawningSandbox {
   private readonly capture: CaptureLimits;
   private readonly etc = new JailEtc();
   private readonly warm: ResidentJails;
+  /** Why resident jails were turned off (their first command failed where a cold jail ran it). */
+  private residentOff: string | undefined;
   /** Cleanups of ended jails still under way. */
   private readonly pending = new Set<Promise<unknown>>();
   /** What the last handovers of recent workspaces saw: only what changed since is looked at. */
@@ -233,12 +235,28 @@ export class BwrapSandbox implements SpawningSandbox {
         return result;
       }
       if (jail) await this.warm.end(jail);
+      if (jail && !taken) {
+        const cold = await this.runCold(req);
+        this.residentFailed(jail.diagnostics());
+        return cold;
+      }
     } else {
-      // A resident jail of the same uid waiting beside this one would hold up its end (awaitGone).
+      // Setup's jail runs alone: a resident jail of its uid would count toward its process limit.
       const workspace = realOrUndefined(req.cwd);
       if (workspace) await this.warm.discard(workspace);
     }
     return this.runCold(req);
+  }
+
+  /**
+   * A resident jail that was just started could not run its first command: they do not work here
+   * (bash before 5.1, a process limit too low for its cells…). Every command runs in a jail of its
+   * own from now on, and the operator is told once.
+   */
+  private residentFailed(why: string): void {
+    if (this.residentOff) return;
+    this.residentOff = why || 'the jail printed nothing';
+    this.opts.logger?.warn({ reason: this.residentOff }, 'resident jails do not work here: every command runs in a jail of its own (slower)');
   }
 
   private async runCold(req: CommandRequest): Promise<CommandResult> {
@@ -289,7 +307,8 @@ export class BwrapSandbox implements SpawningSandbox {
 
   /** The workspace and the key of a request that may run in a resident jail, or undefined. */
   private residentFor(req: CommandRequest): { workspace: string; key: string } | undefined {
-    if (this.opts.warm === false || this.warm.closed || req.network === true || req.packageStore) return undefined;
+    // An aborted request runs cold: in a resident jail its stop would end a healthy jail.
+    if (this.opts.warm === false || this.residentOff || this.warm.closed || req.network === true || req.packageStore || req.signal?.aborted) return undefined;
     const passEnv = req.passEnv ?? {};
     const env = this.commandEnv(req, passEnv);
     const size = residentRequest('out-0', { soft: 'unlimited', hard: 'unlimited' }, req.command, env).length;

@@ -67,7 +67,8 @@ export class ResidentJail {
     parts.launcher.stdout?.setEncoding('latin1');
     parts.launcher.stdout?.on('data', (text: string) => this.status(text));
     parts.launcher.stderr?.resume();
-    parts.launcher.once('exit', () => {
+    // 'close', not 'exit': a status the server printed just before it died is read first.
+    parts.launcher.once('close', () => {
       this.exited = true;
       this.onExit?.();
     });
@@ -245,7 +246,7 @@ export class ResidentJail {
     this.ref();
     this.kill();
     // A launcher that was never spawned (no pid) reports an 'error', never an 'exit'.
-    if (!this.exited && this.parts.launcher.pid !== undefined) await new Promise<void>((r) => this.parts.launcher.once('exit', () => r()));
+    if (!this.exited && this.parts.launcher.pid !== undefined) await new Promise<void>((r) => this.parts.launcher.once('close', () => r()));
     // With the server gone the write fails (EPIPE); closed before, its descriptor could be another file's by then.
     await this.sending;
     try {

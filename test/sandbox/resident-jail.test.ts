@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process';
 import { closeSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { BwrapSandbox, BwrapSandboxOptions } from '../../src/sandbox/bwrap-sandbox.js';
 import { StartFilter } from '../../src/sandbox/jail-start.js';
@@ -46,6 +47,17 @@ describe('resident jail, host side', () => {
     expect(sandbox.stats.warmDiscards).toBe(1);
     await sandbox.dispose();
     expect(processesOfUid(uid)).toEqual([]);
+  });
+
+  it('where a resident jail cannot run its first command but a cold jail can, every later command runs cold, and the operator is told once', async () => {
+    const { ws } = await jailRoot();
+    const warnings: string[] = [];
+    const logger = pino({ level: 'warn' }, { write: (line: string) => warnings.push(line) });
+    // Too few processes for the server's cells, enough for a cold jail's command.
+    const sandbox = sandboxOf({ limits: { maxProcesses: 4 }, logger });
+    for (const n of [1, 2, 3]) expect(await runIn(sandbox, ws, `echo ${n}`)).toMatchObject({ exitCode: 0, output: `${n}\n` });
+    expect(sandbox.stats).toMatchObject({ warmStarts: 1, warmHits: 0 });
+    expect(warnings.filter((w) => w.includes('resident jails do not work here'))).toHaveLength(1);
   });
 
   it('runs a request over PIPE_BUF in the resident jail, and one over the cap cold', async () => {
