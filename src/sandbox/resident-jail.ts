@@ -1,12 +1,11 @@
 import type { ChildProcess } from 'node:child_process';
-import { spawnSync } from 'node:child_process';
 import { chownSync, closeSync, constants, openSync, rmSync, write, writeSync } from 'node:fs';
 import { Socket } from 'node:net';
 import { join } from 'node:path';
 import type { CommandRequest, CommandResult } from '../ports/sandbox.js';
 import type { CommandCgroup } from './cgroup.js';
 import { CommandLimits, commandResult } from './command-limits.js';
-import type { Capture } from './run-captured.js';
+import { type Capture, makeFifos } from './run-captured.js';
 import type { TreeIdentity } from './tree-identity.js';
 
 /** What the bot holds of one resident jail (see SERVER in bwrap-args.ts). */
@@ -121,8 +120,7 @@ export class ResidentJail {
   private takeFifo(): string {
     if (this.fifos.length === 0) {
       const names = Array.from({ length: FIFO_BATCH }, () => `out-${++this.seq}`);
-      const made = spawnSync('mkfifo', ['-m', '600', '--', ...names.map((n) => join(this.parts.channel, n))], { env: { PATH: '/usr/bin:/bin' } });
-      if (made.status !== 0) throw new Error(`cannot create the output FIFO: ${made.error?.message ?? String(made.stderr).trim()}`);
+      makeFifos(names.map((n) => join(this.parts.channel, n)));
       const owner = this.parts.fifoOwner;
       if (owner) for (const n of names) chownSync(join(this.parts.channel, n), owner.uid, owner.gid);
       this.fifos.push(...names.reverse());

@@ -186,14 +186,19 @@ const fifos: string[] = [];
 function takeFifo(): string {
   if (fifos.length === 0) {
     const batch = Array.from({ length: FIFO_BATCH }, () => scratchPath('output'));
-    const made = spawnSync('mkfifo', ['-m', '600', '--', ...batch], { env: { PATH: '/usr/bin:/bin' } });
-    if (made.status !== 0) {
-      for (const path of batch) rmSync(path, { force: true });
-      throw new Error(`cannot create the output FIFO: ${made.error?.message ?? String(made.stderr).trim()}`);
-    }
+    makeFifos(batch);
     fifos.push(...batch);
   }
   return fifos.pop()!;
+}
+
+/** Makes FIFOs (mode 0600) at `paths` with one `mkfifo` run; none is left when it fails. */
+export function makeFifos(paths: readonly string[]): void {
+  const made = spawnSync('mkfifo', ['-m', '600', '--', ...paths], { env: { PATH: '/usr/bin:/bin' } });
+  if (made.status !== 0) {
+    for (const path of paths) rmSync(path, { force: true });
+    throw new Error(`cannot create the output FIFO: ${made.error?.message ?? String(made.stderr).trim()}`);
+  }
 }
 
 /** A fresh FIFO and its read end opened non-blocking; the caller unlinks the FIFO. */
