@@ -94,7 +94,8 @@ describe('goal-loop clean', () => {
     run.child.kill('SIGKILL'); // no clean-up: the ledger keeps its running state
     await run.done;
     const status = await runCli(['status'], p.env);
-    expect(status.stdout).toMatch(/^crashed\s+EXECUTING/m);
+    // Killed in its task's baseline verification or in its run step: either way a running state.
+    expect(status.stdout).toMatch(/^crashed\s+(EVALUATING|EXECUTING)\s/m);
     const dead = await runCli(['clean', 'crashed'], p.env);
     expect(dead.code, dead.stderr).toBe(0);
     expect(dead.stdout).toMatch(/^freed \d[\d.]* [KMG]?B: 1 workspace\n$/);
