@@ -23,6 +23,7 @@ import { NestedRepositoryError, NestedScanMemo, refuseNestedRepositories, remove
 import { detectPackageManagers, packageStoreEnv } from './package-managers.js';
 import { refuseChangedPackageScripts } from './package-scripts.js';
 import type { PackageStores } from './package-stores.js';
+import { type RemoteRef, remoteRefs } from './remote-refs.js';
 import type { SetupCache } from './setup-cache.js';
 import { dropSetupFolders, SetupOutput } from './setup-output.js';
 import { SetupTrust } from './setup-trust.js';
@@ -119,9 +120,12 @@ export class GitWorkspace implements Workspace {
     await this.opts.mirrorCache?.pin(this.opts.remote, this.dir);
     this.lastFetchAt = Date.now();
     const remoteRef = `refs/remotes/${REMOTE}/${this.branch}`;
-    const onRemote = await this.git.tryRun(this.dir, ['rev-parse', '--verify', '--quiet', `${remoteRef}^{commit}`]);
-    const start = onRemote ?? (await this.baseCommit());
-    if (this.opts.setupCache || this.opts.packageStores) await this.setupTrust.prepared(async () => (onRemote ? this.baseCommit().catch(() => undefined) : start));
+    const refs = await remoteRefs(this.git, this.dir, REMOTE);
+    const onRemote = refs.has(remoteRef) ? await this.commitOf(remoteRef, refs) : undefined;
+    const start = onRemote ?? (await this.baseCommit(refs));
+    if (this.opts.setupCache || this.opts.packageStores) {
+      await this.setupTrust.prepared(async () => (onRemote ? this.baseCommit(refs).catch(() => undefined) : start), refs.get(`refs/remotes/${REMOTE}/HEAD`)?.symref);
+    }
     // A parked tree: index the files already there (hashed, not rewritten), so the checkout
     // writes only those that differ from `start`. Exit status ignored: checkout --force decides.
     if (parked) {
@@ -129,12 +133,13 @@ export class GitWorkspace implements Workspace {
       await this.git.tryRun(this.dir, ['update-index', '-q', '--refresh']);
     }
     await this.git.run(this.dir, ['checkout', '--quiet', '--force', '-B', this.branch, start]);
-    await this.git.run(this.dir, ['clean', '-ffdxq']);
-    if (parked) await this.emptySubmoduleDirs();
+    // A parked tree's submodule folders are listed while git clean runs (both read the index only).
+    const [, gitlinks] = await Promise.all([this.git.run(this.dir, ['clean', '-ffdxq']), parked ? gitlinkPaths(this.git, this.dir) : undefined]);
+    if (gitlinks) this.setupTrust.noteGitlinks(start, await this.emptySubmoduleDirs(gitlinks));
     this.lastCheckpoint = start;
     this.remoteTip = onRemote ?? '';
     this.publisher.forget();
-    this.goalBase = onRemote ? await this.resumedBase(onRemote) : start;
+    this.goalBase = onRemote ? await this.resumedBase(onRemote, refs) : start;
     return onRemote ? this.readCheckpoints(remoteRef) : [];
   }
 
@@ -318,16 +323,21 @@ export class GitWorkspace implements Workspace {
     const restored = this.justRestored;
     this.justRestored = [];
     await refuseNestedRepositories(this.dir, restored, this.scanMemo);
-    return this.setupOutput.record();
+    const output = await this.setupOutput.record();
+    // Read into the memo while the first task runs (after git's looks, not beside them: on few
+    // cores they would share them): its checkpoint's search then only stats those folders.
+    this.scanMemo.warm(this.dir, restored);
+    return output;
   }
 
   async restoreSetup(setup: SetupIdentity): Promise<boolean> {
     const cache = this.opts.setupCache;
     if (!cache) return false;
     await this.guardGitDir();
-    await this.setupTrust.beforeSetup();
+    // Two read-only looks at once: whether the tree is exactly its commit, and the inputs' blobs.
+    const [, key] = await Promise.all([this.setupTrust.beforeSetup(), this.setupOutput.key(this.setupTrust.keyBase(), setup, this.opts.setupInputs ?? [])]);
     this.justRestored = [];
-    const outcome = await cache.restore(this.opts.remote, await this.setupOutput.key(this.setupTrust.keyBase(), setup, this.opts.setupInputs ?? []), this.dir, {
+    const outcome = await cache.restore(this.opts.remote, key, this.dir, {
       onRestored: (paths) => {
         this.justRestored = [...paths];
       },
@@ -458,12 +468,16 @@ export class GitWorkspace implements Workspace {
     }
   }
 
-  /** A fresh checkout leaves a submodule's folder empty; a parked tree may still hold its files. */
-  private async emptySubmoduleDirs(): Promise<void> {
-    for (const path of await gitlinkPaths(this.git, this.dir)) {
+  /**
+   * Empties the folder of each submodule (`paths`, the gitlinks of the index); returns them. A
+   * fresh checkout leaves a submodule's folder empty; a parked tree may still hold its files.
+   */
+  private async emptySubmoduleDirs(paths: string[]): Promise<string[]> {
+    for (const path of paths) {
       await rm(join(this.dir, path), { recursive: true, force: true });
       await mkdir(join(this.dir, path), { recursive: true });
     }
+    return paths;
   }
 
   private async isOurClone(): Promise<boolean> {
@@ -472,13 +486,14 @@ export class GitWorkspace implements Workspace {
     return (await this.git.tryRun(this.dir, ['rev-parse', '--git-dir'])) !== undefined;
   }
 
-  private async baseCommit(): Promise<string> {
+  /** The base branch's tip as fetched; `refs`: the remote refs as just read (else git is asked). */
+  private async baseCommit(refs?: Map<string, RemoteRef>): Promise<string> {
     const ref = this.opts.baseBranch ? `refs/remotes/${REMOTE}/${this.opts.baseBranch}` : `refs/remotes/${REMOTE}/HEAD`;
-    const sha = await this.git.tryRun(this.dir, ['rev-parse', '--verify', '--quiet', `${ref}^{commit}`]);
+    const sha = await this.commitOf(ref, refs);
     if (sha) return sha;
     if (!this.opts.baseBranch) {
       // A remote without HEAD (e.g. a bare repo whose HEAD names a missing branch): take its only branch.
-      const heads = (await this.git.run(this.dir, ['for-each-ref', '--format=%(objectname)', `refs/remotes/${REMOTE}/`])).split('\n').filter(Boolean);
+      const heads = refs ? [...refs.values()].map((r) => r.commit) : (await this.git.run(this.dir, ['for-each-ref', '--format=%(objectname)', `refs/remotes/${REMOTE}/`])).split('\n').filter(Boolean);
       if (heads.length === 1 && heads[0]) return heads[0];
     }
     throw new GitError(
@@ -488,9 +503,15 @@ export class GitWorkspace implements Workspace {
     );
   }
 
+  /** The commit `ref` names (`^{commit}`), from `refs` when it tells; undefined when there is none. */
+  private async commitOf(ref: string, refs?: Map<string, RemoteRef>): Promise<string | undefined> {
+    if (refs && !refs.has(ref)) return undefined;
+    return refs?.get(ref)?.commit ?? (await this.git.tryRun(this.dir, ['rev-parse', '--verify', '--quiet', `${ref}^{commit}`]));
+  }
+
   /** A resumed goal's base: where its branch left the base branch; no common history: the base's tip, else the goal's. */
-  private async resumedBase(tip: string): Promise<string> {
-    const base = await this.baseCommit().catch(() => undefined);
+  private async resumedBase(tip: string, refs?: Map<string, RemoteRef>): Promise<string> {
+    const base = await this.baseCommit(refs).catch(() => undefined);
     return base ? ((await this.git.tryRun(this.dir, ['merge-base', tip, base])) ?? base) : tip;
   }
 

@@ -1,4 +1,5 @@
-import { chmod, lstat, readdir, rm } from 'node:fs/promises';
+import { type BigIntStats, lstatSync } from 'node:fs';
+import { chmod, readdir, rm } from 'node:fs/promises';
 import { FolderMemo } from '../common/folder-memo.js';
 import { CheckpointRefusedError } from '../ports/workspace.js';
 
@@ -20,6 +21,10 @@ export class NestedRepositoryError extends CheckpointRefusedError {
 }
 
 const PARALLEL = 16;
+/** Folders stat'ed synchronously between two turns of the event loop. */
+const SYNC_SLICE = 512;
+/** The most folders one warm walk reads (see NestedScanMemo.warm). */
+const MAX_WARM_FOLDERS = 200_000;
 const DOT_GIT = Buffer.from('.git');
 const SLASH = Buffer.from('/');
 // What git's is_git_directory (setup.c) needs to take a folder for a repository: HEAD, refs and
@@ -40,27 +45,65 @@ function looksLikeGitDir(names: Buffer[]): boolean {
  * folders are searched too: a rule in `.gitignore` is the repository's word, not ours. Any
  * error fails the search: nothing else writes the tree while it runs, so a folder that cannot
  * be read is a folder someone hid.
+ *
+ * With a memo, each level's folders are stat'ed first, synchronously and a slice at a time (a
+ * stat costs microseconds; through the thread pool, tens): those it remembers unchanged are not
+ * read. Only the rest are read, in parallel.
  */
 async function findNested(root: string, skip: readonly string[] = [], memo?: NestedScanMemo): Promise<Buffer[]> {
+  await memo?.warmed(skip);
+  return walk(root, [Buffer.alloc(0)], skip, memo, false);
+}
+
+/**
+ * The walk of findNested from `start` (relative folders). `tolerant`: a folder that cannot be
+ * stat'ed or read is left out (not remembered), nothing is opened up, and what it finds counts
+ * for nothing; for a walk that only fills the memo while a command may run.
+ */
+async function walk(root: string, start: Buffer[], skip: readonly string[], memo: NestedScanMemo | undefined, tolerant: boolean): Promise<Buffer[]> {
   const found: Buffer[] = [];
   const skipped = skip.map((p) => Buffer.from(p));
-  let frontier: Buffer[] = [Buffer.alloc(0)];
+  let frontier = start;
   const base = Buffer.from(root);
+  const pathOf = (rel: Buffer) => (rel.length > 0 ? Buffer.concat([base, SLASH, rel]) : base);
   const started = Date.now();
+  const rootDev = tolerant ? lstatSync(base, { bigint: true }).dev : 0n;
+  let warmReads = 0;
   while (frontier.length > 0) {
     const next: Buffer[] = [];
-    for (let i = 0; i < frontier.length; i += PARALLEL) {
+    const unknown: Array<{ rel: Buffer; stat: BigIntStats | undefined }> = [];
+    for (const [i, rel] of frontier.entries()) {
+      if (!memo) {
+        unknown.push({ rel, stat: undefined });
+        continue;
+      }
+      if (i > 0 && i % SYNC_SLICE === 0) await new Promise((r) => setImmediate(r));
+      // Stat first: the folder read after it is at least as new as what is remembered.
+      let stat: BigIntStats;
+      try {
+        stat = lstatSync(pathOf(rel), { bigint: true });
+      } catch (err) {
+        if (tolerant) continue;
+        throw err;
+      }
+      // A warm walk runs beside a command: it reads only folders of the tree's own filesystem,
+      // no link (what a command swapped in meanwhile), and so many at most.
+      if (tolerant && (!stat.isDirectory() || stat.dev !== rootDev || ++warmReads > MAX_WARM_FOLDERS)) continue;
+      const seen = memo.unchanged(rel, stat);
+      if (seen) {
+        for (const sub of seen) if (!skipped.some((s) => s.equals(sub))) next.push(sub);
+      } else unknown.push({ rel, stat });
+    }
+    for (let i = 0; i < unknown.length; i += PARALLEL) {
       await Promise.all(
-        frontier.slice(i, i + PARALLEL).map(async (rel) => {
-          const dir = rel.length > 0 ? Buffer.concat([base, SLASH, rel]) : base;
-          // Stat first: the folder read after it is at least as new as what is remembered.
-          const stat = memo ? await lstat(dir, { bigint: true }) : undefined;
-          const seen = stat && memo!.unchanged(rel, stat);
-          if (seen) {
-            for (const sub of seen) if (!skipped.some((s) => s.equals(sub))) next.push(sub);
-            return;
+        unknown.slice(i, i + PARALLEL).map(async ({ rel, stat }) => {
+          let entries: Awaited<ReturnType<typeof readBytes>>;
+          try {
+            entries = tolerant ? await readdir(pathOf(rel), { withFileTypes: true, encoding: 'buffer' }) : await readBytes(pathOf(rel));
+          } catch (err) {
+            if (tolerant) return;
+            throw err;
           }
-          const entries = await readBytes(dir);
           if (rel.length > 0 && looksLikeGitDir(entries.map((e) => e.name))) {
             found.push(rel);
             return; // the whole folder goes (or is refused); nothing below it matters
@@ -88,8 +131,53 @@ async function findNested(root: string, skip: readonly string[] = [], memo?: Nes
   return found.sort(Buffer.compare);
 }
 
-/** What the nested-repository search of one workspace saw (see FolderMemo): only what changed since is read. */
-export class NestedScanMemo extends FolderMemo {}
+/**
+ * What the nested-repository search of one workspace saw (see FolderMemo): only what changed
+ * since is read. `warm` fills it for folders the host just put in the tree, in the background.
+ */
+export class NestedScanMemo extends FolderMemo {
+  private warming: Promise<void> | undefined;
+  private warmingPaths: string[] = [];
+
+  /**
+   * Reads the folders `paths` (relative; files and missing paths are passed over) below `root`
+   * into the memo, in the background: the next search, which waits for it, then only stats them.
+   * For setup output the host just moved in from its cache: searched when it was saved, it is
+   * read while the first task runs, not at its checkpoint. A command may write the tree
+   * meanwhile: a folder changed during the walk has a ctime the memo does not hold, and is read
+   * again; the walk opens up nothing and what it finds decides nothing (the search itself does).
+   */
+  warm(root: string, paths: readonly string[]): void {
+    const folders = paths.map((p) => p.replace(/\/+$/, '')).filter((p) => p.length > 0);
+    if (folders.length === 0) return;
+    const before = this.warming;
+    this.warmingPaths.push(...folders);
+    const job = (async () => {
+      await before;
+      await walk(
+        root,
+        folders.map((p) => Buffer.from(p)),
+        [],
+        this,
+        true,
+      );
+    })()
+      .catch(() => undefined)
+      .finally(() => {
+        if (this.warming === job) {
+          this.warming = undefined;
+          this.warmingPaths = [];
+        }
+      });
+    this.warming = job;
+  }
+
+  /** Settles when no `warm` walk is under way, at once when a search leaves out (`skip`) every folder being warmed. */
+  async warmed(skip: readonly string[] = []): Promise<void> {
+    if (this.warmingPaths.every((p) => skip.includes(p) || skip.includes(`${p}/`))) return;
+    await this.warming;
+  }
+}
 
 /** A folder's entries, names as bytes; one that its owner made unreadable is opened up first. */
 async function readBytes(dir: Buffer): Promise<Array<{ name: Buffer; isDirectory(): boolean }>> {

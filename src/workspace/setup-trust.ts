@@ -20,12 +20,15 @@ import { type Git, gitlinkPaths } from './git.js';
  * for its own goals only: its name is part of the cache key (`keyBase`), so what setup made on
  * feature-x's setup script is never what a goal on main restores.
  */
+const BRANCH_OID = '# branch.oid ';
+
 export class SetupTrust {
   private base: string | undefined;
   private ranOn: string | undefined;
   /** `beforeSetup` looked since `prepared` (setup runs once per prepare: the restore and the store ask alike). */
   private looked = false;
   private baseName: string | undefined;
+  private gitlinks: { commit: string; paths: string[] } | undefined;
 
   constructor(
     private readonly git: Git,
@@ -33,15 +36,25 @@ export class SetupTrust {
     private readonly branches: { branch: string; baseBranch?: string | undefined },
   ) {}
 
-  /** After the checkout: `base` is the base branch's tip as fetched (read only when needed). */
-  async prepared(base: () => Promise<string | undefined>): Promise<void> {
+  /**
+   * After the checkout: `base` is the base branch's tip as fetched (read only when needed);
+   * `remoteHead` what `refs/remotes/origin/HEAD` names, as prepare read it.
+   */
+  async prepared(base: () => Promise<string | undefined>, remoteHead: string | undefined): Promise<void> {
     this.ranOn = undefined;
     this.looked = false;
     const name = this.branches.baseBranch;
     this.base = name && (name === this.branches.branch || name.startsWith('goal/')) ? undefined : await base();
     // The remote's default branch by name, so naming it (`--base main`) or not keys alike.
-    const head = name ? undefined : await this.git.tryRun(this.dir, ['symbolic-ref', '--quiet', 'refs/remotes/origin/HEAD']);
-    this.baseName = name ?? (head?.startsWith('refs/remotes/origin/') ? head.slice('refs/remotes/origin/'.length) : '');
+    this.baseName = name ?? (remoteHead?.startsWith('refs/remotes/origin/') ? remoteHead.slice('refs/remotes/origin/'.length) : '');
+  }
+
+  /**
+   * The gitlinks of `commit`'s tree, as prepare read them from the index it just checked out: a
+   * look before setup at a clean tree on that commit need not ask git again.
+   */
+  noteGitlinks(commit: string, paths: string[]): void {
+    this.gitlinks = { commit, paths };
   }
 
   /** The base branch's name, for the setup cache key ('' : the remote's default, not known by name). */
@@ -54,17 +67,23 @@ export class SetupTrust {
   async beforeSetup(): Promise<void> {
     if (this.looked) return;
     this.looked = true;
-    const status = await this.git.run(this.dir, ['status', '--porcelain=v1', '-z', '--ignored=matching', '--untracked-files=normal', '--ignore-submodules=all']);
-    this.ranOn = status === '' && (await this.submoduleFoldersEmpty()) ? await this.head() : undefined;
+    // One look for both: the tree's changes and, in the branch header, the commit it is on.
+    const status = (
+      await this.git.run(this.dir, ['status', '--porcelain=v2', '-z', '--branch', '--no-ahead-behind', '--ignored=matching', '--untracked-files=normal', '--ignore-submodules=all'])
+    ).split('\0');
+    const head = status.find((e) => e.startsWith(BRANCH_OID))?.slice(BRANCH_OID.length);
+    const clean = status.every((e) => e === '' || e.startsWith('# '));
+    this.ranOn = clean && head && /^[0-9a-f]+$/.test(head) && (await this.submoduleFoldersEmpty(head)) ? head : undefined;
   }
 
   /**
    * git status never looks into a submodule's folder, and git clean never empties it; goal-loop
    * never fills one, so whatever is there (a task's file, kept across runs in the same
-   * workspace) is beyond the commit.
+   * workspace) is beyond the commit. The tree is clean on `head`: its index is that commit's.
    */
-  private async submoduleFoldersEmpty(): Promise<boolean> {
-    for (const path of await gitlinkPaths(this.git, this.dir)) {
+  private async submoduleFoldersEmpty(head: string): Promise<boolean> {
+    const paths = this.gitlinks?.commit === head ? this.gitlinks.paths : await gitlinkPaths(this.git, this.dir);
+    for (const path of paths) {
       const st = await lstat(join(this.dir, path)).catch(() => undefined);
       if (st && (!st.isDirectory() || (await readdir(join(this.dir, path)).catch(() => ['unreadable'])).length > 0)) return false;
     }
