@@ -323,11 +323,7 @@ export class GitWorkspace implements Workspace {
     const restored = this.justRestored;
     this.justRestored = [];
     await refuseNestedRepositories(this.dir, restored, this.scanMemo);
-    const output = await this.setupOutput.record();
-    // Read into the memo while the first task runs (after git's looks, not beside them: on few
-    // cores they would share them): its checkpoint's search then only stats those folders.
-    this.scanMemo.warm(this.dir, restored);
-    return output;
+    return this.setupOutput.record();
   }
 
   async restoreSetup(setup: SetupIdentity): Promise<boolean> {
@@ -431,14 +427,13 @@ export class GitWorkspace implements Workspace {
   private async cloneFromMirror(cache: MirrorCache): Promise<boolean> {
     const fresh = freshCloneDir(this.dir);
     await rm(fresh, { recursive: true, force: true });
-    const { current, parked } = await cache.withMirror(this.opts.remote, this.git, async (mirror) => {
+    const { current, parked, scrubbed } = await cache.withMirror(this.opts.remote, this.git, async (mirror) => {
       // A tree parked by an earlier goal on this remote: its files are mostly the ones to check
       // out. It gets the `.git` of a clone made beside it; its own is never trusted.
       const parkedTree = await mirror.takeParked(this.dir);
-      await this.git.run(dirname(this.dir), ['clone', '--quiet', '--no-hardlinks', '--no-tags', '--no-checkout', mirror.path, parkedTree ? fresh : this.dir]);
-      return { current: mirror.current, parked: parkedTree };
+      return { current: mirror.current, parked: parkedTree, scrubbed: await this.cloneBeside(mirror.path, parkedTree, fresh) };
     });
-    const reused = parked && (await this.adoptParkedTree(fresh));
+    const reused = parked && (await this.adoptParkedTree(fresh, scrubbed));
     await this.git.run(this.dir, ['remote', 'set-url', REMOTE, this.opts.remote]);
     // A mirror fetched just now is the remote's state; an older one is topped up with what is new.
     if (!current) await this.git.run(this.dir, ['fetch', '--quiet', '--prune', '--no-tags', REMOTE]);
@@ -450,14 +445,34 @@ export class GitWorkspace implements Workspace {
     const fresh = freshCloneDir(this.dir);
     await rm(fresh, { recursive: true, force: true });
     const took = await cache.warm.take(cache.keyFor(this.opts.remote), this.opts.remote, this.dir);
-    await this.git.run(dirname(this.dir), ['clone', '--quiet', '--no-hardlinks', '--no-tags', '--no-checkout', this.opts.remote, took ? fresh : this.dir]);
-    return took && (await this.adoptParkedTree(fresh));
+    const scrubbed = await this.cloneBeside(this.opts.remote, took, fresh);
+    return took && (await this.adoptParkedTree(fresh, scrubbed));
   }
 
-  /** Scrubs the taken tree and moves the fresh `.git` in; false: it could not, the plain clone is used. */
-  private async adoptParkedTree(fresh: string): Promise<boolean> {
+  /**
+   * Clones `source` into the workspace folder, or beside it (`fresh`) when a parked tree was
+   * taken there: that tree is scrubbed meanwhile. True when it was (a failed scrub: the caller
+   * falls back to the plain clone).
+   */
+  private async cloneBeside(source: string, parked: boolean, fresh: string): Promise<boolean> {
+    const scrubbed = parked
+      ? scrubParkedTree(this.dir).then(
+          () => true,
+          () => false,
+        )
+      : Promise.resolve(false);
     try {
-      await scrubParkedTree(this.dir);
+      await this.git.run(dirname(this.dir), ['clone', '--quiet', '--no-hardlinks', '--no-tags', '--no-checkout', source, parked ? fresh : this.dir]);
+    } finally {
+      await scrubbed;
+    }
+    return scrubbed;
+  }
+
+  /** Moves the fresh `.git` into the taken tree once scrubbed; false: it could not, the plain clone is used. */
+  private async adoptParkedTree(fresh: string, scrubbed: boolean): Promise<boolean> {
+    try {
+      if (!scrubbed) throw new Error('the parked tree could not be scrubbed');
       await rename(join(fresh, '.git'), join(this.dir, '.git'));
       await rm(fresh, { recursive: true, force: true });
       return true;

@@ -23,8 +23,6 @@ export class NestedRepositoryError extends CheckpointRefusedError {
 const PARALLEL = 16;
 /** Folders stat'ed synchronously between two turns of the event loop. */
 const SYNC_SLICE = 512;
-/** The most folders one warm walk reads (see NestedScanMemo.warm). */
-const MAX_WARM_FOLDERS = 200_000;
 const DOT_GIT = Buffer.from('.git');
 const SLASH = Buffer.from('/');
 // What git's is_git_directory (setup.c) needs to take a folder for a repository: HEAD, refs and
@@ -51,24 +49,12 @@ function looksLikeGitDir(names: Buffer[]): boolean {
  * read. Only the rest are read, in parallel.
  */
 async function findNested(root: string, skip: readonly string[] = [], memo?: NestedScanMemo): Promise<Buffer[]> {
-  await memo?.warmed(skip);
-  return walk(root, [Buffer.alloc(0)], skip, memo, false);
-}
-
-/**
- * The walk of findNested from `start` (relative folders). `tolerant`: a folder that cannot be
- * stat'ed or read is left out (not remembered), nothing is opened up, and what it finds counts
- * for nothing; for a walk that only fills the memo while a command may run.
- */
-async function walk(root: string, start: Buffer[], skip: readonly string[], memo: NestedScanMemo | undefined, tolerant: boolean): Promise<Buffer[]> {
   const found: Buffer[] = [];
   const skipped = skip.map((p) => Buffer.from(p));
-  let frontier = start;
+  let frontier: Buffer[] = [Buffer.alloc(0)];
   const base = Buffer.from(root);
   const pathOf = (rel: Buffer) => (rel.length > 0 ? Buffer.concat([base, SLASH, rel]) : base);
   const started = Date.now();
-  const rootDev = tolerant ? lstatSync(base, { bigint: true }).dev : 0n;
-  let warmReads = 0;
   while (frontier.length > 0) {
     const next: Buffer[] = [];
     const unknown: Array<{ rel: Buffer; stat: BigIntStats | undefined }> = [];
@@ -79,16 +65,7 @@ async function walk(root: string, start: Buffer[], skip: readonly string[], memo
       }
       if (i > 0 && i % SYNC_SLICE === 0) await new Promise((r) => setImmediate(r));
       // Stat first: the folder read after it is at least as new as what is remembered.
-      let stat: BigIntStats;
-      try {
-        stat = lstatSync(pathOf(rel), { bigint: true });
-      } catch (err) {
-        if (tolerant) continue;
-        throw err;
-      }
-      // A warm walk runs beside a command: it reads only folders of the tree's own filesystem,
-      // no link (what a command swapped in meanwhile), and so many at most.
-      if (tolerant && (!stat.isDirectory() || stat.dev !== rootDev || ++warmReads > MAX_WARM_FOLDERS)) continue;
+      const stat = lstatSync(pathOf(rel), { bigint: true });
       const seen = memo.unchanged(rel, stat);
       if (seen) {
         for (const sub of seen) if (!skipped.some((s) => s.equals(sub))) next.push(sub);
@@ -97,13 +74,7 @@ async function walk(root: string, start: Buffer[], skip: readonly string[], memo
     for (let i = 0; i < unknown.length; i += PARALLEL) {
       await Promise.all(
         unknown.slice(i, i + PARALLEL).map(async ({ rel, stat }) => {
-          let entries: Awaited<ReturnType<typeof readBytes>>;
-          try {
-            entries = tolerant ? await readdir(pathOf(rel), { withFileTypes: true, encoding: 'buffer' }) : await readBytes(pathOf(rel));
-          } catch (err) {
-            if (tolerant) return;
-            throw err;
-          }
+          const entries = await readBytes(pathOf(rel));
           if (rel.length > 0 && looksLikeGitDir(entries.map((e) => e.name))) {
             found.push(rel);
             return; // the whole folder goes (or is refused); nothing below it matters
@@ -131,53 +102,8 @@ async function walk(root: string, start: Buffer[], skip: readonly string[], memo
   return found.sort(Buffer.compare);
 }
 
-/**
- * What the nested-repository search of one workspace saw (see FolderMemo): only what changed
- * since is read. `warm` fills it for folders the host just put in the tree, in the background.
- */
-export class NestedScanMemo extends FolderMemo {
-  private warming: Promise<void> | undefined;
-  private warmingPaths: string[] = [];
-
-  /**
-   * Reads the folders `paths` (relative; files and missing paths are passed over) below `root`
-   * into the memo, in the background: the next search, which waits for it, then only stats them.
-   * For setup output the host just moved in from its cache: searched when it was saved, it is
-   * read while the first task runs, not at its checkpoint. A command may write the tree
-   * meanwhile: a folder changed during the walk has a ctime the memo does not hold, and is read
-   * again; the walk opens up nothing and what it finds decides nothing (the search itself does).
-   */
-  warm(root: string, paths: readonly string[]): void {
-    const folders = paths.map((p) => p.replace(/\/+$/, '')).filter((p) => p.length > 0);
-    if (folders.length === 0) return;
-    const before = this.warming;
-    this.warmingPaths.push(...folders);
-    const job = (async () => {
-      await before;
-      await walk(
-        root,
-        folders.map((p) => Buffer.from(p)),
-        [],
-        this,
-        true,
-      );
-    })()
-      .catch(() => undefined)
-      .finally(() => {
-        if (this.warming === job) {
-          this.warming = undefined;
-          this.warmingPaths = [];
-        }
-      });
-    this.warming = job;
-  }
-
-  /** Settles when no `warm` walk is under way, at once when a search leaves out (`skip`) every folder being warmed. */
-  async warmed(skip: readonly string[] = []): Promise<void> {
-    if (this.warmingPaths.every((p) => skip.includes(p) || skip.includes(`${p}/`))) return;
-    await this.warming;
-  }
-}
+/** What the nested-repository search of one workspace saw (see FolderMemo): only what changed since is read. */
+export class NestedScanMemo extends FolderMemo {}
 
 /** A folder's entries, names as bytes; one that its owner made unreadable is opened up first. */
 async function readBytes(dir: Buffer): Promise<Array<{ name: Buffer; isDirectory(): boolean }>> {
