@@ -95,7 +95,12 @@ tasks:
     const between = carried(h)!;
     expect(between.runner).toBeNull(); // released for the continuation
     expect(between.state).not.toBe('LOOP_COMPLETE');
-    expect(between.tasks.filter((t) => t.status === 'done').map((t) => t.taskId)).toEqual(shas.map((c) => c.task));
+    // Each checkpoint the state records is on the branch. A stop that lands between a checkpoint's
+    // push and its record drops that record (the attempt in progress is dropped): then the branch
+    // holds one more, which the next run takes from the branch instead of redoing it.
+    const carriedDone = between.tasks.filter((t) => t.status === 'done').map((t) => t.taskId);
+    expect(shas.map((c) => c.task).slice(0, carriedDone.length)).toEqual(carriedDone);
+    expect(shas.length - carriedDone.length).toBeLessThanOrEqual(1);
     // The continuation: a workflow_dispatch on a fresh runner.
     const dispatch = dispatchOf(issuesLabeled({ ...h.repoSpec, issue, label: 'goal' }), 'github-actions[bot]');
     const second = await act(h, { eventName: 'workflow_dispatch', payload: dispatch, runId: 602 });
@@ -106,7 +111,7 @@ tasks:
     const done = carried(h)!;
     expect(done.state).toBe('LOOP_COMPLETE');
     // Each task checkpointed by the first run kept its one attempt; the spend goes on from the first run's.
-    for (const c of shas) expect(done.tasks.find((t) => t.taskId === c.task)!.attempts).toBe(1);
+    for (const task of carriedDone) expect(done.tasks.find((t) => t.taskId === task)!.attempts).toBe(1);
     expect(done.counters.iterations).toBeGreaterThan(between.counters.iterations);
     expect(statusOf(h)).toHaveLength(1);
     expect(h.fake.pulls).toHaveLength(1);
