@@ -2,6 +2,9 @@ import { lstat, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { type Git, gitlinkPaths } from './git.js';
 
+/** The header of `git status --porcelain=v2 --branch` that names the commit HEAD is on. */
+const BRANCH_OID = '# branch.oid ';
+
 /**
  * Whether this run's setup output may go into the setup cache: only when setup ran on the base
  * commit, on a tree that was exactly that commit's.
@@ -20,8 +23,6 @@ import { type Git, gitlinkPaths } from './git.js';
  * for its own goals only: its name is part of the cache key (`keyBase`), so what setup made on
  * feature-x's setup script is never what a goal on main restores.
  */
-const BRANCH_OID = '# branch.oid ';
-
 export class SetupTrust {
   private base: string | undefined;
   private ranOn: string | undefined;
@@ -79,7 +80,9 @@ export class SetupTrust {
   /**
    * git status never looks into a submodule's folder, and git clean never empties it; goal-loop
    * never fills one, so whatever is there (a task's file, kept across runs in the same
-   * workspace) is beyond the commit. The tree is clean on `head`: its index is that commit's.
+   * workspace) is beyond the commit. Gitlinks prepare noted for `head` are those of the index it
+   * checked out there (a staged gitlink would not show in this status, but only host git writes the
+   * index, and a checkpoint refuses one).
    */
   private async submoduleFoldersEmpty(head: string): Promise<boolean> {
     const paths = this.gitlinks?.commit === head ? this.gitlinks.paths : await gitlinkPaths(this.git, this.dir);
