@@ -114,7 +114,8 @@ export class GitWorkspace implements Workspace {
   }
 
   async prepare(): Promise<Checkpoint[]> {
-    const parked = await this.cloneOrReuse();
+    const tree = await this.cloneOrReuse();
+    const parked = tree === 'parked';
     // A clone reused from an earlier run may hold what its last task left behind.
     await removeNestedRepositories(this.dir, this.scanMemo);
     await this.opts.mirrorCache?.pin(this.opts.remote, this.dir);
@@ -134,7 +135,8 @@ export class GitWorkspace implements Workspace {
     }
     await this.git.run(this.dir, ['checkout', '--quiet', '--force', '-B', this.branch, start]);
     // A parked tree's submodule folders are listed while git clean runs (both read the index only).
-    const [, gitlinks] = await Promise.all([this.git.run(this.dir, ['clean', '-ffdxq']), parked ? gitlinkPaths(this.git, this.dir) : undefined]);
+    // A fresh clone's checkout left nothing to clean.
+    const [, gitlinks] = await Promise.all([tree === 'fresh' ? undefined : this.git.run(this.dir, ['clean', '-ffdxq']), parked ? gitlinkPaths(this.git, this.dir) : undefined]);
     if (gitlinks) this.setupTrust.noteGitlinks(start, await this.emptySubmoduleDirs(gitlinks));
     this.lastCheckpoint = start;
     this.remoteTip = onRemote ?? '';
@@ -398,8 +400,11 @@ export class GitWorkspace implements Workspace {
     return /^[0-9a-f]{40,64}\n?$/.test(loose) ? loose.trim() : this.head();
   }
 
-  /** True when the workspace is a parked tree (with a fresh `.git`) that still needs its checkout. */
-  private async cloneOrReuse(): Promise<boolean> {
+  /**
+   * `parked`: a parked tree (with a fresh `.git`) that still needs its checkout; `fresh`: a clone
+   * with nothing in its tree yet; `reused`: this goal's own clone, fetched, as its last run left it.
+   */
+  private async cloneOrReuse(): Promise<'parked' | 'fresh' | 'reused'> {
     if (existsSync(join(this.dir, '.git')) && existsSync(this.trustedConfigCopy())) {
       await this.restoreTrustedConfig();
     }
@@ -414,9 +419,9 @@ export class GitWorkspace implements Workspace {
       else await this.git.run(dirname(this.dir), ['clone', '--quiet', '--no-hardlinks', '--no-tags', '--no-checkout', this.opts.remote, this.dir]);
       this.trustedConfig = await readFile(this.configPath(), 'utf8');
       await writeFile(this.trustedConfigCopy(), this.trustedConfig, { mode: 0o600 });
-      return parked;
+      return parked ? 'parked' : 'fresh';
     }
-    return false;
+    return 'reused';
   }
 
   /**

@@ -10,6 +10,12 @@ import { WarmPool } from './warm-pool.js';
 
 export const DEFAULT_CACHE_MB = 2048;
 export const DEFAULT_WARM_PER_REMOTE = 2;
+/**
+ * Released trees of fewer files are not parked. A goal's prepare on 2 cores (median of 6, a fresh
+ * clone against a parked tree): 100 files 122 ms against 126, 400 files 154 against 265; from 800
+ * to 3200 files the two were within the noise of the disk (0.5 to 1.4 s each).
+ */
+export const DEFAULT_WARM_MIN_FILES = 1000;
 const META = 'goal-loop-mirror.json';
 /** Incremental fetches add one pack each; past this many they are merged (geometric repack). */
 const MAX_PACKS = 16;
@@ -24,6 +30,8 @@ export interface MirrorCacheOptions {
   warmDir?: string;
   /** Parked trees kept per remote (default 2); 0: released workspaces are deleted. */
   warmPerRemote?: number;
+  /** Released trees with fewer files than this are deleted, not parked (default DEFAULT_WARM_MIN_FILES). */
+  warmMinFiles?: number;
   /**
    * A mirror fetched less than this long ago is used as it is (default 10 s); the workspace
    * then fetches what is newer itself. A burst of goals on one repository fetches it once.
@@ -69,7 +77,7 @@ export class MirrorCache {
   constructor(private readonly opts: MirrorCacheOptions) {
     this.dir = opts.dir;
     this.maxBytes = opts.maxBytes ?? DEFAULT_CACHE_MB * 1024 * 1024;
-    this.warm = new WarmPool(opts.warmDir ?? join(dirname(opts.dir), 'warm'), opts.warmPerRemote ?? DEFAULT_WARM_PER_REMOTE);
+    this.warm = new WarmPool(opts.warmDir ?? join(dirname(opts.dir), 'warm'), opts.warmPerRemote ?? DEFAULT_WARM_PER_REMOTE, opts.warmMinFiles ?? DEFAULT_WARM_MIN_FILES);
   }
 
   /** `<workspaceRoot>/mirrors`, bounded by `GOAL_LOOP_CACHE_MB` (default 2048). */

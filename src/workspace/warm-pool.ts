@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { directoryBytes, sweepLeftovers } from './mirror-disk.js';
+import { directoryUsage, sweepLeftovers } from './mirror-disk.js';
 
 export interface ParkedTree {
   path: string;
@@ -27,9 +27,14 @@ export class WarmPool {
     readonly dir: string,
     /** Trees kept per remote; 0 turns parking off. */
     readonly perRemote: number,
+    /**
+     * A tree of fewer files is not parked: a fresh checkout writes it sooner than a parked one is
+     * scrubbed, indexed and cleaned (see DEFAULT_WARM_MIN_FILES).
+     */
+    readonly minFiles = 0,
   ) {}
 
-  /** Moves the released workspace `tree` into the pool of `key`. False: not parked (left in place). */
+  /** Moves the released workspace `tree` into the pool of `key`. False: not parked (left in place, or deleted when too small to be worth it). */
   async park(key: string, remote: string, tree: string): Promise<boolean> {
     if (this.perRemote <= 0) return false;
     const pool = join(this.dir, key);
@@ -45,7 +50,11 @@ export class WarmPool {
     try {
       // The goal's git directory is never reused: its taker gets a fresh one from the mirror.
       await rm(join(tmp, '.git'), { recursive: true, force: true });
-      const bytes = await directoryBytes(tmp);
+      const { bytes, files } = await directoryUsage(tmp);
+      if (files < this.minFiles) {
+        await rm(tmp, { recursive: true, force: true });
+        return false;
+      }
       await rename(tmp, join(pool, `${String(Date.now()).padStart(15, '0')}-${bytes}-${randomBytes(4).toString('hex')}`));
     } catch (err) {
       await rm(tmp, { recursive: true, force: true });

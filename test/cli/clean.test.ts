@@ -3,7 +3,7 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runCli, startCli } from '../helpers/cli.js';
-import { cliProject } from '../helpers/cli-project.js';
+import { cliProject, parkableFiles } from '../helpers/cli-project.js';
 import { tempDir } from '../helpers/temp.js';
 import { until } from '../helpers/until.js';
 
@@ -20,7 +20,10 @@ describe('goal-loop clean', () => {
   });
 
   it('status shows the disk used; clean frees finished workspaces, then the caches, keeps a running goal, and follows no link out', async () => {
-    const p = await cliProject(`goal_id: stopped\nobjective: x\nlimits: { max_iterations: 1 }\ntasks:\n  - { id: a, title: A, run: echo a > a.txt, verification: "false", max_retries: 5 }\n`);
+    const p = await cliProject(
+      `goal_id: stopped\nobjective: x\nlimits: { max_iterations: 1 }\ntasks:\n  - { id: a, title: A, run: echo a > a.txt, verification: "false", max_retries: 5 }\n`,
+      parkableFiles(),
+    );
     const ws = join(p.root, 'workspaces');
     expect((await runCli(['run', '--repo', p.repo.bare, '--goal', p.goal, '--agent', 'scripted'], p.env)).code).toBe(3);
     await writeFile(p.goal, 'goal_id: done\nobjective: x\ntasks:\n  - { id: a, title: A, run: echo a > a.txt, verification: test -f a.txt }\n');

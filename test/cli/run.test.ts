@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { inspectCommand } from '../../src/cli/actions/run.js';
 import { cliInvocation } from '../../src/cli/invocation.js';
 import { CLI, runCli, startCli } from '../helpers/cli.js';
-import { cliProject } from '../helpers/cli-project.js';
+import { cliProject, parkableFiles } from '../helpers/cli-project.js';
 import { checkpointCommits, git } from '../helpers/git.js';
 import { until } from '../helpers/until.js';
 
@@ -353,7 +353,7 @@ describe('goal-loop run leaves the machine as it found it', () => {
   });
 
   it("parks a finished goal's workspace of a local path, which the next goal reuses; an escalated goal still resumes", async () => {
-    const p = await project('goal_id: park-a\nobjective: x\ntasks:\n  - { id: a, title: A, run: echo a > a.txt, verification: test -f a.txt }\n');
+    const p = await project('goal_id: park-a\nobjective: x\ntasks:\n  - { id: a, title: A, run: echo a > a.txt, verification: test -f a.txt }\n', parkableFiles());
     const workspaces = join(p.root, 'workspaces');
     const parked = () => (existsSync(join(workspaces, 'warm')) ? readdirSync(join(workspaces, 'warm')).flatMap((k) => readdirSync(join(workspaces, 'warm', k)).filter((n) => /^\d{15}-/.test(n))) : []);
     const a = await runCli(['run', '--repo', p.repo.bare, '--goal', p.goal, '--agent', 'scripted'], p.env);

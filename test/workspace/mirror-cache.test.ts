@@ -70,7 +70,7 @@ describe('workspaces prepared from a mirror', () => {
   it('prepares several goals of one repository at once, with one mirror and no leftovers', async () => {
     const { repo, cache, make } = await mirrorSetup();
     // Two caches on one folder stand for two workers; each runs several preparations at once.
-    const other = new MirrorCache({ dir: cache.dir, fetchIntervalMs: 0 });
+    const other = new MirrorCache({ dir: cache.dir, fetchIntervalMs: 0, warmMinFiles: 0 });
     const workspaces = Array.from({ length: 6 }, (_, i) => make(`g${i}`, i % 2 ? { cache: other } : {}));
     pushCommit(repo, 'b.txt', 'b\n');
     await Promise.all(workspaces.map((w) => w.prepare()));

@@ -13,7 +13,8 @@ import { tempDir } from '../helpers/temp.js';
 export async function mirrorSetup(cacheOpts: Partial<MirrorCacheOptions> = {}, files?: Record<string, string>) {
   const root = await tempDir('goal-loop-mirror-test-');
   const repo = await createSampleRepo(join(root, 'sample'), files);
-  const cache = new MirrorCache({ dir: join(root, 'workspaces', 'mirrors'), fetchIntervalMs: 0, ...cacheOpts });
+  // Parks the sample's few files too (a real goal parks trees of DEFAULT_WARM_MIN_FILES or more).
+  const cache = new MirrorCache({ dir: join(root, 'workspaces', 'mirrors'), fetchIntervalMs: 0, warmMinFiles: 0, ...cacheOpts });
   const make = (goalId: string, opts: { remote?: string; cache?: MirrorCache } = {}) =>
     new GitWorkspace({
       remote: opts.remote ?? repo.bare,

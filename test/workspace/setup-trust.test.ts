@@ -69,7 +69,7 @@ describe('what the setup cache keeps', () => {
     git(repo.work, 'update-index', '--add', '--cacheinfo', `160000,${sub},vendor/lib`);
     git(repo.work, '-c', 'user.name=Human', '-c', 'user.email=h@example.com', 'commit', '--quiet', '-m', 'a submodule');
     git(repo.work, 'push', '--quiet', 'origin', 'main');
-    const parkCache = new MirrorCache({ dir: join(root, 'mirrors') });
+    const parkCache = new MirrorCache({ dir: join(root, 'mirrors'), warmMinFiles: 0 });
     const cacheRoot = join(root, 'setup-cache');
     const setupCache = new SetupCache({ root: cacheRoot, maxBytes: 1 << 30, readyCopies: false });
     const entries = () => (existsSync(cacheRoot) ? readdirSync(cacheRoot).flatMap((r) => readdirSync(join(cacheRoot, r))) : []);

@@ -38,6 +38,27 @@ describe('pool of parked trees', () => {
     expect(await cache.warm.list()).toEqual([]);
   });
 
+  it('deletes a released tree with fewer files than the minimum; the next goal gets a fresh clone, not what the first left', async () => {
+    const { cache, make } = await mirrorSetup({ warmMinFiles: 6 });
+    const first = make('g1');
+    await first.prepare();
+    await writeFile(join(first.dir, 'left-behind.txt'), 'from g1');
+    await writeFile(join(first.dir, 'README.md'), 'rewritten by g1');
+    await first.release();
+    expect(existsSync(first.dir)).toBe(false);
+    expect(await cache.warm.list()).toEqual([]);
+    const second = make('g2');
+    await second.prepare();
+    expect(existsSync(join(second.dir, 'left-behind.txt'))).toBe(false);
+    expect(await second.changedFiles()).toEqual([]);
+
+    // One file more than the minimum: parked, and taken by the next goal.
+    await writeFile(join(second.dir, 'sixth.txt'), 'x');
+    await writeFile(join(second.dir, 'seventh.txt'), 'x');
+    await second.release();
+    expect(await cache.warm.list()).toHaveLength(1);
+  });
+
   it('counts parked trees toward the bound and evicts them, oldest first, before any mirror', async () => {
     const { repo, cache } = await threeReleased();
     const mirror = cache.pathFor(repo.bare);

@@ -135,7 +135,7 @@ describe('reuse of parked working trees', () => {
     const parkedIno = statSync((await cache.warm.list())[0]!.path).ino;
 
     // Two caches on one folder stand for two workers.
-    const other = new MirrorCache({ dir: cache.dir, fetchIntervalMs: 0 });
+    const other = new MirrorCache({ dir: cache.dir, fetchIntervalMs: 0, warmMinFiles: 0 });
     const racers = Array.from({ length: 4 }, (_, i) => make(`r${i}`, i % 2 ? { cache: other } : {}));
     await Promise.all(racers.map((w) => w.prepare()));
     expect(racers.filter((w) => statSync(w.dir).ino === parkedIno)).toHaveLength(1);
