@@ -33,6 +33,11 @@ export class FolderMemo {
   /** `stat` must be taken before the folder was read: what is remembered is never newer than what was seen. */
   remember(rel: Buffer, stat: { ino: bigint; ctimeNs: bigint }, subdirs: Buffer[], walkStartedMs: number): void {
     this.reads++;
+    this.learn(rel, stat, subdirs, walkStartedMs);
+  }
+
+  /** Like `remember`, for a folder another walk read (the same rule: never newer than what was seen). */
+  protected learn(rel: Buffer, stat: { ino: bigint; ctimeNs: bigint }, subdirs: Buffer[], walkStartedMs: number): void {
     const window = stat.ctimeNs % 1_000_000_000n === 0n || this.racyNs < FINE_RACY_NS ? this.racyNs : FINE_RACY_NS;
     if (stat.ctimeNs >= BigInt(walkStartedMs) * 1_000_000n - window) {
       this.dirs.delete(rel.toString('latin1'));

@@ -336,8 +336,9 @@ export class GitWorkspace implements Workspace {
     const [, key] = await Promise.all([this.setupTrust.beforeSetup(), this.setupOutput.key(this.setupTrust.keyBase(), setup, this.opts.setupInputs ?? [])]);
     this.justRestored = [];
     const outcome = await cache.restore(this.opts.remote, key, this.dir, {
-      onRestored: (paths) => {
+      onRestored: (paths, listing) => {
         this.justRestored = [...paths];
+        if (listing) this.scanMemo.adopt(listing);
       },
     });
     if (outcome === 'failed') {

@@ -2,6 +2,7 @@ import { type BigIntStats, lstatSync } from 'node:fs';
 import { chmod, readdir, rm } from 'node:fs/promises';
 import { FolderMemo } from '../common/folder-memo.js';
 import { CheckpointRefusedError } from '../ports/workspace.js';
+import type { FolderListing } from './folder-listing.js';
 
 /**
  * A `.git` below the workspace root (a directory, a gitfile or a symlink), or a folder laid out
@@ -103,7 +104,18 @@ async function findNested(root: string, skip: readonly string[] = [], memo?: Nes
 }
 
 /** What the nested-repository search of one workspace saw (see FolderMemo): only what changed since is read. */
-export class NestedScanMemo extends FolderMemo {}
+export class NestedScanMemo extends FolderMemo {
+  /**
+   * Takes from a listing of folders now below the workspace (a ready copy the host moved in) those
+   * the search itself would have remembered: no `.git` entry, not laid out as a repository.
+   */
+  adopt(listing: FolderListing): void {
+    for (const [rel, folder] of listing.folders) {
+      if (folder.names.some((n) => n.equals(DOT_GIT)) || looksLikeGitDir(folder.names)) continue;
+      this.learn(Buffer.from(rel, 'latin1'), folder, folder.subdirs, listing.walkStartedMs);
+    }
+  }
+}
 
 /** A folder's entries, names as bytes; one that its owner made unreadable is opened up first. */
 async function readBytes(dir: Buffer): Promise<Array<{ name: Buffer; isDirectory(): boolean }>> {

@@ -5,6 +5,7 @@ import { dirname, join } from 'node:path';
 import { execa } from 'execa';
 import type { Logger } from 'pino';
 import { z } from 'zod';
+import { type FolderListing, readFolderListing } from './folder-listing.js';
 import { repoFolderName } from './repo-folder.js';
 import { diskUsage, stripSetIds } from './setup-disk.js';
 import { detachReadyCopy, makeReadyCopy, moveInto, readyCopiesSettled, readyCopyNames, STALE_LEFTOVER_MS, takeReadyCopy } from './setup-ready-copies.js';
@@ -86,7 +87,7 @@ export class SetupCache {
    * safely), `failed` when the copy broke midway (the caller resets the tree). An entry that does
    * not read back whole (no manifest, a listed path missing, a failed copy) is removed.
    */
-  async restore(repo: string, key: string, dir: string, opts: { onRestored?: (paths: readonly string[]) => void } = {}): Promise<'restored' | 'missing' | 'failed'> {
+  async restore(repo: string, key: string, dir: string, opts: { onRestored?: (paths: readonly string[], listing?: FolderListing) => void } = {}): Promise<'restored' | 'missing' | 'failed'> {
     const entry = join(this.repoDir(repo), key);
     const manifest = await this.readManifest(entry);
     if (!manifest) {
@@ -107,13 +108,17 @@ export class SetupCache {
       return 'missing';
     }
     let how: 'moved' | 'copied' = 'copied';
+    let listing: FolderListing | undefined;
     try {
       // A ready copy moves in (a rename per path); else the entry is copied, which costs its size.
       const ready = await takeReadyCopy(entry, manifest.paths);
       if (ready) {
         try {
-          if (await moveInto(ready, dir, manifest.paths)) how = 'moved';
-          else this.movable = false; // the workspaces are on another filesystem: copies cannot move
+          if (await moveInto(ready, dir, manifest.paths)) {
+            how = 'moved';
+            // The moved folders keep their inodes and ctimes: what the copy's listing says of them holds.
+            listing = await readFolderListing(join(ready, 'folders'));
+          } else this.movable = false; // the workspaces are on another filesystem: copies cannot move
         } finally {
           await rm(ready, { recursive: true, force: true }); // claimed: nobody else has it
         }
@@ -128,7 +133,7 @@ export class SetupCache {
       }
       this.opts.logger?.debug({ entry, how }, 'setup output restored');
       this.prepareNext(entry, manifest);
-      opts.onRestored?.(manifest.paths);
+      opts.onRestored?.(manifest.paths, listing);
       return 'restored';
     } catch (err) {
       this.opts.logger?.warn({ err, entry }, 'a setup cache entry does not read back; it is removed and setup runs');

@@ -1,9 +1,11 @@
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { lstatSync } from 'node:fs';
-import { mkdir, readdir, rename, rm, stat, utimes } from 'node:fs/promises';
+import { mkdir, readdir, rename, rm, stat, utimes, writeFile } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { execa } from 'execa';
+import { FOLDER_LISTING_FIND } from './folder-listing.js';
 import { stripSetIds } from './setup-disk.js';
 
 /**
@@ -12,7 +14,8 @@ import { stripSetIds } from './setup-disk.js';
  * per path, whatever the size) instead of copying. The entry itself is never handed out, so no
  * task ever holds a file of it; a copy is handed out once.
  *
- *   <entry>/ready-<id>/        complete, waiting (at most one is kept)
+ *   <entry>/ready-<id>/        complete, waiting (at most one is kept): `tree/` holds the
+ *                              paths, `folders` their folder listing (see folder-listing.ts)
  *   <entry>/../.tmp-ready-<id>/  being made (renamed into the entry when whole)
  *   <entry>/../.tmp-ready-<key>-<id>/  being made by a detached process (same rule)
  *   <entry>/.taking-<id>/      claimed by a restore, being moved out
@@ -22,6 +25,9 @@ import { stripSetIds } from './setup-disk.js';
 const making = new Map<string, Promise<void>>();
 /** Copies waiting out their delay, each a way to start it at once. */
 const waiting = new Set<() => void>();
+
+/** A copy's folders are listed this long after it is whole: past FolderMemo's racy window (100 ms) on a filesystem with fine ctimes. */
+const LISTING_AFTER_MS = 120;
 
 /** Leftovers of a killed process older than this are removed by the next sweep. */
 export const STALE_LEFTOVER_MS = 60 * 60 * 1000;
@@ -46,12 +52,18 @@ export function makeReadyCopy(entry: string, paths: readonly string[], hasRoom: 
     const tmp = join(dirname(entry), `.tmp-ready-${randomBytes(6).toString('hex')}`);
     try {
       for (const p of paths) {
-        await mkdir(dirname(join(tmp, p)), { recursive: true });
+        await mkdir(dirname(join(tmp, 'tree', p)), { recursive: true });
         // At the lowest CPU priority: the goal that saved the entry is still running.
-        await execa('nice', ['-n', '19', 'cp', '-a', '--reflink=auto', '--', join(entry, 'tree', p), join(tmp, p)]);
+        await execa('nice', ['-n', '19', 'cp', '-a', '--reflink=auto', '--', join(entry, 'tree', p), join(tmp, 'tree', p)]);
       }
       // The entry has no set-id bits; a copy that goes to a workspace has none whatever the entry holds.
-      await stripSetIds(paths.map((p) => join(tmp, p)));
+      await stripSetIds([join(tmp, 'tree')]);
+      // Listed last: nothing changes the copy after this, until a restore moves it in. After the
+      // racy window: a folder changed less than that before the listing would be read anyway.
+      await sleep(LISTING_AFTER_MS);
+      const started = `${BigInt(Date.now()) * 1_000_000n}\0`;
+      const { stdout } = await execa('nice', ['-n', '19', 'find', '-P', '.', ...FOLDER_LISTING_FIND], { cwd: join(tmp, 'tree'), encoding: 'buffer', stripFinalNewline: false });
+      await writeFile(join(tmp, 'folders'), Buffer.concat([Buffer.from(started), Buffer.from(stdout)]));
       await rename(tmp, join(entry, `ready-${randomBytes(6).toString('hex')}`));
     } finally {
       await rm(tmp, { recursive: true, force: true });
@@ -81,8 +93,11 @@ export async function detachReadyCopy(entry: string, paths: readonly string[], h
     const script = [
       // The same delay as in this process (see makeReadyCopy), slept by the copy's own process.
       'tmp=$1; dest=$2; tree=$3; sleep "$4"; shift 4',
-      'for p in "$@"; do mkdir -p -- "$tmp/$(dirname -- "$p")" && cp -a --reflink=auto -- "$tree/$p" "$tmp/$p" || { rm -rf -- "$tmp"; exit 1; }; done',
-      'find -P "$tmp" \\( -type f -o -type d \\) -perm /6000 -exec chmod u-s,g-s -- {} + && mv -T -- "$tmp" "$dest" || rm -rf -- "$tmp"',
+      'for p in "$@"; do mkdir -p -- "$tmp/tree/$(dirname -- "$p")" && cp -a --reflink=auto -- "$tree/$p" "$tmp/tree/$p" || { rm -rf -- "$tmp"; exit 1; }; done',
+      'find -P "$tmp/tree" \\( -type f -o -type d \\) -perm /6000 -exec chmod u-s,g-s -- {} + || { rm -rf -- "$tmp"; exit 1; }',
+      // The folder listing (see makeReadyCopy); a copy without one is still a copy.
+      `sleep ${LISTING_AFTER_MS / 1000} && { printf '%s\\0' "$(date +%s%N)" && cd "$tmp/tree" && find -P . ${FOLDER_LISTING_FIND.map(shellQuote).join(' ')}; } > "$tmp/folders" || rm -f -- "$tmp/folders"`,
+      'mv -T -- "$tmp" "$dest" || rm -rf -- "$tmp"',
     ].join('\n');
     await mkdir(tmp); // at once: another process's look sees this copy under way
     const child = spawn('nice', ['-n', '19', 'sh', '-c', script, 'sh', tmp, dest, join(entry, 'tree'), (Math.max(delayMs, 0) / 1000).toFixed(3), ...paths], { detached: true, stdio: 'ignore' });
@@ -146,7 +161,7 @@ export async function takeReadyCopy(entry: string, paths: readonly string[]): Pr
     const now = new Date();
     await utimes(claimed, now, now).catch(() => undefined); // a rename keeps the mtime: not a stale leftover
     try {
-      for (const p of paths) lstatSync(join(claimed, p));
+      for (const p of paths) lstatSync(join(claimed, 'tree', p));
       return claimed;
     } catch {
       await rm(claimed, { recursive: true, force: true });
@@ -166,11 +181,16 @@ export async function moveInto(claimed: string, dir: string, paths: readonly str
     await mkdir(dirname(dest), { recursive: true });
     await rm(dest, { force: true }); // a regular file setup rewrites (e.g. a lockfile); never a folder
     try {
-      await rename(join(claimed, p), dest);
+      await rename(join(claimed, 'tree', p), dest);
     } catch (err) {
       if (i === 0 && (err as NodeJS.ErrnoException).code === 'EXDEV') return false;
       throw err;
     }
   }
   return true;
+}
+
+/** One word for `sh`, whatever it holds. */
+function shellQuote(word: string): string {
+  return `'${word.replace(/'/g, "'\\''")}'`;
 }

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { inspectCommand } from '../../src/cli/actions/run.js';
 import { cliInvocation } from '../../src/cli/invocation.js';
+import { readFolderListing } from '../../src/workspace/folder-listing.js';
 import { CLI, runCli, startCli } from '../helpers/cli.js';
 import { cliProject, parkableFiles } from '../helpers/cli-project.js';
 import { checkpointCommits, git } from '../helpers/git.js';
@@ -344,6 +345,9 @@ describe('goal-loop run leaves the machine as it found it', () => {
     expect(names().some((n) => n.startsWith(`.tmp-ready-${entry}-`))).toBe(true);
     writeFileSync(gate, '');
     await until(() => ready().length === 1 && !names().some((n) => n.startsWith('.tmp-ready-')), 'the ready copy published');
+    // With its folder listing, which the next goal's first checkpoint takes the copy's folders from.
+    const listing = await readFolderListing(join(cacheRoot, repoDir!, entry, ready()[0]!, 'folders'));
+    expect([...listing!.folders.keys()]).toEqual(['deps']);
 
     await writeFile(p.goal, useDeps('second'));
     const second = await runCli(['run', '--repo', p.repo.bare, '--goal', p.goal, '--agent', 'scripted', '--json'], env);

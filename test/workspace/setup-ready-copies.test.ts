@@ -51,7 +51,7 @@ describe('SetupCache ready copies', () => {
     await cache.idle();
     const [next] = await readyCopies(entry);
     expect(next).toBeDefined();
-    expect(statSync(join(entry, next!, 'node_modules', 'dep', 'index.js')).ino).not.toBe(statSync(file).ino);
+    expect(statSync(join(entry, next!, 'tree', 'node_modules', 'dep', 'index.js')).ino).not.toBe(statSync(file).ino);
   });
 
   it('attack: a task that rewrites a restored dependency in place changes neither the entry nor what the next goal gets', async () => {
@@ -91,7 +91,7 @@ describe('SetupCache ready copies', () => {
     const root = await tempDir();
     const { cache, entry } = await primed(root);
     const [copy] = await readyCopies(entry);
-    await rm(join(entry, copy!, 'package-lock.json'));
+    await rm(join(entry, copy!, 'tree', 'package-lock.json'));
     const ws = await freshWorkspace(root, 'ws2');
     expect(await cache.restore(REPO, KEY, ws)).toBe('restored');
     expect(readFileSync(join(ws, 'package-lock.json'), 'utf8')).toContain('lockfileVersion');
@@ -165,7 +165,7 @@ describe('SetupCache ready copies', () => {
     const claimed = await takeReadyCopy(entry, ['node_modules', 'package-lock.json']);
     expect(claimed).toBeDefined();
     await cache.evict(); // sweeps leftovers older than an hour
-    expect(existsSync(join(claimed!, 'node_modules', 'dep', 'index.js'))).toBe(true);
+    expect(existsSync(join(claimed!, 'tree', 'node_modules', 'dep', 'index.js'))).toBe(true);
   });
 
   it('when the workspaces are on another filesystem, a restore copies and no more ready copies are made', async () => {

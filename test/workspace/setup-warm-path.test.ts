@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createSampleRepo } from '../../src/demo/sample-repo.js';
 import { GitWorkspace, releaseWorkspace } from '../../src/workspace/git-workspace.js';
-import { NestedRepositoryError } from '../../src/workspace/nested-repos.js';
+import { NestedRepositoryError, NestedScanMemo } from '../../src/workspace/nested-repos.js';
 import { SetupCache } from '../../src/workspace/setup-cache.js';
 import { git } from '../helpers/git.js';
 import { tempDir } from '../helpers/temp.js';
@@ -112,6 +112,81 @@ describe('setup output on the warm path', () => {
     expect(await third.restoreSetup(SETUP)).toBe(true);
     await plant(join(third.dir, 'vendor', 'lib'));
     await expect(third.preserveIgnored()).rejects.toBeInstanceOf(NestedRepositoryError);
+  });
+
+  it("attack: a ready copy's folder listing spares the first checkpoint reading the restored folders, never a repository planted after the listing", async () => {
+    const root = await tempDir();
+    const repo = await createSampleRepo(join(root, 'sample'));
+    const SETUP = { commands: ['npm ci'], network: false };
+    const setupCache = new SetupCache({ root: join(root, 'cache'), maxBytes: 1 << 30, readyCopyDelayMs: 0 });
+    const make = (id: string, memo = new NestedScanMemo()) => ({
+      memo,
+      ws: new GitWorkspace({
+        remote: repo.bare,
+        dir: join(root, 'ws', id),
+        goalId: id,
+        branch: `goal/${id}`,
+        identity: { name: 'goal-loop', email: 'bot@example.com' },
+        setupCache,
+        setupInputs: ['package.json'],
+        nestedScanMemo: memo,
+      }),
+    });
+    const { ws: first } = make('g1');
+    await first.prepare();
+    expect(await first.restoreSetup(SETUP)).toBe(false);
+    for (let i = 0; i < 20; i++) {
+      await mkdir(join(first.dir, 'node_modules', `dep${i}`, 'lib'), { recursive: true });
+      await writeFile(join(first.dir, 'node_modules', `dep${i}`, 'lib', 'index.js'), 'x');
+    }
+    await first.preserveIgnored();
+    await first.saveSetup(SETUP);
+    await setupCache.idle(); // the ready copy, listed
+    const [repoDir] = await readdir(join(root, 'cache'));
+    const [entry] = (await readdir(join(root, 'cache', repoDir!))).filter((n) => /^[0-9a-f]{64}$/.test(n));
+    const readyCopy = async () => join(root, 'cache', repoDir!, entry!, (await readdir(join(root, 'cache', repoDir!, entry!))).find((n) => n.startsWith('ready-'))!);
+    const readsOfFirstCheckpoint = async (id: string) => {
+      const { ws, memo } = make(id);
+      await ws.prepare();
+      expect(await ws.restoreSetup(SETUP)).toBe(true);
+      await ws.preserveIgnored();
+      await writeFile(join(ws.dir, 'task.txt'), '1');
+      const before = memo.reads;
+      await ws.checkpoint({ goalId: id, taskId: 't1', title: 't', attempt: 1 });
+      await setupCache.idle(); // the next ready copy
+      return memo.reads - before;
+    };
+    // With the listing: the tree's own folders and node_modules (moved in: its ctime changed); without it, all 40 more.
+    expect(existsSync(join(await readyCopy(), 'folders'))).toBe(true);
+    expect(await readsOfFirstCheckpoint('g2')).toBeLessThan(10);
+    await rm(join(await readyCopy(), 'folders'));
+    expect(await readsOfFirstCheckpoint('g3')).toBeGreaterThan(40);
+
+    const plant = async (dir: string) => {
+      await mkdir(join(dir, '.git', 'refs'), { recursive: true });
+      await mkdir(join(dir, '.git', 'objects'), { recursive: true });
+      await writeFile(join(dir, '.git', 'HEAD'), 'ref: refs/heads/main\n');
+      await writeFile(join(dir, '.git', 'config'), '[filter "x"]\n\tclean = touch /tmp/pwned\n');
+    };
+    // Planted by a task deep in a listed folder, after the restore.
+    const { ws: fourth } = make('g4');
+    await fourth.prepare();
+    expect(await fourth.restoreSetup(SETUP)).toBe(true);
+    await fourth.preserveIgnored();
+    await plant(join(fourth.dir, 'node_modules', 'dep7', 'lib'));
+    await writeFile(join(fourth.dir, 'task.txt'), '1');
+    await expect(fourth.checkpoint({ goalId: 'g4', taskId: 't1', title: 't', attempt: 1 })).rejects.toBeInstanceOf(NestedRepositoryError);
+    // Planted in the waiting ready copy itself, after its listing was written.
+    await setupCache.idle();
+    expect(existsSync(join(await readyCopy(), 'folders'))).toBe(true);
+    await plant(join(await readyCopy(), 'tree', 'node_modules', 'dep3', 'lib'));
+    const { ws: fifth } = make('g5');
+    await fifth.prepare();
+    expect(await fifth.restoreSetup(SETUP)).toBe(true);
+    expect(existsSync(join(fifth.dir, 'node_modules', 'dep3', 'lib', '.git'))).toBe(true); // the ready copy moved in
+    await fifth.preserveIgnored();
+    await writeFile(join(fifth.dir, 'task.txt'), '1');
+    await expect(fifth.checkpoint({ goalId: 'g5', taskId: 't1', title: 't', attempt: 1 })).rejects.toBeInstanceOf(NestedRepositoryError);
   });
 
   it('a ready copy waits out its delay after a save, and `idle` starts it at once', async () => {
