@@ -68,13 +68,16 @@ export class SetupTrust {
   async beforeSetup(): Promise<void> {
     if (this.looked) return;
     this.looked = true;
-    // One look for both: the tree's changes and, in the branch header, the commit it is on.
-    const status = (
-      await this.git.run(this.dir, ['status', '--porcelain=v2', '-z', '--branch', '--no-ahead-behind', '--ignored=matching', '--untracked-files=normal', '--ignore-submodules=all'])
-    ).split('\0');
+    // One look for both: the tree's changes and, in the branch header, the commit it is on. The
+    // index's gitlinks, when prepare noted none (a fresh clone), are read beside it: both only read.
+    const [out, listed] = await Promise.all([
+      this.git.run(this.dir, ['status', '--porcelain=v2', '-z', '--branch', '--no-ahead-behind', '--ignored=matching', '--untracked-files=normal', '--ignore-submodules=all']),
+      this.gitlinks ? undefined : gitlinkPaths(this.git, this.dir),
+    ]);
+    const status = out.split('\0');
     const head = status.find((e) => e.startsWith(BRANCH_OID))?.slice(BRANCH_OID.length);
     const clean = status.every((e) => e === '' || e.startsWith('# '));
-    this.ranOn = clean && head && /^[0-9a-f]+$/.test(head) && (await this.submoduleFoldersEmpty(head)) ? head : undefined;
+    this.ranOn = clean && head && /^[0-9a-f]+$/.test(head) && (await this.submoduleFoldersEmpty(head, listed)) ? head : undefined;
   }
 
   /**
@@ -84,8 +87,8 @@ export class SetupTrust {
    * checked out there (a staged gitlink would not show in this status, but only host git writes the
    * index, and a checkpoint refuses one).
    */
-  private async submoduleFoldersEmpty(head: string): Promise<boolean> {
-    const paths = this.gitlinks?.commit === head ? this.gitlinks.paths : await gitlinkPaths(this.git, this.dir);
+  private async submoduleFoldersEmpty(head: string, listed: string[] | undefined): Promise<boolean> {
+    const paths = this.gitlinks?.commit === head ? this.gitlinks.paths : (listed ?? (await gitlinkPaths(this.git, this.dir)));
     for (const path of paths) {
       const st = await lstat(join(this.dir, path)).catch(() => undefined);
       if (st && (!st.isDirectory() || (await readdir(join(this.dir, path)).catch(() => ['unreadable'])).length > 0)) return false;
