@@ -332,8 +332,7 @@ export class GitWorkspace implements Workspace {
     const cache = this.opts.setupCache;
     if (!cache) return false;
     await this.guardGitDir();
-    // Two read-only looks at once: whether the tree is exactly its commit, and the inputs' blobs.
-    const [, key] = await Promise.all([this.setupTrust.beforeSetup(), this.setupOutput.key(this.setupTrust.keyBase(), setup, this.opts.setupInputs ?? [])]);
+    const key = await this.setupOutput.key(this.setupTrust.keyBase(), setup, this.opts.setupInputs ?? []);
     this.justRestored = [];
     const outcome = await cache.restore(this.opts.remote, key, this.dir, {
       onRestored: (paths, listing) => {
@@ -347,6 +346,9 @@ export class GitWorkspace implements Workspace {
       await this.git.run(this.dir, ['reset', '--quiet', '--hard', this.lastCheckpoint]);
       await this.git.run(this.dir, ['clean', '-ffdxq']);
     }
+    // Setup runs on this tree: whether its output may be kept rests on a look at it now. A hit
+    // runs no setup and keeps nothing, so it does not look.
+    if (outcome !== 'restored') await this.setupTrust.beforeSetup();
     return outcome === 'restored';
   }
 
