@@ -24,7 +24,7 @@ import { detectPackageManagers, packageStoreEnv } from './package-managers.js';
 import { refuseChangedPackageScripts } from './package-scripts.js';
 import type { PackageStores } from './package-stores.js';
 import { type RemoteRef, remoteRefs } from './remote-refs.js';
-import type { SetupCache } from './setup-cache.js';
+import type { RestoredSetup, SetupCache } from './setup-cache.js';
 import { dropSetupFolders, SetupOutput } from './setup-output.js';
 import { SetupTrust } from './setup-trust.js';
 import { parseStagedDiff } from './staged-diff.js';
@@ -101,7 +101,7 @@ export class GitWorkspace implements Workspace {
   /** Whether setup's output may be cached: only from setup on the base commit. */
   private readonly setupTrust: SetupTrust;
   /** What the setup cache just put back, until the next `preserveIgnored` (see there). */
-  private justRestored: string[] = [];
+  private justRestored: RestoredSetup | undefined;
 
   constructor(private readonly opts: GitWorkspaceOptions) {
     this.dir = opts.dir;
@@ -146,7 +146,7 @@ export class GitWorkspace implements Workspace {
   }
 
   async sync(): Promise<void> {
-    this.justRestored = []; // a command may have run since the restore
+    this.justRestored = undefined; // a command may have run since the restore
     await this.guardGitDir();
     if (!this.mustSync && Date.now() - this.lastFetchAt < (this.opts.syncIntervalMs ?? 5000)) return;
     await this.publisher.exclusive(async () => {
@@ -191,7 +191,7 @@ export class GitWorkspace implements Workspace {
   }
 
   async commit(input: CheckpointInput): Promise<Checkpoint> {
-    this.justRestored = []; // a command may have run since the restore
+    this.justRestored = undefined; // a command may have run since the restore
     await this.guardGitDir();
     // Before `add`: it would run a nested repository's filters (no setting stops that).
     await refuseNestedRepositories(this.dir, [], this.scanMemo);
@@ -245,7 +245,7 @@ export class GitWorkspace implements Workspace {
   }
 
   async resync(): Promise<Checkpoint[]> {
-    this.justRestored = [];
+    this.justRestored = undefined;
     await this.guardGitDir();
     return this.publisher.exclusive(async () => {
       const remoteTip = await this.fetchBranch();
@@ -261,7 +261,7 @@ export class GitWorkspace implements Workspace {
   }
 
   async followBase(mode: FollowBaseMode, tasks: readonly string[]): Promise<BaseFollowed | undefined> {
-    this.justRestored = [];
+    this.justRestored = undefined;
     await this.guardGitDir();
     return this.publisher.exclusive(async () => {
       if (this.publisher.pending > 0) throw new Error('cannot follow the base branch while checkpoints wait to be pushed');
@@ -305,7 +305,7 @@ export class GitWorkspace implements Workspace {
   }
 
   async rollback(): Promise<void> {
-    this.justRestored = []; // a command may have run since the restore
+    this.justRestored = undefined; // a command may have run since the restore
     await this.guardGitDir();
     await this.resetTo(this.lastCheckpoint);
   }
@@ -323,9 +323,9 @@ export class GitWorkspace implements Workspace {
     // What the host just moved in from its setup cache was searched when it was saved, and no
     // command ran since; every checkpoint still searches it (a task may plant a repository there).
     const restored = this.justRestored;
-    this.justRestored = [];
-    await refuseNestedRepositories(this.dir, restored, this.scanMemo);
-    return this.setupOutput.record();
+    this.justRestored = undefined;
+    await refuseNestedRepositories(this.dir, restored?.paths ?? [], this.scanMemo);
+    return this.setupOutput.record(restored?.untrackedDirs ?? []);
   }
 
   async restoreSetup(setup: SetupIdentity): Promise<boolean> {
@@ -333,11 +333,11 @@ export class GitWorkspace implements Workspace {
     if (!cache) return false;
     await this.guardGitDir();
     const key = await this.setupOutput.key(this.setupTrust.keyBase(), setup, this.opts.setupInputs ?? []);
-    this.justRestored = [];
+    this.justRestored = undefined;
     const outcome = await cache.restore(this.opts.remote, key, this.dir, {
-      onRestored: (paths, listing) => {
-        this.justRestored = [...paths];
-        if (listing) this.scanMemo.adopt(listing);
+      onRestored: (restored) => {
+        this.justRestored = restored;
+        if (restored.listing) this.scanMemo.adopt(restored.listing);
       },
     });
     if (outcome === 'failed') {
@@ -358,7 +358,7 @@ export class GitWorkspace implements Workspace {
     if (!cache || this.setupOutput.paths.length === 0) return;
     const refusal = await this.setupTrust.refusal();
     if (refusal) return cache.notKept(this.opts.remote, refusal);
-    await cache.save(this.opts.remote, await this.setupOutput.key(this.setupTrust.keyBase(), setup, this.opts.setupInputs ?? []), this.dir, this.setupOutput.paths);
+    await cache.save(this.opts.remote, await this.setupOutput.key(this.setupTrust.keyBase(), setup, this.opts.setupInputs ?? []), this.dir, this.setupOutput.paths, this.setupOutput.untrackedDirs());
   }
 
   async packageStore(): Promise<PackageStoreGrant | undefined> {

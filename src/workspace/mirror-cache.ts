@@ -140,7 +140,8 @@ export class MirrorCache {
 
   /**
    * Parks the working tree of a released workspace of `remote` for the next goal on it (its
-   * `.git` is deleted). False: parking is off or impossible, and `tree` is left in place.
+   * `.git` is deleted). False: parking is off or impossible (`tree` is left in place), or the tree
+   * has fewer files than the pool's minimum (it is deleted).
    */
   async park(remote: string, tree: string): Promise<boolean> {
     return this.warm.park(this.keyFor(remote), remote, tree);

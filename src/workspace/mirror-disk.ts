@@ -8,11 +8,12 @@ export async function directoryBytes(dir: string): Promise<number> {
 }
 
 /** Bytes of the files below `dir` (links as links) and how many entries that are not folders it holds. */
-export async function directoryUsage(dir: string): Promise<{ bytes: number; files: number }> {
+export async function directoryUsage(dir: string | Buffer): Promise<{ bytes: number; files: number }> {
   const total = { bytes: 0, files: 0 };
-  const entries = await readdir(dir, { withFileTypes: true }).catch(() => []);
+  // Names as bytes: a folder whose name is not UTF-8 is counted like any other.
+  const entries = await readdir(dir, { withFileTypes: true, encoding: 'buffer' }).catch(() => []);
   for (const e of entries) {
-    const path = join(dir, e.name);
+    const path = Buffer.concat([Buffer.from(dir), SLASH, e.name]);
     if (e.isDirectory()) {
       const sub = await directoryUsage(path);
       total.bytes += sub.bytes;
@@ -24,6 +25,8 @@ export async function directoryUsage(dir: string): Promise<{ bytes: number; file
   }
   return total;
 }
+
+const SLASH = Buffer.from('/');
 
 /** Removes half-built (`.tmp-<pid>-…`) and half-deleted (`.trash-<pid>-…`) mirrors of dead processes. */
 export async function sweepLeftovers(cacheDir: string): Promise<void> {

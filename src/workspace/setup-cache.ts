@@ -25,8 +25,20 @@ const ManifestSchema = z.strictObject({
   paths: z.array(z.string().min(1)),
   /** Blocks in use (not the sizes files claim): what the entry costs the disk. */
   bytes: z.number().int().nonnegative(),
+  /** Of `paths`, the folders git showed untracked (not ignored) when saved: a hint for the first look after a restore. */
+  untracked: z.array(z.string().min(1)).optional(),
 });
 type Manifest = z.infer<typeof ManifestSchema>;
+
+/** What a restore put back into a workspace. */
+export interface RestoredSetup {
+  /** Relative paths, outermost only. */
+  paths: readonly string[];
+  /** Of those, the folders that were untracked (not ignored) when the entry was saved. */
+  untrackedDirs: readonly string[];
+  /** The ready copy's folder listing, when one moved in (see folder-listing.ts). */
+  listing?: FolderListing;
+}
 
 export interface SetupCacheOptions {
   /** Folder of the entries: `<root>/<repository>/<key>/{tree,manifest.json}`. */
@@ -87,7 +99,7 @@ export class SetupCache {
    * safely), `failed` when the copy broke midway (the caller resets the tree). An entry that does
    * not read back whole (no manifest, a listed path missing, a failed copy) is removed.
    */
-  async restore(repo: string, key: string, dir: string, opts: { onRestored?: (paths: readonly string[], listing?: FolderListing) => void } = {}): Promise<'restored' | 'missing' | 'failed'> {
+  async restore(repo: string, key: string, dir: string, opts: { onRestored?: (restored: RestoredSetup) => void } = {}): Promise<'restored' | 'missing' | 'failed'> {
     const entry = join(this.repoDir(repo), key);
     const manifest = await this.readManifest(entry);
     if (!manifest) {
@@ -133,7 +145,7 @@ export class SetupCache {
       }
       this.opts.logger?.debug({ entry, how }, 'setup output restored');
       this.prepareNext(entry, manifest);
-      opts.onRestored?.(manifest.paths, listing);
+      opts.onRestored?.({ paths: manifest.paths, untrackedDirs: manifest.untracked ?? [], ...(listing ? { listing } : {}) });
       return 'restored';
     } catch (err) {
       this.opts.logger?.warn({ err, entry }, 'a setup cache entry does not read back; it is removed and setup runs');
@@ -147,7 +159,7 @@ export class SetupCache {
    * The caller vouches that setup ran on the tree every goal with this key starts from (see
    * GitWorkspace.saveSetup): the key names the setup, not the files it read.
    */
-  async save(repo: string, key: string, dir: string, paths: readonly string[]): Promise<void> {
+  async save(repo: string, key: string, dir: string, paths: readonly string[], untrackedDirs: readonly string[] = []): Promise<void> {
     await mkdir(this.repoDir(repo), { recursive: true });
     // Read through no link a task or setup planted on the way (it could point at host files).
     const safe = outermost(
@@ -182,7 +194,8 @@ export class SetupCache {
         this.opts.logger?.info({ repo, allocated, maxBytes: this.opts.maxBytes }, 'the copy of setup output is larger than the setup cache bound; it is not kept');
         return;
       }
-      const manifest: Manifest = { version: 2, key, paths: safe, bytes: allocated };
+      const untracked = untrackedDirs.map((p) => p.replace(/\/+$/, '')).filter((p) => safe.includes(p));
+      const manifest: Manifest = { version: 2, key, paths: safe, bytes: allocated, ...(untracked.length > 0 ? { untracked } : {}) };
       await writeFile(join(tmp, 'manifest.json'), JSON.stringify(manifest));
       await discard(entry);
       await rename(tmp, entry);

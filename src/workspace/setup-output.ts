@@ -25,9 +25,12 @@ export class SetupOutput {
     private readonly dir: string,
   ) {}
 
-  /** Reads the tree after setup; returns what is not gitignored (named in the log). */
-  async record(): Promise<string[]> {
-    const entries = await this.status();
+  /**
+   * Reads the tree after setup; returns what is not gitignored (named in the log). `untrackedDirs`:
+   * folders likely untracked (a restore's, as they were when saved), so both looks run at once.
+   */
+  async record(untrackedDirs: readonly string[] = []): Promise<string[]> {
+    const entries = await this.status(untrackedDirs);
     const untracked = entries.filter((e) => e.code === '??').map((e) => e.path);
     const dirs = untracked.filter((p) => p.endsWith('/'));
     const files = [...untracked.filter((p) => !p.endsWith('/')), ...entries.filter((e) => e.code !== '??' && e.code !== '!!').map((e) => e.path)];
@@ -51,20 +54,29 @@ export class SetupOutput {
    * ignored files first, where git stops at an untracked folder's first file; then the ignored ones
    * outside those folders. A single look with `--ignored` walks every untracked folder whole (all
    * of node_modules) for the ignored files inside, which their folder already covers (it is kept,
-   * cached and left out as a whole).
+   * cached and left out as a whole). With a guess of the untracked folders, the second look runs
+   * beside the first, leaving the guessed ones out; it stands when the first shows each guessed
+   * folder untracked (what it saw in the other untracked folders is dropped), else it runs again.
    */
-  private async status(): Promise<Array<{ code: string; path: string }>> {
+  private async status(guess: readonly string[]): Promise<Array<{ code: string; path: string }>> {
     const look = async (extra: string[]) =>
       (await this.git.run(this.dir, ['status', '--porcelain=v1', '-z', '--untracked-files=normal', '--no-renames', '--ignore-submodules=all', ...extra]))
         .split('\0')
         .filter((e) => e.length > 3)
         .map((e) => ({ code: e.slice(0, 2), path: e.slice(3) }));
-    const plain = await look([]);
+    const ignoredOutside = (left: readonly string[]) => look(['--ignored=matching', '--', '.', ...left.map((d) => `:(exclude,literal)${d}`)]);
+    const [plain, guessed] = await Promise.all([look([]), guess.length > 0 ? ignoredOutside(guess) : undefined]);
     const dirs = plain.filter((e) => e.code === '??' && e.path.endsWith('/')).map((e) => e.path.replace(/\/$/, ''));
     // Past a few hundred folders, one look costs less than the pathspecs that leave them out.
     if (dirs.length > MAX_EXCLUDED_DIRS) return look(['--ignored=matching']);
-    const ignored = (await look(['--ignored=matching', '--', '.', ...dirs.map((d) => `:(exclude,literal)${d}`)])).filter((e) => e.code === '!!');
+    const inUntracked = (path: string) => dirs.some((d) => path === `${d}/` || path.startsWith(`${d}/`));
+    const ignored = (guessed && guess.every((g) => dirs.includes(g)) ? guessed : await ignoredOutside(dirs)).filter((e) => e.code === '!!' && !inUntracked(e.path));
     return [...plain, ...ignored];
+  }
+
+  /** Of what `record` read, the folders git showed untracked (kept in the setup cache as a hint for `record` after a restore). */
+  untrackedDirs(): string[] {
+    return [...this.dirs];
   }
 
   /** Pathspecs that leave out setup's folders, and its files too when `withFiles`. */

@@ -61,9 +61,7 @@ export function makeReadyCopy(entry: string, paths: readonly string[], hasRoom: 
       // Listed last: nothing changes the copy after this, until a restore moves it in. After the
       // racy window: a folder changed less than that before the listing would be read anyway.
       await sleep(LISTING_AFTER_MS);
-      const started = `${BigInt(Date.now()) * 1_000_000n}\0`;
-      const { stdout } = await execa('nice', ['-n', '19', 'find', '-P', '.', ...FOLDER_LISTING_FIND], { cwd: join(tmp, 'tree'), encoding: 'buffer', stripFinalNewline: false });
-      await writeFile(join(tmp, 'folders'), Buffer.concat([Buffer.from(started), Buffer.from(stdout)]));
+      await listFolders(tmp);
       await rename(tmp, join(entry, `ready-${randomBytes(6).toString('hex')}`));
     } finally {
       await rm(tmp, { recursive: true, force: true });
@@ -73,6 +71,18 @@ export function makeReadyCopy(entry: string, paths: readonly string[], hasRoom: 
     .finally(() => making.delete(entry));
   making.set(entry, job);
   return job;
+}
+
+/** Writes the copy's folder listing (the walk's start, then `find`'s records) beside its tree; a copy without one is still a copy. */
+async function listFolders(copy: string): Promise<void> {
+  const file = join(copy, 'folders');
+  try {
+    await writeFile(file, `${BigInt(Date.now()) * 1_000_000n}\0`, { mode: 0o600 });
+    // Straight into the file: a tree of a million folders is no buffer's business.
+    await execa('nice', ['-n', '19', 'find', '-P', join(copy, 'tree'), ...FOLDER_LISTING_FIND], { stdout: { file, append: true }, stderr: 'ignore' });
+  } catch {
+    await rm(file, { force: true });
+  }
 }
 
 /**
@@ -96,7 +106,7 @@ export async function detachReadyCopy(entry: string, paths: readonly string[], h
       'for p in "$@"; do mkdir -p -- "$tmp/tree/$(dirname -- "$p")" && cp -a --reflink=auto -- "$tree/$p" "$tmp/tree/$p" || { rm -rf -- "$tmp"; exit 1; }; done',
       'find -P "$tmp/tree" \\( -type f -o -type d \\) -perm /6000 -exec chmod u-s,g-s -- {} + || { rm -rf -- "$tmp"; exit 1; }',
       // The folder listing (see makeReadyCopy); a copy without one is still a copy.
-      `sleep ${LISTING_AFTER_MS / 1000} && { printf '%s\\0' "$(date +%s%N)" && cd "$tmp/tree" && find -P . ${FOLDER_LISTING_FIND.map(shellQuote).join(' ')}; } > "$tmp/folders" || rm -f -- "$tmp/folders"`,
+      `sleep ${LISTING_AFTER_MS / 1000} && { printf '%s\\0' "$(date +%s%N)" && find -P "$tmp/tree" ${FOLDER_LISTING_FIND.map(shellQuote).join(' ')}; } > "$tmp/folders" || rm -f -- "$tmp/folders"`,
       'mv -T -- "$tmp" "$dest" || rm -rf -- "$tmp"',
     ].join('\n');
     await mkdir(tmp); // at once: another process's look sees this copy under way

@@ -33,6 +33,17 @@ describe('SetupCache', () => {
     expect(await readdir(join(root, 'ws3'))).toEqual([]);
   });
 
+  it('hands a restore the folders that were untracked when saved (of those it kept), as the hint for its first look', async () => {
+    const root = await tempDir();
+    const cache = new SetupCache({ root: join(root, 'cache'), maxBytes: 1 << 30, readyCopies: false });
+    await installed(join(root, 'ws1'));
+    await cache.save('r', KEY, join(root, 'ws1'), ['node_modules/', 'package-lock.json'], ['node_modules/', 'not-kept/']);
+    await mkdir(join(root, 'ws2'));
+    const restored: unknown[] = [];
+    expect(await cache.restore('r', KEY, join(root, 'ws2'), { onRestored: (r) => restored.push(r) })).toBe('restored');
+    expect(restored).toEqual([{ paths: ['node_modules', 'package-lock.json'], untrackedDirs: ['node_modules'] }]);
+  });
+
   it('a corrupt entry is removed and rebuilt, never trusted', async () => {
     const root = await tempDir();
     const cache = new SetupCache({ root: join(root, 'cache'), maxBytes: 1 << 30 });

@@ -1,9 +1,10 @@
 import { appendFileSync, existsSync, readFileSync, statSync, symlinkSync } from 'node:fs';
 import { mkdir, mkdtemp, readdir, rm, utimes, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { readFolderListing } from '../../src/workspace/folder-listing.js';
 import { outermost, SetupCache } from '../../src/workspace/setup-cache.js';
-import { takeReadyCopy } from '../../src/workspace/setup-ready-copies.js';
+import { detachReadyCopy, takeReadyCopy } from '../../src/workspace/setup-ready-copies.js';
 import { tempDir } from '../helpers/temp.js';
 
 const KEY = SetupCache.key({ base: 'main', commands: ['npm ci'], network: true, inputs: [['package-lock.json', 'b'.repeat(40)]] });
@@ -238,5 +239,25 @@ describe('SetupCache ready copies made by a detached process (goal-loop run)', (
     const repoDir = join(entry, '..');
     await until(async () => (await readdir(repoDir)).filter((n) => n.startsWith('.tmp-ready-')).length === 0, 'the copy gone');
     expect(existsSync(entry)).toBe(false);
+  });
+
+  it('a copy under a relative cache path is published whole, with its folder listing (the script never changes folder)', async () => {
+    const root = await tempDir();
+    const entry = join(root, 'repo', KEY);
+    await mkdir(join(entry, 'tree', 'node_modules', 'dep'), { recursive: true });
+    await writeFile(join(entry, 'tree', 'node_modules', 'dep', 'i.js'), 'x');
+    await detachReadyCopy(
+      relative(process.cwd(), entry),
+      ['node_modules'],
+      async () => true,
+      (err) => {
+        throw err;
+      },
+    );
+    await until(async () => !(await readdir(join(root, 'repo'))).some((n) => n.startsWith('.tmp-ready-')), 'the copy done');
+    const ready = (await readdir(entry)).filter((n) => n.startsWith('ready-'));
+    expect(ready).toHaveLength(1);
+    const listing = await readFolderListing(join(entry, ready[0]!, 'folders'));
+    expect([...listing!.folders.keys()].sort()).toEqual(['node_modules', 'node_modules/dep']);
   });
 });
