@@ -243,21 +243,20 @@ describe('resident jails', () => {
       } catch {
         continue; // gone meanwhile
       }
+      if (JAIL_PROCESS.test(cmd)) continue;
       // A zombie has no command line: it runs nothing, and the jail process that made it (a next
       // cell's mount, say) reaps it. A command's processes never end as zombies: the kernel reaps
-      // a cell's pid namespace before its status is told.
+      // a cell's pid namespace before its status is told. A next cell's preparation (its mount or
+      // mkdir) is a child of the cell's first step; a command's processes descend from its gate.
       const [state, ppid] = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      if (cmd === '' && state === 'Z') {
-        let parent: string;
-        try {
-          parent = readFileSync(`/proc/${ppid}/cmdline`, 'utf8');
-        } catch {
-          continue; // reaped meanwhile
-        }
-        expect(parent).toMatch(JAIL_PROCESS);
-        continue;
+      let parent: string;
+      try {
+        parent = readFileSync(`/proc/${ppid}/cmdline`, 'utf8');
+      } catch {
+        continue; // reaped meanwhile
       }
-      expect(cmd).toMatch(JAIL_PROCESS);
+      if (cmd === '' && state === 'Z') expect(parent).toMatch(JAIL_PROCESS);
+      else expect({ cmd, parent }).toMatchObject({ cmd: expect.stringMatching(/^\/usr\/bin\/(mount|mkdir)\0/), parent: expect.stringMatching(/goal-loop-cell/) });
     }
   });
 
