@@ -10,6 +10,28 @@ import { git } from '../helpers/git.js';
 import { tempDir } from '../helpers/temp.js';
 import { mirrorSetup } from './mirror-helpers.js';
 
+/** A goal's workspace on `remote` with the setup cache (keyed by package.json), under `root/ws`. */
+function setupWorkspace(root: string, remote: string, id: string, setupCache: SetupCache, nestedScanMemo?: NestedScanMemo): GitWorkspace {
+  return new GitWorkspace({
+    remote,
+    dir: join(root, 'ws', id),
+    goalId: id,
+    branch: `goal/${id}`,
+    identity: { name: 'goal-loop', email: 'bot@example.com' },
+    setupCache,
+    setupInputs: ['package.json'],
+    ...(nestedScanMemo ? { nestedScanMemo } : {}),
+  });
+}
+
+/** A repository laid out in `dir/.git` whose config would run a filter as whoever runs git there. */
+async function plantRepository(dir: string): Promise<void> {
+  await mkdir(join(dir, '.git', 'refs'), { recursive: true });
+  await mkdir(join(dir, '.git', 'objects'), { recursive: true });
+  await writeFile(join(dir, '.git', 'HEAD'), 'ref: refs/heads/main\n');
+  await writeFile(join(dir, '.git', 'config'), '[filter "x"]\n\tclean = touch /tmp/pwned\n');
+}
+
 /** What the warm path of a setup cache hit skips, and what it still does. */
 describe('setup output on the warm path', () => {
   it('ignored files inside a folder setup made are kept with it: listed once, never checkpointed, kept by rollbacks', async () => {
@@ -73,16 +95,7 @@ describe('setup output on the warm path', () => {
     const repo = await createSampleRepo(join(root, 'sample'));
     const setupCache = new SetupCache({ root: join(root, 'cache'), maxBytes: 1 << 30, readyCopies: false });
     const SETUP = { commands: ['npm ci'], network: false };
-    const make = (id: string) =>
-      new GitWorkspace({
-        remote: repo.bare,
-        dir: join(root, 'ws', id),
-        goalId: id,
-        branch: `goal/${id}`,
-        identity: { name: 'goal-loop', email: 'bot@example.com' },
-        setupCache,
-        setupInputs: ['package.json'],
-      });
+    const make = (id: string) => setupWorkspace(root, repo.bare, id, setupCache);
     const first = make('g1');
     await first.prepare();
     expect(await first.restoreSetup(SETUP)).toBe(false);
@@ -91,18 +104,12 @@ describe('setup output on the warm path', () => {
     await first.preserveIgnored();
     await first.saveSetup(SETUP);
 
-    const plant = async (dir: string) => {
-      await mkdir(join(dir, '.git', 'refs'), { recursive: true });
-      await mkdir(join(dir, '.git', 'objects'), { recursive: true });
-      await writeFile(join(dir, '.git', 'HEAD'), 'ref: refs/heads/main\n');
-      await writeFile(join(dir, '.git', 'config'), '[filter "x"]\n\tclean = touch /tmp/pwned\n');
-    };
     // The restored folder is not searched again before setup's output is marked; a checkpoint searches it.
     const second = make('g2');
     await second.prepare();
     expect(await second.restoreSetup(SETUP)).toBe(true);
     await second.preserveIgnored();
-    await plant(join(second.dir, 'node_modules', 'dep'));
+    await plantRepository(join(second.dir, 'node_modules', 'dep'));
     await writeFile(join(second.dir, 'task.txt'), '1');
     await expect(second.checkpoint({ goalId: 'g2', taskId: 't1', title: 't', attempt: 1 })).rejects.toBeInstanceOf(NestedRepositoryError);
 
@@ -110,7 +117,7 @@ describe('setup output on the warm path', () => {
     const third = make('g3');
     await third.prepare();
     expect(await third.restoreSetup(SETUP)).toBe(true);
-    await plant(join(third.dir, 'vendor', 'lib'));
+    await plantRepository(join(third.dir, 'vendor', 'lib'));
     await expect(third.preserveIgnored()).rejects.toBeInstanceOf(NestedRepositoryError);
   });
 
@@ -119,19 +126,7 @@ describe('setup output on the warm path', () => {
     const repo = await createSampleRepo(join(root, 'sample'));
     const SETUP = { commands: ['npm ci'], network: false };
     const setupCache = new SetupCache({ root: join(root, 'cache'), maxBytes: 1 << 30, readyCopyDelayMs: 0 });
-    const make = (id: string, memo = new NestedScanMemo()) => ({
-      memo,
-      ws: new GitWorkspace({
-        remote: repo.bare,
-        dir: join(root, 'ws', id),
-        goalId: id,
-        branch: `goal/${id}`,
-        identity: { name: 'goal-loop', email: 'bot@example.com' },
-        setupCache,
-        setupInputs: ['package.json'],
-        nestedScanMemo: memo,
-      }),
-    });
+    const make = (id: string, memo = new NestedScanMemo()) => ({ memo, ws: setupWorkspace(root, repo.bare, id, setupCache, memo) });
     const { ws: first } = make('g1');
     await first.prepare();
     expect(await first.restoreSetup(SETUP)).toBe(false);
@@ -162,24 +157,18 @@ describe('setup output on the warm path', () => {
     await rm(join(await readyCopy(), 'folders'));
     expect(await readsOfFirstCheckpoint('g3')).toBeGreaterThan(40);
 
-    const plant = async (dir: string) => {
-      await mkdir(join(dir, '.git', 'refs'), { recursive: true });
-      await mkdir(join(dir, '.git', 'objects'), { recursive: true });
-      await writeFile(join(dir, '.git', 'HEAD'), 'ref: refs/heads/main\n');
-      await writeFile(join(dir, '.git', 'config'), '[filter "x"]\n\tclean = touch /tmp/pwned\n');
-    };
     // Planted by a task deep in a listed folder, after the restore.
     const { ws: fourth } = make('g4');
     await fourth.prepare();
     expect(await fourth.restoreSetup(SETUP)).toBe(true);
     await fourth.preserveIgnored();
-    await plant(join(fourth.dir, 'node_modules', 'dep7', 'lib'));
+    await plantRepository(join(fourth.dir, 'node_modules', 'dep7', 'lib'));
     await writeFile(join(fourth.dir, 'task.txt'), '1');
     await expect(fourth.checkpoint({ goalId: 'g4', taskId: 't1', title: 't', attempt: 1 })).rejects.toBeInstanceOf(NestedRepositoryError);
     // Planted in the waiting ready copy itself, after its listing was written.
     await setupCache.idle();
     expect(existsSync(join(await readyCopy(), 'folders'))).toBe(true);
-    await plant(join(await readyCopy(), 'tree', 'node_modules', 'dep3', 'lib'));
+    await plantRepository(join(await readyCopy(), 'tree', 'node_modules', 'dep3', 'lib'));
     const { ws: fifth } = make('g5');
     await fifth.prepare();
     expect(await fifth.restoreSetup(SETUP)).toBe(true);
