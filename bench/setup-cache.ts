@@ -58,12 +58,14 @@ async function line(root: string, manager: PackageManager): Promise<Verdict[]> {
   // No .gitignore: setup's output is not ignored, so only the harness keeps it out of checkpoints.
   const bare = makeBareRepo(join(root, 'repo'), { 'package.json': packageJson(), [lockName]: lockText, 'README.md': 'bench\n' });
   const setup = [primed.setup];
-  process.stdout.write(`${name}: ${primed.packages} packages from ${lockName} (${Object.keys(DEPENDENCIES).join(', ')}), setup \`${primed.shown}\`, sandbox process, workspaces parked and reused\n`);
+  process.stdout.write(
+    `${name}: ${primed.packages} packages from ${lockName} (${Object.keys(DEPENDENCIES).join(', ')}), setup \`${primed.shown}\`, sandbox process, workspaces released as \`goal-loop run\` does (a tree this small is not parked)\n`,
+  );
 
   const ledger = new SqliteLedger(join(root, 'ledger.db'));
   try {
     const setupCache = new SetupCache({ root: join(root, 'setup-cache'), maxBytes: 4 * 1024 ** 3 });
-    // As `goal-loop run` on a local path: a released workspace is parked, the next goal's clone reuses it.
+    // As `goal-loop run` on a local path: a released workspace is parked (if it has 1,000 files or more) for the next goal's clone.
     const parkCache = new MirrorCache({ dir: join(root, 'mirrors') });
     const run = (goalId: string, opts: { setup: string[]; cache: boolean }) =>
       timedGoal({ root, bare, ledger, parkCache, goalId, setup: opts.setup, inputs: ['package.json', lockName], ...(opts.cache ? { setupCache } : {}) });
