@@ -141,7 +141,6 @@ export async function findNestedGitEntries(root: string): Promise<string[]> {
   return (await findNested(root)).map(display);
 }
 
-/** Throws when the tree holds a nested repository (before a git that would read it runs). */
 /**
  * Refuses a tree holding a nested repository. `known` (relative folders) are not searched: only
  * for what the host itself just put there from its own cache, searched when it was saved, with
