@@ -59,8 +59,9 @@ export interface JailSpec {
    * A resident jail (see SERVER): the privileged step ends in the server, which runs each command
    * it is sent in a cell of its own; `command` and `env` are then unused (see residentRequest).
    * `channel`: the host folder bound read-only at RESIDENT_CHANNEL; `unshare` (util-linux) makes the cells.
+   * `keep`: cellKeptBinds, split by kind (the folders are bound by the cells' mount table, see cellMountTable).
    */
-  resident?: { channel: string; unshare: string; keep: readonly string[] };
+  resident?: { channel: string; unshare: string; keep: KeptBinds };
 }
 
 /** Printed by the jail before the command starts: output without it came from bwrap itself. */
@@ -156,31 +157,46 @@ while :; do
   printf '\\036goal-loop-exit %s\\036\\n' "$?"
 done`;
 
+/** The descriptor of a cell's first kept folder (CELL_STEP), the next one above it, and so on. */
+export const CELL_BIND_FD = 20;
+
 /**
  * A cell's first step, pid 1 of the command's own pid, mount and IPC namespaces, still holding the
  * server's capabilities: fresh /tmp, home and /dev/shm (tmpfs, from the mount table the bot wrote
  * in the channel folder), then every capability cleared before the gate. (SysV objects and POSIX
  * message queues outlive their processes: in the jail's one IPC namespace a command's would reach
  * the next command, with the memory they pin.) What the jail bound
- * under those (a workspace or a toolchain in /tmp: `$4` paths follow) is bound again on top, from
- * a descriptor opened before the fresh mounts covered it (with what is bound beneath it: the
- * workspace's read-only .git).
+ * under those (a workspace or a toolchain in /tmp: `$4` folders and `$5` files follow) is bound
+ * again on top, from a descriptor opened before the fresh mounts covered it (with what is bound
+ * beneath it: the workspace's read-only .git). The folders are opened at CELL_BIND_FD on, and
+ * the mount table binds them in the same `mount` as the tmpfs (two processes fewer per folder
+ * and per cell: a cell is made while the bot's git or the command before runs).
  */
-const CELL_STEP = `m=$1 fstab=$2 s=$3 n=$4
-shift 4
-keep=() fds=()
-while [ "$n" -gt 0 ]; do
-  exec {fd}<"$1" || exit 125
-  keep+=("$1") fds+=("$fd")
-  shift; n=$((n - 1))
+const CELL_STEP = `m=$1 fstab=$2 s=$3 nd=$4 nf=$5
+shift 5
+fd=${CELL_BIND_FD}
+while [ "$nd" -gt 0 ]; do
+  eval "exec $fd<\\"\\$1\\"" || exit 125
+  fd=$((fd + 1)) nd=$((nd - 1))
+  shift
 done
-"$m" --all --fstab "$fstab" || exit 125
+keep=() fds=()
+while [ "$nf" -gt 0 ]; do
+  exec {f}<"$1" || exit 125
+  keep+=("$1") fds+=("$f")
+  shift; nf=$((nf - 1))
+done
+"$m" --no-canonicalize --all --fstab "$fstab" || exit 125
+while [ "$fd" -gt ${CELL_BIND_FD} ]; do
+  fd=$((fd - 1))
+  eval "exec $fd<&-"
+done
 echo 0 > /proc/sys/user/max_user_namespaces && read -r un < /proc/sys/user/max_user_namespaces && [ "$un" = 0 ] || exit 125
 for i in "\${!keep[@]}"; do
-  p=\${keep[i]} fd=\${fds[i]}
-  if [ -d "/proc/self/fd/$fd" ]; then /usr/bin/mkdir -p -- "$p"; else /usr/bin/mkdir -p -- "\${p%/*}" && : >"$p"; fi || exit 125
-  "$m" --no-canonicalize --rbind "/proc/self/fd/$fd" "$p" || exit 125
-  exec {fd}<&-
+  p=\${keep[i]} f=\${fds[i]}
+  /usr/bin/mkdir -p -- "\${p%/*}" && : >"$p" || exit 125
+  "$m" --no-canonicalize --rbind "/proc/self/fd/$f" "$p" || exit 125
+  exec {f}<&-
 done
 exec "$s" --inh-caps=-all --ambient-caps=-all --bounding-set=-all -- "$@"`;
 
@@ -237,15 +253,32 @@ export function cellKeptBinds(spec: Pick<JailSpec, 'workspace' | 'toolchain' | '
   return [...new Set(binds)].filter((p) => !binds.some((q) => q !== p && under(p, q))).sort();
 }
 
-/** The mount table of a resident jail's cells: the tmpfs each command gets afresh. */
-export function cellMountTable(spec: { home: string; tmpBytes: number; homeBytes: number; features: BwrapFeatures }): string {
+/** cellKeptBinds by kind: a folder is bound by the mount table, a file by the cell step. */
+export interface KeptBinds {
+  dirs: readonly string[];
+  files: readonly string[];
+}
+
+/**
+ * The mount table of a resident jail's cells: the tmpfs each command gets afresh, then the
+ * kept folders bound again from the descriptors CELL_STEP opened (the mount point made in the
+ * fresh tmpfs: `X-mount.mkdir`). The paths are the bot's own (workspace, toolchain).
+ */
+export function cellMountTable(spec: { home: string; tmpBytes: number; homeBytes: number; features: BwrapFeatures; binds?: readonly string[] }): string {
   const sized = (bytes: number) => (spec.features.tmpfsSize ? `,size=${bytes}` : '');
   return [
     `goal-loop-tmp /tmp tmpfs nosuid,nodev,mode=1777${sized(spec.tmpBytes)} 0 0`,
     `goal-loop-home ${spec.home} tmpfs nosuid,nodev,mode=0755${sized(spec.homeBytes)} 0 0`,
     `goal-loop-shm /dev/shm tmpfs nosuid,nodev,mode=1777${sized(DEV_SHM_BYTES)} 0 0`,
+    ...(spec.binds ?? []).map((p, i) => `/proc/self/fd/${CELL_BIND_FD + i} ${fstabField(p)} none rbind,X-mount.mkdir 0 0`),
     '',
   ].join('\n');
+}
+
+/** A path as one field of a mount table: whitespace, `#`, the backslash and control characters as libmount's octal escapes. */
+export function fstabField(path: string): string {
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: the control characters are what is escaped
+  return path.replace(/[\x00-\x20#\\\x7f]/g, (c) => `\\${c.charCodeAt(0).toString(8).padStart(3, '0')}`);
 }
 
 /** Held by PRIVILEGED_STEP only (see there). */
@@ -270,8 +303,10 @@ export function jailArgv(spec: JailSpec): string[] {
         MARKER_LINE,
         String(spec.uid),
         String(spec.gid),
-        String(r.keep.length),
-        ...r.keep,
+        String(r.keep.dirs.length),
+        String(r.keep.files.length),
+        ...r.keep.dirs,
+        ...r.keep.files,
       ])
     : [spec.bash, '-p', '-c', PRIVILEGED_STEP, 'goal-loop-jail-step', spec.mount, String(spec.maxPtys), spec.setpriv].concat([
         spec.envProgram,

@@ -1,9 +1,9 @@
 import { spawn } from 'node:child_process';
-import { chmodSync, closeSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, closeSync, mkdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { type CommandRequest, type CommandResult, type SandboxProcess, SandboxUnavailableError, type SpawningSandbox, type SpawnRequest } from '../ports/sandbox.js';
-import { type BwrapFeatures, cellKeptBinds, cellMountTable, type JailSpec, jailArgv, residentRequest } from './bwrap-args.js';
+import { type BwrapFeatures, cellKeptBinds, cellMountTable, type JailSpec, jailArgv, type KeptBinds, residentRequest } from './bwrap-args.js';
 import { type CgroupSupport, type CommandCgroup, createCommandCgroup, detectCgroups } from './cgroup.js';
 import { sandboxEnvironment } from './environment.js';
 import { type EtcFiles, JailEtc } from './jail-etc.js';
@@ -350,7 +350,6 @@ export class BwrapSandbox implements SpawningSandbox {
     try {
       // Read by the cells (the jail uid) through the read-only bind: traversable, not listable.
       chmodSync(channel, 0o711);
-      writeFileSync(join(channel, 'fstab'), cellMountTable({ home: JAIL_HOME, tmpBytes: this.limits.tmpBytes, homeBytes: this.limits.homeBytes, features: this.features }), { mode: 0o644 });
       // The jail's uid must reach the workspace to start in it (bwrap's --chdir).
       if (this.root) await this.handOver(workspace, this.uidFor(workspace), this.uidFor(workspace));
       jail = await this.openJail({ command: '', cwd: workspace, timeoutMs: req.timeoutMs }, true, passEnv, false, channel);
@@ -456,8 +455,13 @@ export class BwrapSandbox implements SpawningSandbox {
         tmpBytes: this.limits.tmpBytes,
         homeBytes: this.limits.homeBytes,
         command: req.command,
-        ...(channel ? { resident: { channel, unshare: this.unshare, keep: cellKeptBinds({ workspace, toolchain: this.toolchain, home: JAIL_HOME }) } } : {}),
       };
+      if (channel) {
+        const keep = keptByKind(cellKeptBinds({ workspace, toolchain: this.toolchain, home: JAIL_HOME }));
+        spec.resident = { channel, unshare: this.unshare, keep };
+        const table = cellMountTable({ home: JAIL_HOME, tmpBytes: this.limits.tmpBytes, homeBytes: this.limits.homeBytes, features: this.features, binds: keep.dirs });
+        writeFileSync(join(channel, 'fstab'), table, { mode: 0o644 });
+      }
       const argv = jailArgv(spec);
       if (this.cgroups.available) {
         cgroup = createCommandCgroup(this.cgroups, { memoryBytes: this.limits.memoryBytes, maxProcesses: this.limits.maxProcesses + 16 });
@@ -498,4 +502,12 @@ function closeQuietly(fd: number): void {
   } catch {
     /* closed already */
   }
+}
+
+/** The kept binds of a resident jail's cells by kind (what the jail binds there is the bot's own: the workspace, the toolchain). */
+function keptByKind(paths: readonly string[]): KeptBinds {
+  const dirs: string[] = [];
+  const files: string[] = [];
+  for (const p of paths) (statSync(p).isDirectory() ? dirs : files).push(p);
+  return { dirs, files };
 }

@@ -3,7 +3,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:f
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { DEV_SHM_BYTES, type JailSpec, jailArgv, residentRequest, START_MARKER } from '../../src/sandbox/bwrap-args.js';
+import { CELL_BIND_FD, cellMountTable, DEV_SHM_BYTES, fstabField, type JailSpec, jailArgv, residentRequest, START_MARKER } from '../../src/sandbox/bwrap-args.js';
 import { OutputCapture } from '../../src/sandbox/output-capture.js';
 import { installPrefix } from '../../src/sandbox/toolchain.js';
 
@@ -134,6 +134,19 @@ describe('jailArgv', () => {
   });
 });
 
+describe("a resident jail's cell mount table", () => {
+  it('binds each kept folder from its descriptor after the fresh tmpfs, its path escaped as libmount reads it', () => {
+    const table = cellMountTable({ home: '/home/goal-loop', tmpBytes: 1, homeBytes: 2, features: { tmpfsSize: false }, binds: ['/tmp/a b', '/tmp/x#\\y\tz\n'] });
+    const lines = table.trimEnd().split('\n');
+    expect(lines.slice(0, 3).map((l) => l.split(' ')[1])).toEqual(['/tmp', '/home/goal-loop', '/dev/shm']);
+    expect(lines.slice(3)).toEqual([
+      `/proc/self/fd/${CELL_BIND_FD} /tmp/a\\040b none rbind,X-mount.mkdir 0 0`,
+      `/proc/self/fd/${CELL_BIND_FD + 1} /tmp/x\\043\\134y\\011z\\012 none rbind,X-mount.mkdir 0 0`,
+    ]);
+    expect(fstabField('/tmp/é\u007f')).toBe('/tmp/é\\177');
+  });
+});
+
 describe('toolchain prefixes', () => {
   it("binds an installation prefix, never the bot's home or an ancestor of it", () => {
     expect(installPrefix('/root/.nvm/versions/node/v20.19.0/bin/node', '/root', true)).toBe('/root/.nvm/versions/node/v20.19.0');
@@ -167,7 +180,7 @@ describe('OutputCapture', () => {
 
 // A resident jail's cell gate, run here with the host's bash: what the server hands each cell.
 describe("a resident jail's cell gate", () => {
-  const argv = jailArgv(spec({ resident: { channel: '/srv/channel', unshare: '/usr/bin/unshare', keep: [] } }));
+  const argv = jailArgv(spec({ resident: { channel: '/srv/channel', unshare: '/usr/bin/unshare', keep: { dirs: [], files: [] } } }));
   const at = argv.indexOf('goal-loop-server');
   const [bash, envProgram, gateScript, marker] = [argv[at + 2]!, argv[at + 6]!, argv[at + 9]!, argv[at + 10]!];
   const channel = mkdtempSync(join(tmpdir(), 'cell-gate-'));

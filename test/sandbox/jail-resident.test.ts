@@ -3,6 +3,7 @@ import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { BwrapSandbox, BwrapSandboxOptions } from '../../src/sandbox/bwrap-sandbox.js';
+import { discoverToolchain } from '../../src/sandbox/toolchain.js';
 import { jail, jailRoot, processesMatching, processesOfUid, runIn } from '../helpers/sandbox-jail.js';
 
 // A workspace's run steps and verifications run in one resident jail, each in a cell of its own
@@ -52,6 +53,28 @@ describe('resident jails', () => {
     expect(sandbox.stats.warmHits).toBe(2);
     expect(third).toMatchObject({ exitCode: 0, output: 'three\n' });
     expect(readFileSync(join(ws, 'out.txt'), 'utf8')).toBe('made\n');
+  });
+
+  it('binds again, in every cell, a workspace and a toolchain file the jail keeps under /tmp, whatever their names hold', async () => {
+    const { root } = await jailRoot();
+    // A space, a backslash and a `#`: each is an escape in the cells' mount table.
+    const ws = join(root, 'a work\\space #1');
+    mkdirSync(ws);
+    const tool = join(root, 'tools', 'say hi');
+    mkdirSync(join(root, 'tools'));
+    writeFileSync(tool, '#!/bin/sh\necho "tool ran"\n', { mode: 0o755 });
+    const base = discoverToolchain();
+    const sandbox = warmJail({ toolchain: { ...base, roBinds: [...base.roBinds, tool] } });
+    // Passed as a task's own variable (sandboxEnvironment keeps GOAL_* ones).
+    const env = { GOAL_TOOL: tool };
+    expect(await runIn(sandbox, ws, 'echo one > f; "$GOAL_TOOL"', { env })).toMatchObject({ exitCode: 0, output: 'tool ran\n' });
+    const second = await runIn(sandbox, ws, 'cat f; echo two >> f; "$GOAL_TOOL"; echo "$PWD"; ls -A /tmp', { env });
+    expect(sandbox.stats.warmHits).toBe(1);
+    // The rest of /tmp is fresh: only the folder on the way to what is kept.
+    expect(second).toMatchObject({ exitCode: 0, output: `one\ntool ran\n${ws}\n${root.split('/')[2]}\n` });
+    expect(readFileSync(join(ws, 'f'), 'utf8')).toBe('one\ntwo\n');
+    expect(await runIn(sandbox, ws, 'echo x > "$GOAL_TOOL"', { env })).toMatchObject({ exitCode: 1 });
+    expect(readFileSync(tool, 'utf8')).toContain('tool ran');
   });
 
   it('hands the workspace over at each command: a file the bot wrote while the jail waited is writable by the command', async () => {
