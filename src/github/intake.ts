@@ -60,7 +60,10 @@ export function createIntake(opts: IntakeOptions): Intake {
   });
   const ttl = opts.leaseMs ?? DEFAULT_LEASE_MS;
   const chains = new Map<string, Promise<void>>();
-  const queued = new Set<string>();
+  /** Entries handed in (accepted or replayed) and not yet taken by a drain, with their repository. */
+  const queued = new Map<string, string>();
+  /** Per repository, the drain that has not started yet (see handle). */
+  const waitingDrains = new Map<string, Promise<void>>();
   const failures = new Map<string, number>();
 
   /** Handles one inbox entry; the caller holds its repository's lease. */
@@ -81,7 +84,8 @@ export function createIntake(opts: IntakeOptions): Intake {
 
   /**
    * Under the repository's lease, handles every unhandled entry of that repository, oldest
-   * first: commands apply in the order they arrived, whichever server received them.
+   * first: commands apply in the order they arrived, whichever server received them. An entry
+   * that failed before is tried again only when it was handed in again (a replay).
    */
   const drain = async (repo: string): Promise<void> => {
     const holder = `${opts.holder}#${randomBytes(4).toString('hex')}`;
@@ -90,25 +94,43 @@ export function createIntake(opts: IntakeOptions): Intake {
       `events:${repo}`,
       holder,
       async () => {
+        const handedIn = [...queued].filter(([, r]) => r === repo).map(([id]) => id);
         const pending = (await ledger.unhandledDeliveries()).filter((d) => repoOf(d.event as GoalEvent) === repo);
-        for (const entry of pending) if ((failures.get(entry.id) ?? 0) === 0 || queued.has(entry.id)) await handleOne(entry.id, entry.event as GoalEvent);
+        // Handed in, and handled meanwhile by another server (or never stored): nothing left to take.
+        const unhandled = new Set(pending.map((d) => d.id));
+        for (const id of handedIn) if (!unhandled.has(id)) queued.delete(id);
+        for (const entry of pending) {
+          if ((failures.get(entry.id) ?? 0) > 0 && !queued.has(entry.id)) continue;
+          queued.delete(entry.id);
+          await handleOne(entry.id, entry.event as GoalEvent);
+        }
       },
       { logger, ttlMs: ttl },
     );
   };
 
+  /**
+   * Hands an entry to its repository's next drain. One chain per repository in this process, so
+   * one busy repository holds up no other, and at most one drain waits on it: the entries of a
+   * burst that comes while one is handled (GitHub slow or down) are read in one more pass, not
+   * one pass (and one more attempt at each of them) per delivery.
+   */
   const handle = (id: string, event: GoalEvent): Promise<void> => {
     const repo = repoOf(event);
-    queued.add(id);
-    // One chain per repository in this process, so one busy repository holds up no other.
+    queued.set(id, repo);
+    const waiting = waitingDrains.get(repo);
+    if (waiting !== undefined) return waiting;
     const next = (chains.get(repo) ?? Promise.resolve())
-      .then(() => (queued.has(id) ? drain(repo) : undefined))
-      .catch((err: unknown) => logger.error({ err, delivery: id, type: event.type }, 'event failed'))
+      .then(() => {
+        waitingDrains.delete(repo);
+        return drain(repo);
+      })
+      .catch((err: unknown) => logger.error({ err, delivery: id, type: event.type, repo }, 'events failed'))
       .finally(() => {
-        queued.delete(id);
         if (chains.get(repo) === next) chains.delete(repo);
       });
     chains.set(repo, next);
+    waitingDrains.set(repo, next);
     return next;
   };
   const record = deliveryBatcher(ledger);
