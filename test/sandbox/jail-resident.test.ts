@@ -67,11 +67,11 @@ describe('resident jails', () => {
     const sandbox = warmJail({ toolchain: { ...base, roBinds: [...base.roBinds, tool] } });
     // Passed as a task's own variable (sandboxEnvironment keeps GOAL_* ones).
     const env = { GOAL_TOOL: tool };
-    expect(await runIn(sandbox, ws, 'echo one > f; "$GOAL_TOOL"', { env })).toMatchObject({ exitCode: 0, output: 'tool ran\n' });
-    const second = await runIn(sandbox, ws, 'cat f; echo two >> f; "$GOAL_TOOL"; echo "$PWD"; ls -A /tmp', { env });
+    expect(await runIn(sandbox, ws, 'echo one > f; echo left > /tmp/left; "$GOAL_TOOL"', { env })).toMatchObject({ exitCode: 0, output: 'tool ran\n' });
+    const second = await runIn(sandbox, ws, 'cat f; echo two >> f; "$GOAL_TOOL"; echo "$PWD"; test -e /tmp/left && echo TMP-LEFT', { env });
     expect(sandbox.stats.warmHits).toBe(1);
-    // The rest of /tmp is fresh: only the folder on the way to what is kept.
-    expect(second).toMatchObject({ exitCode: 0, output: `one\ntool ran\n${ws}\n${root.split('/')[2]}\n` });
+    // Around what is kept, /tmp is fresh: the first command's file is gone.
+    expect(second).toMatchObject({ exitCode: 1, output: `one\ntool ran\n${ws}\n` });
     expect(readFileSync(join(ws, 'f'), 'utf8')).toBe('one\ntwo\n');
     expect(await runIn(sandbox, ws, 'echo x > "$GOAL_TOOL"', { env })).toMatchObject({ exitCode: 1 });
     expect(readFileSync(tool, 'utf8')).toContain('tool ran');
