@@ -8,10 +8,10 @@ import { contextBench } from './context-bench.js';
 import { convergence } from './convergence.js';
 import { followBaseBench } from './follow-base.js';
 import { pushDelay } from './push-delay.js';
-import { runIsolated } from './run-one.js';
 import { setupCacheBench } from './setup-cache.js';
 import { printVerdicts, type Verdict } from './stats.js';
 import { throughput } from './throughput.js';
+import { webhookLatency } from './webhook-latency.js';
 import { workspacePrep } from './workspace-prep.js';
 import { writeBudgetBurst } from './write-budget-burst.js';
 
@@ -31,8 +31,7 @@ async function main(): Promise<number> {
   process.stdout.write('\n');
   verdicts.push(...(await baselineCost()));
   process.stdout.write('\n');
-  // Its own process: the two servers' tails were swayed by what the benchmarks before left in this one.
-  verdicts.push(...(await runIsolated('./webhook-latency.js', 'webhookLatency')));
+  verdicts.push(...(await webhookLatency()));
   process.stdout.write('\n');
   verdicts.push(...(await actionStart()));
   process.stdout.write('\n');
