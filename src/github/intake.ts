@@ -142,7 +142,8 @@ export function createIntake(opts: IntakeOptions): Intake {
     processor,
     async replayInbox() {
       const pending = await ledger.unhandledDeliveries();
-      for (const entry of pending) if (!queued.has(entry.id)) void handle(entry.id, entry.event as GoalEvent);
+      // Each is handed in again (a drain that failed left its entries queued); handle adds one drain per repository at most.
+      for (const entry of pending) void handle(entry.id, entry.event as GoalEvent);
       return pending.length;
     },
     async idle() {

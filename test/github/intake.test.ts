@@ -61,4 +61,30 @@ describe('the intake', () => {
     // The burst is read from the inbox once more, after the event in hand, not once per delivery.
     expect(reads).toBeLessThanOrEqual(3);
   });
+
+  it('a drain that failed (the database away) leaves its entries to the next replay, which handles them', async () => {
+    const store = openSqliteStore(`${await tempDir('goal-loop-intake-')}/ledger.db`);
+    stores.push(store);
+    const unhandled = store.ledger.unhandledDeliveries.bind(store.ledger);
+    let away = true;
+    store.ledger.unhandledDeliveries = () => (away ? Promise.reject(new Error('the database is away')) : unhandled());
+    const tried: string[] = [];
+    const intake = createIntake({
+      ledger: store.ledger,
+      queue: store.queue,
+      logger: pino({ level: 'silent' }),
+      holder: 'test',
+      auth: async () => {
+        tried.push('auth');
+        throw new Error('GitHub is down');
+      },
+    });
+    await intake.accept(command('d-away', 0));
+    await intake.idle();
+    expect(tried).toEqual([]);
+    away = false;
+    expect(await intake.replayInbox()).toBe(1);
+    await intake.idle();
+    expect(tried).toEqual(['auth']);
+  });
 });
