@@ -22,6 +22,20 @@ function command(id: string, n: number): GoalEvent {
   return event;
 }
 
+/** An intake on the store whose GitHub fails every call, once `before` (what the test watches) is done. */
+function intakeOn(store: Store, before: () => Promise<void>) {
+  return createIntake({
+    ledger: store.ledger,
+    queue: store.queue,
+    logger: pino({ level: 'silent' }),
+    holder: 'test',
+    auth: async () => {
+      await before();
+      throw new Error('GitHub is down');
+    },
+  });
+}
+
 describe('the intake', () => {
   it('while GitHub hangs on one event, a burst for the same repository waits for one more pass over the inbox: each event tried once, none given up', async () => {
     const store = openSqliteStore(`${await tempDir('goal-loop-intake-')}/ledger.db`);
@@ -38,16 +52,9 @@ describe('the intake', () => {
     const outage = new Promise<void>((resolve) => {
       down = resolve;
     });
-    const intake = createIntake({
-      ledger: store.ledger,
-      queue: store.queue,
-      logger: pino({ level: 'silent' }),
-      holder: 'test',
-      auth: async () => {
-        tried.push(tried.length);
-        await outage;
-        throw new Error('GitHub is down');
-      },
+    const intake = intakeOn(store, async () => {
+      tried.push(tried.length);
+      await outage;
     });
     const ids = Array.from({ length: 30 }, (_, i) => `d-${String(i).padStart(2, '0')}`);
     await intake.accept(command(ids[0]!, 0));
@@ -69,15 +76,8 @@ describe('the intake', () => {
     let away = true;
     store.ledger.unhandledDeliveries = () => (away ? Promise.reject(new Error('the database is away')) : unhandled());
     const tried: string[] = [];
-    const intake = createIntake({
-      ledger: store.ledger,
-      queue: store.queue,
-      logger: pino({ level: 'silent' }),
-      holder: 'test',
-      auth: async () => {
-        tried.push('auth');
-        throw new Error('GitHub is down');
-      },
+    const intake = intakeOn(store, async () => {
+      tried.push('auth');
     });
     await intake.accept(command('d-away', 0));
     await intake.idle();
