@@ -25,7 +25,7 @@ export async function webhookLatency(): Promise<Verdict[]> {
   const log = pino({ level: 'silent' });
   // GitHub is unreachable here: every API call the worker makes fails at once, off the ack path.
   const offline = { fetch: async () => new Response('{"message":"offline"}', { status: 503, headers: { 'content-type': 'application/json' } }) };
-  const store = openSqliteStore(join(root, 'ledger.db'));
+  const store = openSqliteStore(join(root, 'ledger.db'), { checkpoints: 'background' }); // as `goal-loop serve` opens it
   const ours = await startServer({
     store,
     workspaceRoot: join(root, 'ws'),

@@ -52,7 +52,8 @@ export async function runService(
 ): Promise<number> {
   // Listening before the start: a stop sent as soon as the start line shows closes in order, not by the default action.
   const stopped = untilSignal();
-  const store = await openStore(env);
+  // A service answers webhooks and claims jobs as they come: no checkpoint's disk sync on its event loop.
+  const store = await openStore(env, { checkpoints: 'background' });
   try {
     const running = await start({ store, workspaceRoot: workspaceRoot(env), sandboxFor: sandboxForConfig(logger), env });
     await stopped;

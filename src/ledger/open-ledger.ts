@@ -3,6 +3,7 @@ import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { Ledger } from '../ports/ledger.js';
 import type { WorkQueue } from '../ports/queue.js';
+import { checkpointInBackground } from './sqlite/background-checkpoints.js';
 import { openSqlite } from './sqlite/database.js';
 import { SqliteLedger } from './sqlite/sqlite-ledger.js';
 import { SqliteWorkQueue } from './sqlite/sqlite-queue.js';
@@ -59,23 +60,38 @@ export interface Store {
   close(): Promise<void>;
 }
 
+/** How a store is used: a long-running service keeps its event loop free of disk syncs. */
+export interface StoreOptions {
+  /**
+   * `background`: WAL checkpoints (the only syncs with `synchronous = NORMAL`) run on a thread of
+   * their own, so a busy disk never stalls a webhook acknowledgement. `inline` (the default):
+   * SQLite's own, on the committing connection; right for a command that ends soon.
+   */
+  checkpoints?: 'inline' | 'background';
+}
+
 /** The embedded store: one SQLite file holds the ledger and the queue. */
-export function openSqliteStore(path: string): Store {
+export function openSqliteStore(path: string, options: StoreOptions = {}): Store {
   const db = openSqlite(path);
+  const checkpoints = options.checkpoints === 'background' && path !== ':memory:' ? checkpointInBackground(db, path) : undefined;
   const ledger = new SqliteLedger(db);
-  return { kind: 'sqlite', location: path, ledger, queue: new SqliteWorkQueue(db), close: () => ledger.close() };
+  const close = async () => {
+    await checkpoints?.stop();
+    await ledger.close();
+  };
+  return { kind: 'sqlite', location: path, ledger, queue: new SqliteWorkQueue(db), close };
 }
 
 /**
  * Where this process keeps goals and their queue: PostgreSQL (ledger + pg-boss) when
  * `DATABASE_URL` is a postgres:// URL, else the SQLite file at `GOAL_LOOP_DB`.
  */
-export async function openStore(env: NodeJS.ProcessEnv = process.env): Promise<Store> {
+export async function openStore(env: NodeJS.ProcessEnv = process.env, options: StoreOptions = {}): Promise<Store> {
   const url = env.DATABASE_URL;
   if (!url) {
     const { path, notice } = resolveDbPath(env);
     tell(notice);
-    return openSqliteStore(path);
+    return openSqliteStore(path, options);
   }
   if (!/^postgres(ql)?:\/\//.test(url)) throw new Error('DATABASE_URL must be a postgres:// (or postgresql://) URL');
   // Loaded on demand: the embedded store never needs pg or pg-boss.

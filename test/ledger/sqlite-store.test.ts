@@ -12,3 +12,14 @@ describeStoreContract(
   },
   async () => openSqliteStore(path),
 );
+
+// How `goal-loop serve` and `goal-loop worker` open it: the same contract, checkpoints on a thread.
+let servicePath = '';
+describeStoreContract(
+  'SQLite, checkpoints in the background',
+  async () => {
+    servicePath = join(await tempDir('goal-store-bg-'), 'ledger.db');
+    return openSqliteStore(servicePath, { checkpoints: 'background' });
+  },
+  async () => openSqliteStore(servicePath, { checkpoints: 'background' }),
+);

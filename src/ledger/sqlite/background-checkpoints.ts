@@ -1,0 +1,77 @@
+import { createRequire } from 'node:module';
+import { Worker } from 'node:worker_threads';
+import type Database from 'better-sqlite3';
+
+/** SQLite's own default: a commit that leaves the WAL past this many pages checkpoints it. */
+const DEFAULT_AUTOCHECKPOINT_PAGES = 1000;
+
+// CommonJS, run with `eval`: no file to find next to the compiled module (vitest runs the sources).
+const CHECKPOINTER = `
+const { workerData, parentPort } = require('node:worker_threads');
+const Database = require(workerData.module);
+const db = new Database(workerData.path, { fileMustExist: true });
+db.pragma('busy_timeout = 0');
+const checkpoint = () => db.pragma('wal_checkpoint(PASSIVE)');
+const timer = setInterval(checkpoint, workerData.intervalMs);
+parentPort.on('message', (message) => {
+  if (message === 'now') return parentPort.postMessage({ done: checkpoint()[0] });
+  clearInterval(timer);
+  db.close();
+  parentPort.close();
+});
+`;
+
+/** A connection whose WAL checkpoints run on another thread. */
+export interface BackgroundCheckpoints {
+  /** One checkpoint now, on the checkpoint thread (tests; the timer does it otherwise). */
+  now(): Promise<void>;
+  /** Stops the thread and closes its connection; the caller's connection stays open. */
+  stop(): Promise<void>;
+}
+
+/**
+ * Moves `db`'s WAL checkpoints off the calling thread. A checkpoint syncs the WAL and the
+ * database file, and on a disk busy writing back other work (a clone, an `npm ci`) one sync took
+ * 50-230 ms here: long enough to stall every webhook acknowledgement on the event loop behind it.
+ * The caller's commits then only append to the WAL (with `synchronous = NORMAL`, no sync), and a
+ * thread with a connection of its own backfills it every `intervalMs`. A PASSIVE checkpoint never
+ * waits on a writer, and with nothing new to backfill it does nothing. Should that thread fail,
+ * the caller's connection checkpoints on its own again, so the WAL never grows without end.
+ */
+export function checkpointInBackground(db: Database.Database, path: string, intervalMs = 500): BackgroundCheckpoints {
+  const module = createRequire(import.meta.url).resolve('better-sqlite3');
+  const worker = new Worker(CHECKPOINTER, { eval: true, workerData: { module, path, intervalMs } });
+  worker.unref(); // a store left open must not hold the process open
+  db.pragma('wal_autocheckpoint = 0');
+  let stopping = false;
+  let gone = false;
+  const exited = new Promise<void>((resolve) => {
+    const inline = () => {
+      gone = true;
+      if (db.open) db.pragma(`wal_autocheckpoint = ${DEFAULT_AUTOCHECKPOINT_PAGES}`);
+      resolve();
+    };
+    worker.once('exit', inline);
+    worker.once('error', () => undefined); // the exit that follows restores inline checkpoints
+  });
+  return {
+    now: () =>
+      new Promise<void>((resolve, reject) => {
+        const failed = () => reject(new Error('the checkpoint thread has stopped'));
+        if (gone) return failed();
+        worker.once('exit', failed);
+        worker.once('message', () => {
+          worker.off('exit', failed);
+          resolve();
+        });
+        worker.postMessage('now');
+      }),
+    stop: async () => {
+      if (!stopping) {
+        stopping = true;
+        worker.postMessage('stop');
+      }
+      await exited;
+    },
+  };
+}

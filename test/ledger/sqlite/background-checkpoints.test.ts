@@ -1,0 +1,79 @@
+import { statSync } from 'node:fs';
+import { join } from 'node:path';
+import type Database from 'better-sqlite3';
+import { afterEach, describe, expect, it } from 'vitest';
+import { checkpointInBackground } from '../../../src/ledger/sqlite/background-checkpoints.js';
+import { openSqlite } from '../../../src/ledger/sqlite/database.js';
+import { tempDir } from '../../helpers/temp.js';
+
+const PAGE = 4096;
+const open: Database.Database[] = [];
+
+async function database(): Promise<{ db: Database.Database; path: string }> {
+  const path = join(await tempDir('goal-checkpoints-'), 'ledger.db');
+  const db = openSqlite(path);
+  open.push(db);
+  db.exec('CREATE TABLE filler (body BLOB)');
+  return { db, path };
+}
+
+/** Commits `pages` pages of rows, one page a transaction (as the inbox commits deliveries). */
+function fill(db: Database.Database, pages: number): void {
+  const insert = db.prepare('INSERT INTO filler (body) VALUES (?)');
+  for (let i = 0; i < pages; i++) insert.run(Buffer.alloc(PAGE - 200, i % 251));
+}
+
+const fileSize = (path: string) => statSync(path).size;
+
+afterEach(() => {
+  for (const db of open.splice(0)) if (db.open) db.close();
+});
+
+describe('checkpoints in the background', () => {
+  it('the connection that commits leaves the WAL to the checkpoint thread, which backfills it', async () => {
+    const inline = await database();
+    fill(inline.db, 1500);
+    // SQLite's default: a commit past 1,000 WAL pages checkpoints, on the committing thread.
+    expect(fileSize(inline.path)).toBeGreaterThan(1000 * PAGE);
+
+    const { db, path } = await database();
+    const checkpoints = checkpointInBackground(db, path, 60 * 60 * 1000);
+    fill(db, 1500);
+    expect(fileSize(path)).toBeLessThan(100 * PAGE); // nothing backfilled on this thread
+    expect(fileSize(`${path}-wal`)).toBeGreaterThan(1500 * PAGE);
+
+    await checkpoints.now();
+    expect(fileSize(path)).toBeGreaterThan(1500 * PAGE);
+    await checkpoints.stop();
+    expect(db.prepare('SELECT count(*) AS n FROM filler').get()).toEqual({ n: 1500 });
+  });
+
+  it('checkpoints on its timer, and the WAL starts over instead of growing', async () => {
+    const { db, path } = await database();
+    const checkpoints = checkpointInBackground(db, path, 20);
+    fill(db, 600);
+    await expect.poll(() => fileSize(path), { timeout: 10_000 }).toBeGreaterThan(600 * PAGE);
+    const wal = fileSize(`${path}-wal`);
+    await new Promise((r) => setTimeout(r, 100)); // a tick with nothing to backfill
+    fill(db, 600); // written from the WAL's start again, once it was backfilled
+    expect(fileSize(`${path}-wal`)).toBeLessThan(wal * 1.2); // appended, it would double
+    await checkpoints.stop();
+  });
+
+  it('when the thread stops or fails, the connection checkpoints on its own again', async () => {
+    const { db, path } = await database();
+    const checkpoints = checkpointInBackground(db, path, 60 * 60 * 1000);
+    expect(db.pragma('wal_autocheckpoint', { simple: true })).toBe(0);
+    await checkpoints.stop();
+    expect(db.pragma('wal_autocheckpoint', { simple: true })).toBe(1000);
+    await expect(checkpoints.now()).rejects.toThrow(/checkpoint thread has stopped/);
+
+    // A thread that cannot open the file (here: it is gone) exits at once.
+    const other = await database();
+    const failing = checkpointInBackground(other.db, join(path, '..', 'missing.db'), 60 * 60 * 1000);
+    await expect(failing.now()).rejects.toThrow(/checkpoint thread has stopped/);
+    expect(other.db.pragma('wal_autocheckpoint', { simple: true })).toBe(1000);
+    fill(other.db, 1200);
+    expect(fileSize(other.path)).toBeGreaterThan(1000 * PAGE);
+  });
+});
