@@ -127,6 +127,8 @@ export class GitWorkspace implements Workspace {
     if (this.opts.setupCache || this.opts.packageStores) {
       await this.setupTrust.prepared(async () => (onRemote ? this.baseCommit(refs).catch(() => undefined) : start), refs.get(`refs/remotes/${REMOTE}/HEAD`)?.symref);
     }
+    // The setup cache's key reads the input files' blobs from objects only: beside the checkout.
+    if (this.opts.setupCache) this.setupOutput.readInputs(start, this.opts.setupInputs ?? []);
     // A parked tree: index the files already there (hashed, not rewritten), so the checkout
     // writes only those that differ from `start`. Exit status ignored: checkout --force decides.
     if (parked) {
@@ -332,7 +334,7 @@ export class GitWorkspace implements Workspace {
     const cache = this.opts.setupCache;
     if (!cache) return false;
     await this.guardGitDir();
-    const key = await this.setupOutput.key(this.setupTrust.keyBase(), setup, this.opts.setupInputs ?? []);
+    const key = await this.setupOutput.key(this.setupTrust.keyBase(), setup, this.opts.setupInputs ?? [], this.lastCheckpoint);
     this.justRestored = undefined;
     const outcome = await cache.restore(this.opts.remote, key, this.dir, {
       onRestored: (restored) => {
@@ -358,7 +360,13 @@ export class GitWorkspace implements Workspace {
     if (!cache || this.setupOutput.paths.length === 0) return;
     const refusal = await this.setupTrust.refusal();
     if (refusal) return cache.notKept(this.opts.remote, refusal);
-    await cache.save(this.opts.remote, await this.setupOutput.key(this.setupTrust.keyBase(), setup, this.opts.setupInputs ?? []), this.dir, this.setupOutput.paths, this.setupOutput.untrackedDirs());
+    await cache.save(
+      this.opts.remote,
+      await this.setupOutput.key(this.setupTrust.keyBase(), setup, this.opts.setupInputs ?? [], this.lastCheckpoint),
+      this.dir,
+      this.setupOutput.paths,
+      this.setupOutput.untrackedDirs(),
+    );
   }
 
   async packageStore(): Promise<PackageStoreGrant | undefined> {

@@ -19,6 +19,8 @@ export class SetupOutput {
   paths: string[] = [];
   /** `git clean -e` patterns: ignored and untracked paths that survive a rollback. */
   keep: string[] = [];
+  /** The input files' blobs being read since `readInputs`. */
+  private inputsRead: { commit: string; names: string; read: Promise<string> } | undefined;
 
   constructor(
     private readonly git: Git,
@@ -92,9 +94,21 @@ export class SetupOutput {
     if (untouched.length > 0) await this.git.run(this.dir, ['reset', '--quiet', '--', ...untouched.map(literalPathspec)]);
   }
 
-  /** The setup cache's key: the base branch's name, the setup's identity and the blobs of its input files at HEAD. */
-  async key(base: string, setup: { commands: readonly string[]; network: boolean }, inputNames: readonly string[]): Promise<string> {
-    const out = inputNames.length > 0 ? await this.git.run(this.dir, ['ls-tree', '-z', 'HEAD', '--', ...inputNames.map(literalPathspec)]) : '';
+  /**
+   * Starts reading the input files' blobs at `commit` (objects only: it may run beside a checkout);
+   * `key` for that commit and those names then takes this read instead of starting its own.
+   */
+  readInputs(commit: string, inputNames: readonly string[]): void {
+    const read = this.inputsAt(commit, inputNames);
+    read.catch(() => undefined); // awaited, and its error seen, by `key`
+    this.inputsRead = { commit, names: inputNames.join('\0'), read };
+  }
+
+  /** The setup cache's key: the base branch's name, the setup's identity and the blobs of its input files at `commit`. */
+  async key(base: string, setup: { commands: readonly string[]; network: boolean }, inputNames: readonly string[], commit: string): Promise<string> {
+    const early = this.inputsRead;
+    this.inputsRead = undefined;
+    const out = early && early.commit === commit && early.names === inputNames.join('\0') ? await early.read : await this.inputsAt(commit, inputNames);
     const inputs = out
       .split('\0')
       .map((e) => /^\d+ \w+ ([0-9a-f]+)\t([\s\S]+)$/.exec(e))
@@ -102,6 +116,10 @@ export class SetupOutput {
       .map((m) => [m[2]!, m[1]!] as const)
       .sort((a, b) => a[0].localeCompare(b[0]));
     return SetupCache.key({ base, commands: setup.commands, network: setup.network, inputs });
+  }
+
+  private inputsAt(commit: string, inputNames: readonly string[]): Promise<string> {
+    return inputNames.length > 0 ? this.git.run(this.dir, ['ls-tree', '-z', commit, '--', ...inputNames.map(literalPathspec)]) : Promise.resolve('');
   }
 
   /** The staged blob of each path (null: not in the index). */

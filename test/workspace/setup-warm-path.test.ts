@@ -1,4 +1,4 @@
-import { existsSync, readdirSync, symlinkSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, symlinkSync } from 'node:fs';
 import { mkdir, readdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -119,6 +119,38 @@ describe('setup output on the warm path', () => {
     expect(await third.restoreSetup(SETUP)).toBe(true);
     await plantRepository(join(third.dir, 'vendor', 'lib'));
     await expect(third.preserveIgnored()).rejects.toBeInstanceOf(NestedRepositoryError);
+  });
+
+  it('attack: once the base changes an input file, the next goal misses (its key is read beside the checkout, from the commit it checks out)', async () => {
+    const root = await tempDir();
+    const repo = await createSampleRepo(join(root, 'sample'));
+    const setupCache = new SetupCache({ root: join(root, 'cache'), maxBytes: 1 << 30, readyCopies: false });
+    const SETUP = { commands: ['npm ci'], network: false };
+    const make = (id: string) => setupWorkspace(root, repo.bare, id, setupCache);
+    const setUp = async (ws: GitWorkspace, marker: string) => {
+      await ws.prepare();
+      expect(await ws.restoreSetup(SETUP)).toBe(false);
+      await mkdir(join(ws.dir, 'node_modules', 'dep'), { recursive: true });
+      await writeFile(join(ws.dir, 'node_modules', 'dep', 'index.js'), marker);
+      await ws.preserveIgnored();
+      await ws.saveSetup(SETUP);
+    };
+    await setUp(make('g1'), 'old');
+
+    // Someone changes package.json on main: the output setup made for the old one must not come back.
+    const clone = join(root, 'push');
+    git(root, 'clone', '-q', repo.bare, clone);
+    await writeFile(join(clone, 'package.json'), '{"name":"changed","version":"2.0.0"}\n');
+    git(clone, '-c', 'user.name=a', '-c', 'user.email=a@a', 'commit', '-qam', 'bump');
+    git(clone, 'push', '-q', 'origin', 'HEAD');
+    await setUp(make('g2'), 'new');
+
+    const third = make('g3');
+    await third.prepare();
+    expect(await third.restoreSetup(SETUP)).toBe(true);
+    expect(readdirSync(join(third.dir, 'node_modules', 'dep'))).toEqual(['index.js']);
+    expect(git(third.dir, 'show', 'HEAD:package.json')).toContain('changed');
+    expect(readFileSync(join(third.dir, 'node_modules', 'dep', 'index.js'), 'utf8')).toBe('new');
   });
 
   it("attack: a ready copy's folder listing spares the first checkpoint reading the restored folders, never a repository planted after the listing", async () => {
