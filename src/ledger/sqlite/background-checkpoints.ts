@@ -11,6 +11,8 @@ const { workerData, parentPort } = require('node:worker_threads');
 const Database = require(workerData.module);
 const db = new Database(workerData.path, { fileMustExist: true });
 db.pragma('busy_timeout = 0');
+// Another connection's checkpoint under way is no error: the pragma reports it in its row, and
+// the next tick backfills what is left.
 const checkpoint = () => db.pragma('wal_checkpoint(PASSIVE)');
 const timer = setInterval(checkpoint, workerData.intervalMs);
 parentPort.on('message', (message) => {

@@ -60,6 +60,21 @@ describe('checkpoints in the background', () => {
     await checkpoints.stop();
   });
 
+  it('two processes on one file (serve and a worker) each checkpoint in the background, and neither gives up when the other is checkpointing', async () => {
+    const { db, path } = await database();
+    const other = openSqlite(path);
+    open.push(other);
+    const threads = [checkpointInBackground(db, path, 1), checkpointInBackground(other, path, 1)];
+    for (let round = 0; round < 20; round++) {
+      fill(db, 50);
+      fill(other, 50);
+      await Promise.all(threads.map((t) => t.now()));
+    }
+    for (const connection of [db, other]) expect(connection.pragma('wal_autocheckpoint', { simple: true })).toBe(0);
+    await Promise.all(threads.map((t) => t.stop()));
+    expect(db.prepare('SELECT count(*) AS n FROM filler').get()).toEqual({ n: 2000 });
+  });
+
   it('when the thread stops or fails, the connection checkpoints on its own again', async () => {
     const { db, path } = await database();
     const checkpoints = checkpointInBackground(db, path, 60 * 60 * 1000);
