@@ -7,8 +7,9 @@ import { pino } from 'pino';
 import { parseRepoConfig } from '../src/config/repo-config.js';
 import { validateGoalSpec } from '../src/goal/parse.js';
 import type { GoalSnapshot, LoopResult } from '../src/goal/result.js';
-import { SqliteLedger } from '../src/ledger/sqlite/sqlite-ledger.js';
+import { openSqliteStore } from '../src/ledger/open-ledger.js';
 import type { Forge } from '../src/ports/forge.js';
+import type { Ledger } from '../src/ports/ledger.js';
 import { runConfiguredGoal } from '../src/run/run-configured-goal.js';
 import { ProcessSandbox } from '../src/sandbox/process-sandbox.js';
 import { GitWorkspace } from '../src/workspace/git-workspace.js';
@@ -62,7 +63,9 @@ async function line(root: string, manager: PackageManager): Promise<Verdict[]> {
     `${name}: ${primed.packages} packages from ${lockName} (${Object.keys(DEPENDENCIES).join(', ')}), setup \`${primed.shown}\`, sandbox process, workspaces released as \`goal-loop run\` does (a tree this small is not parked)\n`,
   );
 
-  const ledger = new SqliteLedger(join(root, 'ledger.db'));
+  // Opened as `goal-loop run` opens it (checkpoints off the goal's event loop).
+  const store = openSqliteStore(join(root, 'ledger.db'), { checkpoints: 'background' });
+  const { ledger } = store;
   try {
     const setupCache = new SetupCache({ root: join(root, 'setup-cache'), maxBytes: 4 * 1024 ** 3 });
     // As `goal-loop run` on a local path: a released workspace is parked (if it has 1,000 files or more) for the next goal's clone.
@@ -140,7 +143,7 @@ async function line(root: string, manager: PackageManager): Promise<Verdict[]> {
     const detail = `${ratio.toFixed(1)}x faster to the first verified task on a cache hit (${ms(t1)} -> ${ms(t2)}, target >= ${TARGET}x); cache ${(cacheBytes / 1024 / 1024).toFixed(1)} MB`;
     return [{ name, pass: ratio >= TARGET && problems.length === 0, detail: problems.length > 0 ? `${detail}; ${problems.join('; ')}` : detail }];
   } finally {
-    await ledger.close();
+    await store.close();
   }
 }
 
@@ -150,16 +153,7 @@ interface TimedGoal {
   toFirstTask?: number;
 }
 
-async function timedGoal(o: {
-  root: string;
-  bare: string;
-  ledger: SqliteLedger;
-  parkCache: MirrorCache;
-  goalId: string;
-  setup: string[];
-  inputs: string[];
-  setupCache?: SetupCache;
-}): Promise<TimedGoal> {
+async function timedGoal(o: { root: string; bare: string; ledger: Ledger; parkCache: MirrorCache; goalId: string; setup: string[]; inputs: string[]; setupCache?: SetupCache }): Promise<TimedGoal> {
   // Two tasks: the loop reports progress after the first (it skips the update of its final step).
   const spec = validateGoalSpec({
     goal_id: o.goalId,

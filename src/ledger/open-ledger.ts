@@ -60,12 +60,13 @@ export interface Store {
   close(): Promise<void>;
 }
 
-/** How a store is used: a long-running service keeps its event loop free of disk syncs. */
+/** How a store is used: a long-running process keeps its event loop free of disk syncs. */
 export interface StoreOptions {
   /**
-   * `background`: WAL checkpoints (the only syncs with `synchronous = NORMAL`) run on a thread of
-   * their own, so a busy disk never stalls a webhook acknowledgement. `inline` (the default):
-   * SQLite's own, on the committing connection; right for a command that ends soon.
+   * `background`: WAL checkpoints run on a thread of their own (with `synchronous = NORMAL` they
+   * make every disk sync but the WAL header's, once per cycle of the WAL), so a busy disk stalls
+   * neither a webhook acknowledgement nor a goal's loop. `inline` (the default): SQLite's own, on
+   * the committing connection; right for a command that ends soon.
    */
   checkpoints?: 'inline' | 'background';
 }

@@ -12,7 +12,7 @@ export interface McpValues {
 }
 
 export async function mcpCommand(values: McpValues): Promise<number> {
-  const store = await openStore();
+  const store = await openStore(process.env, { checkpoints: 'background' }); // a server, as `serve`
   const { ledger } = store;
   const logger = createLogger();
   const { server, sessions } = createGoalLoopMcpServer({

@@ -58,7 +58,8 @@ export async function runGoalCommand(values: RunValues): Promise<number> {
 
   const dir = workspaceDir(workspaceRoot(), repo, spec.goal_id);
   const release = acquireLock(`${dir}.lock`);
-  const store = await openStore().catch((err: unknown) => {
+  // A goal's loop runs for minutes or hours: no checkpoint's disk sync on its event loop.
+  const store = await openStore(process.env, { checkpoints: 'background' }).catch((err: unknown) => {
     release();
     throw err;
   });

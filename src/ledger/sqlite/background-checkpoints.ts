@@ -71,6 +71,9 @@ export function checkpointInBackground(db: Database.Database, path: string, inte
     stop: async () => {
       if (!stopping) {
         stopping = true;
+        // Held open until the thread is gone: else, with nothing else pending, the process would
+        // end mid-close, before whatever follows the close (a CLI's exit code) ran.
+        if (!gone) worker.ref();
         worker.postMessage('stop');
       }
       await exited;
