@@ -24,6 +24,16 @@ function setupWorkspace(root: string, remote: string, id: string, setupCache: Se
   });
 }
 
+const SETUP = { commands: ['npm ci'], network: false };
+
+/** The sample repository, a setup cache without ready copies, and a maker of goal workspaces on both. */
+async function sampleWithCache() {
+  const root = await tempDir();
+  const repo = await createSampleRepo(join(root, 'sample'));
+  const setupCache = new SetupCache({ root: join(root, 'cache'), maxBytes: 1 << 30, readyCopies: false });
+  return { root, repo, make: (id: string) => setupWorkspace(root, repo.bare, id, setupCache) };
+}
+
 /** A repository laid out in `dir/.git` whose config would run a filter as whoever runs git there. */
 async function plantRepository(dir: string): Promise<void> {
   await mkdir(join(dir, '.git', 'refs'), { recursive: true });
@@ -91,11 +101,7 @@ describe('setup output on the warm path', () => {
   });
 
   it('attack: after a restore, a repository planted in the restored folder is refused at the checkpoint, and one planted elsewhere at once', async () => {
-    const root = await tempDir();
-    const repo = await createSampleRepo(join(root, 'sample'));
-    const setupCache = new SetupCache({ root: join(root, 'cache'), maxBytes: 1 << 30, readyCopies: false });
-    const SETUP = { commands: ['npm ci'], network: false };
-    const make = (id: string) => setupWorkspace(root, repo.bare, id, setupCache);
+    const { make } = await sampleWithCache();
     const first = make('g1');
     await first.prepare();
     expect(await first.restoreSetup(SETUP)).toBe(false);
@@ -122,11 +128,7 @@ describe('setup output on the warm path', () => {
   });
 
   it('attack: once the base changes an input file, the next goal misses (its key is read beside the checkout, from the commit it checks out)', async () => {
-    const root = await tempDir();
-    const repo = await createSampleRepo(join(root, 'sample'));
-    const setupCache = new SetupCache({ root: join(root, 'cache'), maxBytes: 1 << 30, readyCopies: false });
-    const SETUP = { commands: ['npm ci'], network: false };
-    const make = (id: string) => setupWorkspace(root, repo.bare, id, setupCache);
+    const { root, repo, make } = await sampleWithCache();
     const setUp = async (ws: GitWorkspace, marker: string) => {
       await ws.prepare();
       expect(await ws.restoreSetup(SETUP)).toBe(false);
@@ -156,7 +158,6 @@ describe('setup output on the warm path', () => {
   it("attack: a ready copy's folder listing spares the first checkpoint reading the restored folders, never a repository planted after the listing", async () => {
     const root = await tempDir();
     const repo = await createSampleRepo(join(root, 'sample'));
-    const SETUP = { commands: ['npm ci'], network: false };
     const setupCache = new SetupCache({ root: join(root, 'cache'), maxBytes: 1 << 30, readyCopyDelayMs: 0 });
     const make = (id: string, memo = new NestedScanMemo()) => ({ memo, ws: setupWorkspace(root, repo.bare, id, setupCache, memo) });
     const { ws: first } = make('g1');
