@@ -44,8 +44,8 @@ const silent = pino({ level: 'silent' });
  */
 export async function baselineCost(): Promise<Verdict[]> {
   const root = mkdtempSync(join(tmpdir(), 'goal-loop-bench-baseline-'));
+  const sandbox = await jailOrProcess();
   try {
-    const sandbox = await jailOrProcess();
     const spec = await loadGoalSpecFile(DEMO_GOAL);
     process.stdout.write(`baseline cost: the demo goal (${spec.tasks.length} tasks, run steps only), ${RUNS} runs each of baseline warn and off, interleaved, sandbox ${sandbox.kind}\n`);
 
@@ -80,6 +80,8 @@ export async function baselineCost(): Promise<Verdict[]> {
     );
     return [{ name: 'baseline cost', pass: ratio <= TARGET, detail: `${ratio.toFixed(2)}x the demo goal's wall time with baseline warn vs off (target <= ${TARGET}x)` }];
   } finally {
+    // Each goal's resident jail waits for its next command: ended here, not left to the lines after.
+    await sandbox.dispose?.();
     rmSync(root, { recursive: true, force: true });
   }
 }

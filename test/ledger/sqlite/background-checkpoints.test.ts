@@ -17,7 +17,7 @@ async function database(): Promise<{ db: Database.Database; path: string }> {
   return { db, path };
 }
 
-/** Commits `pages` pages of rows, one page a transaction (as the inbox commits deliveries). */
+/** Commits `pages` pages of rows, one page a transaction (as the inbox commits deliveries): about 3 WAL frames each. */
 function fill(db: Database.Database, pages: number): void {
   const insert = db.prepare('INSERT INTO filler (body) VALUES (?)');
   for (let i = 0; i < pages; i++) insert.run(Buffer.alloc(PAGE - 200, i % 251));
@@ -37,7 +37,7 @@ describe('checkpoints in the background', () => {
     expect(fileSize(inline.path)).toBeGreaterThan(1000 * PAGE);
 
     const { db, path } = await database();
-    const checkpoints = checkpointInBackground(db, path, 60 * 60 * 1000);
+    const checkpoints = checkpointInBackground(db, path, { intervalMs: 60 * 60 * 1000 });
     fill(db, 1500);
     expect(fileSize(path)).toBeLessThan(100 * PAGE); // nothing backfilled on this thread
     expect(fileSize(`${path}-wal`)).toBeGreaterThan(1500 * PAGE);
@@ -48,9 +48,31 @@ describe('checkpoints in the background', () => {
     expect(db.prepare('SELECT count(*) AS n FROM filler').get()).toEqual({ n: 1500 });
   });
 
+  it('checkpoints on its timer once enough frames wait, and leaves a smaller WAL alone', async () => {
+    const { db, path } = await database();
+    const checkpoints = checkpointInBackground(db, path, { intervalMs: 20, minFrames: 1000 });
+    fill(db, 200); // a row's page, the table's root and the database header: 3 frames a commit
+    await new Promise((r) => setTimeout(r, 200)); // ten looks, each at 600 frames waiting
+    expect(fileSize(path)).toBeLessThan(100 * PAGE);
+    fill(db, 200);
+    await expect.poll(() => fileSize(path), { timeout: 10_000 }).toBeGreaterThan(400 * PAGE);
+    await checkpoints.stop();
+  });
+
+  it('by default, waits for 4,000 frames: the WAL starts over (and syncs its header on the committing thread) that much less often', async () => {
+    const { db, path } = await database();
+    const checkpoints = checkpointInBackground(db, path, { intervalMs: 20 });
+    fill(db, 1200); // 3,600 frames
+    await new Promise((r) => setTimeout(r, 200));
+    expect(fileSize(path)).toBeLessThan(100 * PAGE);
+    fill(db, 200);
+    await expect.poll(() => fileSize(path), { timeout: 10_000 }).toBeGreaterThan(1400 * PAGE);
+    await checkpoints.stop();
+  });
+
   it('checkpoints on its timer, and the WAL starts over instead of growing', async () => {
     const { db, path } = await database();
-    const checkpoints = checkpointInBackground(db, path, 20);
+    const checkpoints = checkpointInBackground(db, path, { intervalMs: 20, minFrames: 1 });
     fill(db, 600);
     await expect.poll(() => fileSize(path), { timeout: 10_000 }).toBeGreaterThan(600 * PAGE);
     const wal = fileSize(`${path}-wal`);
@@ -64,7 +86,7 @@ describe('checkpoints in the background', () => {
     const { db, path } = await database();
     const other = openSqlite(path);
     open.push(other);
-    const threads = [checkpointInBackground(db, path, 1), checkpointInBackground(other, path, 1)];
+    const threads = [checkpointInBackground(db, path, { intervalMs: 1, minFrames: 1 }), checkpointInBackground(other, path, { intervalMs: 1, minFrames: 1 })];
     for (let round = 0; round < 20; round++) {
       fill(db, 50);
       fill(other, 50);
@@ -77,7 +99,7 @@ describe('checkpoints in the background', () => {
 
   it('when the thread stops or fails, the connection checkpoints on its own again', async () => {
     const { db, path } = await database();
-    const checkpoints = checkpointInBackground(db, path, 60 * 60 * 1000);
+    const checkpoints = checkpointInBackground(db, path, { intervalMs: 60 * 60 * 1000 });
     expect(db.pragma('wal_autocheckpoint', { simple: true })).toBe(0);
     await checkpoints.stop();
     expect(db.pragma('wal_autocheckpoint', { simple: true })).toBe(1000);
@@ -85,7 +107,7 @@ describe('checkpoints in the background', () => {
 
     // A thread that cannot open the file (here: it is gone) exits at once.
     const other = await database();
-    const failing = checkpointInBackground(other.db, join(path, '..', 'missing.db'), 60 * 60 * 1000);
+    const failing = checkpointInBackground(other.db, join(path, '..', 'missing.db'), { intervalMs: 60 * 60 * 1000 });
     await expect(failing.now()).rejects.toThrow(/checkpoint thread has stopped/);
     expect(other.db.pragma('wal_autocheckpoint', { simple: true })).toBe(1000);
     fill(other.db, 1200);
