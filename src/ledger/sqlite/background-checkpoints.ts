@@ -11,6 +11,13 @@ const DEFAULT_AUTOCHECKPOINT_PAGES = 1000;
  * past 1,000 frames, 5; past 4,000, 2.
  */
 const DEFAULT_MIN_FRAMES = 4000;
+/**
+ * A WAL this many times the thread's threshold has not started over: the writes never paused long
+ * enough for a checkpoint on the thread to find no frame beyond it. The committing connection then
+ * backfills after its commit, as SQLite does by default (it writes no frame meanwhile), so the WAL
+ * starts over at the next commit and never grows without end.
+ */
+const BACKSTOP_FACTOR = 4;
 
 // CommonJS, run with `eval`: no file to find next to the compiled module (vitest runs the sources).
 const CHECKPOINTER = `
@@ -72,16 +79,17 @@ export interface BackgroundCheckpoints {
  * 50-230 ms here: long enough to stall every webhook acknowledgement on the event loop behind it.
  * The caller's commits then only append to the WAL (with `synchronous = NORMAL`, no sync), and a
  * thread with a connection of its own looks every `intervalMs` and backfills it once `minFrames`
- * wait (as SQLite's autocheckpoint, by size). A PASSIVE checkpoint never waits on a writer. Should
- * that thread fail, the caller's connection checkpoints on its own again, so the WAL never grows
- * without end.
+ * wait (as SQLite's autocheckpoint, by size). A PASSIVE checkpoint never waits on a writer. Under
+ * writes that never pause, the caller's connection backfills what is left once the WAL is
+ * BACKSTOP_FACTOR times that size; should the thread fail, it checkpoints on its own again at
+ * SQLite's default size.
  */
 export function checkpointInBackground(db: Database.Database, path: string, options: CheckpointTiming = {}): BackgroundCheckpoints {
   const module = createRequire(import.meta.url).resolve('better-sqlite3');
   const { intervalMs = 500, minFrames = DEFAULT_MIN_FRAMES } = options;
   const worker = new Worker(CHECKPOINTER, { eval: true, workerData: { module, path, intervalMs, minFrames } });
   worker.unref(); // a store left open must not hold the process open
-  db.pragma('wal_autocheckpoint = 0');
+  db.pragma(`wal_autocheckpoint = ${BACKSTOP_FACTOR * minFrames}`);
   let stopping = false;
   let gone = false;
   const exited = new Promise<void>((resolve) => {
