@@ -61,7 +61,7 @@ parentPort.on('message', (message) => {
 export interface CheckpointTiming {
   /** How often the thread looks at the WAL. */
   intervalMs?: number;
-  /** WAL frames not yet in the database file from which a look checkpoints (SQLite's autocheckpoint threshold by default). */
+  /** WAL frames not yet in the database file from which a look checkpoints (4,000 by default; the committing connection backfills at 4 times this). */
   minFrames?: number;
 }
 
