@@ -8,7 +8,7 @@ import type { GoalSpec, LimitsOverride } from '../goal/schema.js';
 import type { AttemptRecord, GoalKey, GoalRecord, Ledger, TaskRecord } from '../ports/ledger.js';
 import type { Sandbox } from '../ports/sandbox.js';
 import { runLimits } from '../run/compose-goal-run.js';
-import { acquireLock } from '../run/lock.js';
+import { tryLock } from '../run/lock.js';
 import { runConfiguredGoal } from '../run/run-configured-goal.js';
 import type { GitOptions } from '../workspace/git.js';
 import type { PackageStores } from '../workspace/package-stores.js';
@@ -123,7 +123,7 @@ export class GoalSession {
   /** Starts a run of the loop (a resume when checkpoints exist); no-op while one runs. */
   begin(): void {
     if (this.run !== undefined) return;
-    const release = acquireLock(`${this.opts.workspaceDir}.lock`);
+    const release = tryLock(`${this.opts.workspaceDir}.lock`);
     const { opts } = this;
     this.runStartedAt = this.clock();
     const log = childLogger(opts.logger, { goal: opts.spec.goal_id, driver: 'mcp' });

@@ -18,8 +18,12 @@ export interface FileLockOptions {
 /** Paths locked by this process: a pid in a lockfile cannot tell two holders in one process apart. */
 const heldHere = new Set<string>();
 const HOST = hostname();
-/** A lockfile still empty after this long was left by a creator that died before writing its pid. */
-const EMPTY_GRACE_MS = 5_000;
+/**
+ * A lockfile still empty after this long was left by a creator that died before writing its pid;
+ * a takeover file this old, by one that died while taking a stale lock over.
+ */
+export const STALE_TAKEOVER_MS = 5_000;
+const EMPTY_GRACE_MS = STALE_TAKEOVER_MS;
 
 /**
  * An exclusive lock between processes and within one: a lockfile created with O_EXCL holding
@@ -75,6 +79,12 @@ export class FileLock {
   holderPid(): number | undefined {
     const pid = Number.parseInt(readText(this.path).split(' ')[0] ?? '', 10);
     return Number.isFinite(pid) ? pid : undefined;
+  }
+
+  /** Whether the lockfile was written on this host (or by an older goal-loop, which wrote no host): its pid says whether its holder lives. */
+  holderOnThisHost(): boolean {
+    const host = readText(this.path).trim().split(' ')[1];
+    return host === undefined || host === HOST;
   }
 
   async release(): Promise<void> {

@@ -1,10 +1,12 @@
 import { execFileSync } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
+import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { inspectCommand } from '../../src/cli/actions/run.js';
 import { cliInvocation } from '../../src/cli/invocation.js';
+import { workspaceDir } from '../../src/run/paths.js';
 import { readFolderListing } from '../../src/workspace/folder-listing.js';
 import { CLI, runCli, startCli } from '../helpers/cli.js';
 import { cliProject, parkableFiles } from '../helpers/cli-project.js';
@@ -209,10 +211,22 @@ tasks:
     }
     expect(killed).toBeGreaterThan(2);
     const final = await runCli(['run', '--repo', p.repo.bare, '--goal', p.goal, '--agent', 'scripted', '--json'], p.env);
-    expect(final.code).toBe(0);
+    expect(final.code, final.stderr).toBe(0);
     const commits = checkpointCommits(p.repo.bare, 'goal/crashy');
     expect(commits.map((c) => c.task)).toEqual(['step-1', 'step-2', 'step-3', 'step-4', 'step-5', 'step-6']);
     expect(git(p.repo.bare, 'show', 'goal/crashy:log.txt').split('\n')).toEqual(['1', '2', '3', '4', '5', '6']);
+  });
+
+  it('a run killed while taking the lock over from a dead one does not lock out the run after it', async () => {
+    const p = await project('goal_id: half-taken\nobjective: x\ntasks:\n  - { id: a, title: a, run: echo a > a.txt, verification: test -f a.txt }\n');
+    const lock = `${workspaceDir(join(p.root, 'workspaces'), p.repo.bare, 'half-taken')}.lock`;
+    mkdirSync(join(lock, '..'), { recursive: true });
+    // Both died: the holder, then the run that was taking its lock over (killed within those few syscalls).
+    writeFileSync(lock, `999999999 ${hostname()} 0\n`);
+    writeFileSync(`${lock}.takeover`, `999999998 ${hostname()} ${Date.now()}\n`);
+    const r = await runCli(['run', '--repo', p.repo.bare, '--goal', p.goal, '--agent', 'scripted'], p.env);
+    expect(r.code, r.stderr).toBe(0);
+    expect(checkpointCommits(p.repo.bare, 'goal/half-taken').map((c) => c.task)).toEqual(['a']);
   });
 
   it('refuses a second concurrent run of the same goal', async () => {
