@@ -1,54 +1,40 @@
-import { pino } from 'pino';
-import { ProcessSandbox } from '../src/sandbox/process-sandbox.js';
-import { selectSandbox } from '../src/sandbox/select-sandbox.js';
-import { actionStart } from './action-start.js';
-import { baselineCost } from './baseline-cost.js';
-import { checkpointOverhead } from './checkpoint-overhead.js';
-import { contextBench } from './context-bench.js';
-import { convergence } from './convergence.js';
-import { followBaseBench } from './follow-base.js';
-import { pushDelay } from './push-delay.js';
-import { setupCacheBench } from './setup-cache.js';
+import { fork } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { BENCH_LINES } from './bench-lines.js';
 import { printVerdicts, type Verdict } from './stats.js';
-import { throughput } from './throughput.js';
-import { webhookLatency } from './webhook-latency.js';
-import { workspacePrep } from './workspace-prep.js';
-import { writeBudgetBurst } from './write-budget-burst.js';
 
-/** `npm run bench`: every benchmark, each with its own baseline measured in the same run. */
+const RUN_LINE = fileURLToPath(new URL('./run-line.js', import.meta.url));
+
+/**
+ * One line in a Node process of its own, as `goal-loop run` and `serve` each are: what a line
+ * leaves behind (its heap, its threads, a server not yet closed, a jail still resident) never
+ * weighs on the lines after it. Its output streams through; its verdicts come back over IPC.
+ */
+function runLine(name: string): Promise<Verdict[]> {
+  return new Promise((resolve) => {
+    const child = fork(RUN_LINE, [name], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+    let verdicts: Verdict[] | undefined;
+    child.on('message', (message) => (verdicts = message as Verdict[]));
+    child.on('exit', (code, signal) => {
+      resolve(verdicts ?? [{ name, pass: false, detail: `the line ended without a verdict (${signal ?? `exit ${code}`})` }]);
+    });
+  });
+}
+
+/** `npm run bench [line ...]`: every benchmark (or the ones named), each with its own baseline measured in the same run. */
 async function main(): Promise<number> {
+  const asked = process.argv.slice(2);
+  const unknown = asked.filter((name) => !(name in BENCH_LINES));
+  if (unknown.length > 0) {
+    process.stderr.write(`npm run bench: no line ${unknown.join(', ')}; the lines: ${Object.keys(BENCH_LINES).join(', ')}\n`);
+    return 2;
+  }
   const verdicts: Verdict[] = [];
-  // The harness's own overhead, then with the jail (the default), each against raw git.
-  verdicts.push(...(await checkpointOverhead(new ProcessSandbox(), { target: 1.3 })));
-  process.stdout.write('\n');
-  const jail = await selectSandbox({ mode: 'bwrap', logger: pino({ level: 'silent' }) }).catch(() => undefined);
-  if (jail) {
-    verdicts.push(...(await checkpointOverhead(jail, { target: 1.5 })));
-    await jail.dispose?.();
-  } else process.stdout.write('checkpoint overhead in the bwrap jail: skipped, bubblewrap is not usable here\n');
-  process.stdout.write('\n');
-  verdicts.push(...(await pushDelay()));
-  process.stdout.write('\n');
-  verdicts.push(...(await baselineCost()));
-  process.stdout.write('\n');
-  verdicts.push(...(await webhookLatency()));
-  process.stdout.write('\n');
-  verdicts.push(...(await actionStart()));
-  process.stdout.write('\n');
-  verdicts.push(...(await contextBench()));
-  process.stdout.write('\n');
-  verdicts.push(...(await workspacePrep()));
-  process.stdout.write('\n');
-  verdicts.push(...(await setupCacheBench()));
-  process.stdout.write('\n');
-  verdicts.push(...(await throughput()));
-  process.stdout.write('\n');
-  verdicts.push(...(await convergence()));
-  process.stdout.write('\n');
-  verdicts.push(...(await writeBudgetBurst()));
-  process.stdout.write('\n');
-  verdicts.push(...(await followBaseBench()));
-  process.stdout.write('\nsummary\n');
+  for (const name of asked.length > 0 ? asked : Object.keys(BENCH_LINES)) {
+    verdicts.push(...(await runLine(name)));
+    process.stdout.write('\n');
+  }
+  process.stdout.write('summary\n');
   printVerdicts(verdicts);
   return verdicts.every((v) => v.pass) ? 0 : 1;
 }
