@@ -44,13 +44,14 @@ export function tryLock(path: string): () => void {
  * for STALE_TAKEOVER_MS, and the run started after it (a resume after a crash) must not fail for
  * that. A live holder is refused at once.
  */
-export async function acquireLock(path: string): Promise<() => void> {
+export async function acquireLock(path: string, onWait?: (why: string) => void): Promise<() => void> {
   const deadline = Date.now() + STALE_TAKEOVER_MS + 2_000;
-  while (true) {
+  for (let waited = false; ; waited = true) {
     try {
       return tryLock(path);
     } catch (err) {
       if (!(err instanceof LockedError) || !err.holderGone || Date.now() > deadline) throw err;
+      if (!waited) onWait?.(`waiting for this goal's lock: a goal-loop killed as it took the lock over left it half taken over; it clears within ${STALE_TAKEOVER_MS / 1000} s`);
     }
     await sleep(100);
   }

@@ -226,6 +226,7 @@ tasks:
     writeFileSync(`${lock}.takeover`, `999999998 ${hostname()} ${Date.now()}\n`);
     const r = await runCli(['run', '--repo', p.repo.bare, '--goal', p.goal, '--agent', 'scripted'], p.env);
     expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).toMatch(/waiting for this goal's lock: a goal-loop killed as it took the lock over left it half taken over; it clears within 5 s/);
     expect(checkpointCommits(p.repo.bare, 'goal/half-taken').map((c) => c.task)).toEqual(['a']);
   });
 

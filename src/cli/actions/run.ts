@@ -57,7 +57,7 @@ export async function runGoalCommand(values: RunValues): Promise<number> {
   }
 
   const dir = workspaceDir(workspaceRoot(), repo, spec.goal_id);
-  const release = await acquireLock(`${dir}.lock`);
+  const release = await acquireLock(`${dir}.lock`, (why) => process.stderr.write(`${why}\n`));
   // A goal's loop runs for minutes or hours: no checkpoint's disk sync on its event loop.
   const store = await openStore(process.env, { checkpoints: 'background' }).catch((err: unknown) => {
     release();
